@@ -1,0 +1,1 @@
+"""The outside world: command line, SparkSession, loaders, writers and the run store."""

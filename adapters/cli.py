@@ -1,0 +1,3 @@
+"""Placeholder replaced below."""
+def main():
+    pass

@@ -1,0 +1,1 @@
+"""The expression DSL: text -> AST (:mod:`.parser`) -> typed sqlglot nodes (:mod:`.translate`)."""

@@ -1,0 +1,155 @@
+"""The one table that maps DSL functions to Spark SQL (as sqlglot nodes) and types them.
+
+Anything not in :data:`FUNCTIONS` is a located compile error, never guessed SQL. Division and
+MOD use Spark's ``try_`` forms so that a zero divisor gives NULL even under ANSI mode.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from sqlglot import exp
+
+from .. import types as T
+from ..types import SqlType
+
+Builder = Callable[[list[exp.Expression]], exp.Expression]
+
+
+@dataclass(frozen=True)
+class Function:
+    """A DSL function: arity, accepted argument kinds, result type, and its SQL builder."""
+
+    name: str
+    min_args: int
+    max_args: Optional[int]
+    arg_kinds: tuple  # kinds accepted for each argument ("any" = anything); the last repeats
+    result: Callable[[list[SqlType]], SqlType]
+    build: Builder
+    aggregate: bool = False
+    signature: str = ""
+
+
+def _anon(name: str) -> Builder:
+    return lambda args: exp.Anonymous(this=name, expressions=args)
+
+
+def _fixed(t: SqlType):
+    return lambda _types: t
+
+
+def _same_as_first(types: list[SqlType]) -> SqlType:
+    return types[0] if types[0].kind != "null" else T.NUMBER
+
+
+def _number_of(types: list[SqlType]) -> SqlType:
+    return SqlType("number")
+
+
+def _unify_all(types: list[SqlType]) -> SqlType:
+    return T.unify(types)
+
+
+def _if_result(types: list[SqlType]) -> SqlType:
+    return T.unify(types[1:])
+
+
+def _both_or_null(fn: str) -> Builder:
+    # LEAST/GREATEST skip NULLs in Spark; the DSL's MIN/MAX of two scalars is NULL if either is NULL.
+    def build(args):
+        a, b = args
+        return exp.Case(ifs=[exp.If(this=exp.or_(exp.Is(this=a.copy(), expression=exp.Null()),
+                                                  exp.Is(this=b.copy(), expression=exp.Null())),
+                                    true=exp.Null())],
+                        default=exp.Anonymous(this=fn, expressions=[a, b]))
+    return build
+
+
+def _concat(args):
+    cast = [a if _is_string(a) else exp.Cast(this=a, to=exp.DataType.build("string")) for a in args]
+    return exp.Anonymous(this="concat", expressions=cast)
+
+
+def _is_string(node: exp.Expression) -> bool:
+    return bool(node.meta.get("lf_kind") == "string")
+
+
+def _trim(args):
+    return exp.Trim(this=args[0], expression=exp.Literal.string(" \t\r\n"), position="BOTH")
+
+
+def _if(args):
+    return exp.Case(ifs=[exp.If(this=args[0], true=args[1])], default=args[2])
+
+
+def _count(args):
+    return exp.Count(this=args[0] if args else exp.Star())
+
+
+F = Function
+FUNCTIONS: dict[str, Function] = {f.name: f for f in [
+    # conditional
+    F("IF", 3, 3, ("boolean", "any", "any"), _if_result, _if, signature="IF(condition, then, else)"),
+    F("AND", 2, None, ("boolean",), _fixed(T.BOOLEAN), lambda a: _fold(exp.And, a), signature="AND(x, y, ...)"),
+    F("OR", 2, None, ("boolean",), _fixed(T.BOOLEAN), lambda a: _fold(exp.Or, a), signature="OR(x, y, ...)"),
+    F("ISNULL", 1, 1, ("any",), _fixed(T.BOOLEAN), lambda a: exp.Is(this=a[0], expression=exp.Null()),
+      signature="ISNULL(x)"),
+    F("COALESCE", 1, None, ("any",), _unify_all, lambda a: exp.Coalesce(this=a[0], expressions=a[1:]),
+      signature="COALESCE(x, ...)"),
+    # math
+    F("ABS", 1, 1, ("number",), _same_as_first, lambda a: exp.Abs(this=a[0]), signature="ABS(x)"),
+    F("FLOOR", 1, 1, ("number",), _number_of, lambda a: exp.Floor(this=a[0]), signature="FLOOR(x)"),
+    F("CEIL", 1, 1, ("number",), _number_of, lambda a: exp.Ceil(this=a[0]), signature="CEIL(x)"),
+    F("ROUND", 2, 2, ("number", "number"), _number_of, lambda a: exp.Round(this=a[0], decimals=a[1]),
+      signature="ROUND(x, n)"),
+    F("MOD", 2, 2, ("number", "number"), _number_of, _anon("try_mod"), signature="MOD(a, b)"),
+    F("MIN", 2, 2, ("number", "number"), _unify_all, _both_or_null("least"), signature="MIN(a, b)"),
+    F("MAX", 2, 2, ("number", "number"), _unify_all, _both_or_null("greatest"), signature="MAX(a, b)"),
+    # string
+    F("CONCAT", 1, None, ("any",), _fixed(T.STRING), _concat, signature="CONCAT(s, ...)"),
+    F("UPPER", 1, 1, ("string",), _fixed(T.STRING), lambda a: exp.Upper(this=a[0]), signature="UPPER(s)"),
+    F("LOWER", 1, 1, ("string",), _fixed(T.STRING), lambda a: exp.Lower(this=a[0]), signature="LOWER(s)"),
+    F("TRIM", 1, 1, ("string",), _fixed(T.STRING), _trim, signature="TRIM(s)"),
+    F("LEFT", 2, 2, ("string", "number"), _fixed(T.STRING), _anon("left"), signature="LEFT(s, n)"),
+    F("RIGHT", 2, 2, ("string", "number"), _fixed(T.STRING), _anon("right"), signature="RIGHT(s, n)"),
+    F("LEN", 1, 1, ("string",), _fixed(T.INTEGER), _anon("char_length"), signature="LEN(s)"),
+    F("CONTAINS", 2, 2, ("string", "string"), _fixed(T.BOOLEAN), _anon("contains"), signature="CONTAINS(s, sub)"),
+    F("REPLACE", 3, 3, ("string", "string", "string"), _fixed(T.STRING), _anon("replace"),
+      signature="REPLACE(s, old, new)"),
+    # date
+    F("TODAY", 0, 0, (), _fixed(T.DATE),
+      lambda a: exp.Cast(this=exp.Placeholder(this="run_started_at"), to=exp.DataType.build("date")),
+      signature="TODAY()"),
+    F("YEAR", 1, 1, ("date",), _fixed(T.INTEGER), _anon("year"), signature="YEAR(d)"),
+    F("MONTH", 1, 1, ("date",), _fixed(T.INTEGER), _anon("month"), signature="MONTH(d)"),
+    F("DAY", 1, 1, ("date",), _fixed(T.INTEGER), _anon("day"), signature="DAY(d)"),
+    F("DATEDIFF", 2, 2, ("date", "date"), _fixed(T.INTEGER), _anon("datediff"), signature="DATEDIFF(end, start)"),
+    F("DATEADD", 2, 2, ("date", "number"), _fixed(T.DATE), _anon("date_add"), signature="DATEADD(date, n_days)"),
+    # aggregate
+    F("SUM", 1, 1, ("number",), _number_of, lambda a: exp.Sum(this=a[0]), aggregate=True, signature="SUM(x)"),
+    F("AVG", 1, 1, ("number",), _number_of, lambda a: exp.Avg(this=a[0]), aggregate=True, signature="AVG(x)"),
+    F("MIN_AGG", 1, 1, ("any",), _same_as_first, lambda a: exp.Min(this=a[0]), aggregate=True,
+      signature="MIN_AGG(x)"),
+    F("MAX_AGG", 1, 1, ("any",), _same_as_first, lambda a: exp.Max(this=a[0]), aggregate=True,
+      signature="MAX_AGG(x)"),
+    F("COUNT", 0, 1, ("any",), _fixed(T.BIGINT), _count, aggregate=True, signature="COUNT(x) or COUNT(*)"),
+    F("COUNT_ALL", 0, 0, (), _fixed(T.BIGINT), _count, aggregate=True, signature="COUNT_ALL()"),
+]}
+ALIASES = {"IS_NULL": "ISNULL"}
+
+
+def _fold(cls, args):
+    out = args[0]
+    for arg in args[1:]:
+        out = cls(this=_wrap(out), expression=_wrap(arg))
+    return out
+
+
+def _wrap(node):
+    return exp.Paren(this=node) if isinstance(node, (exp.Connector, exp.Not)) else node
+
+
+def lookup(name: str) -> Optional[Function]:
+    """The function called ``name`` (case-insensitive, aliases resolved), or None."""
+    upper = name.upper()
+    return FUNCTIONS.get(ALIASES.get(upper, upper))

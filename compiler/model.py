@@ -1,0 +1,233 @@
+"""Typed model of a workspace: the dataclasses every later stage reads.
+
+Built by :mod:`ledgerflow.compiler.workspace` from YAML; nothing here knows about YAML or SQL.
+Values that came from YAML strings keep their :class:`YStr` so later stages can locate errors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .errors import Location
+
+TEMPORAL_MODES = ("period", "bitemporal", "snapshot")
+OPERATION_TYPES = ("update", "aggregate", "append", "delete", "output")
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    """A declared column of a dataset table."""
+
+    name: str
+    type: str  # a normalised Spark SQL type, e.g. "decimal(18,2)", "string", "int"
+    nullable: bool = True
+    location: Optional[Location] = None
+
+
+@dataclass(frozen=True)
+class DatasetVersion:
+    """One version of a dataset; only active versions are picked as 'latest'."""
+
+    version: int
+    status: str = "active"
+
+
+@dataclass
+class Dataset:
+    """A versioned, declared dataset with one main table."""
+
+    id: str
+    name: str
+    status: str
+    table_name: str
+    temporal_mode: str
+    columns: list[ColumnDef]
+    versions: list[DatasetVersion]
+    resolver_id: Optional[str] = None
+    description: str = ""
+    file: str = ""
+    location: Optional[Location] = None
+    registered: bool = False  # created by an output's register_as_dataset
+
+    def column(self, name: str) -> Optional[ColumnDef]:
+        """The declared column called ``name``, if any."""
+        for col in self.columns:
+            if col.name == name:
+                return col
+        return None
+
+    def version(self, number: int) -> Optional[DatasetVersion]:
+        """The version ``number``, if declared."""
+        for v in self.versions:
+            if v.version == number:
+                return v
+        return None
+
+    def latest_active_version(self) -> Optional[int]:
+        """The highest active version, or None when every version is disabled."""
+        active = [v.version for v in self.versions if v.status == "active"]
+        return max(active) if active else None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How a resolver rule turns a dataset + period into locations."""
+
+    type: str  # path | table
+    path: Optional[str] = None
+    format: str = "parquet"
+    table: Optional[str] = None
+    options: tuple = ()
+
+
+@dataclass(frozen=True)
+class ResolverRule:
+    """One ordered rule of a resolver."""
+
+    name: str
+    data_level: str
+    strategy: Strategy
+    when: Optional[str] = None
+    location: Optional[Location] = None
+
+
+@dataclass
+class Resolver:
+    """A named, ordered list of rules."""
+
+    name: str
+    rules: list[ResolverRule]
+    location: Optional[Location] = None
+
+
+@dataclass
+class WorkspaceConfig:
+    """The contents of ``ledgerflow.yml``."""
+
+    name: str
+    default_resolver: Optional[str]
+    resolvers: dict[str, Resolver]
+    spark_master: Optional[str] = None
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    file: str = ""
+
+
+@dataclass
+class DatasetRef:
+    """A reference to a dataset by UUID or name, optionally pinned to a version."""
+
+    dataset_id: str
+    dataset_version: Optional[int]
+    location: Location
+    version_location: Optional[Location] = None
+
+
+@dataclass
+class Assignment:
+    """``column = expression`` of an update."""
+
+    column: str
+    expression: str
+    location: Location
+
+
+@dataclass
+class RuntimeJoin:
+    """A left join to another dataset inside one update operation."""
+
+    alias: str
+    dataset: DatasetRef
+    on: str
+    location: Location
+
+
+@dataclass
+class Aggregation:
+    """``column = aggregate expression`` of an aggregate or an append's aggregation."""
+
+    column: str
+    expression: str
+    location: Location
+
+
+@dataclass
+class Destination:
+    """Where an output writes: a resolved table, an inline path, or a catalog table."""
+
+    kind: str  # table | path | catalog_table
+    table: Optional[str] = None
+    resolver: Optional[str] = None
+    path: Optional[str] = None
+    format: str = "parquet"
+    catalog_table: Optional[str] = None
+    location: Optional[Location] = None
+
+
+@dataclass
+class Operation:
+    """One operation of a project. ``args`` holds the type-specific fields below."""
+
+    seq: int
+    name: str
+    type: str
+    id: str
+    selector: Optional[str] = None
+    description: str = ""
+    location: Optional[Location] = None
+    # update
+    joins: list[RuntimeJoin] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    # aggregate (and append.aggregation)
+    group_by: list[str] = field(default_factory=list)
+    aggregations: list[Aggregation] = field(default_factory=list)
+    # append
+    source: Optional[DatasetRef] = None
+    source_selector: Optional[str] = None
+    has_aggregation: bool = False
+    # output
+    destination: Optional[Destination] = None
+    columns: Optional[list[str]] = None
+    include_deleted: bool = False
+    register_as_dataset: Optional[str] = None
+
+
+@dataclass
+class Project:
+    """A project: an input dataset plus ordered operations."""
+
+    id: str
+    name: str
+    version: int
+    status: str
+    input: DatasetRef
+    operations: list[Operation]
+    selectors: dict[str, str] = field(default_factory=dict)
+    resolver_overrides: dict[str, str] = field(default_factory=dict)
+    description: str = ""
+    file: str = ""
+    raw: Any = None  # the parsed YAML, kept verbatim for the run's project snapshot
+    location: Optional[Location] = None
+
+
+@dataclass
+class Workspace:
+    """Everything declared in one workspace folder."""
+
+    root: str
+    config: WorkspaceConfig
+    datasets: list[Dataset]
+    projects: list[Project]
+
+    def find_dataset(self, ref: str) -> Optional[Dataset]:
+        """The dataset whose UUID or name is ``ref``."""
+        for ds in self.datasets:
+            if ds.id == ref or ds.name == ref:
+                return ds
+        return None
+
+    def find_project(self, ref: str) -> Optional[Project]:
+        """The project whose id or name is ``ref``."""
+        for p in self.projects:
+            if p.id == ref or p.name == ref:
+                return p
+        return None

@@ -1,0 +1,71 @@
+"""Types of the DSL and their Spark SQL spellings.
+
+A :class:`SqlType` has a coarse ``kind`` used for type checking (boolean, number, string, date,
+timestamp, null, unknown) and, when it is known exactly, the Spark ``sql`` type. Exact types come
+from declarations and system columns; computed numbers keep ``sql=None`` and let Spark decide.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+KINDS = ("boolean", "number", "string", "date", "timestamp", "null", "unknown")
+
+
+@dataclass(frozen=True)
+class SqlType:
+    """A DSL type: coarse kind plus the exact Spark type when known."""
+
+    kind: str
+    sql: Optional[str] = None
+
+    def __str__(self) -> str:
+        return self.sql or self.kind
+
+    @property
+    def is_decimal(self) -> bool:
+        """True for an exactly known decimal type."""
+        return bool(self.sql and self.sql.startswith("decimal"))
+
+
+BOOLEAN = SqlType("boolean", "boolean")
+STRING = SqlType("string", "string")
+DATE = SqlType("date", "date")
+TIMESTAMP = SqlType("timestamp", "timestamp")
+NUMBER = SqlType("number")
+INTEGER = SqlType("number", "int")
+BIGINT = SqlType("number", "bigint")
+NULL = SqlType("null")
+UNKNOWN = SqlType("unknown")
+
+
+def from_sql(sql: str) -> SqlType:
+    """The DSL type of a normalised Spark type name."""
+    if sql in ("int", "bigint", "double") or sql.startswith("decimal"):
+        return SqlType("number", sql)
+    if sql in ("string", "boolean", "date", "timestamp"):
+        return SqlType(sql, sql)
+    return SqlType("unknown", sql)
+
+
+def compatible(a: SqlType, b: SqlType) -> bool:
+    """Whether values of ``a`` and ``b`` can be compared or mixed in IF/COALESCE branches."""
+    if "null" in (a.kind, b.kind) or "unknown" in (a.kind, b.kind):
+        return True
+    if {a.kind, b.kind} <= {"date", "timestamp"}:
+        return True
+    return a.kind == b.kind
+
+
+def unify(types: list[SqlType]) -> SqlType:
+    """The common type of compatible branches (exact only when every branch agrees)."""
+    concrete = [t for t in types if t.kind not in ("null", "unknown")]
+    if not concrete:
+        return UNKNOWN if any(t.kind == "unknown" for t in types) else NULL
+    first = concrete[0]
+    if all(t == first for t in concrete):
+        return first
+    kinds = {t.kind for t in concrete}
+    if kinds == {"date", "timestamp"}:
+        return TIMESTAMP
+    return SqlType(first.kind)

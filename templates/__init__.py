@@ -1,0 +1,1 @@
+"""Jinja SQL templates: one statement skeleton per operation kind, shipped as package data."""
