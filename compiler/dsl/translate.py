@@ -14,7 +14,7 @@ from typing import Callable, Optional
 from sqlglot import exp
 
 from .. import types as T
-from ..errors import Diagnostic, Location, did_you_mean
+from ..errors import Diagnostic, LedgerflowError, Location, did_you_mean
 from ..types import SqlType
 from . import functions
 from .ast import Binary, Call, ColumnRef, Expanded, Literal, Node, Paren, SelectorRef, Source, Unary
@@ -35,8 +35,8 @@ DEFAULT_CODES = {
 }
 
 
-class ExprError(Exception):
-    """A located problem in one expression."""
+class ExprError(LedgerflowError):
+    """A located problem in one expression (the planner turns it into a coded :class:`Diagnostic`)."""
 
     def __init__(self, kind: str, message: str, source: Source, pos: int, text: str = "", hint: str = ""):
         super().__init__(message)
