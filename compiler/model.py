@@ -48,6 +48,7 @@ class Dataset:
     file: str = ""
     location: Optional[Location] = None
     registered: bool = False  # created by an output's register_as_dataset
+    raw: Any = None  # the parsed YAML, kept verbatim for a run's snapshot
 
     def column(self, name: str) -> Optional[ColumnDef]:
         """The declared column called ``name``, if any."""

@@ -454,7 +454,8 @@ class Planner:
         scope = self.working_scope()
         cond = self.selector_condition(op, scope, {})
         group_cols = self.group_columns(op, scope, "BR-015")
-        tr = self.translator(scope, aggregates=True, group_keys=set(group_cols))
+        keys = set(group_cols) if group_cols is not None else None  # bad group_by: reported, no DSL-005 cascade
+        tr = self.translator(scope, aggregates=True, group_keys=keys)
         aggs = self.aggregations(op, tr, {}, "DSL-006")
         if cond is None or group_cols is None or aggs is None:
             return

@@ -16,7 +16,7 @@ from .errors import CompileError, DiagnosticCollector, LedgerflowError, Location
 from .model import (OPERATION_TYPES, TEMPORAL_MODES, Aggregation, Assignment, ColumnDef, Dataset, DatasetRef,
                     DatasetVersion, Destination, Operation, Project, Resolver, ResolverRule, RuntimeJoin, Strategy,
                     Workspace, WorkspaceConfig)
-from .yaml_source import YList, YMap, YStr, load_yaml_file
+from .yaml_source import YList, YMap, YStr, load_yaml_file, load_yaml_text
 
 MARKER = "ledgerflow.yml"
 DATA_LEVELS = ("any", "day", "month", "quarter", "year")
@@ -75,6 +75,11 @@ class _Reader:
             self.data.location = location
             self.data.key_locations, self.data.value_locations = {}, {}
             errors.add("YAML-005", f"{where} must be a mapping", location, _text(data), "write it as 'key: value' lines")
+            return
+        if not hasattr(self.data, "location"):
+            # the empty stand-in for an absent or mistyped section: its parent already reported it
+            self.data.location = location
+            self.data.key_locations, self.data.value_locations = {}, {}
             return
         for key in self.data:
             if key not in allowed:
@@ -178,7 +183,11 @@ def _load_strategy(ru: _Reader, errors: DiagnosticCollector, where: str) -> Stra
 # ---------------------------------------------------------------------------------------------- datasets
 def load_dataset(path: str, display: str, errors: DiagnosticCollector) -> Optional[Dataset]:
     """Read one ``datasets/<name>.yml``."""
-    data = load_yaml_file(path, display)
+    return dataset_from_data(load_yaml_file(path, display), display, errors)
+
+
+def dataset_from_data(data: Any, display: str, errors: DiagnosticCollector) -> Optional[Dataset]:
+    """Build a dataset from parsed YAML (a file, or a run's snapshot)."""
     r = _Reader(data, "dataset", ("id", "name", "status", "resolver_id", "description", "versions", "main_table"),
                 ("id", "name", "versions", "main_table"), errors, Location(display, 1, 1))
     if not r.ok:
@@ -228,7 +237,8 @@ def load_dataset(path: str, display: str, errors: DiagnosticCollector) -> Option
     return Dataset(id=ds_id or "", name=r.get("name", str, ""), status=r.choice("status", ("active", "disabled"), "active"),
                    table_name=mt.get("name", str, ""), temporal_mode=mt.choice("temporal_mode", TEMPORAL_MODES, "snapshot"),
                    columns=columns, versions=versions, resolver_id=r.get("resolver_id", str),
-                   description=r.get("description", str, ""), file=display, location=Location(display, 1, 1))
+                   description=r.get("description", str, ""), file=display, location=Location(display, 1, 1),
+                   raw=_plain(data))
 
 
 def _check_uuid(value: Optional[str], loc: Location, errors: DiagnosticCollector, what: str) -> None:
@@ -262,7 +272,7 @@ def _dataset_ref(data: Any, where: str, loc: Location, errors: DiagnosticCollect
 def _located_list(value: Any) -> list[tuple[Any, Location]]:
     if not isinstance(value, YList):
         return []
-    return list(zip(value, value.item_locations))
+    return list(zip(value, getattr(value, "item_locations", [])))  # a default YList() has no locations
 
 
 def _aggregations(r: _Reader, errors: DiagnosticCollector, where: str) -> list[Aggregation]:
@@ -340,7 +350,7 @@ def _load_operation(data: Any, loc: Location, project_id: str, errors: Diagnosti
         op.destination = _destination(a.get("destination", YMap, YMap()), a.loc("destination"), errors, where)
         cols = a.get("columns", YList)
         if cols is not None:
-            op.columns = [str(c) for c in cols]
+            op.columns = [c if isinstance(c, str) else str(c) for c in cols]  # YStr keeps its location
         op.include_deleted = bool(a.get("include_deleted", bool, False))
         op.register_as_dataset = a.get("register_as_dataset", str)
     return op
@@ -353,10 +363,11 @@ def _literal_text(value: Any) -> str:
 
 
 def _destination(data: Any, loc: Location, errors: DiagnosticCollector, where: str) -> Destination:
+    written = isinstance(data, YMap) and hasattr(data, "location")  # else absent/mistyped: already reported
     r = _Reader(data, f"destination of {where}",
                 ("table", "resolver", "datasource_id", "path", "format", "catalog_table"), (), errors, loc)
     kinds = [k for k in ("table", "path", "catalog_table") if k in r.data]
-    if len(kinds) != 1:
+    if len(kinds) != 1 and written:
         errors.add("YAML-005", f"the destination of {where} needs exactly one of table, path, catalog_table", loc,
                    ", ".join(kinds), "e.g. {table: fx_converted} or {path: out/fx, format: parquet}")
     if "resolver" in r.data and "datasource_id" in r.data:
@@ -370,7 +381,11 @@ def _destination(data: Any, loc: Location, errors: DiagnosticCollector, where: s
 
 def load_project(path: str, display: str, errors: DiagnosticCollector) -> Optional[Project]:
     """Read one ``projects/<name>.yml``."""
-    data = load_yaml_file(path, display)
+    return project_from_data(load_yaml_file(path, display), display, errors)
+
+
+def project_from_data(data: Any, display: str, errors: DiagnosticCollector) -> Optional[Project]:
+    """Build a project from parsed YAML (a file, or a run's snapshot)."""
     r = _Reader(data, "project", ("id", "name", "version", "status", "description", "input_dataset_id",
                                   "input_dataset_version", "selectors", "resolver_overrides", "operations"),
                 ("id", "name", "input_dataset_id", "operations"), errors, Location(display, 1, 1))
@@ -408,6 +423,16 @@ def load_project(path: str, display: str, errors: DiagnosticCollector) -> Option
                    status=r.choice("status", ("draft", "active"), "active"), input=input_ref, operations=ops,
                    selectors=selectors, resolver_overrides=overrides, description=r.get("description", str, ""),
                    file=display, raw=_plain(data), location=Location(display, 1, 1))
+
+
+def from_snapshot(raw: Any, display: str, builder) -> Any:
+    """Rebuild a dataset or project from its verbatim snapshot (plain dicts) with located values."""
+    import yaml
+    errors = DiagnosticCollector()
+    data = load_yaml_text(yaml.safe_dump(raw, sort_keys=False), display)
+    obj = builder(data, display, errors)
+    errors.raise_if_any()
+    return obj
 
 
 def _plain(value: Any) -> Any:
@@ -460,9 +485,15 @@ def load_workspace(root: str, extra_datasets: Callable[[], list[Dataset]] | None
     for ds in datasets:
         if ds.resolver_id and ds.resolver_id not in config.resolvers:
             errors.add("WS-004", f"dataset '{ds.name}' names resolver '{ds.resolver_id}', which ledgerflow.yml does "
-                       "not define", ds.location, ds.resolver_id, did_you_mean(ds.resolver_id, config.resolvers))
+                       "not define", _at(ds.resolver_id, ds.location), ds.resolver_id,
+                       did_you_mean(ds.resolver_id, config.resolvers))
     errors.raise_if_any()
     return Workspace(root=root, config=config, datasets=datasets, projects=projects)
+
+
+def _at(value: Any, fallback: Optional[Location]) -> Optional[Location]:
+    """Where a value read from YAML is written (a :class:`YStr`), else ``fallback``."""
+    return value.location() if isinstance(value, YStr) else fallback
 
 
 def _check_unique(items: list, what: str, errors: DiagnosticCollector) -> None:
@@ -472,5 +503,5 @@ def _check_unique(items: list, what: str, errors: DiagnosticCollector) -> None:
             key = getattr(item, attr)
             if key and key in seen:
                 errors.add("WS-002", f"{what} {attr} '{key}' is used by both {seen[key].file} and {item.file}",
-                           item.location, key, f"each {what} needs a unique {attr}")
+                           _at(key, item.location), key, f"each {what} needs a unique {attr}")
             seen[key] = item

@@ -58,8 +58,7 @@ def _both_or_null(fn: str) -> Builder:
     # LEAST/GREATEST skip NULLs in Spark; the DSL's MIN/MAX of two scalars is NULL if either is NULL.
     def build(args):
         a, b = args
-        return exp.Case(ifs=[exp.If(this=exp.or_(exp.Is(this=a.copy(), expression=exp.Null()),
-                                                  exp.Is(this=b.copy(), expression=exp.Null())),
+        return exp.Case(ifs=[exp.If(this=exp.or_(_is_null([a.copy()]), _is_null([b.copy()])),
                                     true=exp.Null())],
                         default=exp.Anonymous(this=fn, expressions=[a, b]))
     return build
@@ -78,6 +77,22 @@ def _trim(args):
     return exp.Trim(this=args[0], expression=exp.Literal.string(" \t\r\n"), position="BOTH")
 
 
+def _is_null(args):
+    # Spark's IS NULL binds tighter than NOT/AND/OR/comparisons: ISNULL(a AND b) must not become a AND (b IS NULL).
+    this = args[0]
+    if isinstance(this, (exp.Binary, exp.Not)):
+        this = exp.Paren(this=this)
+    return exp.Is(this=this, expression=exp.Null())
+
+
+def _date_add(args):
+    # Spark's date_add takes INT days only (a BIGINT or DECIMAL argument is an analysis error).
+    days = args[1]
+    if not (isinstance(days, exp.Literal) and days.is_int and len(days.name) < 10):
+        days = exp.Cast(this=days, to=exp.DataType.build("int"))
+    return exp.Anonymous(this="date_add", expressions=[args[0], days])
+
+
 def _if(args):
     return exp.Case(ifs=[exp.If(this=args[0], true=args[1])], default=args[2])
 
@@ -92,8 +107,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     F("IF", 3, 3, ("boolean", "any", "any"), _if_result, _if, signature="IF(condition, then, else)"),
     F("AND", 2, None, ("boolean",), _fixed(T.BOOLEAN), lambda a: _fold(exp.And, a), signature="AND(x, y, ...)"),
     F("OR", 2, None, ("boolean",), _fixed(T.BOOLEAN), lambda a: _fold(exp.Or, a), signature="OR(x, y, ...)"),
-    F("ISNULL", 1, 1, ("any",), _fixed(T.BOOLEAN), lambda a: exp.Is(this=a[0], expression=exp.Null()),
-      signature="ISNULL(x)"),
+    F("ISNULL", 1, 1, ("any",), _fixed(T.BOOLEAN), lambda a: _is_null(a), signature="ISNULL(x)"),
     F("COALESCE", 1, None, ("any",), _unify_all, lambda a: exp.Coalesce(this=a[0], expressions=a[1:]),
       signature="COALESCE(x, ...)"),
     # math
@@ -124,7 +138,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     F("MONTH", 1, 1, ("date",), _fixed(T.INTEGER), _anon("month"), signature="MONTH(d)"),
     F("DAY", 1, 1, ("date",), _fixed(T.INTEGER), _anon("day"), signature="DAY(d)"),
     F("DATEDIFF", 2, 2, ("date", "date"), _fixed(T.INTEGER), _anon("datediff"), signature="DATEDIFF(end, start)"),
-    F("DATEADD", 2, 2, ("date", "number"), _fixed(T.DATE), _anon("date_add"), signature="DATEADD(date, n_days)"),
+    F("DATEADD", 2, 2, ("date", "number"), _fixed(T.DATE), lambda a: _date_add(a), signature="DATEADD(date, n_days)"),
     # aggregate
     F("SUM", 1, 1, ("number",), _number_of, lambda a: exp.Sum(this=a[0]), aggregate=True, signature="SUM(x)"),
     F("AVG", 1, 1, ("number",), _number_of, lambda a: exp.Avg(this=a[0]), aggregate=True, signature="AVG(x)"),

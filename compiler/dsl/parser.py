@@ -28,7 +28,7 @@ class Token:
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<selector>\{\{\s*(?P<selname>[A-Za-z_][A-Za-z0-9_]*)\s*\}\})
-  | (?P<num>\d+(?:\.\d+)?|\.\d+)
+  | (?P<num>[0-9]+(?:\.[0-9]+)?|\.[0-9]+)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)
   | (?P<op><>|!=|<=|>=|=|<|>|\+|-|\*|/)
   | (?P<lparen>\()
@@ -211,4 +211,7 @@ class Parser:
 
 def parse_expression(text: str) -> Node:
     """Parse DSL ``text`` into an AST; raises :class:`DslSyntaxError` with the offending position."""
-    return Parser(text).parse()
+    try:
+        return Parser(text).parse()
+    except RecursionError:
+        raise DslSyntaxError("expression is nested too deeply", 0, text[:20]) from None

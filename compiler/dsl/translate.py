@@ -8,6 +8,7 @@ chosen by the caller's context (an update's assignment, a join condition, an app
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -123,7 +124,10 @@ class Translator:
         except DslSyntaxError as err:
             raise ExprError("syntax", err.message, source, err.pos, err.text,
                             "check quotes, parentheses and operators") from None
-        return self._expand(node, source, ())
+        try:
+            return self._expand(node, source, ())
+        except RecursionError:
+            raise _too_deep(source) from None
 
     def translate(self, source: Source, expect: Optional[str] = None) -> Typed:
         """Translate ``source``; ``expect='boolean'`` checks a selector or condition."""
@@ -131,10 +135,15 @@ class Translator:
 
     def translate_node(self, node: Node, source: Source, expect: Optional[str] = None) -> Typed:
         """Translate an already parsed (and expanded) node."""
-        typed = self._tr(node, source, in_aggregate=False)
+        try:
+            typed = self._tr(node, source, in_aggregate=False)
+        except RecursionError:
+            raise _too_deep(source) from None
         if expect and typed.type.kind not in (expect, "null", "unknown"):
             raise ExprError("type", f"expected a {expect} expression, got {typed.type.kind}", source, 0,
                             source.text, "a selector or condition must be true/false, e.g. amount > 0")
+        if expect == "boolean" and typed.type.kind == "null":  # Spark rejects a VOID filter/condition
+            typed = Typed(_as_boolean(typed.sql), T.BOOLEAN, typed.aggregate)
         return typed
 
     # ------------------------------------------------------------------ selectors
@@ -263,6 +272,8 @@ class Translator:
                 raise ExprError("type", f"argument {i + 1} of {fn.name} must be {want}, got {arg.type.kind}", source,
                                 getattr(argnode, "pos", node.pos), fn.signature)
         types = [a.type for a in args]
+        if fn.name == "IF" and types[0].kind == "null":  # CASE WHEN NULL is a Spark analysis error
+            args[0] = Typed(_as_boolean(args[0].sql), T.BOOLEAN, args[0].aggregate)
         if fn.name == "IF" and not T.compatible(types[1], types[2]):
             raise ExprError("type", f"IF branches have incompatible types {types[1].kind} and {types[2].kind}",
                             source, node.pos, "IF", "both branches must have the same type")
@@ -271,6 +282,15 @@ class Translator:
         sql = fn.build([a.sql for a in args])
         typ = fn.result(types)
         return Typed(_tag(sql, typ), typ, fn.aggregate or any(a.aggregate for a in args))
+
+
+def _too_deep(source: Source) -> ExprError:
+    return ExprError("syntax", "expression is nested too deeply", source, 0, source.text[:20],
+                     "split it into several steps or named selectors")
+
+
+def _as_boolean(sql: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=sql, to=exp.DataType.build("boolean"))
 
 
 def _arity(fn) -> str:
@@ -311,7 +331,9 @@ def _literal(node: Literal, source: Source) -> Typed:
         if "." in text:
             typ = SqlType("number")  # exact decimal in Spark: 3.14 is decimal(3,2)
         else:
-            typ = T.INTEGER if int(text) < 2 ** 31 else (T.BIGINT if int(text) < 2 ** 63 else SqlType("number"))
+            digits = text.lstrip("0") or "0"  # int() of thousands of digits raises ValueError
+            typ = SqlType("number") if len(digits) > 19 else (
+                T.INTEGER if int(digits) < 2 ** 31 else (T.BIGINT if int(digits) < 2 ** 63 else SqlType("number")))
         return Typed(exp.Literal.number(text), typ)
     if node.kind == "string":
         return Typed(_tag(exp.Literal.string(str(node.value)), T.STRING), T.STRING)
@@ -320,13 +342,16 @@ def _literal(node: Literal, source: Source) -> Typed:
     return Typed(exp.Null(), T.NULL)
 
 
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def date_literal(text: str) -> Optional[exp.Expression]:
     """``DATE 'YYYY-MM-DD'`` as a cast of a validated ISO string, or None if not a date."""
+    if not _ISO_DATE.fullmatch(text):  # fromisoformat also takes 2026-W01-1, which Spark cannot cast
+        return None
     try:
         datetime.date.fromisoformat(text)
     except ValueError:
-        return None
-    if len(text) != 10:
         return None
     return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("date"))
 

@@ -1,0 +1,337 @@
+"""Execute a compiled project on Spark: resolve, load, run the stages, write the outputs, record.
+
+Order of work, chosen so that bad input never leaves a partial output: everything the user
+controls is checked first (compile, versions, resolvers, locations, declared columns); then every
+stage and output query runs on Spark; only when all of them succeeded are the outputs written,
+each period partition swapped in atomically.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..compiler import resolver as resolver_engine
+from ..compiler.compile import CompiledProject, compile_project, describe, find_project
+from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
+from ..compiler.model import Dataset, Project, Workspace
+from ..compiler.periods import Period, parse_period
+from ..compiler.resolver import Resolution, ResolvedLocation
+from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
+from . import loaders, writers
+from .runstore import RunStore, registered_id
+
+Echo = Callable[[str], None]
+
+
+def new_run_id(now: datetime.datetime) -> str:
+    """A UUIDv7 run id (time-ordered)."""
+    ms = int(now.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+    rand = uuid.uuid4().int & ((1 << 74) - 1)
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+def utcnow() -> datetime.datetime:
+    """Now in UTC, naive, millisecond precision (what the run records and binds)."""
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def parameters(period: Period, started_at: datetime.datetime) -> dict:
+    """The named parameters the compiled SQL uses."""
+    return {"period_identifier": period.identifier, "period_start": period.start, "period_end": period.end,
+            "run_started_at": started_at}
+
+
+def used_args(sql: str, args: dict) -> dict:
+    """Only the parameters ``sql`` mentions."""
+    return {k: v for k, v in args.items() if re.search(rf":{k}\b", sql)}
+
+
+@dataclass
+class RunContext:
+    """Everything a run needs besides Spark."""
+
+    workspace: Workspace
+    project: Project
+    compiled: CompiledProject
+    period: Period
+    started_at: datetime.datetime
+    run_id: str
+    parent_run_id: Optional[str] = None
+    resolutions: dict = field(default_factory=dict)  # view -> Resolution
+    datasets_snapshot: list = field(default_factory=list)
+
+
+def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, store: RunStore) -> int:
+    """The version a run reads: the pin, else the latest active (registered: newest holding the period)."""
+    if pinned is not None:
+        return pinned
+    if dataset.registered:
+        holding = [r["version"] for r in store.registrations(dataset.name) if period.identifier in r["periods"]]
+        if not holding:
+            raise ResolutionError(f"registered dataset '{dataset.name}' has no version holding period "
+                                  f"{period.identifier}; pin a dataset_version or run the producing project first.")
+        return max(holding)
+    version = dataset.latest_active_version()
+    if version is None:
+        raise ResolutionError(f"dataset '{dataset.name}' has no active version.")
+    return version
+
+
+def resolve_inputs(ctx: RunContext, store: RunStore) -> None:
+    """Resolve the version and locations of every dataset the compiled SQL reads."""
+    for view in ctx.compiled.inputs:
+        ds = view.dataset
+        version = choose_version(ds, view.pinned_version, ctx.period, store)
+        if ds.registered:
+            reg = next(r for r in store.registrations(ds.name) if r["version"] == version)
+            res = Resolution(ds.id, ds.name, version, "registered", "registered", "",
+                             [ResolvedLocation("path", reg["location"], reg["format"], None)])
+        else:
+            res = resolver_engine.resolve(ctx.workspace, ctx.project, ds, version, ctx.period)
+        for loc in res.locations:
+            loaders.check_exists(loc, ds)
+        ctx.resolutions[view.view] = res
+
+
+def resolver_snapshot(ctx: RunContext) -> dict:
+    """The run record's resolver snapshot (CONTRACT §6)."""
+    snap = {"input_dataset_id": None, "input_dataset_version": None, "input_resolver": None,
+            "join_datasets": [], "append_datasets": []}
+    for view in ctx.compiled.inputs:
+        res = ctx.resolutions[view.view]
+        entry = {"dataset_id": res.dataset_id, "dataset_name": res.dataset_name, "dataset_version": res.version,
+                 "resolver_id": res.resolver_id, "resolver_source": res.resolver_source, "rule": res.rule,
+                 "locations": [loc["target"] for loc in res.to_json()["locations"]]}
+        for seq, alias in view.uses:
+            if view.role == "input" and seq == 0:
+                snap.update(input_dataset_id=res.dataset_id, input_dataset_version=res.version,
+                            input_resolver=res.resolver_id, input_resolver_source=res.resolver_source,
+                            input_locations=entry["locations"])
+            elif alias is not None:
+                snap["join_datasets"].append({"operation_seq": seq, "alias": alias, **entry})
+            else:
+                snap["append_datasets"].append({"operation_seq": seq, **entry})
+    snap["resolutions"] = {v: r.to_json() for v, r in ctx.resolutions.items()}
+    return snap
+
+
+def base_record(ctx: RunContext) -> dict:
+    """The run record before execution."""
+    p = ctx.project
+    raw_path = os.path.join(ctx.workspace.root, p.file)
+    digest = hashlib.sha256(open(raw_path, "rb").read()).hexdigest() if os.path.isfile(raw_path) else \
+        hashlib.sha256(repr(p.raw).encode()).hexdigest()
+    return {"run_id": ctx.run_id, "parent_run_id": ctx.parent_run_id,
+            "project": {"id": p.id, "name": p.name, "version": p.version, "sha256": digest},
+            "project_snapshot": p.raw, "datasets_snapshot": ctx.datasets_snapshot,
+            "period": {"identifier": ctx.period.identifier, "start": ctx.period.start.isoformat(),
+                       "end": ctx.period.end.isoformat()},
+            "started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
+            "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
+            "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": []}
+
+
+def spark_error_message(exc: Exception) -> str:
+    """The useful part of a Spark exception: our own raised messages verbatim, else the first line."""
+    text = str(exc)
+    m = re.search(r"(ledgerflow: [^\n]*?)(?:\s+SQLSTATE: \w+)?(?:\n|$)", text)
+    if m:
+        return m.group(1).strip()
+    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+
+
+class Runner:
+    """Runs one project (or replays one run) on a SparkSession."""
+
+    def __init__(self, root: str, echo: Echo = print, session_factory: Optional[Callable[[], object]] = None,
+                 spark_label: str = "local"):
+        self.root = os.path.abspath(root)
+        self.echo = echo
+        self.store = RunStore(self.root)
+        self.session_factory = session_factory
+        self.spark_label = spark_label
+
+    # ---------------------------------------------------------------- entry points
+    def run(self, project_ref: str, period_text: str, allow_draft: bool = False) -> dict:
+        """Run ``project_ref`` for ``period_text``; returns the completed run record."""
+        period = parse_period(period_text)
+        ws = load_workspace(self.root, extra_datasets=self.store.registered_datasets)
+        project = find_project(ws, project_ref)
+        if project is None:
+            raise LedgerflowError(f"no project '{project_ref}' in {self.root}; projects: "
+                                  f"{', '.join(sorted(p.name for p in ws.projects)) or 'none'}.")
+        if project.status == "draft" and not allow_draft:
+            raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
+        compiled = compile_project(ws, project)
+        started = utcnow()
+        ctx = RunContext(ws, project, compiled, period, started, new_run_id(started))
+        ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
+        return self._execute(ctx, resolve=True)
+
+    def replay(self, run_id: str) -> dict:
+        """Re-execute a recorded run from its snapshots: same versions, locations, TODAY() and rows."""
+        original = self.store.get_run(run_id)
+        ws_now = load_workspace(self.root, extra_datasets=self.store.registered_datasets)
+        project = from_snapshot(original["project_snapshot"], f"run {original['run_id']} project snapshot",
+                                project_from_data)
+        project.file = ""
+        datasets = [from_snapshot(raw, f"run {original['run_id']} dataset snapshot", dataset_from_data)
+                    for raw in original.get("datasets_snapshot") or []]
+        names = {d.name for d in datasets}
+        datasets += [d for d in ws_now.datasets if d.name not in names and d.registered]
+        ws = Workspace(self.root, ws_now.config, datasets, [project])
+        compiled = compile_project(ws, project)
+        period = parse_period(original["period"]["identifier"])
+        started = datetime.datetime.fromisoformat(original["started_at"])
+        ctx = RunContext(ws, project, compiled, period, started, new_run_id(utcnow()), original["run_id"])
+        ctx.datasets_snapshot = original.get("datasets_snapshot") or []
+        snap = (original.get("resolver_snapshot") or {}).get("resolutions") or {}
+        missing = [v.view for v in compiled.inputs if v.view not in snap]
+        if missing:
+            raise ResolutionError(f"run {original['run_id']} has no recorded resolution for {', '.join(missing)}.")
+        ctx.resolutions = {view: Resolution.from_json(data) for view, data in snap.items()}
+        self.echo(f"Replaying run {original['run_id']} as {ctx.run_id}")
+        return self._execute(ctx, resolve=False)
+
+    # ---------------------------------------------------------------- execution
+    def _execute(self, ctx: RunContext, resolve: bool) -> dict:
+        clock = time.monotonic()
+        p = ctx.project
+        self.echo(f"Run {ctx.run_id}: project {p.name} v{p.version}, period {ctx.period.identifier}")
+        record: dict = {}
+        try:
+            if resolve:
+                resolve_inputs(ctx, self.store)
+            record = base_record(ctx)
+            destinations = self._destinations(ctx)
+        except LedgerflowError as err:
+            record = record or base_record(ctx)
+            self._fail(record, ctx, err)
+            raise
+        self.store.save_run(record, ctx.compiled.script())
+        try:
+            spark = self.session_factory() if self.session_factory else None
+            if spark is None:
+                from .spark import local_session
+                spark = local_session()
+            record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
+                               "app_id": _app_id(spark)}
+            pending = self._compute(spark, ctx)
+            outputs = self._write(ctx, pending, destinations)
+        except LedgerflowError as err:
+            self._fail(record, ctx, err)
+            raise
+        except Exception as exc:  # Spark/Py4J/Connect errors: the run failed on Spark
+            err = ExecutionError(f"run {ctx.run_id} failed on Spark: {spark_error_message(exc)}")
+            err.__cause__ = exc
+            self._fail(record, ctx, err)
+            raise err
+        record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"), outputs=outputs)
+        self.store.save_run(record, ctx.compiled.script())
+        took = time.monotonic() - clock
+        self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
+        for out in outputs:
+            reg = f" (registered {out['registered_dataset']} v{out['registered_version']})" \
+                if out.get("registered_dataset") else ""
+            self.echo(f"  output {out['operation_seq']}: {out['rows']} rows -> {out['location']}{reg}")
+        return record
+
+    def _fail(self, record: dict, ctx: RunContext, err: LedgerflowError) -> None:
+        record.update(status="failed", error=str(err), finished_at=utcnow().isoformat(timespec="milliseconds"))
+        self.store.save_run(record, ctx.compiled.script())
+
+    def _compute(self, spark, ctx: RunContext) -> list:
+        args = parameters(ctx.period, ctx.started_at)
+        for view in ctx.compiled.inputs:
+            res = ctx.resolutions[view.view]
+            n = loaders.load_input(spark, view.view, view.dataset, res.version, res.locations, args)
+            self.echo(f"  loaded {view.dataset.name} v{res.version} ({n} location{'s' if n != 1 else ''}, "
+                      f"resolver {res.resolver_id}) as {view.view}")
+        statements = ctx.compiled.statements
+        last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
+        ops = {op.seq: op for op in ctx.project.operations}
+        pending = []
+        for i, st in enumerate(statements):
+            if st.kind == "stage":
+                if i > last_output:
+                    self.echo(f"  {st.name}: skipped, no output reads it")
+                    continue
+                for seq in st.operations:
+                    if seq:
+                        self.echo(f"  [{seq}] {ops[seq].type} '{ops[seq].name}'")
+                df = spark.sql(st.sql, args=used_args(st.sql, args)).localCheckpoint()
+                df.createOrReplaceTempView(st.name)
+            else:
+                op = st.operation
+                df = spark.sql(st.sql, args=used_args(st.sql, args)).localCheckpoint()
+                rows = df.count()
+                self.echo(f"  [{op.seq}] output '{op.name}': {rows} rows")
+                pending.append((st, df, rows))
+        return pending
+
+    def _destinations(self, ctx: RunContext) -> dict:
+        """Where each output writes (resolved before anything runs, so a bad destination costs nothing)."""
+        out = {}
+        for st in ctx.compiled.outputs:
+            op = st.operation
+            d = op.destination
+            version = self.store.next_version(op.register_as_dataset) if op.register_as_dataset else 1
+            if d.kind == "catalog_table":
+                out[op.seq] = ("table", d.catalog_table, "table", version)
+            elif d.kind == "path":
+                target = resolver_engine.absolute_path(ctx.workspace.root, d.path, d.path, f"output {op.seq}")
+                out[op.seq] = ("path", target, d.format, version)
+            else:
+                out[op.seq] = self._table_destination(ctx, op, version)
+        return out
+
+    def _table_destination(self, ctx: RunContext, op, version: int) -> tuple:
+        d = op.destination
+        name = op.register_as_dataset or d.table
+        resolver_id = d.resolver or ctx.workspace.config.default_resolver
+        if not resolver_id or resolver_id not in ctx.workspace.config.resolvers:
+            raise ResolutionError(f"output {op.seq}: resolver '{resolver_id}' for destination table '{d.table}' is not "
+                                  "defined in ledgerflow.yml.")
+        pseudo = Dataset(id=registered_id(name), name=d.table, status="active", table_name=d.table,
+                         temporal_mode="period", columns=[], versions=[])
+        rule = resolver_engine.match_rule(ctx.workspace.config.resolvers[resolver_id], pseudo, ctx.period)
+        st = rule.strategy
+        text = resolver_engine.substitute((st.path if st.type == "path" else st.table) or "", pseudo, version,
+                                          ctx.period, rule.name)
+        if st.type == "table":
+            return ("table", text, "table", version)
+        return ("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text, rule.name), st.format, version)
+
+    def _write(self, ctx: RunContext, pending: list, destinations: dict) -> list[dict]:
+        results = []
+        for st, df, rows in pending:
+            op = st.operation
+            kind, target, fmt, version = destinations[op.seq]
+            if kind == "table":
+                location = writers.write_catalog_table(df, target, ctx.period.identifier)
+            else:
+                location = writers.write_partition(df, target, fmt, ctx.period.identifier, ctx.run_id)
+            entry = {"operation_seq": op.seq, "location": location, "rows": rows,
+                     "registered_dataset": None, "registered_version": None}
+            if op.register_as_dataset and kind == "path":
+                schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+                self.store.register(op.register_as_dataset, version, target, fmt, [ctx.period.identifier],
+                                    schema, ctx.run_id, ctx.started_at.isoformat())
+                entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
+            results.append(entry)
+        return results
+
+
+def _app_id(spark) -> Optional[str]:
+    try:
+        return spark.sparkContext.applicationId
+    except Exception:  # Spark Connect has no SparkContext
+        return None

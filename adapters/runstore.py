@@ -1,0 +1,135 @@
+"""The run store: ``target/runs/<run_id>/run.json`` (+ compiled SQL) and ``.ledgerflow/state.db``.
+
+The SQLite database holds the run registry and the datasets registered by outputs
+(``register_as_dataset``): each registration is an immutable version with its location, format,
+schema and the periods it holds.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from contextlib import closing
+from typing import Optional
+
+from ..compiler.errors import LedgerflowError
+from ..compiler.model import ColumnDef, Dataset, DatasetVersion
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  run_id TEXT PRIMARY KEY, parent_run_id TEXT, project_id TEXT, project_name TEXT, period TEXT,
+  status TEXT, started_at TEXT, finished_at TEXT, error TEXT, record TEXT);
+CREATE TABLE IF NOT EXISTS registered_datasets (
+  name TEXT, version INTEGER, dataset_id TEXT, location TEXT, format TEXT, periods TEXT, columns TEXT,
+  run_id TEXT, created_at TEXT, PRIMARY KEY (name, version));
+"""
+REGISTERED_NAMESPACE = uuid.UUID("6f1c1c8e-6a57-4b8e-9d43-2f1b0c9d7a11")
+
+
+class RunNotFound(LedgerflowError):
+    """No run with the given id."""
+
+
+class RunStore:
+    """Access to one workspace's run records and registered datasets."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.db_path = os.path.join(root, ".ledgerflow", "state.db")
+        self.runs_dir = os.path.join(root, "target", "runs")
+
+    def _connect(self) -> sqlite3.Connection:
+        os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
+        conn = sqlite3.connect(self.db_path)
+        conn.executescript(_SCHEMA)
+        return conn
+
+    # ---------------------------------------------------------------- runs
+    def save_run(self, record: dict, sql_text: Optional[str] = None) -> str:
+        """Write ``run.json`` (and the compiled SQL) and upsert the registry row; returns the run folder."""
+        folder = os.path.join(self.runs_dir, record["run_id"])
+        os.makedirs(folder, exist_ok=True)
+        tmp = os.path.join(folder, "run.json.tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=2, sort_keys=False, default=str)
+        os.replace(tmp, os.path.join(folder, "run.json"))
+        if sql_text is not None:
+            with open(os.path.join(folder, "compiled.sql"), "w", encoding="utf-8") as fh:
+                fh.write(sql_text)
+        with closing(self._connect()) as conn, conn:
+            conn.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)", (
+                record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
+                record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
+                record.get("error"), json.dumps(record, default=str)))
+        return folder
+
+    def list_runs(self) -> list[dict]:
+        """Every run, newest first."""
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT record FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def get_run(self, run_id: str) -> dict:
+        """The record of ``run_id`` (a unique prefix is enough)."""
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT record FROM runs WHERE run_id LIKE ?", (run_id + "%",)).fetchall()
+        if len(rows) != 1:
+            raise RunNotFound(f"no run '{run_id}'" if not rows else f"run id prefix '{run_id}' is ambiguous")
+        return json.loads(rows[0][0])
+
+    def compiled_sql(self, run_id: str) -> Optional[str]:
+        """The compiled SQL recorded beside a run."""
+        path = os.path.join(self.runs_dir, run_id, "compiled.sql")
+        return open(path, encoding="utf-8").read() if os.path.exists(path) else None
+
+    # ---------------------------------------------------------------- registered datasets
+    def next_version(self, name: str) -> int:
+        """The version number the next registration of ``name`` gets."""
+        with closing(self._connect()) as conn:
+            row = conn.execute("SELECT MAX(version) FROM registered_datasets WHERE name = ?", (name,)).fetchone()
+        return (row[0] or 0) + 1
+
+    def register(self, name: str, version: int, location: str, fmt: str, periods: list[str],
+                 columns: list[tuple[str, str]], run_id: str, created_at: str) -> None:
+        """Record an immutable new version of a registered dataset."""
+        with closing(self._connect()) as conn, conn:
+            conn.execute("INSERT INTO registered_datasets VALUES (?,?,?,?,?,?,?,?,?)", (
+                name, version, registered_id(name), location, fmt, json.dumps(periods), json.dumps(columns), run_id,
+                created_at))
+
+    def registrations(self, name: Optional[str] = None) -> list[dict]:
+        """Registered dataset versions (of ``name``, or all), oldest first."""
+        q = "SELECT name, version, dataset_id, location, format, periods, columns, run_id, created_at FROM registered_datasets"
+        with closing(self._connect()) as conn:
+            rows = conn.execute(q + (" WHERE name = ?" if name else "") + " ORDER BY name, version",
+                                (name,) if name else ()).fetchall()
+        keys = ("name", "version", "dataset_id", "location", "format", "periods", "columns", "run_id", "created_at")
+        out = []
+        for r in rows:
+            d = dict(zip(keys, r))
+            d["periods"], d["columns"] = json.loads(d["periods"]), json.loads(d["columns"])
+            out.append(d)
+        return out
+
+    def registered_datasets(self) -> list[Dataset]:
+        """Registered datasets as catalog entries (their newest version's schema)."""
+        by_name: dict[str, list[dict]] = {}
+        if not os.path.exists(self.db_path):
+            return []
+        for reg in self.registrations():
+            by_name.setdefault(reg["name"], []).append(reg)
+        out = []
+        for name, regs in by_name.items():
+            newest = regs[-1]
+            cols = [ColumnDef(c, t) for c, t in newest["columns"] if not c.startswith("_")]
+            out.append(Dataset(id=newest["dataset_id"], name=name, status="active", table_name=name,
+                               temporal_mode="period", columns=cols,
+                               versions=[DatasetVersion(r["version"]) for r in regs], file=".ledgerflow/state.db",
+                               registered=True))
+        return out
+
+
+def registered_id(name: str) -> str:
+    """The stable dataset id of a registered dataset."""
+    return str(uuid.uuid5(REGISTERED_NAMESPACE, name))

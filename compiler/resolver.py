@@ -1,0 +1,226 @@
+"""The resolver engine: which resolver a dataset uses, and which locations a rule gives for a period.
+
+Pure: no IO. Precedence for every dataset a run touches: the project's ``resolver_overrides`` ->
+the dataset's ``resolver_id`` -> the workspace's ``default_resolver`` -> ``ResolverNotFound``.
+Rules are tried in order; the first whose ``when`` is true wins; a rule's ``data_level`` finer
+than the run's period expands it into several locations.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+from .dsl.ast import Binary, Call, ColumnRef, Literal, Node, Paren, Unary
+from .dsl.parser import DslSyntaxError, parse_expression
+from .errors import ResolutionError
+from .model import Dataset, Project, Resolver, ResolverRule, Workspace
+from .periods import LEVEL_ORDER, Period
+
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_PERIOD_TOKENS = ("identifier", "YYYY", "MM", "QQ", "DD")
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
+
+
+@dataclass(frozen=True)
+class ResolvedLocation:
+    """One place to read: a path/URI with its format, or a catalog table; ``period`` if period-specific."""
+
+    kind: str  # path | table
+    target: str
+    format: str = "parquet"
+    period: Optional[str] = None
+    options: tuple = ()
+
+
+@dataclass
+class Resolution:
+    """How one dataset of a run was resolved."""
+
+    dataset_id: str
+    dataset_name: str
+    version: int
+    resolver_id: str
+    resolver_source: str  # project_override | dataset_resolver | system_default | registered
+    rule: str
+    locations: list[ResolvedLocation]
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (locations as dicts)."""
+        d = asdict(self)
+        d["locations"] = [{k: v for k, v in asdict(loc).items() if k != "options" or v} for loc in self.locations]
+        return d
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Resolution":
+        """Inverse of :meth:`to_json`."""
+        locs = [ResolvedLocation(l["kind"], l["target"], l.get("format", "parquet"), l.get("period"),
+                                 tuple(tuple(o) for o in l.get("options", ()))) for l in data["locations"]]
+        return cls(data["dataset_id"], data["dataset_name"], data["version"], data["resolver_id"],
+                   data["resolver_source"], data["rule"], locs)
+
+
+def choose_resolver(workspace: Workspace, project: Optional[Project], dataset: Dataset) -> tuple[str, str]:
+    """(resolver id, precedence level that chose it); raises ResolutionError (ResolverNotFound)."""
+    overrides = project.resolver_overrides if project else {}
+    for key in (dataset.id, dataset.name):
+        if key in overrides:
+            return _known(workspace, overrides[key], dataset), "project_override"
+    if dataset.resolver_id:
+        return _known(workspace, dataset.resolver_id, dataset), "dataset_resolver"
+    if workspace.config.default_resolver:
+        return _known(workspace, workspace.config.default_resolver, dataset), "system_default"
+    raise ResolutionError(f"ResolverNotFound: dataset '{dataset.name}' has no resolver: no project override, no "
+                          "resolver_id on the dataset and no default_resolver in ledgerflow.yml.")
+
+
+def _known(workspace: Workspace, name: str, dataset: Dataset) -> str:
+    if name not in workspace.config.resolvers:
+        raise ResolutionError(f"ResolverNotFound: resolver '{name}' (for dataset '{dataset.name}') is not defined in "
+                              f"ledgerflow.yml; defined: {', '.join(sorted(workspace.config.resolvers)) or 'none'}.")
+    return name
+
+
+def resolve(workspace: Workspace, project: Optional[Project], dataset: Dataset, version: int,
+            period: Period) -> Resolution:
+    """Resolve ``dataset`` at ``version`` for ``period`` into locations."""
+    resolver_id, source = choose_resolver(workspace, project, dataset)
+    resolver = workspace.config.resolvers[resolver_id]
+    rule = match_rule(resolver, dataset, period)
+    locations = rule_locations(workspace.root, rule, dataset, version, period)
+    return Resolution(dataset.id, dataset.name, version, resolver_id, source, rule.name, locations)
+
+
+def match_rule(resolver: Resolver, dataset: Dataset, period: Period) -> ResolverRule:
+    """The first rule whose ``when`` holds; the error lists every rule and why it did not match."""
+    reasons = []
+    for rule in resolver.rules:
+        if rule.when is None:
+            return rule
+        try:
+            ok = evaluate_when(rule.when, period, dataset)
+        except ValueError as err:
+            reasons.append(f"rule '{rule.name}': invalid when '{rule.when}' ({err})")
+            continue
+        if ok:
+            return rule
+        reasons.append(f"rule '{rule.name}': when '{rule.when}' is false for period {period.identifier} "
+                       f"(level {period.level}), table {dataset.table_name}")
+    listing = "; ".join(reasons) if reasons else "the resolver has no rules"
+    raise ResolutionError(f"resolver '{resolver.name}' has no rule matching dataset '{dataset.name}' for period "
+                          f"{period.identifier}: {listing}.")
+
+
+def evaluate_when(text: str, period: Period, dataset: Dataset) -> bool:
+    """Evaluate a rule's ``when`` (DSL over period.* and table.name) in Python."""
+    try:
+        node = parse_expression(text)
+    except DslSyntaxError as err:
+        raise ValueError(err.message) from None
+    values = {("period", "identifier"): period.identifier, ("period", "level"): period.level,
+              ("period", "start_date"): period.start, ("period", "end_date"): period.end,
+              ("table", "name"): dataset.table_name}
+    result = _eval(node, values)
+    return result is True
+
+
+def _eval(node: Node, values: dict):
+    if isinstance(node, Literal):
+        if node.kind == "number":
+            return float(node.value) if "." in str(node.value) else int(node.value)
+        return node.value
+    if isinstance(node, ColumnRef):
+        key = (node.table, node.name)
+        if key not in values:
+            raise ValueError(f"unknown name '{node.text}'; use period.identifier, period.level, period.start_date, "
+                             "period.end_date or table.name")
+        return values[key]
+    if isinstance(node, Paren):
+        return _eval(node.expr, values)
+    if isinstance(node, Unary):
+        v = _eval(node.operand, values)
+        if node.op == "NOT":
+            return None if v is None else not v
+        return None if v is None else -v
+    if isinstance(node, Call):
+        if node.name == "DATE" and len(node.args) == 1:
+            return datetime.date.fromisoformat(str(_eval(node.args[0], values)))
+        args = [_eval(a, values) for a in node.args]
+        simple = {"UPPER": lambda s: s.upper(), "LOWER": lambda s: s.lower(), "YEAR": lambda d: d.year,
+                  "MONTH": lambda d: d.month, "CONTAINS": lambda s, t: t in s, "LEN": len}
+        if node.name in simple:
+            return simple[node.name](*args)
+        raise ValueError(f"function {node.name} is not available in a resolver's when")
+    if isinstance(node, Binary):
+        left, right = _eval(node.left, values), _eval(node.right, values)
+        if node.op == "AND":
+            return left and right
+        if node.op == "OR":
+            return left or right
+        if left is None or right is None:
+            return None
+        ops = {"=": lambda a, b: a == b, "<>": lambda a, b: a != b, "<": lambda a, b: a < b,
+               "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+               "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+        if node.op in ops:
+            try:
+                return ops[node.op](left, right)
+            except TypeError:
+                raise ValueError(f"cannot apply '{node.op}' to {left!r} and {right!r}") from None
+    raise ValueError("unsupported expression")
+
+
+def rule_locations(root: str, rule: ResolverRule, dataset: Dataset, version: int, period: Period) -> list[ResolvedLocation]:
+    """Locations of ``rule`` for the run: one per sub-period when ``data_level`` is finer than the run."""
+    st = rule.strategy
+    template = st.path if st.type == "path" else st.table
+    uses_period = any("{{" + t + "}}" in (template or "") for t in _PERIOD_TOKENS)
+    if rule.data_level != "any" and LEVEL_ORDER[rule.data_level] > LEVEL_ORDER[period.level]:
+        raise ResolutionError(f"rule '{rule.name}' holds {rule.data_level} data, coarser than the run's period "
+                              f"{period.identifier} ({period.level}); a coarser location cannot be split.")
+    subs = period.sub_periods(rule.data_level) if rule.data_level != "any" else [period]
+    out = []
+    for sub in subs:
+        text = substitute(template or "", dataset, version, sub, rule.name)
+        specific = sub.identifier if (uses_period or rule.data_level != "any") else None
+        if st.type == "path":
+            out.append(ResolvedLocation("path", absolute_path(root, template or "", text, rule.name), st.format,
+                                        specific, st.options))
+        else:
+            if not _TABLE_NAME.match(text):
+                raise ResolutionError(f"rule '{rule.name}' gives the table name '{text}', which is not a valid "
+                                      "db.table name.")
+            out.append(ResolvedLocation("table", text, "table", specific, st.options))
+    return out
+
+
+def substitute(template: str, dataset: Dataset, version: int, period: Period, rule: str) -> str:
+    """Replace path tokens; a token value that could climb directories is an error."""
+    start = period.start
+    values = {"dataset": dataset.name, "dataset_id": dataset.id, "version": str(version),
+              "table_name": dataset.table_name, "identifier": period.identifier, "YYYY": f"{start.year:04d}",
+              "MM": f"{start.month:02d}", "QQ": f"Q{(start.month - 1) // 3 + 1}", "DD": f"{start.day:02d}"}
+    for name, value in values.items():
+        if ".." in value or "/" in value or "\\" in value:
+            raise ResolutionError(f"rule '{rule}': the value '{value}' of token {{{{{name}}}}} could leave the "
+                                  "workspace ('..' or a path separator); rename the dataset or table.")
+    out = template
+    for name, value in values.items():
+        out = out.replace("{{" + name + "}}", value)
+    leftover = re.search(r"\{\{\s*([^}]*)\}\}", out)
+    if leftover:
+        raise ResolutionError(f"rule '{rule}': unknown path token {{{{{leftover.group(1)}}}}}; tokens are "
+                              + ", ".join("{{" + t + "}}" for t in values) + ".")
+    return out
+
+
+def absolute_path(root: str, template: str, path: str, rule: str) -> str:
+    """Absolute form of a resolved path; relative paths must stay inside the workspace."""
+    if _URI.match(template) or os.path.isabs(template):
+        return path
+    full = os.path.normpath(os.path.join(root, path))
+    if os.path.commonpath([full, os.path.normpath(root)]) != os.path.normpath(root):
+        raise ResolutionError(f"rule '{rule}': the path '{path}' leaves the workspace.")
+    return full
