@@ -106,7 +106,9 @@ def resolver_snapshot(ctx: RunContext) -> dict:
     snap = {"input_dataset_id": None, "input_dataset_version": None, "input_resolver": None,
             "join_datasets": [], "append_datasets": []}
     for view in ctx.compiled.inputs:
-        res = ctx.resolutions[view.view]
+        res = ctx.resolutions.get(view.view)
+        if res is None:  # resolution stopped at an earlier dataset's error
+            continue
         entry = {"dataset_id": res.dataset_id, "dataset_name": res.dataset_name, "dataset_version": res.version,
                  "resolver_id": res.resolver_id, "resolver_source": res.resolver_source, "rule": res.rule,
                  "locations": [loc["target"] for loc in res.to_json()["locations"]]}

@@ -27,7 +27,7 @@ def _checked_cast(column: str, target: str, present: str, dataset: str, where: s
     if present == target:
         return col
     dtype = exp.DataType.build(target, dialect="spark")
-    converted = exp.TryCast(this=col.copy(), to=dtype)
+    converted = exp.TryCast(this=col.copy(), to=dtype, safe=True)
     message = _fn("concat", exp.Literal.string(f"ledgerflow: dataset '{dataset}', column '{column}' at {where}: value '"),
                   exp.Cast(this=col.copy(), to=exp.DataType.build("string")),
                   exp.Literal.string(f"' cannot be read as {target}"))

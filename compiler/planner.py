@@ -603,7 +603,7 @@ class Planner:
                             f"{self.schema[c]} in the working dataset", ref.location, c, "align the types")
         if extra or mismatched:
             return
-        carried = set(appended_types) | (set(temporal) & set(self.schema))
+        carried = set(appended_types) | (set() if op.has_aggregation else set(temporal) & set(self.schema))
         appended = [_aliased(self.generated_value(name, typ, seq, identity, ds.id, carried), name)
                     for name, typ in self.schema.items()]
         cte = f"op_{seq:03d}_append"
@@ -619,7 +619,7 @@ class Planner:
         typed = self.compile_expr(self.translator(scope), op.selector, op.location, {}, expect="boolean")
         if op.selector is not None and typed is None:
             return
-        cols = list(self.schema) if op.columns is None else [str(c) for c in op.columns]
+        cols = list(self.schema) if op.columns is None else list(op.columns)  # keep YStr locations
         bad = [c for c in cols if c not in self.schema]
         for c in bad:
             self.errors.add("BR-015", f"output column '{c}' is not a working column", _loc(c, op.location), c,

@@ -5,9 +5,18 @@ import os
 import shutil
 from pathlib import Path
 
+import sys
+
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # for bench.projectgen
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/*.sql from the current compiler output (review the diff)")
 PROJECTS = REPO / "projects"
 
 

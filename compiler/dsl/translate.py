@@ -22,6 +22,7 @@ from .ast import Binary, Call, ColumnRef, Expanded, Literal, Node, Paren, Select
 from .parser import DslSyntaxError, parse_expression
 
 MAX_SELECTOR_DEPTH = 10
+MAX_NESTING = 32  # parentheses, calls and unary operators inside each other; sqlglot's parser overflows near 45
 _PRECEDENCE = {"OR": 1, "AND": 2, "NOT": 3, "=": 4, "<>": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
                "+": 5, "-": 5, "*": 6, "/": 6, "NEG": 7}
 _COMPARE = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
@@ -125,9 +126,11 @@ class Translator:
             raise ExprError("syntax", err.message, source, err.pos, err.text,
                             "check quotes, parentheses and operators") from None
         try:
-            return self._expand(node, source, ())
+            expanded = self._expand(node, source, ())
         except RecursionError:
             raise _too_deep(source) from None
+        _check_nesting(expanded, source)
+        return expanded
 
     def translate(self, source: Source, expect: Optional[str] = None) -> Typed:
         """Translate ``source``; ``expect='boolean'`` checks a selector or condition."""
@@ -224,7 +227,7 @@ class Translator:
             return Typed(cls(this=lsql, expression=rsql), T.BOOLEAN, agg)
         if node.op in _COMPARE:
             if not T.compatible(left.type, right.type):
-                hint = ("write dates as DATE(\"2026-01-31\")" if {left.type.kind, right.type.kind} & {"date"}
+                hint = ("write dates as DATE(\"2026-01-31\")" if {left.type.kind, right.type.kind} & {"date", "timestamp"}
                         else "compare values of the same type")
                 raise ExprError("type", f"cannot compare {left.type.kind} with {right.type.kind}", source, node.pos,
                                 node.op, hint)
@@ -287,6 +290,29 @@ class Translator:
 def _too_deep(source: Source) -> ExprError:
     return ExprError("syntax", "expression is nested too deeply", source, 0, source.text[:20],
                      "split it into several steps or named selectors")
+
+
+def _check_nesting(root: Node, source: Source) -> None:
+    """Reject expressions nested deeper than :data:`MAX_NESTING` (iteratively, so any depth is safe)."""
+    stack = [(root, 0, source)]
+    while stack:
+        node, depth, src = stack.pop()
+        if isinstance(node, (Paren, Call, Unary, Expanded)):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise ExprError("syntax", f"expression nests more than {MAX_NESTING} levels of parentheses, function "
+                                "calls and unary operators", src, node.pos, src.text[node.pos:node.pos + 20],
+                                "split it into several steps or named selectors")
+        if isinstance(node, Expanded):
+            stack.append((node.body, depth, node.source))
+        elif isinstance(node, Paren):
+            stack.append((node.expr, depth, src))
+        elif isinstance(node, Unary):
+            stack.append((node.operand, depth, src))
+        elif isinstance(node, Binary):
+            stack.extend([(node.left, depth, src), (node.right, depth, src)])
+        elif isinstance(node, Call):
+            stack.extend((arg, depth, src) for arg in node.args)
 
 
 def _as_boolean(sql: exp.Expression) -> exp.Expression:

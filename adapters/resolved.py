@@ -1,0 +1,134 @@
+"""``ledgerflow compile --resolved``: one script that runs as is in ``spark-sql`` for one period.
+
+Parameters are inlined as literals, inputs are read from the locations the resolvers give (the
+same normalisation the runner applies), each stage is materialised with ``INSERT OVERWRITE
+DIRECTORY`` into ``target/scratch`` and read back as a view, and each output query writes to
+``target/resolved/<project>/<period>/`` (the runner's atomic partition swap into the real
+destination cannot be expressed in SQL, so the script never touches real destinations).
+"""
+from __future__ import annotations
+
+import datetime
+import glob
+import os
+
+import sqlglot
+from sqlglot import exp
+
+from ..compiler.compile import CompiledProject, describe
+from ..compiler.loading import normalised_select
+from ..compiler.model import Project, Workspace
+from ..compiler.periods import Period
+from ..compiler.render import ident
+from .runner import RunContext, new_run_id, parameters, resolve_inputs, utcnow
+from .runstore import RunStore
+
+
+def inline_parameters(sql: str, args: dict) -> str:
+    """Replace ``:name`` markers with literals and pretty-print."""
+    literals = {}
+    for name, value in args.items():
+        if isinstance(value, datetime.datetime):
+            literals[name] = exp.Cast(this=exp.Literal.string(value.isoformat(sep=" ")), to=exp.DataType.build("timestamp"))
+        elif isinstance(value, datetime.date):
+            literals[name] = exp.Cast(this=exp.Literal.string(value.isoformat()), to=exp.DataType.build("date"))
+        else:
+            literals[name] = exp.Literal.string(str(value))
+    tree = sqlglot.parse_one(sql, read="spark")
+    tree = tree.transform(lambda n: literals[n.name].copy() if isinstance(n, exp.Placeholder) and n.name in literals else n)
+    return tree.sql("spark", pretty=True)
+
+
+def _string(value: str) -> str:
+    return exp.Literal.string(value).sql("spark")
+
+
+def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
+    """The columns a location holds (name -> Spark type), read cheaply without Spark."""
+    partition_cols = {}
+    if os.path.isdir(target):
+        for entry in os.listdir(target):
+            if "=" in entry and not entry.startswith("."):
+                partition_cols[entry.split("=", 1)[0]] = "string"
+    if fmt == "csv":
+        files = [target] if os.path.isfile(target) else sorted(
+            f for f in glob.glob(os.path.join(target, "**", "*.csv"), recursive=True) if "/.lf_versions/" not in f)
+        if not files:
+            return {c: "string" for c in declared}
+        with open(files[0], encoding="utf-8") as fh:
+            header = fh.readline().strip()
+        return {**{c: "string" for c in header.split(",") if c}, **partition_cols}
+    try:
+        import pyarrow.dataset as pads
+        schema = pads.dataset(target, format=fmt if fmt != "json" else "json").schema
+    except Exception:  # no local file to peek at (URI, json): assume the declared columns
+        return {c: "" for c in declared}
+    return {**{f.name: _arrow_type(f.type) for f in schema}, **partition_cols}
+
+
+def _arrow_type(t) -> str:
+    import pyarrow as pa
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    mapping = [(pa.types.is_string, "string"), (pa.types.is_int32, "int"), (pa.types.is_int64, "bigint"),
+               (pa.types.is_float64, "double"), (pa.types.is_boolean, "boolean"), (pa.types.is_date32, "date"),
+               (pa.types.is_timestamp, "timestamp")]
+    for check, name in mapping:
+        if check(t):
+            return name
+    return str(t)
+
+
+def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProject, period: Period,
+                        store: RunStore, started_at: datetime.datetime | None = None) -> list[tuple[str, str]]:
+    """(comment, statement) pairs of the resolved script, in order."""
+    started = started_at or utcnow()
+    ctx = RunContext(ws, project, compiled, period, started, new_run_id(started))
+    resolve_inputs(ctx, store)
+    args = parameters(period, started)
+    scratch = os.path.join(ws.root, "target", "scratch", project.name, period.identifier)
+    results = os.path.join(ws.root, "target", "resolved", project.name, period.identifier)
+    out: list[tuple[str, str]] = []
+    for view in compiled.inputs:
+        res = ctx.resolutions[view.view]
+        selects = []
+        for i, loc in enumerate(res.locations):
+            raw = f"raw_{view.view}_{i}"
+            if loc.kind == "table":
+                relation = loc.target
+                present = {c.name: "" for c in view.dataset.columns}
+            else:
+                opts = {"path": loc.target, **dict(loc.options)}
+                if loc.format == "csv":
+                    opts.setdefault("header", "true")
+                options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
+                out.append((f"-- {view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}",
+                            f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} OPTIONS ({options})"))
+                relation = raw
+                present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
+            selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i))
+        query = " UNION ALL ".join(f"({s})" if len(selects) > 1 else s for s in selects)
+        out.append((f"-- {view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
+                    f"{res.resolver_id}, {res.resolver_source})",
+                    f"CREATE OR REPLACE TEMPORARY VIEW {ident(view.view)} AS\n{inline_parameters(query, args)}"))
+    for st in compiled.statements:
+        body = inline_parameters(st.sql, args)
+        if st.kind == "stage":
+            folder = os.path.join(scratch, st.name)
+            out.append((describe(st), f"INSERT OVERWRITE DIRECTORY {_string(folder)} USING parquet\n{body}"))
+            out.append((f"-- {st.name} read back from its materialised copy",
+                        f"CREATE OR REPLACE TEMPORARY VIEW {ident(st.name)} USING parquet OPTIONS (path {_string(folder)})"))
+        else:
+            folder = os.path.join(results, st.name)
+            out.append((describe(st) + f" (here: {folder})",
+                        f"INSERT OVERWRITE DIRECTORY {_string(folder)} USING parquet\n{body}"))
+    return out
+
+
+def resolved_script(ws: Workspace, project: Project, compiled: CompiledProject, period: Period,
+                    store: RunStore) -> str:
+    """The resolved script as text."""
+    header = [f"-- ledgerflow: project {project.name} resolved for period {period.identifier} "
+              f"({period.start} .. {period.end}); runs as is in spark-sql"]
+    parts = [f"{comment}\n{statement};" for comment, statement in resolved_statements(ws, project, compiled, period, store)]
+    return "\n".join(header) + "\n\n" + "\n\n".join(parts)

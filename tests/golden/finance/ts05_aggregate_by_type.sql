@@ -1,0 +1,196 @@
+-- ledgerflow 0.1.0: project ts05_aggregate_by_type (id 0b000000-0000-4000-8000-000000000005, version 1)
+-- Parameters: :period_identifier, :period_start, :period_end, :run_started_at
+-- Inputs (views the runner creates from each dataset's resolved locations, normalised to the
+-- declared columns plus system columns):
+--   ds_gl <- dataset gl (period, latest active version)
+--   ds_accounts <- dataset accounts (period, latest active version)
+
+-- lf_stage_1: operations input, 1-2; materialised by the runner before the next statement
+WITH `input` AS (
+  SELECT
+    `journal_id`,
+    `line_number`,
+    `posting_date`,
+    `account_code`,
+    `cost_center_code`,
+    `currency`,
+    `amount_local`,
+    `amount_reporting`,
+    `description`,
+    `source_system`,
+    `_row_id`,
+    `_deleted`,
+    `_updated_at`,
+    `_period`,
+    `_labels`,
+    `_source_dataset`,
+    `_operation_seq`
+  FROM `ds_gl`
+  WHERE
+    `_period` = :period_identifier
+    OR (
+      LENGTH(`_period`) >= 7
+      AND (
+        LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+      )
+      AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+    )
+), `op_001_join_acct` AS (
+  SELECT
+    `code` AS `acct__code`,
+    `name` AS `acct__name`,
+    `type` AS `acct__type`,
+    `category` AS `acct__category`,
+    `is_active` AS `acct__is_active`,
+    `_period` AS `acct___period`,
+    COUNT(*) OVER (PARTITION BY `code`) AS `acct___lf_matches`
+  FROM `ds_accounts`
+  WHERE
+    NOT `_deleted`
+    AND (
+      `_period` = :period_identifier
+      OR (
+        LENGTH(`_period`) >= 7
+        AND (
+          LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+        )
+        AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+      )
+    )
+), `op_001_update` AS (
+  SELECT
+    `transactions`.`journal_id`,
+    `transactions`.`line_number`,
+    `transactions`.`posting_date`,
+    `transactions`.`account_code`,
+    `transactions`.`cost_center_code`,
+    `transactions`.`currency`,
+    `transactions`.`amount_local`,
+    `transactions`.`amount_reporting`,
+    `transactions`.`description`,
+    `transactions`.`source_system`,
+    `transactions`.`_row_id`,
+    `transactions`.`_deleted`,
+    CASE
+      WHEN NOT `transactions`.`_deleted`
+      THEN :run_started_at
+      ELSE `transactions`.`_updated_at`
+    END AS `_updated_at`,
+    `transactions`.`_period`,
+    `transactions`.`_labels`,
+    `transactions`.`_source_dataset`,
+    `transactions`.`_operation_seq`,
+    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`
+  FROM `input` AS `transactions`
+  LEFT JOIN `op_001_join_acct` AS `acct`
+    ON `transactions`.`account_code` = `acct`.`acct__code`
+    AND NOT `transactions`.`_deleted`
+  WHERE
+    (
+      COALESCE(`acct`.`acct___lf_matches`, 1) <= 1
+      OR RAISE_ERROR(
+        CONCAT(
+          'ledgerflow: runtime join \'acct\' of operation 1 matched ',
+          CAST(`acct`.`acct___lf_matches` AS STRING),
+          ' rows of dataset \'accounts\' for one working row; join key: ',
+          CONCAT_WS(', ', CAST(`acct`.`acct__code` AS STRING))
+        )
+      )
+    )
+), `op_002_summary` AS (
+  SELECT
+    `account_type`,
+    SUM(`amount_local`) AS `total_amount`,
+    COUNT(`journal_id`) AS `line_count`
+  FROM `op_001_update`
+  WHERE
+    NOT `_deleted`
+  GROUP BY
+    `account_type`
+), `op_002_aggregate` AS (
+  SELECT
+    `journal_id`,
+    `line_number`,
+    `posting_date`,
+    `account_code`,
+    `cost_center_code`,
+    `currency`,
+    `amount_local`,
+    `amount_reporting`,
+    `description`,
+    `source_system`,
+    `_row_id`,
+    `_deleted`,
+    `_updated_at`,
+    `_period`,
+    `_labels`,
+    `_source_dataset`,
+    `_operation_seq`,
+    `account_type`,
+    NULL AS `total_amount`,
+    CAST(NULL AS BIGINT) AS `line_count`
+  FROM `op_001_update`
+  UNION ALL
+  SELECT
+    CAST(NULL AS STRING) AS `journal_id`,
+    CAST(NULL AS INT) AS `line_number`,
+    CAST(NULL AS DATE) AS `posting_date`,
+    CAST(NULL AS STRING) AS `account_code`,
+    CAST(NULL AS STRING) AS `cost_center_code`,
+    CAST(NULL AS STRING) AS `currency`,
+    CAST(NULL AS DECIMAL(18, 2)) AS `amount_local`,
+    CAST(NULL AS DECIMAL(18, 2)) AS `amount_reporting`,
+    CAST(NULL AS STRING) AS `description`,
+    CAST(NULL AS STRING) AS `source_system`,
+    LOWER(
+      REGEXP_REPLACE(
+        CONCAT(
+          LPAD(HEX(UNIX_MILLIS(:run_started_at)), 12, '0'),
+          '7',
+          OVERLAY(SUBSTRING(SHA2(TO_JSON(STRUCT(2 AS k0, `account_type` AS k1)), 256), 1, 18) PLACING '8' FROM 4 FOR 0)
+        ),
+        '^(.{8})(.{4})(.{4})(.{4})(.{12})$',
+        '$1-$2-$3-$4-$5'
+      )
+    ) AS `_row_id`,
+    FALSE AS `_deleted`,
+    :run_started_at AS `_updated_at`,
+    :period_identifier AS `_period`,
+    '' AS `_labels`,
+    '0a000000-0000-4000-8000-000000000001' AS `_source_dataset`,
+    2 AS `_operation_seq`,
+    CAST(`account_type` AS STRING) AS `account_type`,
+    `total_amount`,
+    `line_count`
+  FROM `op_002_summary`
+)
+SELECT
+  *
+FROM `op_002_aggregate`;
+
+-- output_003: operation 3 'Write lines and totals' writes table ts05_by_account_type
+SELECT
+  `journal_id`,
+  `line_number`,
+  `posting_date`,
+  `account_code`,
+  `cost_center_code`,
+  `currency`,
+  `amount_local`,
+  `amount_reporting`,
+  `description`,
+  `source_system`,
+  `_row_id`,
+  `_deleted`,
+  `_updated_at`,
+  `_period`,
+  `_labels`,
+  `_source_dataset`,
+  `_operation_seq`,
+  `account_type`,
+  `total_amount`,
+  `line_count`
+FROM `lf_stage_1`
+WHERE
+  NOT `_deleted`;
+

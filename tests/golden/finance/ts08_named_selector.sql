@@ -1,0 +1,138 @@
+-- ledgerflow 0.1.0: project ts08_named_selector (id 0b000000-0000-4000-8000-000000000008, version 1)
+-- Parameters: :period_identifier, :period_start, :period_end, :run_started_at
+-- Inputs (views the runner creates from each dataset's resolved locations, normalised to the
+-- declared columns plus system columns):
+--   ds_gl <- dataset gl (period, latest active version)
+--   ds_cost_centers <- dataset cost_centers (period, latest active version)
+
+-- lf_stage_1: operations input, 1; materialised by the runner before the next statement
+WITH `input` AS (
+  SELECT
+    `journal_id`,
+    `line_number`,
+    `posting_date`,
+    `account_code`,
+    `cost_center_code`,
+    `currency`,
+    `amount_local`,
+    `amount_reporting`,
+    `description`,
+    `source_system`,
+    `_row_id`,
+    `_deleted`,
+    `_updated_at`,
+    `_period`,
+    `_labels`,
+    `_source_dataset`,
+    `_operation_seq`
+  FROM `ds_gl`
+  WHERE
+    `_period` = :period_identifier
+    OR (
+      LENGTH(`_period`) >= 7
+      AND (
+        LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+      )
+      AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+    )
+), `op_001_join_cc` AS (
+  SELECT
+    `code` AS `cc__code`,
+    `name` AS `cc__name`,
+    `department` AS `cc__department`,
+    `region` AS `cc__region`,
+    `is_active` AS `cc__is_active`,
+    `_period` AS `cc___period`,
+    COUNT(*) OVER (PARTITION BY `code`) AS `cc___lf_matches`
+  FROM `ds_cost_centers`
+  WHERE
+    NOT `_deleted`
+    AND (
+      `_period` = :period_identifier
+      OR (
+        LENGTH(`_period`) >= 7
+        AND (
+          LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+        )
+        AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+      )
+    )
+), `op_001_update` AS (
+  SELECT
+    `transactions`.`journal_id`,
+    `transactions`.`line_number`,
+    `transactions`.`posting_date`,
+    `transactions`.`account_code`,
+    `transactions`.`cost_center_code`,
+    `transactions`.`currency`,
+    CASE
+      WHEN NOT `transactions`.`_deleted` AND (
+        (
+          `cc`.`cc__region` = 'EMEA'
+        )
+      )
+      THEN CAST(`transactions`.`amount_local` * 1.05 AS DECIMAL(18, 2))
+      ELSE `transactions`.`amount_local`
+    END AS `amount_local`,
+    `transactions`.`amount_reporting`,
+    `transactions`.`description`,
+    `transactions`.`source_system`,
+    `transactions`.`_row_id`,
+    `transactions`.`_deleted`,
+    CASE
+      WHEN NOT `transactions`.`_deleted` AND (
+        (
+          `cc`.`cc__region` = 'EMEA'
+        )
+      )
+      THEN :run_started_at
+      ELSE `transactions`.`_updated_at`
+    END AS `_updated_at`,
+    `transactions`.`_period`,
+    `transactions`.`_labels`,
+    `transactions`.`_source_dataset`,
+    `transactions`.`_operation_seq`
+  FROM `input` AS `transactions`
+  LEFT JOIN `op_001_join_cc` AS `cc`
+    ON `transactions`.`cost_center_code` = `cc`.`cc__code`
+    AND NOT `transactions`.`_deleted`
+  WHERE
+    (
+      COALESCE(`cc`.`cc___lf_matches`, 1) <= 1
+      OR RAISE_ERROR(
+        CONCAT(
+          'ledgerflow: runtime join \'cc\' of operation 1 matched ',
+          CAST(`cc`.`cc___lf_matches` AS STRING),
+          ' rows of dataset \'cost_centers\' for one working row; join key: ',
+          CONCAT_WS(', ', CAST(`cc`.`cc__code` AS STRING))
+        )
+      )
+    )
+)
+SELECT
+  *
+FROM `op_001_update`;
+
+-- output_002: operation 2 'Write uplifted lines' writes table ts08_emea_uplift
+SELECT
+  `journal_id`,
+  `line_number`,
+  `posting_date`,
+  `account_code`,
+  `cost_center_code`,
+  `currency`,
+  `amount_local`,
+  `amount_reporting`,
+  `description`,
+  `source_system`,
+  `_row_id`,
+  `_deleted`,
+  `_updated_at`,
+  `_period`,
+  `_labels`,
+  `_source_dataset`,
+  `_operation_seq`
+FROM `lf_stage_1`
+WHERE
+  NOT `_deleted`;
+

@@ -1,0 +1,36 @@
+"""Helpers to check compiled SQL against Spark's analyzer on empty views of the declared schemas."""
+from __future__ import annotations
+
+import datetime
+
+from ledgerflow.adapters.runner import parameters, used_args
+from ledgerflow.compiler import system_columns as sysc
+from ledgerflow.compiler.compile import CompiledProject
+from ledgerflow.compiler.periods import parse_period
+
+ARGS = parameters(parse_period("2026-01"), datetime.datetime(2026, 2, 1, 9, 30))
+
+
+def input_ddl(dataset) -> str:
+    """DDL of a normalised input view: declared columns, then system columns."""
+    cols = [(c.name, c.type) for c in dataset.columns] + sysc.system_columns(dataset.temporal_mode)
+    return ", ".join(f"`{n}` {t}" for n, t in cols)
+
+
+def analyse(spark, compiled: CompiledProject) -> list[str]:
+    """Create empty input views, then analyse (and materialise, empty) every statement in order.
+
+    Returns the EXPLAIN text of each statement; raises on the first statement Spark refuses.
+    """
+    for view in compiled.inputs:
+        spark.createDataFrame([], input_ddl(view.dataset)).createOrReplaceTempView(view.view)
+    plans = []
+    for st in compiled.statements:
+        args = used_args(st.sql, ARGS)
+        df = spark.sql(st.sql, args=args)  # analysed eagerly: raises Spark's own error if refused
+        plan = spark.sql("EXPLAIN " + st.sql, args=args).collect()[0][0]
+        assert "Error occurred" not in plan and "AnalysisException" not in plan, plan
+        plans.append(plan)
+        if st.kind == "stage":
+            df.localCheckpoint().createOrReplaceTempView(st.name)
+    return plans
