@@ -313,19 +313,36 @@ class Runner:
         return ("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text, rule.name), st.format, version)
 
     def _write(self, ctx: RunContext, pending: list, destinations: dict) -> list[dict]:
+        """Write every output; local partitions are staged first and swapped in together at the end,
+        so a failure anywhere leaves every local destination as it was (URIs and catalog tables are
+        replaced one by one by Spark)."""
+        period = ctx.period.identifier
+        staged: list = []
+        written = []
+        try:
+            for st, df, rows in pending:
+                op = st.operation
+                kind, target, fmt, version = destinations[op.seq]
+                if kind == "table":
+                    location = writers.write_catalog_table(df, target, period)
+                elif writers.is_local(target):
+                    staged.append(writers.stage_partition(df, target, fmt, period, ctx.run_id))
+                    location = staged[-1].link
+                else:
+                    location = writers.write_uri_partition(df, target, fmt, period)
+                written.append((st, df, rows, kind, target, fmt, version, location))
+        except BaseException:
+            writers.discard(staged)
+            raise
+        writers.commit(staged)
         results = []
-        for st, df, rows in pending:
+        for st, df, rows, kind, target, fmt, version, location in written:
             op = st.operation
-            kind, target, fmt, version = destinations[op.seq]
-            if kind == "table":
-                location = writers.write_catalog_table(df, target, ctx.period.identifier)
-            else:
-                location = writers.write_partition(df, target, fmt, ctx.period.identifier, ctx.run_id)
             entry = {"operation_seq": op.seq, "location": location, "rows": rows,
                      "registered_dataset": None, "registered_version": None}
             if op.register_as_dataset and kind == "path":
                 schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
-                self.store.register(op.register_as_dataset, version, target, fmt, [ctx.period.identifier],
+                self.store.register(op.register_as_dataset, version, target, fmt, [period],
                                     schema, ctx.run_id, ctx.started_at.isoformat())
                 entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
             results.append(entry)

@@ -3,13 +3,16 @@
 Local paths: the rows are written to ``<dest>/.lf_versions/_period=P/<run_id>`` and the partition
 ``<dest>/_period=P`` is a symbolic link swapped to the new folder with one ``os.replace``, so a
 reader sees the old partition or the new one, never a mix, and a failure before the swap leaves
-the old partition as it was. Spark's partition discovery ignores the hidden ``.lf_versions``.
+the old partition as it was. A run stages all its local outputs first and swaps them in together
+(``commit``), so a failed run leaves every output as it was. Spark's partition discovery ignores
+the hidden ``.lf_versions``.
 URIs fall back to Spark's dynamic partition overwrite; catalog tables use ``INSERT OVERWRITE``.
 """
 from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from typing import Optional
 
 PARTITION = "_period"
@@ -23,31 +26,92 @@ def _local(target: str) -> str:
     return target[len("file:"):] if target.startswith("file:") else target
 
 
-def write_partition(df, target: str, fmt: str, period: str, run_id: str) -> str:
-    """Replace partition ``_period=period`` of the folder ``target`` with ``df``; returns its path."""
+@dataclass
+class Staged:
+    """A partition written to its hidden version folder, not yet visible: ``commit`` swaps it in."""
+
+    link: str
+    staged: str
+
+
+def is_local(target: str) -> bool:
+    """Whether ``target`` is a local folder (written by staging and an atomic swap)."""
+    return _is_local(target)
+
+
+def stage_partition(df, target: str, fmt: str, period: str, run_id: str) -> Staged:
+    """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``."""
     data = df.drop(PARTITION) if PARTITION in df.columns else df
-    if not _is_local(target):
-        spark = df.sparkSession
-        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-        from pyspark.sql import functions as F
-        (df.withColumn(PARTITION, F.lit(period)).write.mode("overwrite").format(fmt)
-           .options(**({"header": "true"} if fmt == "csv" else {})).partitionBy(PARTITION).save(target))
-        return f"{target}/{PARTITION}={period}"
     root = _local(target)
     versions = os.path.join(root, ".lf_versions", f"{PARTITION}={period}")
-    staged = os.path.join(versions, run_id)
+    name, n = run_id, 1
+    while os.path.lexists(os.path.join(versions, name)):  # two outputs of one run to one partition
+        n += 1
+        name = f"{run_id}.{n}"
+    staged = os.path.join(versions, name)
     writer = data.write.mode("overwrite").format(fmt)
     if fmt == "csv":
         writer = writer.option("header", "true")
     writer.save(staged)
-    link = os.path.join(root, f"{PARTITION}={period}")
-    _swap(link, staged)
-    return link
+    return Staged(os.path.join(root, f"{PARTITION}={period}"), staged)
+
+
+def commit(staged: list[Staged]) -> None:
+    """Swap every staged partition in, all or nothing: when one swap fails, the partitions already
+    swapped are pointed back at their previous versions and the staged files are dropped. The
+    replaced versions are deleted only once every swap succeeded."""
+    done: list[tuple[str, Optional[str]]] = []
+    try:
+        for s in staged:
+            previous = os.path.realpath(s.link) if os.path.islink(s.link) else None
+            _swap(s.link, s.staged)
+            done.append((s.link, previous))
+    except BaseException:
+        for link, previous in reversed(done):
+            if previous is not None and os.path.isdir(previous):
+                _point(link, previous)
+            elif os.path.islink(link):
+                os.remove(link)
+        discard(staged)
+        raise
+    final = {os.path.realpath(s.link) for s in staged}
+    for _link, previous in done:
+        if previous and previous not in final and os.path.isdir(previous):
+            shutil.rmtree(previous, ignore_errors=True)
+
+
+def discard(staged: list[Staged]) -> None:
+    """Delete staged version folders that are not (or no longer) visible."""
+    for s in staged:
+        if os.path.realpath(s.link) != os.path.realpath(s.staged):
+            shutil.rmtree(s.staged, ignore_errors=True)
+
+
+def write_partition(df, target: str, fmt: str, period: str, run_id: str) -> str:
+    """Replace partition ``_period=period`` of the folder ``target`` with ``df``; returns its path."""
+    if not _is_local(target):
+        return write_uri_partition(df, target, fmt, period)
+    s = stage_partition(df, target, fmt, period, run_id)
+    commit([s])
+    return s.link
+
+
+def write_uri_partition(df, target: str, fmt: str, period: str) -> str:
+    """A URI destination: Spark's dynamic partition overwrite of ``_period=period``."""
+    spark = df.sparkSession
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    from pyspark.sql import functions as F
+    (df.withColumn(PARTITION, F.lit(period)).write.mode("overwrite").format(fmt)
+       .options(**({"header": "true"} if fmt == "csv" else {})).partitionBy(PARTITION).save(target))
+    return f"{target}/{PARTITION}={period}"
 
 
 def _swap(link: str, new_target: str) -> None:
-    """Point ``link`` at ``new_target`` atomically, then drop the previous version's files."""
-    old: Optional[str] = os.path.realpath(link) if os.path.islink(link) else None
+    """Point ``link`` at ``new_target`` atomically (the previous version's files are kept: see ``commit``)."""
+    _point(link, new_target)
+
+
+def _point(link: str, new_target: str) -> None:
     tmp = f"{link}.{os.path.basename(new_target)}.tmp"
     if os.path.lexists(tmp):
         os.remove(tmp)
@@ -55,8 +119,6 @@ def _swap(link: str, new_target: str) -> None:
     if os.path.isdir(link) and not os.path.islink(link):
         shutil.rmtree(link)  # a plain folder from another writer: cannot be swapped atomically
     os.replace(tmp, link)
-    if old and os.path.realpath(old) != os.path.realpath(new_target) and os.path.isdir(old):
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def write_catalog_table(df, table: str, period: str) -> str:

@@ -79,6 +79,26 @@ def gl_row(raw: tuple) -> dict:
             "amount_reporting": D(rep) if rep is not None else None, "description": desc, "source_system": src}
 
 
+def gl_expected(rec: dict, updated_at=None, raw_rows=GL_ROWS, change=None, **extra) -> list[dict]:
+    """The GL rows as a `period` input yields them in run ``rec`` (system columns filled, ``_period`` the
+    run's partition), plus ``extra`` columns; ``change(row)`` may return per-row overrides. GL order."""
+    out = []
+    for raw in raw_rows:
+        row = gl_row(raw)
+        row.update(_deleted=False, _updated_at=updated_at, _labels="", _source_dataset=GL_ID, _operation_seq=0)
+        row.update(extra)
+        row["_period"] = rec["period"]["identifier"]
+        if change is not None:
+            row.update(change(row) or {})
+        out.append(row)
+    return by_key(out, "journal_id", "line_number")
+
+
+def in_gl_order(rows: Iterable[dict], *drop: str) -> list[dict]:
+    """Rows sorted like the GL (journal_id, line_number), without the ``drop`` columns."""
+    return by_key(without(list(rows), *drop), "journal_id", "line_number")
+
+
 # ------------------------------------------------------------------------------------------------- CLI
 def cli(ws, *args: str) -> Result:
     """``ledgerflow --workspace WS ARGS...`` in-process (stdout and stderr kept apart)."""

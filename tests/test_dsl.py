@@ -21,7 +21,8 @@ from ledgerflow.compiler.errors import LedgerflowError
 
 DEC = T.SqlType("number", "decimal(18,2)")
 COLUMNS = {
-    "a": T.INTEGER, "b": T.INTEGER, "c": T.INTEGER, "qty": T.BIGINT, "amount": DEC, "rate": T.SqlType("number", "double"),
+    "a": T.INTEGER, "b": T.INTEGER, "c": T.INTEGER, "qty": T.BIGINT, "amount": DEC,
+    "rate": T.SqlType("number", "double"),
     "name": T.STRING, "region": T.STRING, "d": T.DATE, "d2": T.DATE, "ts": T.TIMESTAMP,
     "flag": T.BOOLEAN, "other": T.BOOLEAN, "_period": T.STRING, "_deleted": T.BOOLEAN,
 }
@@ -129,6 +130,32 @@ def test_precedence_is_kept_in_the_ast():
     cmp = right.right
     assert cmp.op == ">" and cmp.left.op == "+" and cmp.left.right.op == "*"
     assert isinstance(cmp.left.right.right, Unary) and cmp.left.right.right.op == "-"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("OR(flag, other) AND flag", "(`flag` OR `other`) AND `flag`"),
+    ("flag AND OR(flag, other)", "`flag` AND (`flag` OR `other`)"),
+    ("NOT OR(flag, other)", "NOT (`flag` OR `other`)"),
+    ("NOT AND(flag, other)", "NOT (`flag` AND `other`)"),
+    ("AND(flag, other) OR flag", "(`flag` AND `other`) OR `flag`"),
+    ("flag = AND(flag, other)", "`flag` = (`flag` AND `other`)"),
+    ("flag = ISNULL(a)", "`flag` = (`a` IS NULL)"),
+    ("ISNULL(a) = flag", "(`a` IS NULL) = `flag`"),
+    ("NOT ISNULL(a)", "NOT (`a` IS NULL)"),
+    ("flag = NOT(other)", "`flag` = (NOT `other`)"),
+    ("flag <> NOT(a = 1)", "`flag` <> (NOT (`a` = 1))"),
+    ("IF(flag, NOT(other), other)", "CASE WHEN `flag` THEN NOT `other` ELSE `other` END"),
+    # in operator position NOT(x) is the NOT operator, which binds looser than '=' (as in SQL)
+    ("NOT(flag) = other", "NOT (`flag` = `other`)"),
+])
+def test_function_forms_keep_their_grouping(text, expected):
+    assert_dsl(text, expected)
+
+
+def test_not_function_arity():
+    assert error_of("flag = NOT(flag, other)").kind == "arity"
+    assert error_of("NOT(flag, other)").kind == "syntax"  # operator position: NOT applied to '(flag, other)'
+    assert "NOT" in functions.FUNCTIONS
 
 
 def test_division_keeps_its_operand_grouping():
@@ -295,6 +322,7 @@ FUNCTION_CASES = [
     ("AND(flag OR other, NOT flag)", "(`flag` OR `other`) AND (NOT `flag`)", T.BOOLEAN),
     ("OR(flag AND other, a = 1 OR b = 2)", "(`flag` AND `other`) OR (`a` = 1 OR `b` = 2)", T.BOOLEAN),
     ("NOT(flag)", "NOT `flag`", T.BOOLEAN),
+    ("other = NOT(flag)", "`other` = (NOT `flag`)", T.BOOLEAN),
     ("NOT(flag) AND other", "(NOT `flag`) AND `other`", T.BOOLEAN),
     ("ISNULL(a)", "`a` IS NULL", T.BOOLEAN),
     ("IS_NULL(name)", "`name` IS NULL", T.BOOLEAN),
@@ -460,7 +488,8 @@ def test_non_boolean_selector(text):
     assert err.kind == "type" and "boolean" in err.message and err.diagnostic({}).code == "DSL-002"
 
 
-@pytest.mark.parametrize("text", ["flag", "a > 1", "ISNULL(name)", "CONTAINS(name, 'x')", "{{A}}", "IF(flag, flag, other)"])
+@pytest.mark.parametrize("text", ["flag", "a > 1", "ISNULL(name)", "CONTAINS(name, 'x')", "{{A}}",
+                                  "IF(flag, flag, other)"])
 def test_boolean_selector_accepted(text):
     assert translate(text, expect="boolean").type == T.BOOLEAN
 

@@ -5,7 +5,10 @@ import datetime
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyspark.sql.types import DecimalType
+from test_dsl_properties import GEN_COLUMNS, GEN_SCOPE, GEN_SELECTORS, expressions, kinds_match
 
 from ledgerflow.compiler import types as T
 from ledgerflow.compiler.dsl.ast import Source
@@ -125,6 +128,15 @@ def test_isnull_groups_its_argument(row):
     assert ev(row, "IS_NULL(NOT t)") is False
     assert ev(row, "ISNULL(n_null = 1)") is True
     assert ev(row, "ISNULL(s)") is False and ev(row, "ISNULL(s_null)") is True
+
+
+@pytest.mark.parametrize("text, value", [
+    ("OR(t, f) AND f", False), ("f AND OR(f, t)", False), ("NOT OR(f, t)", False), ("AND(t, f) OR t", True),
+    ("f = AND(f, t)", True), ("t = ISNULL(n_null)", True), ("ISNULL(n) = f", True), ("f = NOT(t)", True),
+    ("NOT ISNULL(n)", True),
+])
+def test_function_forms_keep_their_grouping_on_spark(row, text, value):
+    assert ev(row, text) is value
 
 
 def test_coalesce(row):
@@ -269,7 +281,8 @@ def test_left_right(row):
 
 
 def test_string_literals_reach_spark_verbatim(row):
-    for text in ["x'; DROP TABLE t; --", "C:\\new\\table", "a\\", 'say "hi"', "it's", "tab\there", "line\nbreak", "%_."]:
+    for text in ["x'; DROP TABLE t; --", "C:\\new\\table", "a\\", 'say "hi"', "it's", "tab\there", "line\nbreak",
+                 "%_."]:
         dsl = "'" + text.replace("'", "''") + "'"
         assert ev(row, dsl) == text
         assert ev(row, f"CONCAT({dsl}, s)") == text + "Product revenue"
@@ -340,3 +353,40 @@ def test_aggregates(row):
     assert (r["lo"], r["hi"]) == (Decimal("1.50"), Decimal("2.25"))
     assert (r["c"], r["all"], r["all2"]) == (2, 3, 3)
     assert r["div"] == Decimal("1.25")
+
+
+# ------------------------------------------------------------------ random valid expressions vs Spark's analyzer
+
+_SPARK_KIND = {"IntegerType": "number", "LongType": "number", "DecimalType": "number", "DoubleType": "number",
+               "StringType": "string", "BooleanType": "boolean", "DateType": "date", "TimestampType": "timestamp",
+               "NullType": "null"}
+
+
+@pytest.fixture(scope="module")
+def gen_view(spark):
+    values = {"n1": "3", "n2": "-4", "big": "CAST(5000000000 AS BIGINT)", "amount": "CAST(1234.56 AS DECIMAL(18,2))",
+              "s1": "' Abc.def '", "s2": "CAST(NULL AS STRING)", "b1": "TRUE", "b2": "CAST(NULL AS BOOLEAN)",
+              "d1": "DATE'2026-01-31'", "d2": "CAST(NULL AS DATE)", "ts": "TIMESTAMP'2026-02-01 12:00:00'"}
+    assert set(values) == set(GEN_COLUMNS)
+    spark.sql("SELECT " + ", ".join(f"{v} AS `{k}`" for k, v in values.items())).createOrReplaceTempView("dsl_gen")
+    spark.sql("SELECT CAST(1.5 AS DECIMAL(18,6)) AS rate, 'X' AS code, FALSE AS active, DATE'2025-12-01' AS since") \
+        .createOrReplaceTempView("dsl_gen_j")
+    return spark
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.lists(expressions(), min_size=1, max_size=6))
+def test_random_valid_expressions_pass_spark_analysis(gen_view, cases):
+    typed = [Translator(GEN_SCOPE, GEN_SELECTORS).translate(Source(text, "gen.yml", 1, 1)) for _, text in cases]
+    select = ", ".join(f"{t.sql.sql('spark')} AS c{i}" for i, t in enumerate(typed))
+    df = gen_view.sql(f"SELECT {select} FROM dsl_gen CROSS JOIN dsl_gen_j AS j", args={"run_started_at": RUN_AT})
+    for i, ((kind, text), t) in enumerate(zip(cases, typed)):
+        spark_type = df.schema[f"c{i}"].dataType
+        spark_kind = _SPARK_KIND[type(spark_type).__name__]
+        assert kinds_match(kind, spark_kind), (text, spark_type)
+        if t.type.kind not in ("null", "unknown"):
+            assert spark_kind == t.type.kind or {spark_kind, t.type.kind} <= {"date", "timestamp"}, (text, t.type,
+                                                                                                     spark_type)
+        if t.type.sql and t.type.kind != "null":
+            assert spark_type.simpleString() == t.type.sql, (text, t.type, spark_type)

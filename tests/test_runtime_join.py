@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 from textwrap import dedent
 
-from cli_support import (ACCOUNTS_ID, COST_CENTERS_ID, D, GL_ID, GL_ROWS, RATES_ID, add_project, by_key, cli,
-                         describe, edit, read_output, record, run, run_id_of, run_ok, started, versions_dir, write)
+from cli_support import (ACCOUNTS_ID, D, GL_FEB_MAR_ROWS, GL_ID, GL_ROWS, RATES_ID, add_project, by_key, cli,
+                         describe, edit, gl_expected, in_gl_order, read_output, record, run, run_id_of, run_ok,
+                         started, versions_dir, write)
 
 CLOSING = 'transactions.currency = fx.from_currency AND fx.to_currency = "USD" AND fx.rate_type = "closing"'
 OUTPUT = """
@@ -19,7 +20,7 @@ OUTPUT = """
 """
 
 
-def fx_update(pin: str = "", extra_assignments: str = "") -> str:
+def fx_update(pin: str = "") -> str:
     """TS-03's update (join ``fx`` on exchange_rates) plus ``applied_rate = fx.rate``."""
     return f"""
 - seq: 1
@@ -34,13 +35,21 @@ def fx_update(pin: str = "", extra_assignments: str = "") -> str:
       - column: amount_reporting
         expression: transactions.amount_local * fx.rate
       - column: applied_rate
-        expression: fx.rate{extra_assignments}
+        expression: fx.rate
 """
 
 
 def amounts(rows, column="amount_reporting"):
     """``column`` of the rows in GL order, as strings (exact decimal text)."""
     return [None if r[column] is None else str(r[column]) for r in by_key(rows, "journal_id", "line_number")]
+
+
+def fx_expected(rec: dict, rates: dict) -> list[dict]:
+    """TS-03's rows converted with ``rates`` (currency -> rate text), with ``applied_rate``; all rows matched."""
+    def change(row):
+        rate = D(rates[row["currency"]])
+        return {"amount_reporting": (row["amount_local"] * rate).quantize(D("0.01")), "applied_rate": rate}
+    return gl_expected(rec, updated_at=started(rec), change=change)
 
 
 def rates_by_currency(rows):
@@ -71,6 +80,8 @@ def test_us1_fx_pinned_version_vs_latest(spark, finance):
                              "-3200.00", "17500.00", "17500.00"]
     assert rates_by_currency(rows) == {"USD": D("1.000000"), "EUR": D("1.100000"), "GBP": D("1.300000"),
                                        "JPY": D("0.007000")}
+    assert in_gl_order(rows, "_row_id") == fx_expected(latest, {"USD": "1", "EUR": "1.1", "GBP": "1.3",
+                                                                "JPY": "0.007"})
     [join] = latest["resolver_snapshot"]["join_datasets"]
     assert (join["alias"], join["dataset_id"], join["dataset_version"]) == ("fx", RATES_ID, 2)
     assert join["locations"] == [str(finance / "data" / "exchange_rates" / "v2" / "exchange_rates.csv")]
@@ -82,6 +93,8 @@ def test_us1_fx_pinned_version_vs_latest(spark, finance):
                              "-3200.00", "16800.00", "16800.00"]
     assert rates_by_currency(rows) == {"USD": D("1.000000"), "EUR": D("1.092000"), "GBP": D("1.271000"),
                                        "JPY": D("0.006720")}
+    assert in_gl_order(rows, "_row_id") == fx_expected(pinned, {"USD": "1", "EUR": "1.092", "GBP": "1.271",
+                                                                "JPY": "0.00672"})
     [join] = pinned["resolver_snapshot"]["join_datasets"]
     assert (join["alias"], join["dataset_id"], join["dataset_version"]) == ("fx", RATES_ID, 1)
     assert join["locations"] == [str(finance / "data" / "exchange_rates" / "v1" / "exchange_rates.csv")]
@@ -137,8 +150,10 @@ def test_us2_two_joins_period_and_bitemporal(spark, finance):
     assert [r["description"] for r in rows] == [f"{names[g[3]]} @ {g[5]}" for g in GL_ROWS]
     assert amounts(rows) == ["15000.00", "15000.00", "9282.00", "-9282.00", "27962.00", "27962.00", "3200.00",
                              "-3200.00", "16800.00", "16800.00"]
-    t0 = started(rec)
-    assert all(r["_updated_at"] == t0 for r in rows)
+    closing = {"USD": "1", "EUR": "1.092", "GBP": "1.271", "JPY": "0.00672"}
+    assert in_gl_order(rows, "_row_id") == gl_expected(rec, updated_at=started(rec), change=lambda r: {
+        "account_type": types[r["account_code"]], "description": f"{names[r['account_code']]} @ {r['currency']}",
+        "amount_reporting": (r["amount_local"] * D(closing[r["currency"]])).quantize(D("0.01"))})
     joins = rec["resolver_snapshot"]["join_datasets"]
     assert [(j["operation_seq"], j["alias"], j["dataset_id"], j["dataset_version"], j["resolver_source"])
             for j in joins] == [(1, "acct", ACCOUNTS_ID, 2, "system_default"),
@@ -189,10 +204,13 @@ def test_us3_period_filter_exact_match_and_no_data_gives_nulls(spark, finance):
     _, rows = read_output(spark, jan, 9)
     rows = by_key(rows, "journal_id", "line_number")
     regions = {"CC-100": "AMER", "CC-200": "EMEA", "CC-300": "EMEA"}
+    types = {"4100": "revenue", "1200": "asset", "5100": "expense", "2100": "liability", "4200": "revenue",
+             "5200": "expense"}
     assert [r["region"] for r in rows] == [regions[g[4]] for g in GL_ROWS]
     assert [r["account_type"] for r in rows] == ["revenue", "asset", "expense", "liability", "revenue", "asset",
                                                  "expense", "liability", "revenue", "asset"]
-    assert [r["amount_local"] for r in rows] == [D(g[6]) for g in GL_ROWS]
+    assert in_gl_order(rows, "_row_id") == gl_expected(jan, updated_at=started(jan), change=lambda r: {
+        "region": regions[r["cost_center_code"]], "account_type": types[r["account_code"]]})
 
     # February: cost_centers has one CC-100 row for 2026-02; accounts has no 2026-02 rows at all
     feb = run_ok(finance, "us3_period_join", "2026-02")
@@ -201,8 +219,9 @@ def test_us3_period_filter_exact_match_and_no_data_gives_nulls(spark, finance):
     assert [(r["journal_id"], r["line_number"], r["region"], r["account_type"], r["amount_local"], r["_period"])
             for r in rows] == [("JE-101", 1, "LATAM", None, D("1000.00"), "2026-02"),
                                ("JE-101", 2, "LATAM", None, D("1000.00"), "2026-02")]
-    t0 = started(feb)
-    assert all(r["_updated_at"] == t0 for r in rows)  # the rows matched the update; the join found nothing
+    # the rows matched the update (_updated_at set); the accounts join found nothing: NULL
+    assert in_gl_order(rows, "_row_id") == gl_expected(feb, updated_at=started(feb), raw_rows=GL_FEB_MAR_ROWS[:2],
+                                                       region="LATAM", account_type=None)
     # the January partition of the same destination is untouched by the February run
     _, again = read_output(spark, jan, 9)
     assert len(again) == 10
@@ -247,6 +266,7 @@ spark:
         _, rows = read_output(spark, rec, 9)
         assert rates_by_currency(rows) == {k: D(v) for k, v in rates.items()}
         assert amounts(rows) == reporting
+        assert in_gl_order(rows, "_row_id") == fx_expected(rec, rates)
         [join] = rec["resolver_snapshot"]["join_datasets"]
         assert (join["alias"], join["dataset_id"], join["dataset_version"], join["resolver_id"],
                 join["resolver_source"]) == ("fx", RATES_ID, 1, resolver, source)
@@ -357,6 +377,9 @@ def test_edge_case_zero_joins(spark, finance):
     t0 = started(rec)
     assert [(r["flagged"], r["_updated_at"]) for r in rows] == [
         (True, t0) if g[5] == "EUR" else (None, None) for g in GL_ROWS]
+    assert in_gl_order(rows, "_row_id") == gl_expected(rec, flagged=None, change=lambda r: {
+        "amount_reporting": r["amount_local"] * 2, "flagged": True, "_updated_at": t0} if r["currency"] == "EUR"
+        else {})
 
 
 # ------------------------------------------------------------------------------------------- multiplicity

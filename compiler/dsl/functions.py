@@ -107,6 +107,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     F("IF", 3, 3, ("boolean", "any", "any"), _if_result, _if, signature="IF(condition, then, else)"),
     F("AND", 2, None, ("boolean",), _fixed(T.BOOLEAN), lambda a: _fold(exp.And, a), signature="AND(x, y, ...)"),
     F("OR", 2, None, ("boolean",), _fixed(T.BOOLEAN), lambda a: _fold(exp.Or, a), signature="OR(x, y, ...)"),
+    # NOT(x) where an operand is expected (a = NOT(b)); elsewhere the parser reads it as the NOT operator
+    F("NOT", 1, 1, ("boolean",), _fixed(T.BOOLEAN), lambda a: exp.Not(this=exp.Paren(this=a[0])), signature="NOT(x)"),
     F("ISNULL", 1, 1, ("any",), _fixed(T.BOOLEAN), lambda a: _is_null(a), signature="ISNULL(x)"),
     F("COALESCE", 1, None, ("any",), _unify_all, lambda a: exp.Coalesce(this=a[0], expressions=a[1:]),
       signature="COALESCE(x, ...)"),

@@ -227,7 +227,8 @@ class Translator:
             return Typed(cls(this=lsql, expression=rsql), T.BOOLEAN, agg)
         if node.op in _COMPARE:
             if not T.compatible(left.type, right.type):
-                hint = ("write dates as DATE(\"2026-01-31\")" if {left.type.kind, right.type.kind} & {"date", "timestamp"}
+                dated = {left.type.kind, right.type.kind} & {"date", "timestamp"}
+                hint = ("write dates as DATE(\"2026-01-31\")" if dated
                         else "compare values of the same type")
                 raise ExprError("type", f"cannot compare {left.type.kind} with {right.type.kind}", source, node.pos,
                                 node.op, hint)
@@ -337,7 +338,13 @@ def _paren_if(sql: exp.Expression, node: Node, min_prec: int) -> exp.Expression:
         return exp.Paren(this=sql)
     if isinstance(node, Unary) and _PRECEDENCE["NOT" if node.op == "NOT" else "NEG"] < min_prec:
         return exp.Paren(this=sql)
+    # AND(...), OR(...), NOT(...) and ISNULL(...) build loose SQL: OR(a, b) AND c must not become a OR b AND c
+    if isinstance(node, Call) and _SQL_PRECEDENCE.get(type(sql), 99) < min_prec:
+        return exp.Paren(this=sql)
     return sql
+
+
+_SQL_PRECEDENCE = {exp.Or: 1, exp.And: 2, exp.Not: 3, exp.Is: 3}
 
 
 def _arith_type(op: str, a: SqlType, b: SqlType) -> SqlType:

@@ -1,0 +1,71 @@
+"""TS-03 on a real Spark standalone cluster (--master) and through Spark Connect (--remote).
+
+The cluster is started by ``scripts/cluster-start.sh`` (``.ci/run`` starts it before the tests; this
+module starts it itself when it is not running, and stops only what it started). The CLI runs in a
+subprocess: the test process already holds a local SparkSession, and a driver can have only one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+TS03 = [Decimal(v) for v in ("15000", "15000", "9282", "-9282", "27962", "27962", "3200", "-3200", "16800", "16800")]
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    started = not (_listening(7077) and _listening(15002))
+    if started:
+        subprocess.run(["bash", str(REPO / "scripts" / "cluster-start.sh")], check=True, cwd=REPO, timeout=300)
+    yield
+    if started:
+        subprocess.run(["bash", str(REPO / "scripts" / "cluster-stop.sh")], cwd=REPO, timeout=120)
+
+
+def _run(ws: Path, *extra: str) -> dict:
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    proc = subprocess.run(["ledgerflow", "--workspace", str(ws), "run", "ts03_fx_conversion", "--period", "2026-01",
+                           *extra], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_id = proc.stdout.split()[1].rstrip(":")
+    return json.loads((ws / "target" / "runs" / run_id / "run.json").read_text())
+
+
+def _amounts(spark, record: dict) -> list[Decimal]:
+    location = record["outputs"][0]["location"]
+    rows = (spark.read.option("header", "true").csv(location)
+            .selectExpr("journal_id", "CAST(line_number AS INT) AS line", "CAST(amount_reporting AS DECIMAL(18,2)) AS a")
+            .orderBy("journal_id", "line").collect())
+    return [r.a for r in rows]
+
+
+@pytest.mark.cluster
+def test_ts03_on_standalone_cluster(spark, cluster, finance):
+    record = _run(finance, "--master", "spark://127.0.0.1:7077")
+    assert record["status"] == "completed"
+    assert record["spark"]["master_or_remote"] == "spark://127.0.0.1:7077"
+    assert record["outputs"][0]["rows"] == 10
+    assert _amounts(spark, record) == TS03
+
+
+@pytest.mark.cluster
+def test_ts03_through_spark_connect(spark, cluster, finance):
+    record = _run(finance, "--remote", "sc://127.0.0.1:15002")
+    assert record["status"] == "completed"
+    assert record["spark"]["master_or_remote"] == "sc://127.0.0.1:15002"
+    assert record["outputs"][0]["rows"] == 10
+    assert _amounts(spark, record) == TS03
