@@ -62,7 +62,7 @@ def main(ctx, workspace, debug):
 @main.command("compile")
 @click.argument("project")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Write target/compiled/<project>/<project>.sql under DIR instead of printing.")
+              help="Write DIR/<project>/<project>.sql instead of printing (e.g. --out target/compiled).")
 @click.option("--period", default=None, help="Period for --resolved (YYYY-MM, YYYY-Qn, YYYY, YYYY-MM-DD).")
 @click.option("--resolved", is_flag=True, default=False,
               help="Inline the period's values and resolved locations: a script that runs as is in spark-sql.")
@@ -86,7 +86,7 @@ def compile_cmd(project, out, period, resolved, workspace, debug):
             raise click.UsageError("--period is only used with --resolved")
         text = compiled.script()
     if out:
-        folder = os.path.join(out, "target", "compiled", proj.name) if not os.path.isabs(out) or True else out
+        folder = os.path.join(out, proj.name)
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{proj.name}{'.' + period if resolved else ''}.sql")
         with open(path, "w", encoding="utf-8") as fh:

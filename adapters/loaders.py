@@ -18,10 +18,10 @@ from ..compiler.resolver import ResolvedLocation
 MEMORY: dict[str, Any] = {}
 
 
-def register_memory(name: str, frame: Any) -> ResolvedLocation:
-    """Make a DataFrame loadable as ``memory:<name>`` and return its location."""
+def register_memory(name: str, frame: Any, period: Optional[str] = None) -> ResolvedLocation:
+    """Make a DataFrame loadable as ``memory:<name>`` and return its location (of ``period`` if given)."""
     MEMORY[name] = frame
-    return ResolvedLocation("memory", name, "memory")
+    return ResolvedLocation("memory", name, "memory", period)
 
 
 def check_exists(location: ResolvedLocation, dataset: Dataset) -> None:

@@ -85,12 +85,19 @@ def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, stor
     return version
 
 
-def resolve_inputs(ctx: RunContext, store: RunStore) -> None:
-    """Resolve the version and locations of every dataset the compiled SQL reads."""
+def resolve_inputs(ctx: RunContext, store: RunStore, memory: Optional[dict] = None) -> None:
+    """Resolve the version and locations of every dataset the compiled SQL reads.
+
+    ``memory`` (dataset id or name -> DataFrame, from the Python API) is read instead of resolving;
+    such a location belongs to the run's period."""
     for view in ctx.compiled.inputs:
         ds = view.dataset
         version = choose_version(ds, view.pinned_version, ctx.period, store)
-        if ds.registered:
+        frame = next((memory[k] for k in (ds.id, ds.name) if memory and k in memory), None)
+        if frame is not None:
+            loc = loaders.register_memory(f"{ctx.run_id}/{view.view}", frame, ctx.period.identifier)
+            res = Resolution(ds.id, ds.name, version, "memory", "in_memory", "", [loc])
+        elif ds.registered:
             reg = next(r for r in store.registrations(ds.name) if r["version"] == version)
             res = Resolution(ds.id, ds.name, version, "registered", "registered", "",
                              [ResolvedLocation("path", reg["location"], reg["format"], None)])
@@ -154,12 +161,13 @@ class Runner:
     """Runs one project (or replays one run) on a SparkSession."""
 
     def __init__(self, root: str, echo: Echo = print, session_factory: Optional[Callable[[], object]] = None,
-                 spark_label: str = "local"):
+                 spark_label: str = "local", memory: Optional[dict] = None):
         self.root = os.path.abspath(root)
         self.echo = echo
         self.store = RunStore(self.root)
         self.session_factory = session_factory
         self.spark_label = spark_label
+        self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)
 
     # ---------------------------------------------------------------- entry points
     def run(self, project_ref: str, period_text: str, allow_draft: bool = False) -> dict:
@@ -211,7 +219,7 @@ class Runner:
         record: dict = {}
         try:
             if resolve:
-                resolve_inputs(ctx, self.store)
+                resolve_inputs(ctx, self.store, self.memory)
             record = base_record(ctx)
             destinations = self._destinations(ctx)
         except LedgerflowError as err:

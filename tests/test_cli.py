@@ -1,0 +1,124 @@
+"""The command line: compile/validate behaviour, exit codes, --debug, and every README command."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from ledgerflow.adapters.cli import main
+
+from conftest import REPO
+
+TS03 = ["15000.00", "15000.00", "9282.00", "-9282.00", "27962.00", "27962.00", "3200.00", "-3200.00",
+        "16800.00", "16800.00"]
+
+
+def cli(ws: Path, *args: str):
+    return CliRunner().invoke(main, ["--workspace", str(ws), *args])
+
+
+def test_compile_prints_the_golden_script(finance):
+    result = cli(finance, "compile", "ts03_fx_conversion")
+    assert result.exit_code == 0
+    assert result.output == (REPO / "tests" / "golden" / "finance" / "ts03_fx_conversion.sql").read_text()
+
+
+def test_compile_accepts_project_id_and_path(finance):
+    by_name = cli(finance, "compile", "ts03_fx_conversion").output
+    assert cli(finance, "compile", "0b000000-0000-4000-8000-000000000003").output == by_name
+    assert cli(finance, "compile", str(finance / "projects" / "ts03_fx_conversion.yml")).output == by_name
+
+
+def test_compile_out_writes_the_script(finance, tmp_path):
+    out = tmp_path / "compiled"
+    result = cli(finance, "compile", "ts03_fx_conversion", "--out", str(out))
+    assert result.exit_code == 0
+    path = out / "ts03_fx_conversion" / "ts03_fx_conversion.sql"
+    assert result.output.strip() == str(path)
+    assert path.read_text() == cli(finance, "compile", "ts03_fx_conversion").output
+
+
+def test_validate_reports_ok_and_errors(finance):
+    ok = cli(finance, "validate")
+    assert ok.exit_code == 0 and ok.output.startswith("ok: 8 projects valid")
+    p = finance / "projects" / "ts03_fx_conversion.yml"
+    p.write_text(p.read_text().replace("transactions.amount_local * fx.rate", "transactions.amount_lokal * fx.rate"))
+    bad = cli(finance, "validate", "ts03_fx_conversion")
+    assert bad.exit_code == 1
+    assert "projects/ts03_fx_conversion.yml:18:23:" in bad.output and "BR-015" in bad.output
+    assert "did you mean 'amount_local'?" in bad.output
+    assert "Traceback" not in bad.output
+
+
+def test_debug_shows_the_traceback(finance):
+    (finance / "projects" / "ts01_output_only.yml").write_text("id: [unclosed\n")
+    plain = cli(finance, "validate")
+    assert plain.exit_code == 1 and "YAML-001" in plain.output and "Traceback" not in plain.output
+    debug = CliRunner().invoke(main, ["--workspace", str(finance), "--debug", "validate"])
+    assert debug.exit_code == 1 and "Traceback" in debug.output
+
+
+def test_usage_errors_exit_2(finance):
+    assert cli(finance, "compile", "ts03_fx_conversion", "--resolved").exit_code == 2
+    assert cli(finance, "run", "ts03_fx_conversion", "--period", "2026-13").exit_code == 2
+    assert cli(finance, "frobnicate").exit_code == 2
+
+
+def test_resolved_script_runs_as_is_in_spark_sql(finance, tmp_path):
+    """`compile --resolved` output, fed unchanged to Spark's own spark-sql CLI, computes TS-03."""
+    result = cli(finance, "compile", "ts03_fx_conversion", "--resolved", "--period", "2026-01")
+    assert result.exit_code == 0
+    script = tmp_path / "ts03.sql"
+    script.write_text(result.output)
+    assert ":period_" not in result.output and ":run_started_at" not in result.output
+    import pyspark
+    home = os.path.dirname(pyspark.__file__)
+    proc = subprocess.run([os.path.join(home, "bin", "spark-sql"), "--master", "local[1]", "-f", str(script)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": "127.0.0.1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    table = pq.read_table(finance / "target" / "resolved" / "ts03_fx_conversion" / "2026-01" / "output_002")
+    assert [str(v) for v in table.column("amount_reporting").to_pylist()] == TS03
+
+
+def _readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
+    commands = []
+    for block in blocks:
+        for line in block.splitlines():
+            line = line.split("  #")[0].strip()
+            if "ledgerflow " in line:
+                commands.append(line[line.index("ledgerflow "):])
+    return commands
+
+
+def test_every_readme_command_works(spark, finance, monkeypatch):
+    """Each `ledgerflow ...` line of the README runs successfully (cluster flags: see test_cluster.py)."""
+    commands = _readme_commands()
+    assert len(commands) >= 12
+    monkeypatch.chdir(finance)
+    run_id = None
+    for command in commands:
+        args = command.split()[1:]
+        if "--master" in args or "--remote" in args:
+            cluster_tests = (REPO / "tests" / "test_cluster.py").read_text()
+            flag = "--master" if "--master" in args else "--remote"
+            assert f'"{flag}", "{args[args.index(flag) + 1]}"' in cluster_tests
+            continue
+        if args[:2] == ["--workspace", "projects/finance"]:
+            args = args[2:]  # the quickstart, run from the repository root
+        args = [run_id if a == "RUN_ID" else a for a in args]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, f"{command}: {result.output}"
+        if args[0] == "run":
+            run_id = result.output.split()[1].rstrip(":")
+            assert "10 rows" in result.output
+    assert run_id is not None
+    assert (finance / "target" / "compiled" / "ts03_fx_conversion" / "ts03_fx_conversion.sql").exists()
