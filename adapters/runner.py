@@ -62,9 +62,10 @@ class RunContext:
     project: Project
     compiled: CompiledProject
     period: Period
-    started_at: datetime.datetime
+    started_at: datetime.datetime  # the value bound to :run_started_at (a replay reuses the original's)
     run_id: str
     parent_run_id: Optional[str] = None
+    actual_start: Optional[datetime.datetime] = None  # when this run really started, if not started_at
     resolutions: dict = field(default_factory=dict)  # view -> Resolution
     datasets_snapshot: list = field(default_factory=list)
 
@@ -143,7 +144,8 @@ def base_record(ctx: RunContext) -> dict:
             "project_snapshot": p.raw, "datasets_snapshot": ctx.datasets_snapshot,
             "period": {"identifier": ctx.period.identifier, "start": ctx.period.start.isoformat(),
                        "end": ctx.period.end.isoformat()},
-            "started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
+            "started_at": (ctx.actual_start or ctx.started_at).isoformat(timespec="milliseconds"),
+            "run_started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
             "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
             "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": []}
 
@@ -200,8 +202,9 @@ class Runner:
         ws = Workspace(self.root, ws_now.config, datasets, [project])
         compiled = compile_project(ws, project)
         period = parse_period(original["period"]["identifier"])
-        started = datetime.datetime.fromisoformat(original["started_at"])
-        ctx = RunContext(ws, project, compiled, period, started, new_run_id(utcnow()), original["run_id"])
+        started = datetime.datetime.fromisoformat(original.get("run_started_at") or original["started_at"])
+        now = utcnow()
+        ctx = RunContext(ws, project, compiled, period, started, new_run_id(now), original["run_id"], actual_start=now)
         ctx.datasets_snapshot = original.get("datasets_snapshot") or []
         snap = (original.get("resolver_snapshot") or {}).get("resolutions") or {}
         missing = [v.view for v in compiled.inputs if v.view not in snap]

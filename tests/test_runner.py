@@ -203,6 +203,9 @@ def test_replay_reproduces_rows_after_project_and_dataset_change(spark, finance)
     assert replay["project_snapshot"] == original["project_snapshot"]
     assert replay["sql_sha256"] == original["sql_sha256"]
     assert replay["period"] == original["period"]
+    # the replay binds the original run start (same TODAY(), _updated_at, _row_id) but records its own start
+    assert replay["run_started_at"] == original["run_started_at"] == original["started_at"]
+    assert replay["started_at"] > original["started_at"]
     [join] = replay["resolver_snapshot"]["join_datasets"]
     assert (join["alias"], join["dataset_version"]) == ("fx", 1)
     assert output_entry(replay, 9)["location"] == output_entry(original, 9)["location"]
