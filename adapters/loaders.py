@@ -55,6 +55,9 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     """Create the temp view ``view`` from all ``locations``; returns how many locations were read."""
     selects = []
     for i, loc in enumerate(locations):
+        if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
+            raise ResolutionError(f"dataset '{dataset.name}': no catalog table {loc.target} (period "
+                                  f"{loc.period or 'any'}); check the resolver rule or create the table.")
         raw = read_raw(spark, loc)
         raw_name = f"raw_{view}_{i}"
         raw.createOrReplaceTempView(raw_name)

@@ -101,9 +101,9 @@ def match_rule(resolver: Resolver, dataset: Dataset, period: Period) -> Resolver
             return rule
         try:
             ok = evaluate_when(rule.when, period, dataset)
-        except ValueError as err:
-            reasons.append(f"rule '{rule.name}': invalid when '{rule.when}' ({err})")
-            continue
+        except ValueError as err:  # a broken rule must not silently hand the dataset to a later rule
+            raise ResolutionError(f"resolver '{resolver.name}', rule '{rule.name}': invalid when '{rule.when}': "
+                                  f"{err}.") from None
         if ok:
             return rule
         reasons.append(f"rule '{rule.name}': when '{rule.when}' is false for period {period.identifier} "
@@ -149,9 +149,15 @@ def _eval(node: Node, values: dict):
             return datetime.date.fromisoformat(str(_eval(node.args[0], values)))
         args = [_eval(a, values) for a in node.args]
         simple = {"UPPER": lambda s: s.upper(), "LOWER": lambda s: s.lower(), "YEAR": lambda d: d.year,
-                  "MONTH": lambda d: d.month, "CONTAINS": lambda s, t: t in s, "LEN": len}
+                  "MONTH": lambda d: d.month, "DAY": lambda d: d.day, "CONTAINS": lambda s, t: t in s, "LEN": len,
+                  "LEFT": lambda s, n: s[:n], "RIGHT": lambda s, n: s[-n:] if n > 0 else ""}
         if node.name in simple:
-            return simple[node.name](*args)
+            if any(a is None for a in args):
+                return None
+            try:
+                return simple[node.name](*args)
+            except (TypeError, AttributeError):
+                raise ValueError(f"{node.name} cannot take {', '.join(repr(a) for a in args)}") from None
         raise ValueError(f"function {node.name} is not available in a resolver's when")
     if isinstance(node, Binary):
         left, right = _eval(node.left, values), _eval(node.right, values)

@@ -1,0 +1,333 @@
+"""Output destinations on real Spark (CONTRACT §3): ``{table: NAME}`` through the default resolver, through an
+explicit ``resolver`` and its synonym ``datasource_id``, through a ``table`` strategy; inline ``{path, format}``
+(parquet, json); ``{catalog_table: db.t}``; ``columns`` projection and ``include_deleted``; a second period
+leaves the first one's partition intact.
+
+One workspace for the module: the project ``destinations`` writes every kind at once, run for 2026-01 then
+2026-02 (the ``runs`` fixture); each test checks one destination kind.
+"""
+from __future__ import annotations
+
+import json
+import os
+from decimal import Decimal as D
+from pathlib import Path
+
+import pytest
+
+from cli_support import add_project, check_row_ids, cli, describe, run_ok, write
+
+SALES_ID = "0e000000-0000-4000-8000-000000000002"
+DB = "lf_outputs_test"
+COLUMNS = ["item_id", "qty", "price", "note"]
+SYSTEM = ["_row_id", "_deleted", "_updated_at", "_labels", "_source_dataset", "_operation_seq"]
+SCHEMA = "item_id string, qty int, price decimal(18,2), note string, _period string, _deleted boolean"
+DATA = [("S-1", 1, D("1.10"), "a", "2026-01", False),
+        ("S-2", 2, D("2.20"), "b", "2026-01", True),
+        ("S-3", 3, D("3.30"), None, "2026-01", False),
+        ("F-1", 4, D("4.40"), "feb", "2026-02", False)]
+VISIBLE = {"2026-01": ["S-1", "S-3"], "2026-02": ["F-1"]}
+ALL = {"2026-01": ["S-1", "S-2", "S-3"], "2026-02": ["F-1"]}
+
+LEDGERFLOW_YML = f"""
+name: outputs
+default_resolver: local
+resolvers:
+  local:
+    rules:
+      - name: files
+        strategy: {{type: path, path: "data/{{{{dataset}}}}/v{{{{version}}}}/{{{{table_name}}}}", format: parquet}}
+  archive:
+    rules:
+      - name: yearly-archive
+        when: 'period.level = "month"'
+        strategy: {{type: path, path: "archive/{{{{YYYY}}}}/{{{{table_name}}}}_v{{{{version}}}}", format: json}}
+      - name: other
+        strategy: {{type: path, path: "archive/other/{{{{table_name}}}}", format: csv}}
+  warehouse:
+    rules:
+      - name: tables
+        strategy: {{type: table, table: "{DB}.{{{{table_name}}}}_v{{{{version}}}}"}}
+"""
+
+SALES_YML = f"""
+id: {SALES_ID}
+name: sales
+status: active
+versions: [{{version: 1}}]
+main_table:
+  name: sales
+  temporal_mode: period
+  columns:
+    - {{name: item_id, type: string}}
+    - {{name: qty, type: integer}}
+    - {{name: price, type: "decimal(18,2)"}}
+    - {{name: note, type: string}}
+"""
+
+OPERATIONS = """
+- {seq: 1, name: Default resolver, type: output, arguments: {destination: {table: report}}}
+- {seq: 2, name: Explicit resolver, type: output, arguments: {destination: {table: report_r, resolver: archive}}}
+- {seq: 3, name: Synonym, type: output, arguments: {destination: {table: report_d, datasource_id: archive}}}
+- {seq: 4, name: Table strategy, type: output, arguments: {destination: {table: report_w, resolver: warehouse}}}
+- {seq: 5, name: Inline parquet, type: output, arguments: {destination: {path: out/inline_pq, format: parquet}}}
+- {seq: 6, name: Inline json, type: output, arguments: {destination: {path: out/inline_json, format: json}}}
+- {seq: 7, name: Catalog, type: output, arguments: {destination: {catalog_table: %(db)s.sales_cat}}}
+- seq: 8
+  name: Projection
+  type: output
+  arguments:
+    destination: {path: out/projected, format: parquet}
+    columns: [note, _deleted, item_id, price]
+- seq: 9
+  name: With deleted
+  type: output
+  arguments:
+    destination: {path: out/with_deleted, format: parquet}
+    include_deleted: true
+- seq: 10
+  name: Catalog projection with deleted
+  type: output
+  arguments:
+    destination: {catalog_table: %(db)s.sales_cat_slim}
+    columns: [price, item_id, _deleted]
+    include_deleted: true
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory):
+    """The workspace and the records of the ``destinations`` run for 2026-01, then for 2026-02."""
+    base = tmp_path_factory.mktemp("outputs")
+    root = base / "ws"
+    write(root, "ledgerflow.yml", LEDGERFLOW_YML)
+    write(root, "datasets/sales.yml", SALES_YML)
+    spark.createDataFrame(DATA, SCHEMA).write.parquet(str(root / "data" / "sales" / "v1" / "sales"))
+    add_project(root, "destinations", OPERATIONS % {"db": DB}, input_dataset="sales")
+    spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+    spark.sql(f"CREATE DATABASE {DB} LOCATION '{base / 'warehouse' / DB}'")
+    try:
+        jan = run_ok(root, "destinations", "2026-01")
+        feb = run_ok(root, "destinations", "2026-02")
+        yield root, jan, feb
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {DB} CASCADE")
+
+
+def outputs(rec: dict) -> dict[int, dict]:
+    return {o["operation_seq"]: o for o in rec["outputs"]}
+
+
+def ntz(df):
+    """Timestamps as their UTC wall clock (naive), whatever the Python process' time zone."""
+    return df.selectExpr(*[f"CAST(`{f.name}` AS timestamp_ntz) AS `{f.name}`"
+                           if f.dataType.simpleString() == "timestamp" else f"`{f.name}`" for f in df.schema.fields])
+
+
+def rows_of(df) -> list[dict]:
+    return sorted((r.asDict() for r in ntz(df).collect()), key=lambda r: r["item_id"])
+
+
+def expected(period: str, ids: list[str], **extra) -> list[dict]:
+    """The input rows ``ids`` as written (without _row_id)."""
+    by_id = {r[0]: r for r in DATA}
+    return [{"item_id": i, "qty": by_id[i][1], "price": by_id[i][2], "note": by_id[i][3], "_deleted": by_id[i][5],
+             "_updated_at": None, "_labels": "", "_source_dataset": SALES_ID, "_operation_seq": 0, **extra}
+            for i in ids]
+
+
+def without_row_id(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "_row_id"} for r in rows]
+
+
+def check_folder(spark, rec: dict, seq: int, location: str, fmt: str = "parquet") -> None:
+    """The partition at ``location`` holds the run's visible rows with every column, written by that run."""
+    period = rec["period"]["identifier"]
+    out = outputs(rec)[seq]
+    assert (out["location"], out["rows"]) == (location, len(VISIBLE[period]))
+    assert os.path.realpath(location).endswith(os.path.join(".lf_versions", f"_period={period}", rec["run_id"]))
+    if fmt == "json":
+        schema = ("item_id string, qty int, price decimal(18,2), note string, _row_id string, _deleted boolean, "
+                  "_updated_at timestamp, _labels string, _source_dataset string, _operation_seq int")
+        df = spark.read.schema(schema).json(location)
+    else:
+        df = spark.read.format(fmt).load(location)
+        assert df.columns == COLUMNS + SYSTEM
+    rows = rows_of(df)
+    check_row_ids(rows, rec)
+    assert without_row_id(rows) == expected(period, VISIBLE[period])
+
+
+# ---------------------------------------------------------------------------------------- {table: NAME}
+def test_table_through_the_default_resolver(spark, runs):
+    root, jan, feb = runs
+    for rec in (jan, feb):
+        p = rec["period"]["identifier"]
+        check_folder(spark, rec, 1, str(root / "data" / "report" / "v1" / "report" / f"_period={p}"))
+    snap = jan["resolver_snapshot"]
+    assert (snap["input_resolver"], snap["input_resolver_source"], snap["input_locations"]) == (
+        "local", "system_default", [str(root / "data" / "sales" / "v1" / "sales")])
+
+
+def test_table_through_an_explicit_non_default_resolver_and_its_datasource_id_synonym(spark, runs):
+    root, jan, feb = runs
+    for seq, table in ((2, "report_r"), (3, "report_d")):
+        for rec in (jan, feb):
+            p = rec["period"]["identifier"]
+            # archive's first rule (month runs): archive/{{YYYY}}/{{table_name}}_v{{version}}, json
+            location = str(root / "archive" / "2026" / f"{table}_v1" / f"_period={p}")
+            check_folder(spark, rec, seq, location, "json")
+            lines = [json.loads(line) for f in sorted(Path(location).glob("part-*.json"))
+                     for line in f.read_text().splitlines()]
+            assert sorted((r["item_id"], r["qty"], r["price"], r["_deleted"]) for r in lines) == [
+                (i, q, float(pr), False) for i, q, pr, *_ in DATA if i in VISIBLE[p]]
+
+
+def test_table_through_a_table_strategy_is_a_catalog_table(spark, runs):
+    root, jan, feb = runs
+    table = f"{DB}.report_w_v1"
+    assert outputs(jan)[4] == {"operation_seq": 4, "location": f"{table} (_period=2026-01)", "rows": 2,
+                               "registered_dataset": None, "registered_version": None}
+    assert outputs(feb)[4]["location"] == f"{table} (_period=2026-02)"
+    df = spark.table(table)
+    assert df.columns == COLUMNS + SYSTEM + ["_period"]
+    rows = rows_of(df)
+    assert [(r["item_id"], r["_period"]) for r in rows] == [("F-1", "2026-02"), ("S-1", "2026-01"), ("S-3", "2026-01")]
+
+
+def test_unknown_destination_resolver_fails_before_anything_runs(spark, runs):
+    root, _, _ = runs
+    add_project(root, "bad_destination", """
+        - {seq: 1, name: Out, type: output, arguments: {destination: {table: nowhere, datasource_id: lakehouse}}}
+        """, input_dataset="sales")
+    try:
+        result = cli(root, "run", "bad_destination", "--period", "2026-01")
+        assert result.exit_code == 1, describe(result)
+        assert result.stderr.strip() == ("Error: output 1: resolver 'lakehouse' for destination table 'nowhere' is "
+                                         "not defined in ledgerflow.yml.")
+        assert not (root / "data" / "nowhere").exists()
+    finally:
+        os.remove(root / "projects" / "bad_destination.yml")
+
+
+def test_resolver_and_datasource_id_together_are_an_error(spark, runs):
+    root, _, _ = runs
+    add_project(root, "both_keys", """
+        - seq: 1
+          name: Out
+          type: output
+          arguments: {destination: {table: t, resolver: archive, datasource_id: archive}}
+        """, input_dataset="sales")
+    try:
+        result = cli(root, "validate", "both_keys")
+        assert result.exit_code == 1, describe(result)
+        assert "YAML-006 destination has both 'resolver' and 'datasource_id'" in result.stderr
+        assert "projects/both_keys.yml:" in result.stderr
+    finally:
+        os.remove(root / "projects" / "both_keys.yml")
+
+
+# ------------------------------------------------------------------------------------------ inline path
+def test_inline_path_may_not_leave_the_workspace(spark, runs):
+    root, _, _ = runs
+    add_project(root, "escape", """
+        - {seq: 1, name: Out, type: output, arguments: {destination: {path: ../escaped, format: parquet}}}
+        """, input_dataset="sales")
+    try:
+        result = cli(root, "run", "escape", "--period", "2026-01")
+        assert result.exit_code == 1, describe(result)
+        assert result.stderr.strip().endswith("the path '../escaped' leaves the workspace."), result.stderr
+        assert not (root.parent / "escaped").exists()
+    finally:
+        os.remove(root / "projects" / "escape.yml")
+
+
+def test_inline_path_parquet_and_json(spark, runs):
+    root, jan, feb = runs
+    for rec in (jan, feb):
+        p = rec["period"]["identifier"]
+        check_folder(spark, rec, 5, str(root / "out" / "inline_pq" / f"_period={p}"))
+        check_folder(spark, rec, 6, str(root / "out" / "inline_json" / f"_period={p}"), "json")
+    assert all(f.suffix == ".json" for f in (root / "out" / "inline_json" / "_period=2026-01").glob("part-*"))
+    assert all(f.name.endswith(".parquet") for f in (root / "out" / "inline_pq" / "_period=2026-01").glob("part-*"))
+
+
+def test_second_period_leaves_the_first_partition_intact(spark, runs):
+    root, jan, feb = runs
+    folder = root / "out" / "inline_pq"
+    assert sorted(os.listdir(folder)) == [".lf_versions", "_period=2026-01", "_period=2026-02"]
+    # January's partition is still January's run's version, with January's rows
+    check_folder(spark, jan, 5, str(folder / "_period=2026-01"))
+    assert sorted(os.listdir(folder / ".lf_versions" / "_period=2026-01")) == [jan["run_id"]]
+
+
+# --------------------------------------------------------------------------------------------- catalog
+def test_catalog_table_partitioned_by_period(spark, runs):
+    root, jan, feb = runs
+    table = f"{DB}.sales_cat"
+    assert outputs(jan)[7]["location"] == f"{table} (_period=2026-01)"
+    assert outputs(feb)[7]["location"] == f"{table} (_period=2026-02)"
+    assert [r[0] for r in spark.sql(f"SHOW PARTITIONS {table}").collect()] == ["_period=2026-01", "_period=2026-02"]
+    df = spark.table(table)
+    assert df.columns == COLUMNS + SYSTEM + ["_period"]
+    jan_rows = rows_of(df.where("_period = '2026-01'"))
+    check_row_ids(jan_rows, jan)  # the second period did not rewrite the first
+    assert without_row_id(jan_rows) == expected("2026-01", VISIBLE["2026-01"], _period="2026-01")
+    feb_rows = rows_of(df.where("_period = '2026-02'"))
+    check_row_ids(feb_rows, feb)
+    assert without_row_id(feb_rows) == expected("2026-02", ["F-1"], _period="2026-02")
+
+
+def test_catalog_table_rerun_replaces_only_its_period(spark, runs):
+    root, _, _ = runs
+    table = f"{DB}.sales_rerun"
+    add_project(root, "rerun", f"""
+        - {{seq: 1, name: Catalog, type: output, arguments: {{destination: {{catalog_table: {table}}}}}}}
+        """, input_dataset="sales")
+    run_ok(root, "rerun", "2026-01")
+    feb = run_ok(root, "rerun", "2026-02")
+    again = run_ok(root, "rerun", "2026-01")
+    df = spark.table(table)
+    assert df.count() == 3  # 2 January rows (replaced, not doubled) + 1 February row
+    jan_rows = rows_of(df.where("_period = '2026-01'"))
+    check_row_ids(jan_rows, again)
+    assert without_row_id(jan_rows) == expected("2026-01", VISIBLE["2026-01"], _period="2026-01")
+    feb_rows = rows_of(df.where("_period = '2026-02'"))
+    check_row_ids(feb_rows, feb)  # untouched by January's second run
+    assert without_row_id(feb_rows) == expected("2026-02", ["F-1"], _period="2026-02")
+
+
+# -------------------------------------------------------------------------------- columns, include_deleted
+def test_columns_projection_keeps_the_listed_order(spark, runs):
+    root, jan, _ = runs
+    location = str(root / "out" / "projected" / "_period=2026-01")
+    assert outputs(jan)[8] == {"operation_seq": 8, "location": location, "rows": 2, "registered_dataset": None,
+                               "registered_version": None}
+    df = spark.read.parquet(location)
+    assert df.columns == ["note", "_deleted", "item_id", "price"]
+    assert [tuple(r) for r in df.orderBy("item_id").collect()] == [("a", False, "S-1", D("1.10")),
+                                                                  (None, False, "S-3", D("3.30"))]
+
+
+def test_include_deleted_writes_deleted_rows_too(spark, runs):
+    root, jan, feb = runs
+    location = str(root / "out" / "with_deleted" / "_period=2026-01")
+    assert (outputs(jan)[9]["location"], outputs(jan)[9]["rows"]) == (location, 3)
+    df = spark.read.parquet(location)
+    assert df.columns == COLUMNS + SYSTEM
+    rows = rows_of(df)
+    check_row_ids(rows, jan)
+    assert without_row_id(rows) == expected("2026-01", ALL["2026-01"])
+    assert [(r["item_id"], r["_deleted"]) for r in rows] == [("S-1", False), ("S-2", True), ("S-3", False)]
+    # the same run's outputs without include_deleted left S-2 out
+    assert outputs(jan)[5]["rows"] == 2 and outputs(feb)[9]["rows"] == 1
+
+
+def test_catalog_table_with_columns_and_include_deleted(spark, runs):
+    root, jan, feb = runs
+    df = spark.table(f"{DB}.sales_cat_slim")
+    assert df.columns == ["price", "item_id", "_deleted", "_period"]
+    assert sorted(tuple(r) for r in df.collect()) == [
+        (D("1.10"), "S-1", False, "2026-01"), (D("2.20"), "S-2", True, "2026-01"),
+        (D("3.30"), "S-3", False, "2026-01"), (D("4.40"), "F-1", False, "2026-02")]
+    assert (outputs(jan)[10]["rows"], outputs(feb)[10]["rows"]) == (3, 1)
