@@ -321,7 +321,7 @@ class Runner:
                                           ctx.period, rule.name)
         if st.type == "table":
             return ("table", text, "table", version)
-        return ("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text, rule.name), st.format, version)
+        return ("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text, f"rule '{rule.name}'"), st.format, version)
 
     def _write(self, ctx: RunContext, pending: list, destinations: dict) -> list[dict]:
         """Write every output; local partitions are staged first and swapped in together at the end,

@@ -192,7 +192,7 @@ def rule_locations(root: str, rule: ResolverRule, dataset: Dataset, version: int
         text = substitute(template or "", dataset, version, sub, rule.name)
         specific = sub.identifier if (uses_period or rule.data_level != "any") else None
         if st.type == "path":
-            out.append(ResolvedLocation("path", absolute_path(root, template or "", text, rule.name), st.format,
+            out.append(ResolvedLocation("path", absolute_path(root, template or "", text, f"rule '{rule.name}'"), st.format,
                                         specific, st.options))
         else:
             if not _TABLE_NAME.match(text):
@@ -222,11 +222,14 @@ def substitute(template: str, dataset: Dataset, version: int, period: Period, ru
     return out
 
 
-def absolute_path(root: str, template: str, path: str, rule: str) -> str:
-    """Absolute form of a resolved path; relative paths must stay inside the workspace."""
+def absolute_path(root: str, template: str, path: str, where: str) -> str:
+    """Absolute form of a resolved path; relative paths must stay inside the workspace.
+
+    ``where`` names what gave the path in an error, e.g. "rule 'files'" or "output 3".
+    """
     if _URI.match(template) or os.path.isabs(template):
         return path
     full = os.path.normpath(os.path.join(root, path))
     if os.path.commonpath([full, os.path.normpath(root)]) != os.path.normpath(root):
-        raise ResolutionError(f"rule '{rule}': the path '{path}' leaves the workspace.")
+        raise ResolutionError(f"{where}: the path '{path}' leaves the workspace.")
     return full
