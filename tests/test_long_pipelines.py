@@ -50,3 +50,24 @@ def test_one_statement_of_120_operations_is_refused_by_spark(spark, chain_ws):
     assert len(compiled.stages) == 1
     with pytest.raises(Exception, match="Max iterations"):
         analyse(spark, compiled)
+
+
+def test_a_multi_stage_pipeline_runs_and_computes_the_chain(spark, chain_ws):
+    """The runner materialises the stages in order; values prove every operation ran once, in order."""
+    from decimal import Decimal
+
+    from ledgerflow.adapters import api
+    frame = spark.createDataFrame(
+        [("JE-1", 1, "4100", "USD", Decimal("100.00"), None, "2026-01"),
+         ("JE-1", 2, "1200", "USD", Decimal("-100.00"), None, "2026-01")],
+        "journal_id string, line_number int, account_code string, currency string, "
+        "amount_local decimal(18,2), amount_reporting decimal(18,2), _period string")
+    lines: list[str] = []
+    record = api.run(chain_ws.root, "chain_120", "2026-01", data={"gl": frame}, spark=spark, echo=lines.append)
+    assert record["status"] == "completed" and record["outputs"][0]["rows"] == 2
+    assert sum("[" in line and "] update" in line for line in lines) == 120
+    rows = spark.read.parquet(record["outputs"][0]["location"]).orderBy("amount_local").collect()
+    k = 120  # after op k: acc_b = line + (k - 1); acc_a = amount + (k - 1) * line + (k - 1)(k - 2) / 2
+    for row, (line, amount) in zip(rows, [(2, Decimal("-100.00")), (1, Decimal("100.00"))]):
+        assert row.acc_b == line + k - 1
+        assert row.acc_a == amount + (k - 1) * line + (k - 1) * (k - 2) // 2
