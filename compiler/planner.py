@@ -367,9 +367,8 @@ class Planner:
             ok = False
         ds = self.lookup(j.dataset, ("JOIN-VR-001", "JOIN-VR-002", "JOIN-VR-003"), f"join '{alias}'")
         if ds is None or not ok:
-            if ok:
-                join_scopes[alias] = JoinScope(alias, {})
-                join_scopes[alias].columns = _AnyColumns()
+            if ok:  # keep the alias usable so its references do not cascade into more errors
+                join_scopes[alias] = JoinScope(alias, _AnyColumns())
             return None
         raw_cols = {c.name: T.from_sql(c.type) for c in ds.columns}
         raw_cols.update({n: T.from_sql(t) for n, t in sysc.TEMPORAL_COLUMNS[ds.temporal_mode]})
