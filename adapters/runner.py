@@ -237,7 +237,7 @@ class Runner:
                 spark = local_session()
             record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
                                "app_id": _app_id(spark)}
-            pending = self._compute(spark, ctx)
+            pending = self._compute(spark, ctx, destinations)
             outputs = self._write(ctx, pending, destinations)
         except LedgerflowError as err:
             self._fail(record, ctx, err)
@@ -261,7 +261,16 @@ class Runner:
         record.update(status="failed", error=str(err), finished_at=utcnow().isoformat(timespec="milliseconds"))
         self.store.save_run(record, ctx.compiled.script())
 
-    def _compute(self, spark, ctx: RunContext) -> list:
+    def _compute(self, spark, ctx: RunContext, destinations: Optional[dict] = None) -> list:
+        """Run the stages; returns the outputs still to write as (statement, DataFrame, rows or None).
+
+        A stage is materialised (``localCheckpoint``) to cut the plan, unless its only reader is one
+        output: then the output's query computes it once. An output to a local folder is not
+        materialised either: its write goes to a hidden staging folder that becomes visible only when
+        every output succeeded, so it is computed once, by the write (rows counted from the staged
+        files). Outputs elsewhere are computed here, before anything is written.
+        """
+        destinations = destinations or {}
         args = parameters(ctx.period, ctx.started_at)
         for view in ctx.compiled.inputs:
             res = ctx.resolutions[view.view]
@@ -280,11 +289,19 @@ class Runner:
                 for seq in st.operations:
                     if seq:
                         self.echo(f"  [{seq}] {ops[seq].type} '{ops[seq].name}'")
-                df = spark.sql(st.sql, args=used_args(st.sql, args)).localCheckpoint()
+                df = spark.sql(st.sql, args=used_args(st.sql, args))
+                readers = [s for s in statements[i + 1:] if re.search(rf"`{re.escape(st.name)}`", s.sql)]
+                if not (len(readers) == 1 and readers[0].kind == "output"):
+                    df = df.localCheckpoint()
                 df.createOrReplaceTempView(st.name)
             else:
                 op = st.operation
-                df = spark.sql(st.sql, args=used_args(st.sql, args)).localCheckpoint()
+                df = spark.sql(st.sql, args=used_args(st.sql, args))
+                dest = destinations.get(op.seq)
+                if dest and dest[0] == "path" and writers.is_local(dest[1]):
+                    pending.append((st, df, None))
+                    continue
+                df = df.localCheckpoint()
                 rows = df.count()
                 self.echo(f"  [{op.seq}] output '{op.name}': {rows} rows")
                 pending.append((st, df, rows))
@@ -330,8 +347,11 @@ class Runner:
         period = ctx.period.identifier
         staged: list = []
         written = []
+        # Local outputs first: they are computed by their (staged) write, so a failure there must come
+        # before any URI or catalog table is replaced.
+        order = sorted(pending, key=lambda p: p[2] is not None)
         try:
-            for st, df, rows in pending:
+            for st, df, rows in order:
                 op = st.operation
                 kind, target, fmt, version = destinations[op.seq]
                 if kind == "table":
@@ -339,6 +359,9 @@ class Runner:
                 elif writers.is_local(target):
                     staged.append(writers.stage_partition(df, target, fmt, period, ctx.run_id))
                     location = staged[-1].link
+                    if rows is None:
+                        rows = writers.count_rows(df, staged[-1].staged, fmt)
+                        self.echo(f"  [{op.seq}] output '{op.name}': {rows} rows")
                 else:
                     location = writers.write_uri_partition(df, target, fmt, period)
                 written.append((st, df, rows, kind, target, fmt, version, location))
@@ -346,6 +369,7 @@ class Runner:
             writers.discard(staged)
             raise
         writers.commit(staged)
+        written.sort(key=lambda w: w[0].operation.seq)
         results = []
         for st, df, rows, kind, target, fmt, version, location in written:
             op = st.operation

@@ -52,8 +52,32 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str) -> Stag
     writer = data.write.mode("overwrite").format(fmt)
     if fmt == "csv":
         writer = writer.option("header", "true")
-    writer.save(staged)
+    existed = versions
+    while not os.path.isdir(existed) and os.path.dirname(existed) != existed:
+        existed = os.path.dirname(existed)
+    try:
+        writer.save(staged)
+    except BaseException:  # the query itself may fail here (the runner does not materialise local outputs)
+        shutil.rmtree(staged, ignore_errors=True)
+        folder = versions
+        while len(folder) > len(existed):  # and the (empty) folders this write created
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+            folder = os.path.dirname(folder)
+        raise
     return Staged(os.path.join(root, f"{PARTITION}={period}"), staged)
+
+
+def count_rows(df, folder: str, fmt: str) -> int:
+    """Rows of ``df`` as written to ``folder`` by :func:`stage_partition` (Parquet and ORC answer from
+    their footers; the written schema is given, so an empty output needs no inference)."""
+    data = df.drop(PARTITION) if PARTITION in df.columns else df
+    reader = df.sparkSession.read.format(fmt).schema(data.schema)
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    return reader.load(folder).count()
 
 
 def commit(staged: list[Staged]) -> None:
