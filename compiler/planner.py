@@ -423,8 +423,16 @@ class Planner:
                                     expression=exp.Literal.number(1)),
                        expression=exp.Anonymous(this="raise_error", expressions=[message]))
         on = _and([*on_parts, _not_deleted(working_alias)])
+        # The multiplicity check needs, per join key, how many join rows share it. When every key is
+        # a plain column, one row per key (GROUP BY, other columns ANY_VALUE: a key with more than one
+        # row fails the run anyway) is cheaper for Spark than a window over the join side.
+        group_keys = list(dict.fromkeys(k.name for k in keys)) if keys and all(
+            isinstance(k, exp.Column) for k in keys) else []
+        side_columns = [_aliased(exp.column(n, quoted=True) if not group_keys or n in group_keys
+                                 else exp.Anonymous(this="any_value", expressions=[exp.column(n, quoted=True)]),
+                                 f"{alias}__{n}") for n in raw_cols]
         return {"cte": ident(cte), "alias": ident(alias), "view": ident(view),
-                "columns": [_aliased(exp.column(n, quoted=True), f"{alias}__{n}") for n in raw_cols],
+                "columns": side_columns, "group_by": [ident(k) for k in group_keys],
                 "partition_by": [sql(k) for k in keys], "matches": ident(f"{alias}__{MATCHES}"), "where": sql(where),
                 "on": sql(on), "check": f"({sql(check)})"}
 

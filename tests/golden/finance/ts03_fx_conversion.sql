@@ -38,12 +38,12 @@ WITH `input` AS (
 ), `op_001_join_fx` AS (
   SELECT
     `from_currency` AS `fx__from_currency`,
-    `to_currency` AS `fx__to_currency`,
-    `rate` AS `fx__rate`,
-    `rate_type` AS `fx__rate_type`,
-    `_period_from` AS `fx___period_from`,
-    `_period_to` AS `fx___period_to`,
-    COUNT(*) OVER (PARTITION BY `from_currency`) AS `fx___lf_matches`
+    ANY_VALUE(`to_currency`) AS `fx__to_currency`,
+    ANY_VALUE(`rate`) AS `fx__rate`,
+    ANY_VALUE(`rate_type`) AS `fx__rate_type`,
+    ANY_VALUE(`_period_from`) AS `fx___period_from`,
+    ANY_VALUE(`_period_to`) AS `fx___period_to`,
+    COUNT(*) AS `fx___lf_matches`
   FROM `ds_exchange_rates`
   WHERE
     NOT `_deleted`
@@ -53,6 +53,8 @@ WITH `input` AS (
     )
     AND `to_currency` = 'USD'
     AND `rate_type` = 'closing'
+  GROUP BY
+    `from_currency`
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,

@@ -38,12 +38,12 @@ WITH `input` AS (
 ), `op_001_join_acct` AS (
   SELECT
     `code` AS `acct__code`,
-    `name` AS `acct__name`,
-    `type` AS `acct__type`,
-    `category` AS `acct__category`,
-    `is_active` AS `acct__is_active`,
-    `_period` AS `acct___period`,
-    COUNT(*) OVER (PARTITION BY `code`) AS `acct___lf_matches`
+    ANY_VALUE(`name`) AS `acct__name`,
+    ANY_VALUE(`type`) AS `acct__type`,
+    ANY_VALUE(`category`) AS `acct__category`,
+    ANY_VALUE(`is_active`) AS `acct__is_active`,
+    ANY_VALUE(`_period`) AS `acct___period`,
+    COUNT(*) AS `acct___lf_matches`
   FROM `ds_accounts_v2`
   WHERE
     NOT `_deleted`
@@ -57,6 +57,8 @@ WITH `input` AS (
         AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
       )
     )
+  GROUP BY
+    `code`
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,

@@ -38,12 +38,12 @@ WITH `input` AS (
 ), `op_001_join_cc` AS (
   SELECT
     `code` AS `cc__code`,
-    `name` AS `cc__name`,
-    `department` AS `cc__department`,
-    `region` AS `cc__region`,
-    `is_active` AS `cc__is_active`,
-    `_period` AS `cc___period`,
-    COUNT(*) OVER (PARTITION BY `code`) AS `cc___lf_matches`
+    ANY_VALUE(`name`) AS `cc__name`,
+    ANY_VALUE(`department`) AS `cc__department`,
+    ANY_VALUE(`region`) AS `cc__region`,
+    ANY_VALUE(`is_active`) AS `cc__is_active`,
+    ANY_VALUE(`_period`) AS `cc___period`,
+    COUNT(*) AS `cc___lf_matches`
   FROM `ds_cost_centers`
   WHERE
     NOT `_deleted`
@@ -57,6 +57,8 @@ WITH `input` AS (
         AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
       )
     )
+  GROUP BY
+    `code`
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,

@@ -60,12 +60,14 @@ WITH `input` AS (
 ), `op_002_join_customers` AS (
   SELECT
     `id` AS `customers__id`,
-    `tier` AS `customers__tier`,
-    `name` AS `customers__name`,
-    COUNT(*) OVER (PARTITION BY `id`) AS `customers___lf_matches`
+    ANY_VALUE(`tier`) AS `customers__tier`,
+    ANY_VALUE(`name`) AS `customers__name`,
+    COUNT(*) AS `customers___lf_matches`
   FROM `ds_customers`
   WHERE
     NOT `_deleted`
+  GROUP BY
+    `id`
 ), `op_002_update` AS (
   SELECT
     `orders`.`order_id`,
