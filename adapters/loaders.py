@@ -10,7 +10,7 @@ import os
 from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
-from ..compiler.loading import normalised_select
+from ..compiler.loading import normalised_select, union_all
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
 
@@ -65,7 +65,7 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i))
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
-    query = " UNION ALL ".join(f"({s})" if len(selects) > 1 else s for s in selects)
+    query = union_all(selects)
     used = {k: v for k, v in args.items() if f":{k}" in query}
     spark.sql(query, args=used).createOrReplaceTempView(view)
     return len(selects)

@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..compiler.compile import CompiledProject, describe
-from ..compiler.loading import normalised_select
+from ..compiler.loading import normalised_select, union_all
 from ..compiler.model import Project, Workspace
 from ..compiler.periods import Period
 from ..compiler.render import ident
@@ -107,7 +107,7 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                 relation = raw
                 present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
             selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i))
-        query = " UNION ALL ".join(f"({s})" if len(selects) > 1 else s for s in selects)
+        query = union_all(selects)
         out.append((f"-- {view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
                     f"{res.resolver_id}, {res.resolver_source})",
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident(view.view)} AS\n{inline_parameters(query, args)}"))

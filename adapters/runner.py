@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..compiler import resolver as resolver_engine
-from ..compiler.compile import CompiledProject, compile_project, describe, find_project
+from ..compiler.compile import CompiledProject, compile_project, find_project
 from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
 from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
@@ -290,7 +290,7 @@ class Runner:
                     if seq:
                         self.echo(f"  [{seq}] {ops[seq].type} '{ops[seq].name}'")
                 df = spark.sql(st.sql, args=used_args(st.sql, args))
-                readers = [s for s in statements[i + 1:] if re.search(rf"`{re.escape(st.name)}`", s.sql)]
+                readers = [s for s in statements[i + 1:] if st.name in s.reads]
                 if not (len(readers) == 1 and readers[0].kind == "output"):
                     df = df.localCheckpoint()
                 df.createOrReplaceTempView(st.name)

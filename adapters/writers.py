@@ -18,10 +18,6 @@ from typing import Optional
 PARTITION = "_period"
 
 
-def _is_local(target: str) -> bool:
-    return target.startswith("/") or target.startswith("file:")
-
-
 def _local(target: str) -> str:
     return target[len("file:"):] if target.startswith("file:") else target
 
@@ -36,7 +32,7 @@ class Staged:
 
 def is_local(target: str) -> bool:
     """Whether ``target`` is a local folder (written by staging and an atomic swap)."""
-    return _is_local(target)
+    return target.startswith("/") or target.startswith("file:")
 
 
 def stage_partition(df, target: str, fmt: str, period: str, run_id: str) -> Staged:
@@ -118,15 +114,6 @@ def discard(staged: list[Staged]) -> None:
     for s in staged:
         if os.path.realpath(s.link) != os.path.realpath(s.staged):
             shutil.rmtree(s.staged, ignore_errors=True)
-
-
-def write_partition(df, target: str, fmt: str, period: str, run_id: str) -> str:
-    """Replace partition ``_period=period`` of the folder ``target`` with ``df``; returns its path."""
-    if not _is_local(target):
-        return write_uri_partition(df, target, fmt, period)
-    s = stage_partition(df, target, fmt, period, run_id)
-    commit([s])
-    return s.link
 
 
 def write_uri_partition(df, target: str, fmt: str, period: str) -> str:

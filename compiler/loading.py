@@ -91,3 +91,8 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         source = (f"(SELECT *, ROW_NUMBER() OVER (PARTITION BY {row.sql('spark')} ORDER BY {row.sql('spark')}) "
                   f"AS `__lf_ordinal` FROM {ident(relation)})")
     return f"SELECT {', '.join(cols)} FROM {source}"
+
+
+def union_all(selects: list[str]) -> str:
+    """One query over every location of a dataset (the normalised SELECTs unioned)."""
+    return " UNION ALL ".join(f"({s})" if len(selects) > 1 else s for s in selects)

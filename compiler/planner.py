@@ -328,18 +328,7 @@ class Planner:
                 assigned[col] = typed.sql
         if cond is None:
             return
-        columns = []
-        for name in self.schema:
-            ref = exp.column(name, table=qualifier, quoted=True)
-            if name in assigned:
-                value = exp.Case(ifs=[exp.If(this=cond.copy(), true=assigned[name])], default=ref)
-            elif name == "_updated_at":
-                value = exp.Case(ifs=[exp.If(this=cond.copy(), true=exp.Placeholder(this="run_started_at"))],
-                                 default=ref)
-            else:
-                columns.append(sql(ref))
-                continue
-            columns.append(_aliased(value, name))
+        columns = self.changed_columns(cond, {c: v for c, v in assigned.items() if c in self.schema}, qualifier)
         for name in new_types:
             columns.append(_aliased(exp.Case(ifs=[exp.If(this=cond.copy(), true=assigned[name])]), name))
         cte = f"op_{seq:03d}_update"
@@ -436,22 +425,26 @@ class Planner:
                 "partition_by": [sql(k) for k in keys], "matches": ident(f"{alias}__{MATCHES}"), "where": sql(where),
                 "on": sql(on), "check": f"({sql(check)})"}
 
+    def changed_columns(self, cond: exp.Expression, changes: dict[str, exp.Expression],
+                        qualifier: Optional[str] = None) -> list[str]:
+        """The working columns, where rows matching ``cond`` take ``changes`` and ``_updated_at = :run_started_at``;
+        other rows keep every value."""
+        changes = {**changes, "_updated_at": exp.Placeholder(this="run_started_at")}
+        columns = []
+        for name in self.schema:
+            ref = exp.column(name, table=qualifier, quoted=True)
+            if name in changes:
+                columns.append(_aliased(exp.Case(ifs=[exp.If(this=cond.copy(), true=changes[name])], default=ref), name))
+            else:
+                columns.append(sql(ref))
+        return columns
+
     # ------------------------------------------------------------------ delete
     def plan_delete(self, op: Operation) -> None:
         cond = self.selector_condition(op, self.working_scope(), {})
         if cond is None:
             return
-        columns = []
-        for name in self.schema:
-            if name == "_deleted":
-                columns.append(_aliased(exp.Case(ifs=[exp.If(this=cond.copy(), true=exp.true())],
-                                                 default=exp.column(name, quoted=True)), name))
-            elif name == "_updated_at":
-                columns.append(_aliased(exp.Case(ifs=[exp.If(this=cond.copy(),
-                                                             true=exp.Placeholder(this="run_started_at"))],
-                                                 default=exp.column(name, quoted=True)), name))
-            else:
-                columns.append(ident(name))
+        columns = self.changed_columns(cond, {"_deleted": exp.true()})
         cte = f"op_{op.seq:03d}_delete"
         self.add_ctes(render("delete", cte=ident(cte), columns=columns, prev=self.make_room(1)), 1, cte, op.seq)
 

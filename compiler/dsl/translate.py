@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from sqlglot import exp
 
@@ -257,7 +257,7 @@ class Translator:
                 raise ExprError("aggregate", f"aggregate function {fn.name} cannot be nested in another aggregate",
                                 source, node.pos, fn.name)
         if node.star and fn.name != "COUNT":
-            raise ExprError("syntax", f"'*' is only valid in COUNT(*)", source, node.pos, node.name)
+            raise ExprError("syntax", "'*' is only valid in COUNT(*)", source, node.pos, node.name)
         nargs = len(node.args)
         if fn.name == "COUNT" and not node.star and nargs == 0:
             raise ExprError("arity", "COUNT needs an argument or *", source, node.pos, "COUNT()",
