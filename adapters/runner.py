@@ -272,9 +272,11 @@ class Runner:
         """
         destinations = destinations or {}
         args = parameters(ctx.period, ctx.started_at)
-        for view in ctx.compiled.inputs:
+        inputs = [(v.view, v.dataset, ctx.resolutions[v.view].version, ctx.resolutions[v.view].locations)
+                  for v in ctx.compiled.inputs]
+        counts = loaders.load_inputs(spark, inputs, args)
+        for view, n in zip(ctx.compiled.inputs, counts):
             res = ctx.resolutions[view.view]
-            n = loaders.load_input(spark, view.view, view.dataset, res.version, res.locations, args)
             self.echo(f"  loaded {view.dataset.name} v{res.version} ({n} location{'s' if n != 1 else ''}, "
                       f"resolver {res.resolver_id}) as {view.view}")
         statements = ctx.compiled.statements

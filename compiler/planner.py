@@ -332,10 +332,11 @@ class Planner:
         for name in new_types:
             columns.append(_aliased(exp.Case(ifs=[exp.If(this=cond.copy(), true=assigned[name])]), name))
         cte = f"op_{seq:03d}_update"
-        frag = render("update", joins=joins_ctx, cte=ident(cte), columns=columns, prev=self.make_room(1 + len(joins_ctx)),
+        n_ctes = 1 + sum(2 if j["duplicates"] else 1 for j in joins_ctx)
+        frag = render("update", joins=joins_ctx, cte=ident(cte), columns=columns, prev=self.make_room(n_ctes),
                       working=ident(working_alias), multiplicity_checks=[j["check"] for j in joins_ctx])
         self.schema.update(new_types)
-        self.add_ctes(frag, 1 + len(joins_ctx), cte, seq)
+        self.add_ctes(frag, n_ctes, cte, seq)
 
     def plan_join(self, op: Operation, j, working_alias: str, join_scopes: dict) -> Optional[dict]:
         """Validate one runtime join and build its template context; registers its alias scope."""
@@ -369,7 +370,7 @@ class Planner:
         codes = {"syntax": "JOIN-VR-006", "unknown_column": "JOIN-VR-007", "unknown_alias": "JOIN-VR-007",
                  "type": "JOIN-VR-006", "selector_undefined": "JOIN-VR-006"}
         source = source_of(j.on, j.location)
-        pushed, keys, on_parts = [], [], []
+        pushed, keys, looked_up, on_parts = [], [], [], []
         try:
             tree = self.translator(cond_scope).parse(source)
             for part in _conjuncts(tree):
@@ -387,6 +388,7 @@ class Planner:
                     mine, other = key
                     side = self.translator(side_scope).translate_node(mine, source)
                     keys.append(side.sql)
+                    looked_up.append(self.translator(cond_scope).translate_node(other, source).sql)
                     on_parts.append(self.translator(cond_scope).translate_node(part, source, "boolean").sql)
                 else:
                     on_parts.append(self.translator(cond_scope).translate_node(part, source, "boolean").sql)
@@ -400,8 +402,8 @@ class Planner:
         period = periods.period_filter(ds.temporal_mode)
         where = _and([_not_deleted(), period, *[exp.Paren(this=p) if isinstance(p, exp.Or) else p for p in pushed]])
         matches = exp.column(f"{alias}__{MATCHES}", table=alias, quoted=True)
-        key_text = [exp.Cast(this=exp.column(f"{alias}__{_key_name(k)}", table=alias, quoted=True),
-                             to=exp.DataType.build("string")) for k in keys if _key_name(k)]
+        # the error names the key values the working row looked up (computed keys included)
+        key_text = [exp.Cast(this=k.copy(), to=exp.DataType.build("string")) for k in looked_up]
         message = exp.Anonymous(this="concat", expressions=[
             exp.Literal.string(f"ledgerflow: runtime join '{alias}' of operation {op.seq} matched "),
             exp.Cast(this=matches.copy(), to=exp.DataType.build("string")),
@@ -412,18 +414,28 @@ class Planner:
                                     expression=exp.Literal.number(1)),
                        expression=exp.Anonymous(this="raise_error", expressions=[message]))
         on = _and([*on_parts, _not_deleted(working_alias)])
-        # The multiplicity check needs, per join key, how many join rows share it. When every key is
-        # a plain column, one row per key (GROUP BY, other columns ANY_VALUE: a key with more than one
-        # row fails the run anyway) is cheaper for Spark than a window over the join side.
+        side_columns = [_aliased(exp.column(n, quoted=True), f"{alias}__{n}") for n in raw_cols]
+        ctx = {"cte": ident(cte), "alias": ident(alias), "view": ident(view), "columns": side_columns,
+               "where": sql(where), "on": sql(on), "check": f"({sql(check)})", "matches": ident(f"{alias}__{MATCHES}"),
+               "partition_by": [sql(k) for k in keys], "duplicates": None}
         group_keys = list(dict.fromkeys(k.name for k in keys)) if keys and all(
             isinstance(k, exp.Column) for k in keys) else []
-        side_columns = [_aliased(exp.column(n, quoted=True) if not group_keys or n in group_keys
-                                 else exp.Anonymous(this="any_value", expressions=[exp.column(n, quoted=True)]),
-                                 f"{alias}__{n}") for n in raw_cols]
-        return {"cte": ident(cte), "alias": ident(alias), "view": ident(view),
-                "columns": side_columns, "group_by": [ident(k) for k in group_keys],
-                "partition_by": [sql(k) for k in keys], "matches": ident(f"{alias}__{MATCHES}"), "where": sql(where),
-                "on": sql(on), "check": f"({sql(check)})"}
+        if group_keys:
+            # When every join key is a plain column, the join side stays the filtered rows, broadcast
+            # as they are, and the check joins a second, tiny side: the keys held by more than one
+            # join row (GROUP BY ... HAVING COUNT(*) > 1, a hash aggregate of the keys alone; Spark's
+            # adaptive execution drops the join when it is empty). A working row finding its key
+            # there fails the run in the same WHERE that every row of the operation passes, so the
+            # duplicated rows the plain join makes for such a key can never reach an output.
+            # Computed keys keep a window over the join side.
+            dups = f"{alias}__duplicates"  # "__" is refused in user aliases: no clash possible
+            ctx["check"] = f"({sql(check.transform(_requalify(alias, dups)))})"
+            ctx["duplicates"] = {"cte": ident(f"{cte}_duplicates"), "alias": ident(dups),
+                                 "key_columns": [_aliased(exp.column(k, quoted=True), f"{alias}__{k}")
+                                                 for k in group_keys],
+                                 "group_by": [ident(k) for k in group_keys],
+                                 "on": sql(on.transform(_requalify(alias, dups)))}
+        return ctx
 
     def changed_columns(self, cond: exp.Expression, changes: dict[str, exp.Expression],
                         qualifier: Optional[str] = None) -> list[str]:
@@ -672,5 +684,12 @@ def _key_sides(part: Node, alias: str, working_alias: str) -> Optional[tuple[Nod
     return None
 
 
-def _key_name(key: exp.Expression) -> Optional[str]:
-    return key.name if isinstance(key, exp.Column) else None
+def _requalify(old: str, new: str):
+    """A sqlglot transform moving columns qualified by ``old`` to the table alias ``new``."""
+    def move(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and node.table == old:
+            return exp.column(node.name, table=new, quoted=True)
+        return node
+    return move
+
+

@@ -4,6 +4,8 @@ end to end through the ``ledgerflow`` CLI on the shared local SparkSession.
 from __future__ import annotations
 
 import os
+
+import pytest
 from textwrap import dedent
 
 from cli_support import (ACCOUNTS_ID, D, GL_FEB_MAR_ROWS, GL_ID, GL_ROWS, RATES_ID, add_project, by_key, cli,
@@ -419,3 +421,54 @@ def test_join_multiplicity_fails_the_run_without_output(spark, finance):
     ok = run_ok(finance, "ts03_fx_conversion")
     _, rows = read_output(spark, ok, 2)
     assert amounts(rows)[2:6] == ["9282.00", "-9282.00", "27962.00", "27962.00"]
+
+
+KEYED_JOINS = {
+    # two plain-column keys: checked by a join to the keys held by more than one join row
+    "plain": ('transactions.currency = fx.from_currency AND fx.rate_type = transactions.rate_kind '
+              'AND fx.to_currency = "USD"', "op_002_join_fx_duplicates"),
+    # a computed key: checked by a window over the join side
+    "computed": ('transactions.currency = UPPER(fx.from_currency) AND fx.rate_type = transactions.rate_kind '
+                 'AND fx.to_currency = "USD"', "COUNT(*) OVER (PARTITION BY UPPER("),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(KEYED_JOINS))
+def test_join_multiplicity_with_several_keys(spark, finance, shape):
+    """Both shapes of the multiplicity check give the same rows, ignore a duplicated key no working row
+    matches, and fail the run naming every key value when a working row matches two join rows."""
+    on, marker = KEYED_JOINS[shape]
+    add_project(finance, "keyed", dedent(f"""
+        - seq: 1
+          name: Pick the rate kind
+          type: update
+          arguments:
+            assignments:
+              - column: rate_kind
+                expression: '"closing"'
+        - seq: 2
+          name: Convert
+          type: update
+          arguments:
+            joins:
+              - alias: fx
+                dataset_id: exchange_rates
+                on: '{on}'
+            assignments:
+              - column: amount_reporting
+                expression: transactions.amount_local * fx.rate
+        """) + OUTPUT.format(table="keyed"))
+    assert marker in cli(finance, "compile", "keyed").stdout
+    # CHF is duplicated but no working row is in CHF
+    with open(finance / "data" / "exchange_rates" / "v1" / "exchange_rates.csv", "a", encoding="utf-8") as fh:
+        fh.write("CHF,USD,1.1000,closing,2025-06-01,\nCHF,USD,1.1200,closing,2025-06-01,\n")
+    ok = run_ok(finance, "keyed")
+    _, rows = read_output(spark, ok, 9, {"rate_kind": "string"})
+    assert amounts(rows) == ["15000.00", "15000.00", "9282.00", "-9282.00", "27962.00", "27962.00", "3200.00",
+                             "-3200.00", "16800.00", "16800.00"]
+    # a second closing GBP rate valid on the period start: the two GBP working rows match two rows each
+    with open(finance / "data" / "exchange_rates" / "v1" / "exchange_rates.csv", "a", encoding="utf-8") as fh:
+        fh.write("GBP,USD,1.3000,closing,2025-12-01,\n")
+    err = run(finance, "keyed", expect=3).stderr
+    assert "runtime join 'fx' of operation 2 matched 2 rows of dataset 'exchange_rates'" in err, err
+    assert "join key: GBP, closing" in err, err

@@ -38,11 +38,27 @@ WITH `input` AS (
 ), `op_001_join_acct` AS (
   SELECT
     `code` AS `acct__code`,
-    ANY_VALUE(`name`) AS `acct__name`,
-    ANY_VALUE(`type`) AS `acct__type`,
-    ANY_VALUE(`category`) AS `acct__category`,
-    ANY_VALUE(`is_active`) AS `acct__is_active`,
-    ANY_VALUE(`_period`) AS `acct___period`,
+    `name` AS `acct__name`,
+    `type` AS `acct__type`,
+    `category` AS `acct__category`,
+    `is_active` AS `acct__is_active`,
+    `_period` AS `acct___period`
+  FROM `ds_accounts`
+  WHERE
+    NOT `_deleted`
+    AND (
+      `_period` = :period_identifier
+      OR (
+        LENGTH(`_period`) >= 7
+        AND (
+          LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+        )
+        AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+      )
+    )
+), `op_001_join_acct_duplicates` AS (
+  SELECT
+    `code` AS `acct__code`,
     COUNT(*) AS `acct___lf_matches`
   FROM `ds_accounts`
   WHERE
@@ -59,6 +75,8 @@ WITH `input` AS (
     )
   GROUP BY
     `code`
+  HAVING
+    COUNT(*) > 1
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,
@@ -87,15 +105,18 @@ WITH `input` AS (
   LEFT JOIN `op_001_join_acct` AS `acct`
     ON `transactions`.`account_code` = `acct`.`acct__code`
     AND NOT `transactions`.`_deleted`
+  LEFT JOIN `op_001_join_acct_duplicates` AS `acct__duplicates`
+    ON `transactions`.`account_code` = `acct__duplicates`.`acct__code`
+    AND NOT `transactions`.`_deleted`
   WHERE
     (
-      COALESCE(`acct`.`acct___lf_matches`, 1) <= 1
+      COALESCE(`acct__duplicates`.`acct___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'acct\' of operation 1 matched ',
-          CAST(`acct`.`acct___lf_matches` AS STRING),
+          CAST(`acct__duplicates`.`acct___lf_matches` AS STRING),
           ' rows of dataset \'accounts\' for one working row; join key: ',
-          CONCAT_WS(', ', CAST(`acct`.`acct__code` AS STRING))
+          CONCAT_WS(', ', CAST(`transactions`.`account_code` AS STRING))
         )
       )
     )

@@ -38,11 +38,27 @@ WITH `input` AS (
 ), `op_001_join_cc` AS (
   SELECT
     `code` AS `cc__code`,
-    ANY_VALUE(`name`) AS `cc__name`,
-    ANY_VALUE(`department`) AS `cc__department`,
-    ANY_VALUE(`region`) AS `cc__region`,
-    ANY_VALUE(`is_active`) AS `cc__is_active`,
-    ANY_VALUE(`_period`) AS `cc___period`,
+    `name` AS `cc__name`,
+    `department` AS `cc__department`,
+    `region` AS `cc__region`,
+    `is_active` AS `cc__is_active`,
+    `_period` AS `cc___period`
+  FROM `ds_cost_centers`
+  WHERE
+    NOT `_deleted`
+    AND (
+      `_period` = :period_identifier
+      OR (
+        LENGTH(`_period`) >= 7
+        AND (
+          LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+        )
+        AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+      )
+    )
+), `op_001_join_cc_duplicates` AS (
+  SELECT
+    `code` AS `cc__code`,
     COUNT(*) AS `cc___lf_matches`
   FROM `ds_cost_centers`
   WHERE
@@ -59,6 +75,8 @@ WITH `input` AS (
     )
   GROUP BY
     `code`
+  HAVING
+    COUNT(*) > 1
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,
@@ -98,15 +116,18 @@ WITH `input` AS (
   LEFT JOIN `op_001_join_cc` AS `cc`
     ON `transactions`.`cost_center_code` = `cc`.`cc__code`
     AND NOT `transactions`.`_deleted`
+  LEFT JOIN `op_001_join_cc_duplicates` AS `cc__duplicates`
+    ON `transactions`.`cost_center_code` = `cc__duplicates`.`cc__code`
+    AND NOT `transactions`.`_deleted`
   WHERE
     (
-      COALESCE(`cc`.`cc___lf_matches`, 1) <= 1
+      COALESCE(`cc__duplicates`.`cc___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'cc\' of operation 1 matched ',
-          CAST(`cc`.`cc___lf_matches` AS STRING),
+          CAST(`cc__duplicates`.`cc___lf_matches` AS STRING),
           ' rows of dataset \'cost_centers\' for one working row; join key: ',
-          CONCAT_WS(', ', CAST(`cc`.`cc__code` AS STRING))
+          CONCAT_WS(', ', CAST(`transactions`.`cost_center_code` AS STRING))
         )
       )
     )

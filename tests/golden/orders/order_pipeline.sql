@@ -60,14 +60,22 @@ WITH `input` AS (
 ), `op_002_join_customers` AS (
   SELECT
     `id` AS `customers__id`,
-    ANY_VALUE(`tier`) AS `customers__tier`,
-    ANY_VALUE(`name`) AS `customers__name`,
+    `tier` AS `customers__tier`,
+    `name` AS `customers__name`
+  FROM `ds_customers`
+  WHERE
+    NOT `_deleted`
+), `op_002_join_customers_duplicates` AS (
+  SELECT
+    `id` AS `customers__id`,
     COUNT(*) AS `customers___lf_matches`
   FROM `ds_customers`
   WHERE
     NOT `_deleted`
   GROUP BY
     `id`
+  HAVING
+    COUNT(*) > 1
 ), `op_002_update` AS (
   SELECT
     `orders`.`order_id`,
@@ -113,15 +121,18 @@ WITH `input` AS (
   FROM `op_001_update` AS `orders`
   LEFT JOIN `op_002_join_customers` AS `customers`
     ON `orders`.`customer_id` = `customers`.`customers__id` AND NOT `orders`.`_deleted`
+  LEFT JOIN `op_002_join_customers_duplicates` AS `customers__duplicates`
+    ON `orders`.`customer_id` = `customers__duplicates`.`customers__id`
+    AND NOT `orders`.`_deleted`
   WHERE
     (
-      COALESCE(`customers`.`customers___lf_matches`, 1) <= 1
+      COALESCE(`customers__duplicates`.`customers___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'customers\' of operation 2 matched ',
-          CAST(`customers`.`customers___lf_matches` AS STRING),
+          CAST(`customers__duplicates`.`customers___lf_matches` AS STRING),
           ' rows of dataset \'customers\' for one working row; join key: ',
-          CONCAT_WS(', ', CAST(`customers`.`customers__id` AS STRING))
+          CONCAT_WS(', ', CAST(`orders`.`customer_id` AS STRING))
         )
       )
     )
