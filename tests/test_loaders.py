@@ -371,3 +371,24 @@ def test_conf_flag_reaches_the_session(spark, ws):
         assert spark.conf.get("spark.ledgerflow.test.origin") == "ledgerflow.yml"
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
+def test_inputs_load_concurrently_and_the_first_error_in_input_order_wins(spark, ws):
+    """``load_inputs`` creates every view (concurrently); of several failing inputs, the error raised
+    is the first one's in input order, whatever order the threads finish in."""
+    from ledgerflow.adapters.runner import parameters
+    from ledgerflow.compiler.periods import parse_period
+    from ledgerflow.compiler.workspace import load_workspace
+    args = parameters(parse_period("2026-01"), datetime.datetime(2026, 2, 1))
+    items = next(d for d in load_workspace(str(ws)).datasets if d.name == "items")
+    good = spark.createDataFrame(ROWS, SCHEMA)
+    inputs = []
+    for i, frame in enumerate([good, good.drop("note"), good.drop("price"), good]):
+        loc = loaders.register_memory(f"concurrent_{i}", frame, "2026-01")
+        inputs.append((f"ds_concurrent_{i}", items, 1, [loc]))
+    assert loaders.load_inputs(spark, [inputs[0], inputs[3]], args) == [1, 1]
+    assert spark.table("ds_concurrent_3").count() == 3
+    for _ in range(3):
+        with pytest.raises(LedgerflowError, match="lacks the declared column\\(s\\) note "):
+            loaders.load_inputs(spark, inputs, args)
+    assert [r[0] for r in spark.table("ds_concurrent_0").orderBy("item_id").collect()] == ["A-1", "B-2", "C-3"]
