@@ -423,11 +423,12 @@ class Planner:
         if group_keys:
             # When every join key is a plain column, the join side stays the filtered rows, broadcast
             # as they are, and the check joins a second, tiny side: the keys held by more than one
-            # join row (GROUP BY ... HAVING COUNT(*) > 1, a hash aggregate of the keys alone; Spark's
-            # adaptive execution drops the join when it is empty). A working row finding its key
-            # there fails the run in the same WHERE that every row of the operation passes, so the
-            # duplicated rows the plain join makes for such a key can never reach an output.
-            # Computed keys keep a window over the join side.
+            # join row (GROUP BY ... HAVING COUNT(*) > 1 over the keys alone, in one task: a join side
+            # is a dimension small enough to broadcast, and without a shuffle the check adds no stage
+            # that the operation waits for; Spark's adaptive execution drops the join when it is
+            # empty). A working row finding its key there fails the run in the same WHERE that every
+            # row of the operation passes, so the duplicated rows the plain join makes for such a
+            # key can never reach an output. Computed keys keep a window over the join side.
             dups = f"{alias}__duplicates"  # "__" is refused in user aliases: no clash possible
             ctx["check"] = f"({sql(check.transform(_requalify(alias, dups)))})"
             ctx["duplicates"] = {"cte": ident(f"{cte}_duplicates"), "alias": ident(dups),

@@ -56,15 +56,19 @@ WITH `input` AS (
   SELECT
     `from_currency` AS `fx__from_currency`,
     COUNT(*) AS `fx___lf_matches`
-  FROM `ds_exchange_rates`
-  WHERE
-    NOT `_deleted`
-    AND `_period_from` <= :period_start
-    AND (
-      `_period_to` IS NULL OR `_period_to` > :period_start
-    )
-    AND `to_currency` = 'USD'
-    AND `rate_type` = 'closing'
+  FROM (
+    SELECT /*+ COALESCE(1) */
+      `from_currency`
+    FROM `ds_exchange_rates`
+    WHERE
+      NOT `_deleted`
+      AND `_period_from` <= :period_start
+      AND (
+        `_period_to` IS NULL OR `_period_to` > :period_start
+      )
+      AND `to_currency` = 'USD'
+      AND `rate_type` = 'closing'
+  ) AS `join_keys`
   GROUP BY
     `from_currency`
   HAVING

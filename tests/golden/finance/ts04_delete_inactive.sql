@@ -60,19 +60,23 @@ WITH `input` AS (
   SELECT
     `code` AS `acct__code`,
     COUNT(*) AS `acct___lf_matches`
-  FROM `ds_accounts_v2`
-  WHERE
-    NOT `_deleted`
-    AND (
-      `_period` = :period_identifier
-      OR (
-        LENGTH(`_period`) >= 7
-        AND (
-          LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+  FROM (
+    SELECT /*+ COALESCE(1) */
+      `code`
+    FROM `ds_accounts_v2`
+    WHERE
+      NOT `_deleted`
+      AND (
+        `_period` = :period_identifier
+        OR (
+          LENGTH(`_period`) >= 7
+          AND (
+            LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+          )
+          AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
         )
-        AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
       )
-    )
+  ) AS `join_keys`
   GROUP BY
     `code`
   HAVING

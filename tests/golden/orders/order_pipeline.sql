@@ -69,9 +69,13 @@ WITH `input` AS (
   SELECT
     `id` AS `customers__id`,
     COUNT(*) AS `customers___lf_matches`
-  FROM `ds_customers`
-  WHERE
-    NOT `_deleted`
+  FROM (
+    SELECT /*+ COALESCE(1) */
+      `id`
+    FROM `ds_customers`
+    WHERE
+      NOT `_deleted`
+  ) AS `join_keys`
   GROUP BY
     `id`
   HAVING
