@@ -457,7 +457,12 @@ class Planner:
         cond = self.selector_condition(op, self.working_scope(), {})
         if cond is None:
             return
-        columns = self.changed_columns(cond, {"_deleted": exp.true()})
+        columns = self.changed_columns(cond, {})
+        # _deleted is never NULL (loading fills it, created rows get FALSE, updates cannot assign it), so
+        # "CASE WHEN cond THEN TRUE ELSE _deleted END" is the smaller expression below, cheaper for
+        # Spark's optimizer and per row.
+        deleted = exp.or_(exp.column("_deleted", quoted=True), exp.Coalesce(this=cond.copy(), expressions=[exp.false()]))
+        columns[list(self.schema).index("_deleted")] = _aliased(deleted, "_deleted")
         cte = f"op_{op.seq:03d}_delete"
         self.add_ctes(render("delete", cte=ident(cte), columns=columns, prev=self.make_room(1)), 1, cte, op.seq)
 

@@ -122,3 +122,38 @@ def test_assignments_are_simultaneous_and_touch_only_selected_rows(spark, financ
             assert r["_deleted"] is False and r["seen"] == 1
     # _updated_at is set by the operations that changed a row, at the run start
     assert all(r["_updated_at"] == started for r in rows)
+
+
+NULL_DELETE = """
+id: 0b000000-0000-4000-8000-0000000000a2
+name: null_delete
+input_dataset_id: gl
+operations:
+  - seq: 1
+    name: delete large reported amounts (NULL for unconverted lines)
+    type: delete
+    selector: 'amount_reporting > 10000'
+  - seq: 2
+    name: delete again, overlapping the first
+    type: delete
+    selector: 'currency = "USD" AND amount_local < 0'
+  - seq: 3
+    name: write
+    type: output
+    arguments:
+      destination: {path: target/out/null_delete, format: csv}
+      include_deleted: true
+"""
+
+
+def test_delete_flags_only_rows_whose_selector_is_true(spark, finance):
+    """A NULL selector value does not delete; a deleted row stays deleted; _deleted is never NULL and
+    _updated_at is set only by the operation that deleted the row."""
+    (finance / "projects" / "null_delete.yml").write_text(NULL_DELETE)
+    rec = run_ok(finance, "null_delete")
+    started = datetime.datetime.fromisoformat(rec["run_started_at"])
+    _, rows = read_output(spark, rec, 3)
+    got = sorted((r["journal_id"], r["line_number"], r["_deleted"], r["_updated_at"]) for r in rows)
+    deleted = {("JE-001", 1), ("JE-001", 2), ("JE-004", 2)}  # 15000.00 reported twice; USD -3200.00
+    assert got == sorted((j, n, (j, n) in deleted, started if (j, n) in deleted else None)
+                         for j, n in [("JE-00%d" % i, k) for i in range(1, 6) for k in (1, 2)])

@@ -137,13 +137,9 @@ WITH `input` AS (
     `description`,
     `source_system`,
     `_row_id`,
-    CASE
-      WHEN NOT `_deleted` AND (
-        `account_active` = FALSE
-      )
-      THEN TRUE
-      ELSE `_deleted`
-    END AS `_deleted`,
+    `_deleted` OR COALESCE(NOT `_deleted` AND (
+      `account_active` = FALSE
+    ), FALSE) AS `_deleted`,
     CASE
       WHEN NOT `_deleted` AND (
         `account_active` = FALSE

@@ -208,9 +208,9 @@ WITH `input` AS (
     `status`,
     `amount`,
     `_row_id`,
-    CASE WHEN NOT `_deleted` AND (
+    `_deleted` OR COALESCE(NOT `_deleted` AND (
       `amount` = 0
-    ) THEN TRUE ELSE `_deleted` END AS `_deleted`,
+    ), FALSE) AS `_deleted`,
     CASE
       WHEN NOT `_deleted` AND (
         `amount` = 0
