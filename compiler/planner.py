@@ -697,5 +697,3 @@ def _requalify(old: str, new: str):
             return exp.column(node.name, table=new, quoted=True)
         return node
     return move
-
-
