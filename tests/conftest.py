@@ -1,7 +1,7 @@
 """Shared fixtures: one local SparkSession per test session, example workspaces in temp folders."""
 from __future__ import annotations
 
-import os
+import fnmatch
 import shutil
 from pathlib import Path
 
@@ -20,6 +20,23 @@ def pytest_addoption(parser):
 PROJECTS = REPO / "projects"
 
 
+def copy_workspace(name: str, dst: Path) -> Path:
+    """Copy projects/<name> to ``dst`` without what running its projects writes (the paths its
+    .gitignore lists: outputs, target/, .ledgerflow/), so a test starts from the sample as committed
+    even after the README's quickstart ran in this clone."""
+    src = PROJECTS / name
+    gitignore = src / ".gitignore"
+    patterns = [line.strip().rstrip("/") for line in gitignore.read_text().splitlines()
+                if line.strip() and not line.startswith("#")] if gitignore.exists() else []
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        rel = Path(folder).relative_to(src)
+        return {n for n in names if any(fnmatch.fnmatch((rel / n).as_posix(), p) for p in patterns)}
+
+    shutil.copytree(src, dst, ignore=ignore)
+    return dst
+
+
 @pytest.fixture(scope="session")
 def spark():
     """The one local SparkSession of the test run (startup takes seconds; never create another)."""
@@ -31,14 +48,10 @@ def spark():
 @pytest.fixture
 def finance(tmp_path) -> Path:
     """A fresh copy of projects/finance (tests may write outputs and run records into it)."""
-    dst = tmp_path / "finance"
-    shutil.copytree(PROJECTS / "finance", dst, ignore=shutil.ignore_patterns("target", ".ledgerflow"))
-    return dst
+    return copy_workspace("finance", tmp_path / "finance")
 
 
 @pytest.fixture
 def orders(tmp_path) -> Path:
     """A fresh copy of projects/orders."""
-    dst = tmp_path / "orders"
-    shutil.copytree(PROJECTS / "orders", dst, ignore=shutil.ignore_patterns("target", ".ledgerflow"))
-    return dst
+    return copy_workspace("orders", tmp_path / "orders")

@@ -9,17 +9,15 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 import yaml
 
+from conftest import copy_workspace
 from cli_support import (ACCOUNTS_ID, BUDGETS_ID, COST_CENTERS_ID, D, GL_COLUMNS, GL_ID, GL_ROWS, RATES_ID,
                          SYSTEM_COLUMNS, add_project, by_key, check_row_ids, cli, describe, edit, gl_expected,
                          read_output, read_partition, record, run, run_id_of, run_ok, started, without)
 
-REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = ["ts01_output_only", "ts02_asof_rates", "ts03_fx_conversion", "ts04_delete_inactive",
              "ts05_aggregate_by_type", "ts06_append_budgets", "ts07_output_columns", "ts08_named_selector"]
 
@@ -28,7 +26,7 @@ SCENARIOS = ["ts01_output_only", "ts02_asof_rates", "ts03_fx_conversion", "ts04_
 def scenarios(spark, tmp_path_factory):
     """The finance workspace with every scenario project run once for 2026-01: (workspace, name -> record)."""
     ws = tmp_path_factory.mktemp("acceptance") / "finance"
-    shutil.copytree(REPO / "projects" / "finance", ws, ignore=shutil.ignore_patterns("target", ".ledgerflow"))
+    copy_workspace("finance", ws)
     records = {name: run_ok(ws, name, "2026-01") for name in SCENARIOS}
     return ws, records
 
