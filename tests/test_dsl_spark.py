@@ -5,7 +5,7 @@ import datetime
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql.types import DecimalType
 from test_dsl_properties import GEN_COLUMNS, GEN_SCOPE, GEN_SELECTORS, expressions, kinds_match
@@ -377,6 +377,7 @@ def gen_view(spark):
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(expressions(), min_size=1, max_size=6))
+@example([("number", "IF((NULL + NULL + NULL + NULL) = (NULL + NULL), n1, -NULL)")])  # -NULL is a double
 def test_random_valid_expressions_pass_spark_analysis(gen_view, cases):
     typed = [Translator(GEN_SCOPE, GEN_SELECTORS).translate(Source(text, "gen.yml", 1, 1)) for _, text in cases]
     select = ", ".join(f"{t.sql.sql('spark')} AS c{i}" for i, t in enumerate(typed))

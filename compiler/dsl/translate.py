@@ -211,7 +211,9 @@ class Translator:
             _require(operand, "boolean", source, node.pos, "NOT")
             return Typed(exp.Not(this=_paren_if(operand.sql, node.operand, 3)), T.BOOLEAN, operand.aggregate)
         _require(operand, "number", source, node.pos, "unary '-'")
-        return Typed(exp.Neg(this=_paren_if(operand.sql, node.operand, 7)), operand.type, operand.aggregate)
+        # Spark casts an untyped NULL to DOUBLE for unary minus: -NULL is a double, not a NULL
+        typ = SqlType("number", "double") if operand.type.kind == "null" else operand.type
+        return Typed(exp.Neg(this=_paren_if(operand.sql, node.operand, 7)), typ, operand.aggregate)
 
     def _binary(self, node: Binary, source: Source, in_aggregate: bool) -> Typed:
         left = self._tr(node.left, source, in_aggregate)
