@@ -232,12 +232,14 @@ def write(root, rel: str, text: str) -> str:
     return text
 
 
-def edit(root, rel: str, old: str, new: str, count: int = 1) -> None:
-    """Replace ``old`` by ``new`` in ``root/rel`` (which must contain it ``count`` times)."""
+def edit(root, rel: str, old: str, new: str, count: int = 1) -> str:
+    """Replace ``old`` by ``new`` in ``root/rel`` (which must contain it ``count`` times); returns the new text."""
     path = Path(root) / rel
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == count, (rel, old, text)
-    path.write_text(text.replace(old, new), encoding="utf-8")
+    text = text.replace(old, new)
+    path.write_text(text, encoding="utf-8")
+    return text
 
 
 _project_counter = [0]

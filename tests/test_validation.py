@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cli_support import edit
 from ledgerflow.compiler.compile import compile_project, plan_diagnostics
 from ledgerflow.compiler.errors import CompileError, Diagnostic
 from ledgerflow.compiler.workspace import load_workspace
@@ -167,9 +168,7 @@ def test_yaml_003_unknown_top_level_key_in_dataset(finance):
 
 
 def test_yaml_003_unknown_key_in_ledgerflow_yml(finance):
-    path = finance / "ledgerflow.yml"
-    text = path.read_text().replace("default_resolver:", "default_resolvr:")
-    path.write_text(text)
+    text = edit(finance, "ledgerflow.yml", "default_resolver:", "default_resolvr:")
     d = only(load_errors(finance), "YAML-003")
     check(d, "ledgerflow.yml", at(text, "default_resolvr"), "default_resolvr")
     assert "'default_resolver'" in d.hint
@@ -250,9 +249,7 @@ def test_yaml_005_file_is_not_a_mapping(finance):
 
 
 def test_yaml_005_dataset_id_not_a_uuid(finance):
-    path = finance / "datasets/budgets.yml"
-    text = path.read_text().replace("0a000000-0000-4000-8000-000000000005", "ds-budgets")
-    path.write_text(text)
+    text = edit(finance, "datasets/budgets.yml", "0a000000-0000-4000-8000-000000000005", "ds-budgets")
     d = only(load_errors(finance), "YAML-005")
     check(d, os_path("datasets/budgets.yml"), at(text, "ds-budgets"), "ds-budgets")
     assert "not a UUID" in d.message
@@ -323,66 +320,50 @@ def test_ws_002_duplicate_project_id(finance):
 
 
 def test_ws_004_default_resolver_undefined(finance):
-    path = finance / "ledgerflow.yml"
-    text = path.read_text().replace("default_resolver: local", "default_resolver: locale")
-    path.write_text(text)
+    text = edit(finance, "ledgerflow.yml", "default_resolver: local", "default_resolver: locale")
     d = only(load_errors(finance), "WS-004")
     check(d, "ledgerflow.yml", at(text, "locale"), "locale")
     assert "'local'" in d.hint
 
 
 def test_ws_004_dataset_resolver_undefined(finance):
-    path = finance / "datasets/budgets.yml"
-    text = path.read_text().replace("status: active\n", "status: active\nresolver_id: warehouse\n")
-    path.write_text(text)
+    text = edit(finance, "datasets/budgets.yml", "status: active\n", "status: active\nresolver_id: warehouse\n")
     d = only(load_errors(finance), "WS-004")
     check(d, os_path("datasets/budgets.yml"), at(text, "warehouse"), "warehouse")
 
 
 def test_ds_001_unknown_column_type(finance):
-    path = finance / "datasets/budgets.yml"
-    text = path.read_text().replace('{name: amount, type: "decimal(18,2)"}', '{name: amount, type: money}')
-    path.write_text(text)
+    text = edit(finance, "datasets/budgets.yml", '{name: amount, type: "decimal(18,2)"}', '{name: amount, type: money}')
     d = only(load_errors(finance), "DS-001")
     check(d, os_path("datasets/budgets.yml"), at(text, "money"), "money")
 
 
 def test_ds_001_decimal_precision_out_of_range(finance):
-    path = finance / "datasets/budgets.yml"
-    text = path.read_text().replace('"decimal(18,2)"', '"decimal(40,2)"')
-    path.write_text(text)
+    text = edit(finance, "datasets/budgets.yml", '"decimal(18,2)"', '"decimal(40,2)"')
     d = only(load_errors(finance), "DS-001")
     check(d, os_path("datasets/budgets.yml"), at(text, '"decimal(40,2)"'), "decimal(40,2)")
 
 
 def test_ds_002_invalid_column_name(finance):
-    path = finance / "datasets/budgets.yml"
-    text = path.read_text().replace("{name: budget_type,", "{name: _budget_type,")
-    path.write_text(text)
+    text = edit(finance, "datasets/budgets.yml", "{name: budget_type,", "{name: _budget_type,")
     d = only(load_errors(finance), "DS-002")
     check(d, os_path("datasets/budgets.yml"), at(text, "_budget_type"), "_budget_type")
 
 
 def test_ds_003_duplicate_column(finance):
-    path = finance / "datasets/budgets.yml"
-    text = path.read_text().replace("{name: budget_type,", "{name: currency,")
-    path.write_text(text)
+    text = edit(finance, "datasets/budgets.yml", "{name: budget_type,", "{name: currency,")
     d = only(load_errors(finance), "DS-003")
     check(d, os_path("datasets/budgets.yml"), at(text, "currency", nth=2), "currency")
 
 
 def test_ds_004_duplicate_version(finance):
-    path = finance / "datasets/accounts.yml"
-    text = path.read_text().replace("{version: 2}", "{version: 1}")
-    path.write_text(text)
+    text = edit(finance, "datasets/accounts.yml", "{version: 2}", "{version: 1}")
     d = only(load_errors(finance), "DS-004")
     check(d, os_path("datasets/accounts.yml"), at(text, "1}", nth=2), "1")
 
 
 def test_ds_004_no_versions(finance):
-    path = finance / "datasets/budgets.yml"
-    text = path.read_text().replace("versions:\n  - {version: 1}\n", "versions: []\n")
-    path.write_text(text)
+    text = edit(finance, "datasets/budgets.yml", "versions:\n  - {version: 1}\n", "versions: []\n")
     d = only(load_errors(finance), "DS-004")
     check(d, os_path("datasets/budgets.yml"), at(text, "[]"))
 
@@ -467,8 +448,7 @@ def test_prj_001_input_dataset_not_found(finance):
 
 
 def test_prj_002_input_dataset_disabled(finance):
-    path = finance / "datasets/gl.yml"
-    path.write_text(path.read_text().replace("status: active", "status: disabled"))
+    edit(finance, "datasets/gl.yml", "status: active", "status: disabled")
     text = add_project(finance, "- {seq: 1, name: Del, type: delete}")
     d = only(plan_errors(finance), "PRJ-002")
     check(d, os_path("projects/broken.yml"), at(text, "gl\n"), "gl")
@@ -482,8 +462,7 @@ def test_prj_003_input_version_not_found(finance):
 
 
 def test_prj_003_input_version_disabled(finance):
-    path = finance / "datasets/accounts.yml"
-    path.write_text(path.read_text().replace("{version: 2}", "{version: 2, status: disabled}"))
+    edit(finance, "datasets/accounts.yml", "{version: 2}", "{version: 2, status: disabled}")
     head = HEAD.replace("input_dataset_id: gl", "input_dataset_id: accounts") + "input_dataset_version: 2\n"
     text = add_project(finance, "- {seq: 1, name: Del, type: delete}", head=head)
     d = only(plan_errors(finance), "PRJ-003")
@@ -492,8 +471,7 @@ def test_prj_003_input_version_disabled(finance):
 
 
 def _no_default_resolver(root: Path) -> None:
-    path = root / "ledgerflow.yml"
-    path.write_text(path.read_text().replace("default_resolver: local\n", ""))
+    edit(root, "ledgerflow.yml", "default_resolver: local\n", "")
 
 
 def test_res_001_no_resolver_for_input(finance):
@@ -637,8 +615,7 @@ def test_join_vr_001_dataset_not_found(finance):
 
 
 def test_join_vr_002_dataset_disabled(finance):
-    path = finance / "datasets/exchange_rates.yml"
-    path.write_text(path.read_text().replace("status: active", "status: disabled"))
+    edit(finance, "datasets/exchange_rates.yml", "status: active", "status: disabled")
     text = add_project(finance, _join_update(
         "- {alias: fx, dataset_id: exchange_rates, on: transactions.currency = fx.from_currency}"))
     d = only(plan_errors(finance), "JOIN-VR-002")
@@ -745,8 +722,7 @@ def test_append_001_source_not_found(finance):
 
 
 def test_append_001_source_disabled(finance):
-    path = finance / "datasets/budgets.yml"
-    path.write_text(path.read_text().replace("status: active", "status: disabled"))
+    edit(finance, "datasets/budgets.yml", "status: active", "status: disabled")
     text = add_project(finance, _append("source: {dataset_id: budgets}"))
     d = only(plan_errors(finance), "APPEND_001")
     check(d, os_path("projects/broken.yml"), at(text, "budgets}"), "budgets")
@@ -771,8 +747,7 @@ def test_append_003_extra_columns(finance):
 
 
 def test_append_003_type_mismatch(finance):
-    path = finance / "datasets/budgets.yml"
-    path.write_text(path.read_text().replace("{name: currency, type: string}", "{name: currency, type: integer}"))
+    edit(finance, "datasets/budgets.yml", "{name: currency, type: string}", "{name: currency, type: integer}")
     text = add_project(finance, _append("""\
         source: {dataset_id: budgets}
         aggregation:
@@ -1100,8 +1075,7 @@ def test_one_pass_reports_every_mistake_of_a_project(finance):
 def test_one_pass_reports_every_file_problem(finance):
     (finance / "ledgerflow.yml").write_text((finance / "ledgerflow.yml").read_text()
                                             .replace("default_resolver: local", "default_resolver: nowhere"))
-    path = finance / "datasets/budgets.yml"
-    path.write_text(path.read_text().replace("type: integer", "type: int4"))
+    edit(finance, "datasets/budgets.yml", "type: integer", "type: int4")
     write(finance, "datasets/broken.yml", "id: x\nname: [\n")
     add_project(finance, """\
         - seq: 1
