@@ -7,6 +7,14 @@ the old partition as it was. A run stages all its local outputs first and swaps 
 (``commit``), so a failed run leaves every output as it was. Spark's partition discovery ignores
 the hidden ``.lf_versions``.
 URIs fall back to Spark's dynamic partition overwrite; catalog tables use ``INSERT OVERWRITE``.
+
+Deletion rule (month-end closes must never lose a folder): ledgerflow deletes only what it created
+itself, decided on resolved real paths. A partition ``<dest>/_period=P`` is ours only when it is a
+symbolic link whose real path is a folder directly inside ``<dest>/.lf_versions/_period=P/`` (both
+sides resolved, and neither ``.lf_versions`` nor ``.lf_versions/_period=P`` a link). Anything else
+there (a folder, a file, a link elsewhere) is refused before anything runs (:class:`UnsafeDestination`)
+and again at the swap; nothing is deleted. Removal of a version folder re-checks the same rule and
+leaves the folder alone when it fails.
 """
 from __future__ import annotations
 
@@ -15,7 +23,14 @@ import shutil
 from dataclasses import dataclass
 from typing import Optional
 
+from ..compiler.errors import ResolutionError
+
 PARTITION = "_period"
+VERSIONS = ".lf_versions"
+
+
+class UnsafeDestination(ResolutionError):
+    """A destination holds something ledgerflow did not create where it would replace or delete."""
 
 
 def _local(target: str) -> str:
@@ -28,6 +43,7 @@ class Staged:
 
     link: str
     staged: str
+    create_only: bool = False  # a registered version's partition: never replaces an existing one
 
 
 def is_local(target: str) -> bool:
@@ -35,17 +51,20 @@ def is_local(target: str) -> bool:
     return target.startswith("/") or target.startswith("file:")
 
 
-def stage_partition(df, target: str, fmt: str, period: str, run_id: str) -> Staged:
-    """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``."""
+def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_only: bool = False) -> Staged:
+    """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``.
+
+    ``create_only`` (an output registering a new dataset version): the partition must not exist yet."""
     data = df.drop(PARTITION) if PARTITION in df.columns else df
     root = _local(target)
-    versions = os.path.join(root, ".lf_versions", f"{PARTITION}={period}")
+    check_partition(target, period, create_only)  # raises before anything is written
+    versions = versions_dir(root, period)
     name, n = run_id, 1
     while os.path.lexists(os.path.join(versions, name)):  # two outputs of one run to one partition
         n += 1
         name = f"{run_id}.{n}"
     staged = os.path.join(versions, name)
-    writer = data.write.mode("overwrite").format(fmt)
+    writer = data.write.mode("errorifexists").format(fmt)  # a fresh folder: Spark never deletes anything
     if fmt == "csv":
         writer = writer.option("header", "true")
     existed = versions
@@ -54,7 +73,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str) -> Stag
     try:
         writer.save(staged)
     except BaseException:  # the query itself may fail here (the runner does not materialise local outputs)
-        shutil.rmtree(staged, ignore_errors=True)
+        _remove_version(staged, root, period)
         folder = versions
         while len(folder) > len(existed):  # and the (empty) folders this write created
             try:
@@ -63,7 +82,69 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str) -> Stag
                 break
             folder = os.path.dirname(folder)
         raise
-    return Staged(os.path.join(root, f"{PARTITION}={period}"), staged)
+    return Staged(partition_link(root, period), staged, create_only)
+
+
+def versions_dir(root: str, period: str) -> str:
+    """``<root>/.lf_versions/_period=P``: where the versions of one partition are written."""
+    return os.path.join(root, VERSIONS, f"{PARTITION}={period}")
+
+
+def partition_link(root: str, period: str) -> str:
+    """``<root>/_period=P``: the visible partition (a link to one version folder)."""
+    return os.path.join(root, f"{PARTITION}={period}")
+
+
+def check_partition(target: str, period: str, create_only: bool = False, where: str = "") -> Optional[str]:
+    """The version folder partition ``_period=period`` of the local destination ``target`` shows now
+    (None when there is none); raises :class:`UnsafeDestination` when replacing it could delete or
+    write anything ledgerflow did not create (see the module's deletion rule), or, with
+    ``create_only``, when the partition exists at all."""
+    root = _local(target)
+    prefix = f"{where}: " if where else ""
+    advice = ("Nothing was run, written or deleted. Move it out of the destination (or point the output "
+              "elsewhere) and run again.")
+    if os.path.lexists(root) and not os.path.isdir(root):
+        raise UnsafeDestination(f"{prefix}the destination {root} is {_what(root)}, not a folder. {advice}")
+    for own in (os.path.join(root, VERSIONS), versions_dir(root, period)):
+        if os.path.islink(own) or (os.path.lexists(own) and not os.path.isdir(own)):
+            raise UnsafeDestination(f"{prefix}{own} is {_what(own)}, which ledgerflow did not create (it writes and "
+                                    f"deletes version folders only in a real folder there). {advice}")
+    link = partition_link(root, period)
+    if not os.path.lexists(link):
+        return None
+    if create_only:
+        raise UnsafeDestination(f"{prefix}{link} already exists, and an output registering a dataset version writes "
+                                "a new location and never replaces a partition (a registered version is immutable). "
+                                "Give the destination path a {{version}} of its own, or move the folder away.")
+    real = os.path.realpath(link)
+    if os.path.islink(link) and os.path.dirname(real) == os.path.realpath(versions_dir(root, period)):
+        return real if os.path.isdir(real) else None  # ours (a dangling one shows nothing)
+    raise UnsafeDestination(f"{prefix}the partition {link} is {_what(link)}, which ledgerflow did not create: it "
+                            f"replaces only a partition it wrote (a link into {versions_dir(root, period)}). {advice}")
+
+
+def _what(path: str) -> str:
+    if os.path.islink(path):
+        return f"a symbolic link to {os.readlink(path)}"
+    return "a folder" if os.path.isdir(path) else "a file"
+
+
+def _remove_version(folder: str, root: str, period: str) -> bool:
+    """Delete one version folder, only if it is ours: a real folder (not a link) directly inside
+    ``<root>/.lf_versions/_period=P``, real paths compared, neither level above it a link. Anything
+    else is left where it is. Returns whether it was deleted."""
+    versions = versions_dir(root, period)
+    if any(os.path.islink(p) for p in (os.path.join(root, VERSIONS), versions, folder)):
+        return False
+    if not os.path.isdir(folder) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(versions):
+        return False
+    shutil.rmtree(folder, ignore_errors=True)  # rmtree unlinks links inside the folder, never follows them
+    return True
+
+
+def _root_period(s: Staged) -> tuple[str, str]:
+    return os.path.dirname(s.link), os.path.basename(s.link).split("=", 1)[1]
 
 
 def count_rows(df, folder: str, fmt: str) -> int:
@@ -88,32 +169,39 @@ def count_rows(df, folder: str, fmt: str) -> int:
 def commit(staged: list[Staged]) -> None:
     """Swap every staged partition in, all or nothing: when one swap fails, the partitions already
     swapped are pointed back at their previous versions and the staged files are dropped. The
-    replaced versions are deleted only once every swap succeeded."""
-    done: list[tuple[str, Optional[str]]] = []
+    replaced versions are deleted only once every swap succeeded, and only if they are ours.
+
+    Each partition is checked again just before its swap (the run may have taken a while): a
+    partition someone replaced by anything ledgerflow did not create fails the commit untouched."""
+    done: list[tuple[Staged, Optional[str]]] = []
+    ours = {os.path.realpath(s.staged) for s in staged}
     try:
         for s in staged:
-            previous = os.path.realpath(s.link) if os.path.islink(s.link) else None
+            root, period = _root_period(s)
+            previous = check_partition(root, period)
+            if s.create_only and os.path.lexists(s.link) and previous not in ours:
+                check_partition(root, period, create_only=True)  # raises: appeared while the run ran
             _swap(s.link, s.staged)
-            done.append((s.link, previous))
+            done.append((s, previous))
     except BaseException:
-        for link, previous in reversed(done):
+        for s, previous in reversed(done):
             if previous is not None and os.path.isdir(previous):
-                _point(link, previous)
-            elif os.path.islink(link):
-                os.remove(link)
+                _point(s.link, previous)
+            elif os.path.islink(s.link):
+                os.remove(s.link)  # the link this commit created (a link: removing it touches no files)
         discard(staged)
         raise
     final = {os.path.realpath(s.link) for s in staged}
-    for _link, previous in done:
-        if previous and previous not in final and os.path.isdir(previous):
-            shutil.rmtree(previous, ignore_errors=True)
+    for s, previous in done:
+        if previous and previous not in final:
+            _remove_version(previous, *_root_period(s))
 
 
 def discard(staged: list[Staged]) -> None:
     """Delete staged version folders that are not (or no longer) visible."""
     for s in staged:
         if os.path.realpath(s.link) != os.path.realpath(s.staged):
-            shutil.rmtree(s.staged, ignore_errors=True)
+            _remove_version(s.staged, *_root_period(s))
 
 
 def write_uri_partition(df, target: str, fmt: str, period: str) -> str:
@@ -133,11 +221,14 @@ def _swap(link: str, new_target: str) -> None:
 
 def _point(link: str, new_target: str) -> None:
     tmp = f"{link}.{os.path.basename(new_target)}.tmp"
-    if os.path.lexists(tmp):
-        os.remove(tmp)
+    if os.path.islink(tmp):
+        os.remove(tmp)  # a link left by an interrupted swap: removing it touches no files
+    elif os.path.lexists(tmp):
+        raise UnsafeDestination(f"{tmp} is {_what(tmp)}, which ledgerflow did not create; move it away and run again.")
+    if os.path.lexists(link) and not os.path.islink(link):
+        raise UnsafeDestination(f"the partition {link} is {_what(link)}, which ledgerflow did not create; move it "
+                                "away and run again.")  # never deleted, never renamed over
     os.symlink(os.path.relpath(new_target, os.path.dirname(link)), tmp)
-    if os.path.isdir(link) and not os.path.islink(link):
-        shutil.rmtree(link)  # a plain folder from another writer: cannot be swapped atomically
     os.replace(tmp, link)
 
 
