@@ -652,6 +652,8 @@ class Planner:
             self.errors.add("YAML-005", f"register_as_dataset '{op.register_as_dataset}' is a declared dataset",
                             _loc(op.register_as_dataset, op.location), str(op.register_as_dataset),
                             "registered datasets need their own name")
+        if op.register_as_dataset:
+            self.check_version_folder(op)
         if bad:
             return
         self.cut_stage()
@@ -663,6 +665,33 @@ class Planner:
                       where=sql(where) if where is not None else "")
         self.statements.append(Statement("output", f"output_{op.seq:03d}", text, [op.seq], [self.prev], op,
                                          [(c, self.schema[c].sql or "") for c in cols]))
+
+    def check_version_folder(self, op: Operation) -> None:
+        """OUT-VR-001: an output registering a dataset needs ``{{version}}`` in its destination path.
+
+        A registered version is immutable and stays readable by runs that pinned it, so each version
+        needs a folder of its own. Refusing a path without ``{{version}}`` (rather than inventing a
+        version folder under it) keeps the data where the user's path says it is; for ``{table: T}``
+        every path rule of the destination's resolver is checked, as any of them may match a period."""
+        d, name = op.destination, str(op.register_as_dataset)
+        hint = "put {{version}} in the path so that each registered version gets a folder of its own"
+        if d is None:
+            return
+        if d.kind == "path" and d.path and "{{version}}" not in d.path:
+            self.errors.add("OUT-VR-001", f"output {op.seq} registers dataset '{name}' at the path '{d.path}', "
+                            "which has no {{version}}: a new version would replace the previous one",
+                            _loc(d.path, d.location), str(d.path), hint + ", e.g. 'out/" + name + "/v{{version}}'")
+        elif d.kind == "table":
+            rid = d.resolver or self.ws.config.default_resolver
+            resolver = self.ws.config.resolvers.get(rid) if rid else None
+            for rule in resolver.rules if resolver else []:
+                st = rule.strategy
+                if st.type == "path" and st.path is not None and "{{version}}" not in st.path:
+                    self.errors.add("OUT-VR-001", f"output {op.seq} registers dataset '{name}' through resolver "
+                                    f"'{rid}', whose rule '{rule.name}' ({rule.location or 'ledgerflow.yml'}) gives "
+                                    f"the path '{st.path}' without {{{{version}}}}: a new version would replace the "
+                                    "previous one", _loc(d.table, d.location), str(d.table),
+                                    hint + " (in that rule), or write the output through another resolver")
 
 
 class _AnyColumns(dict):
