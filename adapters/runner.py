@@ -258,6 +258,7 @@ class Runner:
         return record
 
     def _fail(self, record: dict, ctx: RunContext, err: LedgerflowError) -> None:
+        self.store.release(ctx.run_id)  # its reserved registered versions were never visible
         record.update(status="failed", error=str(err), finished_at=utcnow().isoformat(timespec="milliseconds"))
         self.store.save_run(record, ctx.compiled.script())
 
@@ -310,20 +311,60 @@ class Runner:
         return pending
 
     def _destinations(self, ctx: RunContext) -> dict:
-        """Where each output writes (resolved before anything runs, so a bad destination costs nothing)."""
+        """Where each output writes (resolved before anything runs, so a bad destination costs nothing).
+
+        An output registering a dataset reserves its version here (see :meth:`RunStore.reserve`), so
+        concurrent runs never share one; the run's reservations are released when it fails. Every local
+        partition is checked here to be absent or ledgerflow's own (``writers.check_partition``), and
+        no output may write into a registered version's location."""
         out = {}
-        for st in ctx.compiled.outputs:
-            op = st.operation
-            d = op.destination
-            version = self.store.next_version(op.register_as_dataset) if op.register_as_dataset else 1
-            if d.kind == "catalog_table":
-                out[op.seq] = ("table", d.catalog_table, "table", version)
-            elif d.kind == "path":
-                target = resolver_engine.absolute_path(ctx.workspace.root, d.path, d.path, f"output {op.seq}")
-                out[op.seq] = ("path", target, d.format, version)
-            else:
-                out[op.seq] = self._table_destination(ctx, op, version)
+        period = ctx.period.identifier
+        try:
+            for st in ctx.compiled.outputs:
+                op = st.operation
+                if op.register_as_dataset:
+                    found: dict = {}
+
+                    def locate(version: int, op=op, found=found) -> tuple:
+                        found["dest"] = self._destination(ctx, op, version)
+                        kind, target, fmt, _ = found["dest"]
+                        return (target if kind == "path" else None), fmt
+                    self.store.reserve(op.register_as_dataset, ctx.run_id, [period], locate)
+                    out[op.seq] = found["dest"]
+                else:
+                    out[op.seq] = self._destination(ctx, op, 1)
+                    kind, target = out[op.seq][:2]
+                    taken = self.store.live_registrations_at(target) if kind == "path" else []
+                    if taken:
+                        reg = taken[0]
+                        raise ResolutionError(
+                            f"output {op.seq}: the destination {target} overlaps the location {reg['location']} of "
+                            f"registered dataset '{reg['name']}' version {reg['version']}, which is immutable; write "
+                            "this output somewhere else.")
+                kind, target = out[op.seq][:2]
+                if kind == "path" and writers.is_local(target):
+                    writers.check_partition(target, period, create_only=bool(op.register_as_dataset),
+                                            where=f"output {op.seq}")
+        except BaseException:
+            self.store.release(ctx.run_id)
+            raise
         return out
+
+    def _destination(self, ctx: RunContext, op, version: int) -> tuple:
+        """(kind, target, format, version) of one output at ``version``."""
+        d = op.destination
+        if d.kind == "catalog_table":
+            return ("table", d.catalog_table, "table", version)
+        if d.kind == "path":
+            # tokens as in a resolver path ({{version}} makes a registered version's folder its own)
+            pseudo = Dataset(id=registered_id(op.register_as_dataset or ""), name=op.register_as_dataset or "",
+                             status="active", table_name=op.register_as_dataset or "", temporal_mode="period",
+                             columns=[], versions=[])
+            text = resolver_engine.substitute(d.path, pseudo, version, ctx.period, f"output {op.seq}") \
+                if "{{" in d.path else d.path
+            return ("path", resolver_engine.absolute_path(ctx.workspace.root, d.path, text, f"output {op.seq}"),
+                    d.format, version)
+        return self._table_destination(ctx, op, version)
 
     def _table_destination(self, ctx: RunContext, op, version: int) -> tuple:
         d = op.destination
@@ -359,7 +400,8 @@ class Runner:
                 if kind == "table":
                     location = writers.write_catalog_table(df, target, period)
                 elif writers.is_local(target):
-                    staged.append(writers.stage_partition(df, target, fmt, period, ctx.run_id))
+                    registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
+                    staged.append(writers.stage_partition(df, target, fmt, period, ctx.run_id, create_only=registers))
                     location = staged[-1].link
                     if rows is None:
                         rows = writers.count_rows(df, staged[-1].staged, fmt)
@@ -379,8 +421,7 @@ class Runner:
                      "registered_dataset": None, "registered_version": None}
             if op.register_as_dataset and kind == "path":
                 schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
-                self.store.register(op.register_as_dataset, version, target, fmt, [period],
-                                    schema, ctx.run_id, ctx.started_at.isoformat())
+                self.store.confirm(op.register_as_dataset, version, ctx.run_id, schema, ctx.started_at.isoformat())
                 entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
             results.append(entry)
         return results

@@ -3,6 +3,11 @@
 The SQLite database holds the run registry and the datasets registered by outputs
 (``register_as_dataset``): each registration is an immutable version with its location, format,
 schema and the periods it holds.
+
+A registration is taken in two steps so that two runs never share a version: before anything runs
+the run reserves the next version in one ``BEGIN IMMEDIATE`` transaction (a ``pending`` row holding
+its location); after its outputs were swapped in, the run flips the row to ``committed``; a failed
+run deletes its pending rows. Readers see committed rows only.
 """
 from __future__ import annotations
 
@@ -11,9 +16,9 @@ import os
 import sqlite3
 import uuid
 from contextlib import closing
-from typing import Optional
+from typing import Callable, Optional
 
-from ..compiler.errors import LedgerflowError
+from ..compiler.errors import LedgerflowError, ResolutionError
 from ..compiler.model import ColumnDef, Dataset, DatasetVersion
 
 _SCHEMA = """
@@ -22,8 +27,10 @@ CREATE TABLE IF NOT EXISTS runs (
   status TEXT, started_at TEXT, finished_at TEXT, error TEXT, record TEXT);
 CREATE TABLE IF NOT EXISTS registered_datasets (
   name TEXT, version INTEGER, dataset_id TEXT, location TEXT, format TEXT, periods TEXT, columns TEXT,
-  run_id TEXT, created_at TEXT, PRIMARY KEY (name, version));
+  run_id TEXT, created_at TEXT, status TEXT NOT NULL DEFAULT 'committed', PRIMARY KEY (name, version));
 """
+_COMMITTED = "status = 'committed'"
+_LIVE = "status IN ('pending', 'committed')"
 REGISTERED_NAMESPACE = uuid.UUID("6f1c1c8e-6a57-4b8e-9d43-2f1b0c9d7a11")
 
 
@@ -41,8 +48,16 @@ class RunStore:
 
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
-        conn = sqlite3.connect(self.db_path)
+        conn = sqlite3.connect(self.db_path, timeout=60)
         conn.executescript(_SCHEMA)
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(registered_datasets)")]
+        if "status" not in columns:  # a state.db written before reservations: its rows are committed
+            try:
+                conn.execute("ALTER TABLE registered_datasets ADD COLUMN status TEXT NOT NULL DEFAULT 'committed'")
+                conn.commit()
+            except sqlite3.OperationalError as err:  # another process added it at the same moment
+                if "duplicate column" not in str(err):
+                    raise
         return conn
 
     # ---------------------------------------------------------------- runs
@@ -85,24 +100,93 @@ class RunStore:
 
     # ---------------------------------------------------------------- registered datasets
     def next_version(self, name: str) -> int:
-        """The version number the next registration of ``name`` gets."""
+        """The version number the next registration of ``name`` gets (pending reservations count)."""
         with closing(self._connect()) as conn:
-            row = conn.execute("SELECT MAX(version) FROM registered_datasets WHERE name = ?", (name,)).fetchone()
+            row = conn.execute(f"SELECT MAX(version) FROM registered_datasets WHERE name = ? AND {_LIVE}",
+                               (name,)).fetchone()
         return (row[0] or 0) + 1
+
+    def reserve(self, name: str, run_id: str, periods: list[str],
+                locate: Callable[[int], tuple[Optional[str], str]]) -> int:
+        """Take the next version of ``name`` for ``run_id``, atomically: returns the version number.
+
+        ``locate(version)`` gives (location, format) of that version, or (None, ...) when the output
+        registers nothing there (a table). The pending row is written in the same ``BEGIN IMMEDIATE``
+        transaction that read the highest version, so concurrent runs get different versions; a
+        location that another live registration (of any dataset) holds, or that overlaps it, is refused.
+        """
+        conn = self._connect()
+        conn.isolation_level = None  # explicit transactions
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            row = conn.execute(f"SELECT MAX(version) FROM registered_datasets WHERE name = ? AND {_LIVE}",
+                               (name,)).fetchone()
+            version = (row[0] or 0) + 1
+            location, fmt = locate(version)
+            if location is not None:
+                taken = conn.execute(f"SELECT name, version, location, status FROM registered_datasets WHERE {_LIVE}")
+                for other, other_version, other_location, status in taken:
+                    if locations_overlap(location, other_location):
+                        raise ResolutionError(
+                            f"version {version} of registered dataset '{name}' would be written at {location}, which "
+                            f"overlaps the location {other_location} of registered dataset '{other}' version "
+                            f"{other_version}{' (being written by a running run)' if status == 'pending' else ''}; a "
+                            "registered version is immutable. Give each registered dataset a destination path of its "
+                            "own with {{version}} in it.")
+                conn.execute("INSERT INTO registered_datasets (name, version, dataset_id, location, format, periods, "
+                             "columns, run_id, created_at, status) VALUES (?,?,?,?,?,?,?,?,?,'pending')",
+                             (name, version, registered_id(name), location, fmt, json.dumps(periods), "[]", run_id,
+                              None))
+            conn.execute("COMMIT")
+            return version
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.close()
+
+    def confirm(self, name: str, version: int, run_id: str, columns: list[tuple[str, str]], created_at: str) -> None:
+        """Flip ``run_id``'s reservation of ``name`` v``version`` to committed (its outputs are in place)."""
+        with closing(self._connect()) as conn, conn:
+            cur = conn.execute("UPDATE registered_datasets SET status = 'committed', columns = ?, created_at = ? "
+                               "WHERE name = ? AND version = ? AND run_id = ? AND status = 'pending'",
+                               (json.dumps(columns), created_at, name, version, run_id))
+            if cur.rowcount != 1:
+                raise LedgerflowError(f"run {run_id} holds no reservation of registered dataset '{name}' version "
+                                      f"{version}; its output is in place but is not registered.")
+
+    def release(self, run_id: str) -> None:
+        """Drop the pending reservations of ``run_id`` (the run failed: its versions were never visible)."""
+        if not os.path.exists(self.db_path):
+            return
+        with closing(self._connect()) as conn, conn:
+            conn.execute("DELETE FROM registered_datasets WHERE run_id = ? AND status = 'pending'", (run_id,))
+
+    def live_registrations_at(self, location: str) -> list[dict]:
+        """Committed or pending registrations whose location is, contains or lies inside ``location``."""
+        if not os.path.exists(self.db_path):
+            return []
+        with closing(self._connect()) as conn:
+            rows = conn.execute(f"SELECT name, version, location, status FROM registered_datasets WHERE {_LIVE}")
+            return [dict(zip(("name", "version", "location", "status"), r)) for r in rows
+                    if locations_overlap(location, r[2])]
 
     def register(self, name: str, version: int, location: str, fmt: str, periods: list[str],
                  columns: list[tuple[str, str]], run_id: str, created_at: str) -> None:
-        """Record an immutable new version of a registered dataset."""
+        """Record an immutable new version of a registered dataset (committed at once, no reservation)."""
         with closing(self._connect()) as conn, conn:
-            conn.execute("INSERT INTO registered_datasets VALUES (?,?,?,?,?,?,?,?,?)", (
-                name, version, registered_id(name), location, fmt, json.dumps(periods), json.dumps(columns), run_id,
-                created_at))
+            conn.execute("INSERT INTO registered_datasets (name, version, dataset_id, location, format, periods, "
+                         "columns, run_id, created_at, status) VALUES (?,?,?,?,?,?,?,?,?,'committed')", (
+                             name, version, registered_id(name), location, fmt, json.dumps(periods),
+                             json.dumps(columns), run_id, created_at))
 
     def registrations(self, name: Optional[str] = None) -> list[dict]:
         """Registered dataset versions (of ``name``, or all), oldest first."""
-        q = "SELECT name, version, dataset_id, location, format, periods, columns, run_id, created_at FROM registered_datasets"
+        q = ("SELECT name, version, dataset_id, location, format, periods, columns, run_id, created_at "
+             f"FROM registered_datasets WHERE {_COMMITTED}")
         with closing(self._connect()) as conn:
-            rows = conn.execute(q + (" WHERE name = ?" if name else "") + " ORDER BY name, version",
+            rows = conn.execute(q + (" AND name = ?" if name else "") + " ORDER BY name, version",
                                 (name,) if name else ()).fetchall()
         keys = ("name", "version", "dataset_id", "location", "format", "periods", "columns", "run_id", "created_at")
         out = []
@@ -128,6 +212,19 @@ class RunStore:
                                versions=[DatasetVersion(r["version"]) for r in regs], file=".ledgerflow/state.db",
                                registered=True))
         return out
+
+
+def locations_overlap(a: str, b: str) -> bool:
+    """Whether two locations are the same folder or one lies inside the other (local paths compared
+    by real path, URIs as text)."""
+    def norm(loc: str) -> str:
+        if loc.startswith("file:"):
+            loc = loc[len("file:"):]
+        if loc.startswith("/"):
+            return os.path.realpath(loc)
+        return loc.rstrip("/")
+    x, y = norm(a), norm(b)
+    return x == y or x.startswith(y.rstrip("/") + "/") or y.startswith(x.rstrip("/") + "/")
 
 
 def registered_id(name: str) -> str:
