@@ -102,7 +102,7 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
     ``create_only``, when the partition exists at all."""
     root = _local(target)
     prefix = f"{where}: " if where else ""
-    advice = ("Nothing was run, written or deleted. Move it out of the destination (or point the output "
+    advice = ("Nothing was written there and nothing was deleted. Move it out of the destination (or point the output "
               "elsewhere) and run again.")
     if os.path.lexists(root) and not os.path.isdir(root):
         raise UnsafeDestination(f"{prefix}the destination {root} is {_what(root)}, not a folder. {advice}")

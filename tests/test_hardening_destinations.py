@@ -78,7 +78,7 @@ def test_foreign_symlink_partition_outside_the_workspace_is_refused_and_survives
 
     result = run(finance, "to_out", "2026-01", expect=1)
     assert f"the partition {link} is a symbolic link to {victim}, which ledgerflow did not create" in result.stderr
-    assert "Nothing was run, written or deleted" in result.stderr and "Traceback" not in result.stderr
+    assert "Nothing was written there and nothing was deleted" in result.stderr and "Traceback" not in result.stderr
     assert tree(victim) == before  # every file of the folder it points to is still there
     assert os.path.islink(link) and os.readlink(link) == str(victim)
     assert not (dest / ".lf_versions").exists()  # nothing was staged either
@@ -328,3 +328,20 @@ def test_pending_reservation_is_invisible_and_released_on_failure(spark, finance
     assert [r["version"] for r in store.registrations("gl_snapshot")] == [2]
     store.release("other-run")
     assert store.next_version("gl_snapshot") == 3
+
+
+def test_state_db_written_before_reservations_is_migrated(tmp_path):
+    """A registry row of an older ledgerflow (no status column) stays a committed version."""
+    import sqlite3
+    (tmp_path / ".ledgerflow").mkdir()
+    conn = sqlite3.connect(tmp_path / ".ledgerflow" / "state.db")
+    conn.execute("CREATE TABLE registered_datasets (name TEXT, version INTEGER, dataset_id TEXT, location TEXT, "
+                 "format TEXT, periods TEXT, columns TEXT, run_id TEXT, created_at TEXT, PRIMARY KEY (name, version))")
+    conn.execute("INSERT INTO registered_datasets VALUES ('old', 1, 'id', '/x/v1', 'csv', '[\"2026-01\"]', '[]', "
+                 "'r1', 't')")
+    conn.commit()
+    conn.close()
+    store = RunStore(str(tmp_path))
+    assert [(r["name"], r["version"], r["location"]) for r in store.registrations()] == [("old", 1, "/x/v1")]
+    assert store.reserve("old", "r2", ["2026-02"], lambda v: (f"/x/v{v}", "csv")) == 2
+    assert [r["version"] for r in store.registrations("old")] == [1]
