@@ -38,6 +38,8 @@ class RunStore:
         self.root = root
         self.db_path = os.path.join(root, ".ledgerflow", "state.db")
         self.runs_dir = os.path.join(root, "target", "runs")
+        from . import recovery  # runs whose process died are marked failed once per process (recovery.py)
+        recovery.on_open(self)
 
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
@@ -68,6 +70,12 @@ class RunStore:
         """Every run, newest first."""
         with closing(self._connect()) as conn:
             rows = conn.execute("SELECT record FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def running_records(self) -> list[dict]:
+        """The records whose status is ``running`` (live runs, or runs whose process died)."""
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT record FROM runs WHERE status = 'running' ORDER BY run_id").fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def get_run(self, run_id: str) -> dict:
