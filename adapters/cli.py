@@ -207,7 +207,7 @@ def runs_cmd(action, run_id, other_hosts, workspace, debug):
         click.echo(f"{r['run_id']}  {r['started_at']}  {r['status']:<9}  {r['project']['name']}  "
                    f"{r['period']['identifier']}  outputs={len(r.get('outputs') or [])} rows={rows}"
                    + (f"  replay of {r['parent_run_id']}" if r.get("parent_run_id") else "")
-                   + (f"  error: {r['error'].splitlines()[0].split(';')[0][:100]}" if r["status"] == "failed" and r.get("error") else ""))
+                   + (f"  error: {r['error'].splitlines()[0].split(';')[0][:160]}" if r["status"] == "failed" and r.get("error") else ""))
 
 
 @main.command("datasets")

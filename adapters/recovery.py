@@ -19,6 +19,7 @@ already swapped in is live data: it is kept, and the run's error says so.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import re
 import shutil
@@ -39,8 +40,9 @@ _CHECKED: set[str] = set()  # state databases this process has already recovered
 @dataclass
 class Outcome:
     """What recovery found for one run. ``action``: ``interrupted`` (marked failed now),
-    ``cleaned`` (leftover staging of an already failed run removed), ``live`` (its process holds the
-    lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask)."""
+    ``cleaned`` (leftover staging of an already failed run removed), ``finished`` (its record was
+    final after all: the registry row is brought in line with run.json), ``live`` (its process holds
+    the lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask)."""
 
     run_id: str
     action: str
@@ -181,6 +183,18 @@ def _interrupt(store, rec: dict, found_by: str) -> Outcome:
     return Outcome(run_id, "interrupted", rec["error"], removed, kept, problems)
 
 
+def _current(store, run_id: str) -> dict:
+    """A run's newest record: ``run.json`` (written before the registry row), else the registry's."""
+    try:
+        with open(os.path.join(store.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
+            rec = json.load(fh)
+        if rec.get("run_id") == run_id:
+            return rec
+    except (OSError, ValueError):
+        pass
+    return store.get_run(run_id)
+
+
 def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> Outcome:
     """Check one ``running`` record; mark it interrupted when its process is gone."""
     run_id = rec["run_id"]
@@ -197,9 +211,16 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
             return Outcome(run_id, "live", f"pid {proc.get('pid')} on host {proc.get('host')} holds its lock")
         if lock.state != "abandoned":
             return Outcome(run_id, "unknown", f"lock {lock.state}: left running")
-        current = store.get_run(run_id)  # re-read under the lock: the owner may have just finished
+        current = _current(store, run_id)  # re-read under the lock: the owner may have just finished
         if current.get("status") != "running":
-            return Outcome(run_id, "live", f"finished meanwhile ({current.get('status')})")
+            try:
+                registered = store.get_run(run_id).get("status")
+            except LedgerflowError:  # no registry row yet
+                registered = None
+            if registered != current.get("status"):  # its process died between run.json and the registry row
+                store.save_run(current)
+            lock.settled()
+            return Outcome(run_id, "finished", f"finished ({current.get('status')}) before it was checked")
         outcome = _interrupt(store, current, found_by)
         lock.settled()
     return outcome
@@ -256,6 +277,8 @@ def report(outcomes: list[Outcome]) -> list[str]:
             lines.append(f"{o.run_id}  marked failed: {o.detail}")
         elif o.action == "cleaned":
             lines.append(f"{o.run_id}  failed run: {o.detail}")
+        elif o.action == "finished":
+            lines.append(f"{o.run_id}  {o.detail}: registry updated from its run.json")
         else:
             lines.append(f"{o.run_id}  left running ({o.action}): {o.detail}")
         lines += [f"    removed {p}" for p in o.removed]
