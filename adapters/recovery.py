@@ -217,10 +217,12 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
                 registered = store.get_run(run_id).get("status")
             except LedgerflowError:  # no registry row yet
                 registered = None
+            detail = f"finished ({current.get('status')}) before it was checked"
             if registered != current.get("status"):  # its process died between run.json and the registry row
                 store.save_run(current)
+                detail += "; registry updated from its run.json"
             lock.settled()
-            return Outcome(run_id, "finished", f"finished ({current.get('status')}) before it was checked")
+            return Outcome(run_id, "finished", detail)
         outcome = _interrupt(store, current, found_by)
         lock.settled()
     return outcome
@@ -228,8 +230,8 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
 
 def recover(store, found_by: Optional[str] = None, other_hosts: bool = False) -> list[Outcome]:
     """Check every ``running`` run of ``store``; returns one :class:`Outcome` each."""
-    if not os.path.exists(store.db_path):
-        return []
+    if not os.path.exists(store.db_path) and not os.path.isdir(store.runs_dir):
+        return []  # nothing ever recorded (and no database is created just to look)
     found_by = found_by or finder()
     return [recover_run(store, rec, found_by, other_hosts) for rec in store.running_records()]
 
@@ -278,7 +280,7 @@ def report(outcomes: list[Outcome]) -> list[str]:
         elif o.action == "cleaned":
             lines.append(f"{o.run_id}  failed run: {o.detail}")
         elif o.action == "finished":
-            lines.append(f"{o.run_id}  {o.detail}: registry updated from its run.json")
+            lines.append(f"{o.run_id}  {o.detail}")
         else:
             lines.append(f"{o.run_id}  left running ({o.action}): {o.detail}")
         lines += [f"    removed {p}" for p in o.removed]

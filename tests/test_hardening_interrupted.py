@@ -328,7 +328,8 @@ def test_a_run_that_finished_meanwhile_is_not_marked(finance):
     stale = store.get_run(run_id)
     store.save_run({**stale, "status": "completed", "finished_at": utcnow().isoformat()})
     outcome = recovery.recover_run(store, stale, "test")
-    assert outcome.action == "finished" and outcome.detail == "finished (completed) before it was checked"
+    assert outcome.action == "finished"
+    assert outcome.detail == "finished (completed) before it was checked"  # the registry already said so
     assert store.get_run(run_id)["status"] == "completed"
 
 
@@ -350,8 +351,21 @@ def test_a_process_killed_between_run_json_and_the_registry_row(finance):
     assert status_line(listed.stdout, only_file).split()[2] == "failed"
     assert record(finance, only_file)["error"].startswith("interrupted: the process (pid ")
     assert status_line(listed.stdout, done).split()[2] == "completed"
+    assert listed.stderr == f"ledgerflow: run {only_file} was {record(finance, only_file)['error']}\n"
     assert store.get_run(done) == {**rec, "status": "completed"}
     assert store.running_records() == []
+
+
+def test_first_run_of_a_workspace_killed_before_the_registry_existed(finance):
+    """No state.db yet, only target/runs/<id>/run.json saying running: still found."""
+    template = {"run_id": "", "parent_run_id": None, "project": {"id": "p", "name": "p"},
+                "period": {"identifier": PERIOD}, "started_at": "", "outputs": []}
+    run_id = fake_dead_run(finance, template, staging=[])
+    (finance / ".ledgerflow" / "state.db").unlink()
+    result = cli_process(finance, "runs", "list")
+    assert result.returncode == 0, result
+    assert status_line(result.stdout, run_id).split()[2] == "failed"
+    assert f"found by `ledgerflow runs list` (pid " in record(finance, run_id)["error"]
 
 
 def test_interrupt_in_process_marks_the_run_failed_and_releases_its_lock(finance):
