@@ -176,13 +176,24 @@ def replay_cmd(run_id, master, remote, conf, workspace, debug):
 
 
 @main.command("runs")
-@click.argument("action", type=click.Choice(["list", "show"]), default="list")
+@click.argument("action", type=click.Choice(["list", "show", "clean"]), default="list")
 @click.argument("run_id", required=False)
+@click.option("--other-hosts", is_flag=True, default=False,
+              help="clean: also trust the lock of runs started on another host (a shared folder whose locks "
+                   "all hosts see, e.g. NFSv4).")
 @_options
 @handle_errors
-def runs_cmd(action, run_id, workspace, debug):
-    """The run registry: `runs list`, `runs show RUN_ID`."""
+def runs_cmd(action, run_id, other_hosts, workspace, debug):
+    """The run registry: `runs list`, `runs show RUN_ID`, `runs clean` (interrupted runs and their staging)."""
+    from . import recovery
     store = RunStore(_root(workspace))
+    if action == "clean":
+        for line in recovery.report(recovery.clean(store, other_hosts=other_hosts)):
+            click.echo(line)
+        return
+    for o in recovery.recover(store):  # every time: this is where a user looks for a stuck run
+        if o.action == "interrupted":
+            click.echo(f"ledgerflow: run {o.run_id} was {o.detail}", err=True)
     if action == "show":
         if not run_id:
             raise click.UsageError("runs show needs a RUN_ID")
@@ -195,7 +206,8 @@ def runs_cmd(action, run_id, workspace, debug):
         rows = sum(o.get("rows") or 0 for o in r.get("outputs") or [])
         click.echo(f"{r['run_id']}  {r['started_at']}  {r['status']:<9}  {r['project']['name']}  "
                    f"{r['period']['identifier']}  outputs={len(r.get('outputs') or [])} rows={rows}"
-                   + (f"  replay of {r['parent_run_id']}" if r.get("parent_run_id") else ""))
+                   + (f"  replay of {r['parent_run_id']}" if r.get("parent_run_id") else "")
+                   + (f"  error: {r['error'].splitlines()[0].split(';')[0][:160]}" if r["status"] == "failed" and r.get("error") else ""))
 
 
 @main.command("datasets")

@@ -23,7 +23,7 @@ from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
 from ..compiler.resolver import Resolution, ResolvedLocation
 from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
-from . import loaders, writers
+from . import liveness, loaders, recovery, writers
 from .runstore import RunStore, registered_id
 
 Echo = Callable[[str], None]
@@ -229,6 +229,9 @@ class Runner:
             record = record or base_record(ctx)
             self._fail(record, ctx, err)
             raise
+        # held until the record is final, so a later command can tell this run's process died (recovery.py)
+        record.update(process=liveness.hold(self.store.runs_dir, ctx.run_id),
+                      staging=recovery.staging_entries(destinations, ctx.period.identifier))
         self.store.save_run(record, ctx.compiled.script())
         try:
             spark = self.session_factory() if self.session_factory else None
@@ -247,8 +250,12 @@ class Runner:
             err.__cause__ = exc
             self._fail(record, ctx, err)
             raise err
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: staged outputs were discarded by _write
+            self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
+            raise
         record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"), outputs=outputs)
         self.store.save_run(record, ctx.compiled.script())
+        liveness.release(ctx.run_id)
         took = time.monotonic() - clock
         self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
         for out in outputs:
@@ -261,6 +268,7 @@ class Runner:
         self.store.release(ctx.run_id)  # its reserved registered versions were never visible
         record.update(status="failed", error=str(err), finished_at=utcnow().isoformat(timespec="milliseconds"))
         self.store.save_run(record, ctx.compiled.script())
+        liveness.release(ctx.run_id)
 
     def _compute(self, spark, ctx: RunContext, destinations: Optional[dict] = None) -> list:
         """Run the stages; returns the outputs still to write as (statement, DataFrame, rows or None).

@@ -45,6 +45,8 @@ class RunStore:
         self.root = root
         self.db_path = os.path.join(root, ".ledgerflow", "state.db")
         self.runs_dir = os.path.join(root, "target", "runs")
+        from . import recovery  # runs whose process died are marked failed once per process (recovery.py)
+        recovery.on_open(self)
 
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
@@ -84,6 +86,24 @@ class RunStore:
         with closing(self._connect()) as conn:
             rows = conn.execute("SELECT record FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
         return [json.loads(r[0]) for r in rows]
+
+    def running_records(self) -> list[dict]:
+        """The records whose status is ``running`` (live runs, or runs whose process died), including a
+        ``run.json`` without its registry row (``save_run`` writes the file first: a process killed in
+        between leaves only the file)."""
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT record FROM runs WHERE status = 'running' ORDER BY run_id").fetchall()
+            known = {r[0] for r in conn.execute("SELECT run_id FROM runs")}
+        out = [json.loads(r[0]) for r in rows]
+        for run_id in sorted(set(os.listdir(self.runs_dir)) - known if os.path.isdir(self.runs_dir) else ()):
+            try:
+                with open(os.path.join(self.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
+                    rec = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if rec.get("status") == "running" and rec.get("run_id") == run_id:
+                out.append(rec)
+        return out
 
     def get_run(self, run_id: str) -> dict:
         """The record of ``run_id`` (a unique prefix is enough)."""

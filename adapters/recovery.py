@@ -1,0 +1,288 @@
+"""Runs whose process died: mark them ``failed`` ("interrupted: ...") and remove their staging folders.
+
+A run records, before it writes anything, who runs it (``process: {pid, host}``) and the staging
+folders it may create (``staging: [{link, versions}]``, one per local destination partition: the
+partition symlink ``<dest>/_period=P`` and the folder ``<dest>/.lf_versions/_period=P`` where its
+``<run_id>[.n]`` versions are written). Its process holds the run's lock (:mod:`.liveness`) until
+the record is final. So a ``running`` record whose lock can be taken belongs to a dead process,
+and what it may have left behind is known without guessing.
+
+:func:`on_open` does this once per process and workspace, when a command first opens the run store
+(``ledgerflow runs`` and ``ledgerflow runs clean`` check again every time). Only ``running`` rows are
+looked at, so it costs one small query when nothing was interrupted.
+
+Removal is deliberately narrow: only a real folder (not a symlink) named ``<run_id>`` or
+``<run_id>.<n>`` directly inside the real ``.lf_versions/_period=P`` folder of a recorded
+destination, and never the folder the partition symlink points at. A staged folder that was
+already swapped in is live data: it is kept, and the run's error says so.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import shutil
+import sqlite3
+import stat
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..compiler.errors import LedgerflowError
+from . import liveness, writers
+
+VERSIONS = ".lf_versions"
+
+_CHECKED: set[str] = set()  # state databases this process has already recovered
+
+
+@dataclass
+class Outcome:
+    """What recovery found for one run. ``action``: ``interrupted`` (marked failed now),
+    ``cleaned`` (leftover staging of an already failed run removed), ``finished`` (its record was
+    final after all: the registry row is brought in line with run.json), ``live`` (its process holds
+    the lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask)."""
+
+    run_id: str
+    action: str
+    detail: str = ""
+    removed: list = field(default_factory=list)
+    kept: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------ staging
+def staging_entries(destinations: dict, period: str) -> list[dict]:
+    """The staging folders a run may create, from its destinations (``op seq -> (kind, target, fmt,
+    version)``, as the runner resolves them before writing): one ``{link, versions}`` per local
+    destination partition. Matches the layout of :func:`writers.stage_partition`."""
+    out: list[dict] = []
+    part = f"{writers.PARTITION}={period}"
+    for kind, target, _fmt, _version in destinations.values():
+        if kind != "path" or not writers.is_local(target):
+            continue  # URIs and catalog tables are staged by Spark itself
+        root = target[len("file:"):] if target.startswith("file:") else target
+        entry = {"link": os.path.join(root, part), "versions": os.path.join(root, VERSIONS, part)}
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
+def _own_name(name: str, run_id: str) -> bool:
+    return name == run_id or re.fullmatch(re.escape(run_id) + r"\.[0-9]+", name) is not None
+
+
+def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list[str]]:
+    """Remove what run ``run_id`` staged for one ``{link, versions}`` entry and did not swap in.
+    Returns (removed, kept as live, problems)."""
+    removed: list[str] = []
+    kept: list[str] = []
+    problems: list[str] = []
+    link, versions = entry.get("link") or "", entry.get("versions") or ""
+    part = os.path.basename(link)
+    if not (os.path.isabs(link) and part.startswith(f"{writers.PARTITION}=") and
+            os.path.normpath(versions) == os.path.normpath(os.path.join(os.path.dirname(link), VERSIONS, part))):
+        return removed, kept, [f"unexpected staging entry {entry!r}: left alone"]
+    dest = os.path.realpath(os.path.dirname(link))
+    folder = os.path.join(dest, VERSIONS, part)
+    # neither .lf_versions nor _period=P may be a symlink leading elsewhere
+    if os.path.realpath(folder) != folder or not os.path.isdir(folder):
+        if os.path.lexists(folder) and os.path.realpath(folder) != folder:
+            problems.append(f"{folder} is (or passes through) a symbolic link: left alone")
+        names = []
+    else:
+        names = sorted(n for n in os.listdir(folder) if _own_name(n, run_id))
+    live = os.path.realpath(os.path.join(dest, part)) if os.path.lexists(os.path.join(dest, part)) else None
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                problems.append(f"{path} is not a folder: left alone")
+            elif live == path:
+                kept.append(path)
+            else:
+                shutil.rmtree(path)  # does not follow symbolic links inside the folder
+                removed.append(path)
+        except OSError as exc:
+            problems.append(f"could not remove {path}: {exc.strerror or exc}")
+    # the temporary link of an interrupted swap (writers._point): `<dest>/_period=P.<name>.tmp`
+    try:
+        tmp_links = [n for n in os.listdir(dest) if n.startswith(part + ".") and n.endswith(".tmp")
+                     and _own_name(n[len(part) + 1:-len(".tmp")], run_id)]
+    except OSError:
+        tmp_links = []
+    for name in tmp_links:
+        path = os.path.join(dest, name)
+        if os.path.islink(path):
+            try:
+                os.remove(path)  # the link only, never what it points at
+                removed.append(path)
+            except OSError as exc:
+                problems.append(f"could not remove {path}: {exc.strerror or exc}")
+    return removed, kept, problems
+
+
+def release_registrations(store, record: dict) -> None:
+    """Hook: release registration versions the interrupted run reserved but never completed.
+
+    Registrations are written only after every partition was swapped in, so today an interrupted run
+    has nothing pending here (a registration it did complete points at data that is live and
+    stays). When registrations are reserved before the swap, the dead run's pending reservations are
+    released here, under the run's lock, before the run is marked failed."""
+    return None
+
+
+# ------------------------------------------------------------------------------------------ recovery
+def _now() -> str:
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return now.isoformat(timespec="milliseconds")
+
+
+def finder() -> str:
+    """How the current process is described in an ``interrupted`` error: the command it runs."""
+    try:
+        import click
+        ctx = click.get_current_context(silent=True)
+    except ImportError:  # pragma: no cover
+        ctx = None
+    if ctx is not None and ctx.info_name:
+        words = [ctx.info_name] + [str(ctx.params[k]) for k in ("action",) if ctx.params.get(k)]
+        return f"`ledgerflow {' '.join(words)}` (pid {os.getpid()} on host {liveness.this_host()})"
+    return f"process {os.getpid()} on host {liveness.this_host()} ({os.path.basename(sys.argv[0]) or 'python'})"
+
+
+def _describe(removed: list, kept: list, problems: list) -> str:
+    parts = []
+    if removed:
+        parts.append(f"removed {len(removed)} staging folder{'s' if len(removed) != 1 else ''}")
+    if kept:
+        parts.append("kept partition version(s) already swapped in before it died (this run's rows are "
+                     f"visible there): {', '.join(kept)}")
+    parts += problems
+    return "; ".join(parts)
+
+
+def _interrupt(store, rec: dict, found_by: str) -> Outcome:
+    """Mark a run whose lock this process now holds as failed, after removing its staging."""
+    run_id = rec["run_id"]
+    removed, kept, problems = [], [], []
+    for entry in rec.get("staging") or []:
+        r, k, p = remove_staging(entry, run_id)
+        removed, kept, problems = removed + r, kept + k, problems + p
+    release_registrations(store, rec)
+    proc = rec.get("process") or {}
+    at = _now()
+    error = (f"interrupted: the process (pid {proc.get('pid')} on host {proc.get('host')}) that ran it is gone; "
+             f"found by {found_by} at {at}Z")
+    done = _describe(removed, kept, problems)
+    rec.update(status="failed", finished_at=at, error=error + (f"; {done}" if done else ""),
+               interrupted={"found_by": found_by, "found_at": at, "removed": removed, "kept": kept,
+                            "problems": problems})
+    store.save_run(rec)
+    return Outcome(run_id, "interrupted", rec["error"], removed, kept, problems)
+
+
+def _current(store, run_id: str) -> dict:
+    """A run's newest record: ``run.json`` (written before the registry row), else the registry's."""
+    try:
+        with open(os.path.join(store.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
+            rec = json.load(fh)
+        if rec.get("run_id") == run_id:
+            return rec
+    except (OSError, ValueError):
+        pass
+    return store.get_run(run_id)
+
+
+def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> Outcome:
+    """Check one ``running`` record; mark it interrupted when its process is gone."""
+    run_id = rec["run_id"]
+    proc = rec.get("process")
+    if not proc:
+        return Outcome(run_id, "unknown", "no process recorded (a run recorded by an older ledgerflow): left running")
+    if proc.get("host") != liveness.this_host() and not other_hosts:
+        return Outcome(run_id, "other_host", f"started on host {proc.get('host')}: not checked from this host "
+                       "(pass --other-hosts when the run folder's locks are shared, e.g. NFSv4)")
+    if proc.get("host") == liveness.this_host() and proc.get("pid") == os.getpid():
+        return Outcome(run_id, "live", "run by this process")
+    with liveness.probe(store.runs_dir, run_id) as lock:
+        if lock.state == "held":
+            return Outcome(run_id, "live", f"pid {proc.get('pid')} on host {proc.get('host')} holds its lock")
+        if lock.state != "abandoned":
+            return Outcome(run_id, "unknown", f"lock {lock.state}: left running")
+        current = _current(store, run_id)  # re-read under the lock: the owner may have just finished
+        if current.get("status") != "running":
+            try:
+                registered = store.get_run(run_id).get("status")
+            except LedgerflowError:  # no registry row yet
+                registered = None
+            detail = f"finished ({current.get('status')}) before it was checked"
+            if registered != current.get("status"):  # its process died between run.json and the registry row
+                store.save_run(current)
+                detail += "; registry updated from its run.json"
+            lock.settled()
+            return Outcome(run_id, "finished", detail)
+        outcome = _interrupt(store, current, found_by)
+        lock.settled()
+    return outcome
+
+
+def recover(store, found_by: Optional[str] = None, other_hosts: bool = False) -> list[Outcome]:
+    """Check every ``running`` run of ``store``; returns one :class:`Outcome` each."""
+    if not os.path.exists(store.db_path) and not os.path.isdir(store.runs_dir):
+        return []  # nothing ever recorded (and no database is created just to look)
+    found_by = found_by or finder()
+    return [recover_run(store, rec, found_by, other_hosts) for rec in store.running_records()]
+
+
+def clean(store, other_hosts: bool = False) -> list[Outcome]:
+    """``ledgerflow runs clean``: recover interrupted runs, then remove staging that failed runs left
+    behind (a removal that failed before, or a run failed by an older ledgerflow that recorded its
+    staging)."""
+    found_by = f"`ledgerflow runs clean` (pid {os.getpid()} on host {liveness.this_host()})"
+    outcomes = recover(store, found_by, other_hosts)
+    seen = {o.run_id for o in outcomes}
+    for rec in store.list_runs() if os.path.exists(store.db_path) else []:
+        if rec.get("status") != "failed" or rec["run_id"] in seen or not rec.get("staging"):
+            continue
+        removed, problems = [], []
+        for entry in rec["staging"]:
+            r, _kept, p = remove_staging(entry, rec["run_id"])
+            removed, problems = removed + r, problems + p
+        if removed or problems:
+            outcomes.append(Outcome(rec["run_id"], "cleaned", _describe(removed, [], problems), removed, [], problems))
+    return outcomes
+
+
+def on_open(store) -> None:
+    """Recover interrupted runs the first time this process opens ``store``'s workspace. Never fails
+    the command that opened it: a problem is one warning on stderr."""
+    if store.db_path in _CHECKED:
+        return
+    _CHECKED.add(store.db_path)
+    try:
+        outcomes = recover(store)
+    except (OSError, sqlite3.Error, ValueError, LedgerflowError) as exc:
+        print(f"ledgerflow: warning: could not check for interrupted runs: {exc}", file=sys.stderr)
+        return
+    for o in outcomes:
+        if o.action == "interrupted":
+            print(f"ledgerflow: run {o.run_id} was {o.detail}", file=sys.stderr)
+
+
+def report(outcomes: list[Outcome]) -> list[str]:
+    """The lines ``ledgerflow runs clean`` prints."""
+    lines = []
+    for o in outcomes:
+        if o.action == "interrupted":
+            lines.append(f"{o.run_id}  marked failed: {o.detail}")
+        elif o.action == "cleaned":
+            lines.append(f"{o.run_id}  failed run: {o.detail}")
+        elif o.action == "finished":
+            lines.append(f"{o.run_id}  {o.detail}")
+        else:
+            lines.append(f"{o.run_id}  left running ({o.action}): {o.detail}")
+        lines += [f"    removed {p}" for p in o.removed]
+    return lines or ["nothing to clean: no interrupted run, no leftover staging folder"]
+
