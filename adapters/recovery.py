@@ -124,13 +124,12 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
 
 
 def release_registrations(store, record: dict) -> None:
-    """Hook: release registration versions the interrupted run reserved but never completed.
+    """Release the registered versions the interrupted run reserved but never confirmed.
 
-    Registrations are written only after every partition was swapped in, so today an interrupted run
-    has nothing pending here (a registration it did complete points at data that is live and
-    stays). When registrations are reserved before the swap, the dead run's pending reservations are
-    released here, under the run's lock, before the run is marked failed."""
-    return None
+    A version is reserved before anything runs and confirmed only after every partition was swapped
+    in, so a pending row of a dead run was never visible to readers: it is dropped, under the run's
+    lock, before the run is marked failed (its number is reused when it was the highest)."""
+    store.release(record["run_id"])
 
 
 # ------------------------------------------------------------------------------------------ recovery

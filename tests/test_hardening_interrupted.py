@@ -380,3 +380,23 @@ def test_interrupt_in_process_marks_the_run_failed_and_releases_its_lock(finance
     assert rec["status"] == "failed" and rec["error"] == "interrupted: KeyboardInterrupt in the process that ran it"
     assert not Path(liveness.lock_path(runner.store.runs_dir, rec["run_id"])).exists()
     assert not liveness.holds(rec["run_id"])
+
+
+def test_dead_run_pending_registration_is_released(finance):
+    """A run killed after reserving a registered version (before its swap) leaves a pending row: the
+    recovery drops it, so the version never becomes visible and its location is no longer blocked."""
+    store = RunStore(str(finance))
+    template = {"run_id": "", "parent_run_id": None, "project": {"id": "p", "name": "p"},
+                "period": {"identifier": PERIOD}, "started_at": "", "outputs": []}
+    run_id = fake_dead_run(finance, template, staging=[])
+    location = str(finance / "registered" / "gl_snapshot" / "v1")
+    version = store.reserve("gl_snapshot", run_id, [PERIOD], lambda v: (location, "parquet"))
+    assert version == 1
+    with sqlite3.connect(store.db_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM registered_datasets WHERE status = 'pending'").fetchone()[0] == 1
+    outcomes = recovery.recover(store, "test")
+    assert [o.action for o in outcomes if o.run_id == run_id] == ["interrupted"]
+    with sqlite3.connect(store.db_path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM registered_datasets").fetchone()[0] == 0
+    assert store.live_registrations_at(location) == []
+    assert store.get_run(run_id)["status"] == "failed"
