@@ -32,7 +32,7 @@ from typing import Optional
 from ..compiler.errors import LedgerflowError
 from . import liveness, writers
 
-VERSIONS = ".lf_versions"
+VERSIONS = writers.VERSIONS
 
 _CHECKED: set[str] = set()  # state databases this process has already recovered
 
@@ -58,12 +58,11 @@ def staging_entries(destinations: dict, period: str) -> list[dict]:
     version)``, as the runner resolves them before writing): one ``{link, versions}`` per local
     destination partition. Matches the layout of :func:`writers.stage_partition`."""
     out: list[dict] = []
-    part = f"{writers.PARTITION}={period}"
     for kind, target, _fmt, _version in destinations.values():
         if kind != "path" or not writers.is_local(target):
             continue  # URIs and catalog tables are staged by Spark itself
         root = target[len("file:"):] if target.startswith("file:") else target
-        entry = {"link": os.path.join(root, part), "versions": os.path.join(root, VERSIONS, part)}
+        entry = {"link": writers.partition_link(root, period), "versions": writers.versions_dir(root, period)}
         if entry not in out:
             out.append(entry)
     return out
