@@ -19,7 +19,7 @@ from ..compiler.compile import CompiledProject, describe
 from ..compiler.loading import normalised_select, union_all
 from ..compiler.model import Project, Workspace
 from ..compiler.periods import Period
-from ..compiler.render import ident
+from ..compiler.render import comment, ident
 from .runner import RunContext, new_run_id, parameters, resolve_inputs, utcnow
 from .runstore import RunStore
 
@@ -102,25 +102,25 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                 if loc.format == "csv":
                     opts.setdefault("header", "true")
                 options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
-                out.append((f"-- {view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}",
+                out.append((comment(f"{view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}"),
                             f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} OPTIONS ({options})"))
                 relation = raw
                 present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
             selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i))
         query = union_all(selects)
-        out.append((f"-- {view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
-                    f"{res.resolver_id}, {res.resolver_source})",
+        out.append((comment(f"{view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
+                            f"{res.resolver_id}, {res.resolver_source})"),
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident(view.view)} AS\n{inline_parameters(query, args)}"))
     for st in compiled.statements:
         body = inline_parameters(st.sql, args)
         if st.kind == "stage":
             folder = os.path.join(scratch, st.name)
             out.append((describe(st), f"INSERT OVERWRITE DIRECTORY {_string(folder)} USING parquet\n{body}"))
-            out.append((f"-- {st.name} read back from its materialised copy",
+            out.append((comment(f"{st.name} read back from its materialised copy"),
                         f"CREATE OR REPLACE TEMPORARY VIEW {ident(st.name)} USING parquet OPTIONS (path {_string(folder)})"))
         else:
             folder = os.path.join(results, st.name)
-            out.append((describe(st) + f" (here: {folder})",
+            out.append((describe(st, f" (here: {folder})"),
                         f"INSERT OVERWRITE DIRECTORY {_string(folder)} USING parquet\n{body}"))
     return out
 
@@ -128,7 +128,7 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
 def resolved_script(ws: Workspace, project: Project, compiled: CompiledProject, period: Period,
                     store: RunStore) -> str:
     """The resolved script as text."""
-    header = [f"-- ledgerflow: project {project.name} resolved for period {period.identifier} "
-              f"({period.start} .. {period.end}); runs as is in spark-sql"]
+    header = [comment(f"ledgerflow: project {project.name} resolved for period {period.identifier} "
+                      f"({period.start} .. {period.end}); runs as is in spark-sql")]
     parts = [f"{comment}\n{statement};" for comment, statement in resolved_statements(ws, project, compiled, period, store)]
     return "\n".join(header) + "\n\n" + "\n\n".join(parts)
