@@ -59,6 +59,11 @@ class YList(list):
     item_locations: list
 
 
+# libyaml's parser when PyYAML was built with it (the same YAML 1.1 safe schema, marks and error
+# messages, about ten times faster on a long project); the pure-Python parser otherwise.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _loc(file: str, node: yaml.Node) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -140,7 +145,7 @@ def load_yaml_text(text: str, file: str) -> Any:
     values (or nesting too deep to parse) YAML-007."""
     if len(text) > MAX_YAML_BYTES:
         raise _file_too_large(file, len(text.encode("utf-8")))
-    loader = yaml.SafeLoader(text)
+    loader = _LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:
