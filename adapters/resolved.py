@@ -16,10 +16,12 @@ import sqlglot
 from sqlglot import exp
 
 from ..compiler.compile import CompiledProject, describe
+from ..compiler.errors import LedgerflowError
 from ..compiler.loading import normalised_select, union_all
 from ..compiler.model import Project, Workspace
 from ..compiler.periods import Period
-from ..compiler.render import ident
+from ..compiler.render import comment, ident
+from ..compiler.yaml_source import YStr
 from .runner import RunContext, new_run_id, parameters, resolve_inputs, utcnow
 from .runstore import RunStore
 
@@ -79,9 +81,30 @@ def _arrow_type(t) -> str:
     return str(t)
 
 
+def check_identifiers(compiled: CompiledProject) -> None:
+    """Refuse names that ``spark-sql -f`` cannot read back inside a quoted identifier.
+
+    spark-sql reads a file line by line (Java's ``readLine``: ``\\n``, ``\\r`` and ``\\r\\n`` end a line)
+    and drops every line that starts with ``--`` before it splits statements, and a backquoted Spark
+    identifier has no escape for a line break: a name holding one would be cut, and the text after it
+    read as SQL. Dataset names are the only free text that reaches identifiers (as input view names;
+    columns, aliases and registered names are checked as plain identifiers when loaded). The runner,
+    which passes each statement to Spark whole, is not affected.
+    """
+    for view in compiled.inputs:
+        name = view.dataset.name
+        if "\n" in name or "\r" in name:
+            loc = name.location() if isinstance(name, YStr) else view.dataset.location
+            where = f" ({loc})" if loc else ""
+            raise LedgerflowError(f"dataset name {str(name)!r}{where} holds a line break, which spark-sql "
+                                  "cannot read inside a quoted identifier; rename the dataset to use "
+                                  "compile --resolved (ledgerflow run is not affected).")
+
+
 def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProject, period: Period,
                         store: RunStore, started_at: datetime.datetime | None = None) -> list[tuple[str, str]]:
     """(comment, statement) pairs of the resolved script, in order."""
+    check_identifiers(compiled)
     started = started_at or utcnow()
     ctx = RunContext(ws, project, compiled, period, started, new_run_id(started))
     resolve_inputs(ctx, store)
@@ -102,25 +125,25 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                 if loc.format == "csv":
                     opts.setdefault("header", "true")
                 options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
-                out.append((f"-- {view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}",
+                out.append((comment(f"{view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}"),
                             f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} OPTIONS ({options})"))
                 relation = raw
                 present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
             selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i))
         query = union_all(selects)
-        out.append((f"-- {view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
-                    f"{res.resolver_id}, {res.resolver_source})",
+        out.append((comment(f"{view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
+                            f"{res.resolver_id}, {res.resolver_source})"),
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident(view.view)} AS\n{inline_parameters(query, args)}"))
     for st in compiled.statements:
         body = inline_parameters(st.sql, args)
         if st.kind == "stage":
             folder = os.path.join(scratch, st.name)
             out.append((describe(st), f"INSERT OVERWRITE DIRECTORY {_string(folder)} USING parquet\n{body}"))
-            out.append((f"-- {st.name} read back from its materialised copy",
+            out.append((comment(f"{st.name} read back from its materialised copy"),
                         f"CREATE OR REPLACE TEMPORARY VIEW {ident(st.name)} USING parquet OPTIONS (path {_string(folder)})"))
         else:
             folder = os.path.join(results, st.name)
-            out.append((describe(st) + f" (here: {folder})",
+            out.append((describe(st, f" (here: {folder})"),
                         f"INSERT OVERWRITE DIRECTORY {_string(folder)} USING parquet\n{body}"))
     return out
 
@@ -128,7 +151,7 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
 def resolved_script(ws: Workspace, project: Project, compiled: CompiledProject, period: Period,
                     store: RunStore) -> str:
     """The resolved script as text."""
-    header = [f"-- ledgerflow: project {project.name} resolved for period {period.identifier} "
-              f"({period.start} .. {period.end}); runs as is in spark-sql"]
+    header = [comment(f"ledgerflow: project {project.name} resolved for period {period.identifier} "
+                      f"({period.start} .. {period.end}); runs as is in spark-sql")]
     parts = [f"{comment}\n{statement};" for comment, statement in resolved_statements(ws, project, compiled, period, store)]
     return "\n".join(header) + "\n\n" + "\n\n".join(parts)

@@ -8,7 +8,7 @@ from typing import Optional
 from .errors import CompileError, Diagnostic
 from .model import Project, Workspace
 from .planner import STAGE_MAX_CTES, InputView, Planner, Statement
-from .render import normalise
+from .render import comment, normalise
 from .types import SqlType
 
 VERSION = "0.1.0"
@@ -37,13 +37,13 @@ class CompiledProject:
     def script(self) -> str:
         """The whole compiled SQL script, byte-for-byte deterministic (parameters as markers)."""
         p = self.project
-        lines = [f"-- ledgerflow {VERSION}: project {p.name} (id {p.id}, version {p.version})",
-                 "-- Parameters: :period_identifier, :period_start, :period_end, :run_started_at",
-                 "-- Inputs (views the runner creates from each dataset's resolved locations, normalised to the",
-                 "-- declared columns plus system columns):"]
+        lines = [comment(f"ledgerflow {VERSION}: project {p.name} (id {p.id}, version {p.version})"),
+                 comment("Parameters: :period_identifier, :period_start, :period_end, :run_started_at"),
+                 comment("Inputs (views the runner creates from each dataset's resolved locations, normalised to the"),
+                 comment("declared columns plus system columns):")]
         for v in self.inputs:
             pin = f"version {v.pinned_version}" if v.pinned_version is not None else "latest active version"
-            lines.append(f"--   {v.view} <- dataset {v.dataset.name} ({v.dataset.temporal_mode}, {pin})")
+            lines.append(comment(f"  {v.view} <- dataset {v.dataset.name} ({v.dataset.temporal_mode}, {pin})"))
         lines.append("")
         for st in self.statements:
             lines.append(describe(st))
@@ -56,14 +56,19 @@ class CompiledProject:
         return hashlib.sha256(self.script().encode()).hexdigest()
 
 
-def describe(st: Statement) -> str:
-    """The comment line above a statement in the script."""
+def describe(st: Statement, note: str = "") -> str:
+    """The comment line above a statement in the script (``note`` is appended to its text)."""
+    return comment(statement_text(st) + note)
+
+
+def statement_text(st: Statement) -> str:
+    """What a statement does, in words (names as the user wrote them; :func:`comment` escapes them)."""
     if st.kind == "stage":
         ops = st.operations
         span = "input" if ops == [0] else f"operations {_span(ops)}"
-        return f"-- {st.name}: {span}; materialised by the runner before the next statement"
+        return f"{st.name}: {span}; materialised by the runner before the next statement"
     op = st.operation
-    return f"-- {st.name}: operation {op.seq} '{op.name}' writes {destination_text(op)}"
+    return f"{st.name}: operation {op.seq} '{op.name}' writes {destination_text(op)}"
 
 
 def destination_text(op) -> str:

@@ -7,6 +7,7 @@ broken SQL downstream, and pretty-printed so the output is deterministic and rev
 from __future__ import annotations
 
 import functools
+import unicodedata
 from importlib import resources
 
 import jinja2
@@ -37,6 +38,41 @@ def render(template: str, **context) -> str:
 def ident(name: str) -> str:
     """A quoted Spark identifier (backticks, escaped): names can never inject SQL."""
     return exp.to_identifier(name, quoted=True).sql("spark")
+
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _visible(ch: str) -> str:
+    """``ch`` itself, or a Python-style escape for a backslash and for every character that some
+    reader may take as a line end or not show at all: controls (C0, DEL, C1 with NEL), format
+    characters (zero-width and bidi marks), surrogates, private-use and unassigned code points
+    (Unicode categories C*), and the line and paragraph separators (Zl, Zp)."""
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    category = unicodedata.category(ch)
+    if category[0] == "C" or category in ("Zl", "Zp"):
+        code = ord(ch)
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return ch
+
+
+def comment(text: str) -> str:
+    r"""``-- text`` as one line of SQL, whatever ``text`` holds: every SQL comment ledgerflow writes.
+
+    Names and descriptions come from YAML and may hold any character. Each character that could end
+    the line for some reader is written as a visible escape, so the text after it can never become a
+    statement: ``\n``; ``\r``, which ends a ``--`` comment for Spark's lexer and spark-sql's statement
+    splitter; ``\v \f \x85 \u2028 \u2029`` and the other controls, line ends to Python's
+    ``splitlines`` and to editors. Backslashes are doubled so the escapes stay unambiguous, and a final
+    backslash is written ``\x5c``: Spark's lexer and splitter continue a ``--`` comment over
+    backslash-newline, which would swallow the statement on the next line. Inside a ``--`` comment,
+    ``;``, quotes, ``/*`` and ``*/`` mean nothing to Spark's lexer or splitter, so they stay as written.
+    """
+    body = "".join(_visible(ch) for ch in text)
+    if text.endswith("\\"):
+        body = body[:-2] + "\\x5c"
+    return f"-- {body}"
 
 
 def sql(node: exp.Expression) -> str:

@@ -6,11 +6,21 @@ place is found through the enclosing container.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import yaml
 
 from .errors import CompileError, Diagnostic, Location
+
+# Bounds on what one YAML file may cost to load, well above any real workspace file: a generated
+# project of 5,000 operations (ten times the longest the contract asks for) is 1.3 MB and 110,000
+# values; the finance sample's largest file is under 2 KB. They stop a "billion laughs" file, whose
+# nested aliases make a few hundred bytes stand for a billion values, before anything is expanded
+# (loading takes about 15 µs and 0.5 KB per value, so the node bound caps a load near 4 s and
+# 130 MB), and a huge file before it is read.
+MAX_YAML_BYTES = 10 * 1024 * 1024  # YAML-008: a file larger than this is not read
+MAX_YAML_NODES = 250_000  # YAML-007: values (mappings, sequences, scalars, keys), every alias expanded
 
 
 class YStr(str):
@@ -49,6 +59,11 @@ class YList(list):
     item_locations: list
 
 
+# libyaml's parser when PyYAML was built with it (the same YAML 1.1 safe schema, marks and error
+# messages, about ten times faster on a long project); the pure-Python parser otherwise.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _loc(file: str, node: yaml.Node) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -85,14 +100,61 @@ def _convert(file: str, node: yaml.Node, loader: yaml.SafeLoader) -> Any:
     return value
 
 
+def _expanded_size(root: yaml.Node, file: str) -> int:
+    """How many values :func:`_convert` would build from ``root``, every alias expanded; stops with
+    YAML-007 past :data:`MAX_YAML_NODES` or at an alias inside the value it names (a cycle).
+
+    An alias is the node it names, shared, so each distinct node is sized once (the walk costs the
+    size of the file, not of its expansion) and a shared node counts once per use.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:  # iterative: deep nesting must not exhaust Python's stack here
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children = ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode)
+                    else list(node.value) if isinstance(node, yaml.SequenceNode) else [])
+        if not children_done:
+            if key in open_nodes:
+                raise _too_large(file, node, "an alias refers to the value that contains it")
+            open_nodes.add(key)
+            stack.append((node, True))
+            for child in children:
+                if id(child) in open_nodes and id(child) not in sizes:
+                    raise _too_large(file, child, "an alias refers to the value that contains it")
+                stack.append((child, False))
+            continue
+        open_nodes.discard(key)
+        sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+        if sizes[key] > MAX_YAML_NODES:
+            raise _too_large(file, node, f"its aliases expand to more than {MAX_YAML_NODES:,} values")
+    return sizes[id(root)]
+
+
+def _too_large(file: str, node: yaml.Node, why: str) -> CompileError:
+    return CompileError([Diagnostic("YAML-007", f"this YAML cannot be loaded: {why}", _loc(file, node), "",
+                                    "write the values out, or use fewer nested aliases (&anchor / *alias)")])
+
+
 def load_yaml_text(text: str, file: str) -> Any:
-    """Parse one YAML document, returning located containers; syntax errors become YAML-001."""
-    loader = yaml.SafeLoader(text)
+    """Parse one YAML document, returning located containers; syntax errors become YAML-001, a text
+    longer than :data:`MAX_YAML_BYTES` YAML-008, aliases that expand past :data:`MAX_YAML_NODES`
+    values (or nesting too deep to parse) YAML-007."""
+    if len(text) > MAX_YAML_BYTES:
+        raise _file_too_large(file, len(text.encode("utf-8")))
+    loader = _LOADER(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        _expanded_size(node, file)
         return _convert(file, node, loader)
+    except RecursionError:
+        raise CompileError([Diagnostic("YAML-007", "this YAML cannot be loaded: its values are nested too deeply",
+                                       Location(file), "", "nest fewer levels of mappings and lists")]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
@@ -103,7 +165,17 @@ def load_yaml_text(text: str, file: str) -> Any:
         loader.dispose()
 
 
+def _file_too_large(file: str, size: int) -> CompileError:
+    return CompileError([Diagnostic("YAML-008", f"the file is {size:,} bytes, more than the {MAX_YAML_BYTES:,} "
+                                    "bytes ledgerflow reads from one YAML file", Location(file), "",
+                                    "split it, or move data into the files the resolvers read")])
+
+
 def load_yaml_file(path: str, display: str | None = None) -> Any:
-    """Read and parse a YAML file (see :func:`load_yaml_text`)."""
+    """Read and parse a YAML file (see :func:`load_yaml_text`); a file larger than
+    :data:`MAX_YAML_BYTES` is refused (YAML-008) before it is read."""
+    size = os.path.getsize(path)
+    if size > MAX_YAML_BYTES:
+        raise _file_too_large(display or path, size)
     with open(path, encoding="utf-8") as fh:
         return load_yaml_text(fh.read(), display or path)
