@@ -14,6 +14,7 @@ from ..compiler.compile import compile_project, find_project, plan_diagnostics
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.periods import PeriodError, parse_period
 from ..compiler.workspace import find_workspace, load_workspace
+from . import folders
 from .runstore import RunStore
 
 
@@ -86,9 +87,10 @@ def compile_cmd(project, out, period, resolved, workspace, debug):
             raise click.UsageError("--period is only used with --resolved")
         text = compiled.script()
     if out:
-        folder = os.path.join(out, proj.name)
+        name = folders.segment(proj.name)  # a project name never climbs out of DIR
+        folder = os.path.join(out, name)
         os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, f"{proj.name}{'.' + period if resolved else ''}.sql")
+        path = os.path.join(folder, f"{name}{'.' + period if resolved else ''}.sql")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")
         click.echo(path)

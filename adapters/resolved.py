@@ -23,6 +23,7 @@ from ..compiler.periods import Period
 from ..compiler.render import comment, ident
 from ..compiler.yaml_source import YStr
 from .runner import RunContext, new_run_id, parameters, resolve_inputs, utcnow
+from . import folders
 from .runstore import RunStore
 
 
@@ -109,8 +110,8 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
     ctx = RunContext(ws, project, compiled, period, started, new_run_id(started))
     resolve_inputs(ctx, store)
     args = parameters(period, started)
-    scratch = os.path.join(ws.root, "target", "scratch", project.name, period.identifier)
-    results = os.path.join(ws.root, "target", "resolved", project.name, period.identifier)
+    scratch = os.path.join(ws.root, "target", "scratch", folders.segment(project.name), period.identifier)
+    results = os.path.join(ws.root, "target", "resolved", folders.segment(project.name), period.identifier)
     out: list[tuple[str, str]] = []
     for view in compiled.inputs:
         res = ctx.resolutions[view.view]

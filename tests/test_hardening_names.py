@@ -174,3 +174,36 @@ def test_a_dataset_name_with_a_line_break_is_refused_by_compile_resolved_only(fi
     assert "Traceback" not in resolved.output
     plain = cli(finance, "compile", str(project))
     assert plain.exit_code == 0, describe(plain)
+
+
+def test_project_name_never_climbs_out_of_the_folders_ledgerflow_writes(finance, tmp_path):
+    """A project named ``../../escape`` gets folders of its own inside ``--out DIR`` and
+    ``target/``: nothing is written (or, by the resolved script's INSERT OVERWRITE DIRECTORY,
+    cleared) outside them."""
+    from cli_support import edit
+    from ledgerflow.adapters.folders import segment
+
+    hostile_name = "../../escape"
+    edit(finance, "projects/ts01_output_only.yml", "name: ts01_output_only", f'name: "{hostile_name}"')
+    out = tmp_path / "compiled"
+    result = cli(finance, "compile", hostile_name, "--out", out)
+    assert result.exit_code == 0, result.output
+    written = Path(result.output.strip())
+    assert written.resolve().is_relative_to(out.resolve()), written
+    assert not (tmp_path / "escape").exists() and not (out.parent.parent / "escape").exists()
+    script = cli(finance, "compile", hostile_name, "--resolved", "--period", "2026-01")
+    assert script.exit_code == 0, script.output
+    folder = segment(hostile_name)
+    assert "/" not in folder and ".." not in folder
+    assert f"target/scratch/{folder}/2026-01" in script.output or f"target/resolved/{folder}/2026-01" in script.output
+    assert "escape/2026-01" not in script.output.replace(f"{folder}/", "")
+
+
+def test_folder_segment_keeps_plain_names_and_separates_different_ones():
+    from ledgerflow.adapters.folders import segment
+
+    assert segment("ts03_fx_conversion") == "ts03_fx_conversion"
+    for name in ("..", ".", "../x", "a/b", "a\\b", "x\n", ".hidden", ""):
+        s = segment(name)
+        assert s not in (".", "..") and "/" not in s and "\\" not in s and s.isprintable() and s, (name, s)
+    assert segment("a/b") != segment("a_b") != segment("a b")
