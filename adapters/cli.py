@@ -40,6 +40,12 @@ def handle_errors(fn):
     return wrapper
 
 
+def _debug() -> bool:
+    """Whether --debug was given (on the command or on the group)."""
+    ctx = click.get_current_context()
+    return bool(ctx.params.get("debug") or (ctx.find_root().obj or {}).get("debug"))
+
+
 def _root(workspace: Optional[str]) -> str:
     ctx = click.get_current_context()
     return find_workspace(explicit=workspace or (ctx.obj or {}).get("workspace"))
@@ -136,7 +142,10 @@ def _session_factory(root: str, master: Optional[str], remote: Optional[str], co
         return (lambda: connect_session(remote, settings)), remote
     chosen = master or cfg.spark_master or "local[*]"
     from .spark import local_session
-    return (lambda: local_session(chosen, settings)), chosen
+    # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
+    quiet = not _debug()
+    log_file = os.path.join(root, "target", "logs", "spark.log")
+    return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file)), chosen
 
 
 @main.command("run")
