@@ -139,7 +139,8 @@ def _session_factory(root: str, master: Optional[str], remote: Optional[str], co
         raise click.UsageError("use either --master or --remote, not both")
     if remote:
         from .spark import connect_session
-        return (lambda: connect_session(remote, settings)), remote
+        quiet = not _debug()
+        return (lambda: connect_session(remote, settings, quiet=quiet)), remote
     chosen = master or cfg.spark_master or "local[*]"
     from .spark import local_session
     # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
@@ -187,15 +188,22 @@ def replay_cmd(run_id, master, remote, conf, workspace, debug):
 @main.command("runs")
 @click.argument("action", type=click.Choice(["list", "show"]), default="list")
 @click.argument("run_id", required=False)
+@click.option("--json", "as_json", is_flag=True, default=False,
+              help="runs show: print the raw run record (run.json) instead of the summary.")
 @_options
 @handle_errors
-def runs_cmd(action, run_id, workspace, debug):
-    """The run registry: `runs list`, `runs show RUN_ID`."""
+def runs_cmd(action, run_id, as_json, workspace, debug):
+    """The run registry: `runs list`, `runs show RUN_ID [--json]` (a summary with per-statement timings)."""
     store = RunStore(_root(workspace))
     if action == "show":
         if not run_id:
             raise click.UsageError("runs show needs a RUN_ID")
-        click.echo(json.dumps(store.get_run(run_id), indent=2, default=str))
+        rec = store.get_run(run_id)
+        if as_json:
+            click.echo(json.dumps(rec, indent=2, default=str))
+        else:
+            from .run_summary import render_run
+            click.echo(render_run(rec))
         return
     runs = store.list_runs()
     if not runs:

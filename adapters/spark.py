@@ -54,6 +54,15 @@ def session_settings(conf: Optional[dict] = None, quiet: bool = True, log_file: 
     return settings
 
 
+def quiet_python_loggers() -> None:
+    """Silence pyspark's Python-side error loggers, which print every SQL error with its JVM stack trace
+    as JSON on stderr when the exception is created (ledgerflow reports the error itself)."""
+    import logging
+    from pyspark.logger import PySparkLogger
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def _launch_quiet_jvm(master: str, settings: dict, log_file: str) -> None:
     """Start the driver JVM with its stderr in ``log_file``, when no JVM runs in this process yet.
 
@@ -84,17 +93,21 @@ def local_session(master: str = "local[2]", conf: Optional[dict] = None, quiet: 
     _quiet()
     from pyspark.sql import SparkSession
     settings = session_settings(conf, quiet, log_file)
-    if quiet and log_file:
-        _launch_quiet_jvm(master, settings, log_file)
+    if quiet:
+        quiet_python_loggers()
+        if log_file:
+            _launch_quiet_jvm(master, settings, log_file)
     builder = SparkSession.builder.master(master).appName("ledgerflow")
     for k, v in settings.items():
         builder = builder.config(k, v)
     return builder.getOrCreate()
 
 
-def connect_session(remote: str, conf: Optional[dict] = None):
-    """A Spark Connect session to ``remote`` (sc://host:port)."""
+def connect_session(remote: str, conf: Optional[dict] = None, quiet: bool = True):
+    """A Spark Connect session to ``remote`` (sc://host:port); the server keeps its own log."""
     from pyspark.sql import SparkSession
+    if quiet:
+        quiet_python_loggers()
     builder = SparkSession.builder.remote(remote)
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
