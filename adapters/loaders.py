@@ -44,8 +44,9 @@ def _hidden(name: str) -> bool:
 
 
 def has_data_files(folder: str) -> bool:
-    """Whether ``folder`` (or a visible subfolder) holds a file Spark would read; stops at the first."""
-    for parent, dirs, files in os.walk(folder):
+    """Whether ``folder`` (or a visible subfolder) holds a file Spark would read; stops at the first.
+    Symbolic links are followed, as Spark does (a written ``_period=P`` partition is one)."""
+    for parent, dirs, files in os.walk(folder, followlinks=True):
         dirs[:] = [d for d in dirs if not _hidden(d)]
         if any(not _hidden(f) for f in files):
             return True

@@ -261,12 +261,12 @@ class Runner:
         self.store.save_run(record, ctx.compiled.script())
         took = time.monotonic() - clock
         self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
-        if timings:
-            self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
         for out in outputs:
             reg = f" (registered {out['registered_dataset']} v{out['registered_version']})" \
                 if out.get("registered_dataset") else ""
             self.echo(f"  output {out['operation_seq']}: {out['rows']} rows -> {out['location']}{reg}")
+        if timings:
+            self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
         return record
 
     def _timings(self, ctx: RunContext, clock: float) -> Optional[dict]:

@@ -197,6 +197,15 @@ def test_data_files_check(tmp_path):
         loaders.check_exists(loc, ds)
     (folder / "_period=2026-01" / "part-0.parquet").write_text("x")  # a partition folder is not hidden
     loaders.check_exists(loc, ds)
+    # a written destination: its partition is a symbolic link into the hidden .lf_versions folder
+    dest = tmp_path / "dest"
+    (dest / ".lf_versions" / "_period=2026-01" / "run1").mkdir(parents=True)
+    (dest / ".lf_versions" / "_period=2026-01" / "run1" / "part-0.csv").write_text("a\n")
+    (dest / "_period=2026-01").symlink_to(dest / ".lf_versions" / "_period=2026-01" / "run1")
+    loaders.check_exists(ResolvedLocation("path", str(dest), "csv", None), ds)
+    (dest / "_period=2026-01").unlink()
+    with pytest.raises(loaders.ResolutionError, match="no data files"):
+        loaders.check_exists(ResolvedLocation("path", str(dest), "csv", None), ds)
 
 
 def test_quiet_settings_keep_the_stack_size_and_add_the_log4j_configuration():
