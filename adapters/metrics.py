@@ -76,10 +76,13 @@ class RunMetrics:
         saved, loose_before, t0 = state
         entry["seconds"] = round(time.monotonic() - t0, 3)
         if self.sc is not None and saved is not None:
-            for k, v in saved.items():
-                self.sc.setLocalProperty(k, v)
-            self._drain()
-            self._loose[id(entry)] = self._ungrouped() - loose_before
+            try:  # never let bookkeeping hide the error that ended the block
+                for k, v in saved.items():
+                    self.sc.setLocalProperty(k, v)
+                self._drain()
+                self._loose[id(entry)] = self._ungrouped() - loose_before
+            except Exception:
+                pass
 
     @contextmanager
     def measure(self, entry: dict) -> Iterator[dict]:

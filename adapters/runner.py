@@ -275,7 +275,10 @@ class Runner:
         if metrics is None or metrics.run_id != ctx.run_id:
             return None
         metrics.setup_s = metrics.created - clock
-        return metrics.to_json(time.monotonic() - clock)
+        try:
+            return metrics.to_json(time.monotonic() - clock)
+        except Exception:  # e.g. the JVM is gone after a failure: the run's own error matters more
+            return None
 
     def _fail(self, record: dict, ctx: RunContext, err: LedgerflowError) -> None:
         record.update(status="failed", error=str(err), finished_at=utcnow().isoformat(timespec="milliseconds"))
