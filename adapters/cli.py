@@ -41,6 +41,12 @@ def handle_errors(fn):
     return wrapper
 
 
+def _debug() -> bool:
+    """Whether --debug was given (on the command or on the group)."""
+    ctx = click.get_current_context()
+    return bool(ctx.params.get("debug") or (ctx.find_root().obj or {}).get("debug"))
+
+
 def _root(workspace: Optional[str]) -> str:
     ctx = click.get_current_context()
     return find_workspace(explicit=workspace or (ctx.obj or {}).get("workspace"))
@@ -135,10 +141,14 @@ def _session_factory(root: str, master: Optional[str], remote: Optional[str], co
         raise click.UsageError("use either --master or --remote, not both")
     if remote:
         from .spark import connect_session
-        return (lambda: connect_session(remote, settings)), remote
+        quiet = not _debug()
+        return (lambda: connect_session(remote, settings, quiet=quiet)), remote
     chosen = master or cfg.spark_master or "local[*]"
     from .spark import local_session
-    return (lambda: local_session(chosen, settings)), chosen
+    # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
+    quiet = not _debug()
+    log_file = os.path.join(root, "target", "logs", "spark.log")
+    return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file)), chosen
 
 
 @main.command("run")
@@ -183,10 +193,13 @@ def replay_cmd(run_id, master, remote, conf, workspace, debug):
 @click.option("--other-hosts", is_flag=True, default=False,
               help="clean: also trust the lock of runs started on another host (a shared folder whose locks "
                    "all hosts see, e.g. NFSv4).")
+@click.option("--json", "as_json", is_flag=True, default=False,
+              help="runs show: print the raw run record (run.json) instead of the summary.")
 @_options
 @handle_errors
-def runs_cmd(action, run_id, other_hosts, workspace, debug):
-    """The run registry: `runs list`, `runs show RUN_ID`, `runs clean` (interrupted runs and their staging)."""
+def runs_cmd(action, run_id, other_hosts, as_json, workspace, debug):
+    """The run registry: `runs list`, `runs show RUN_ID [--json]` (a summary with per-statement timings),
+    `runs clean` (interrupted runs and their staging)."""
     from . import recovery
     store = RunStore(_root(workspace))
     if action == "clean":
@@ -199,7 +212,12 @@ def runs_cmd(action, run_id, other_hosts, workspace, debug):
     if action == "show":
         if not run_id:
             raise click.UsageError("runs show needs a RUN_ID")
-        click.echo(json.dumps(store.get_run(run_id), indent=2, default=str))
+        rec = store.get_run(run_id)
+        if as_json:
+            click.echo(json.dumps(rec, indent=2, default=str))
+        else:
+            from .run_summary import render_run
+            click.echo(render_run(rec))
         return
     runs = store.list_runs()
     if not runs:

@@ -32,6 +32,25 @@ def check_exists(location: ResolvedLocation, dataset: Dataset) -> None:
     if not os.path.exists(location.target):
         raise ResolutionError(f"dataset '{dataset.name}': no data at {location.target} (period "
                               f"{location.period or 'any'}); check the resolver rule or the data folder.")
+    if os.path.isdir(location.target) and not has_data_files(location.target):
+        raise ResolutionError(f"dataset '{dataset.name}': no data files at {location.target} (period "
+                              f"{location.period or 'any'}): the folder is empty or holds only hidden files "
+                              "(names starting with '.' or '_'); check the resolver rule or the data folder.")
+
+
+def _hidden(name: str) -> bool:
+    """Spark's rule for names a file source skips (``_SUCCESS``, ``.crc``, ...; ``_period=x`` is a partition)."""
+    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+
+
+def has_data_files(folder: str) -> bool:
+    """Whether ``folder`` (or a visible subfolder) holds a file Spark would read; stops at the first.
+    Symbolic links are followed, as Spark does (a written ``_period=P`` partition is one)."""
+    for parent, dirs, files in os.walk(folder, followlinks=True):
+        dirs[:] = [d for d in dirs if not _hidden(d)]
+        if any(not _hidden(f) for f in files):
+            return True
+    return False
 
 
 def read_raw(spark, location: ResolvedLocation):

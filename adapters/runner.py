@@ -24,6 +24,8 @@ from ..compiler.periods import Period, parse_period
 from ..compiler.resolver import Resolution, ResolvedLocation
 from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
 from . import liveness, loaders, recovery, writers
+from .errors_text import describe_locations, spark_error_text
+from .metrics import RunMetrics
 from .runstore import RunStore, registered_id
 
 Echo = Callable[[str], None]
@@ -150,17 +152,21 @@ def base_record(ctx: RunContext) -> dict:
             "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": []}
 
 
-def spark_error_message(exc: Exception) -> str:
-    """The useful part of a Spark exception: our own raised messages verbatim, else the first line."""
-    text = str(exc)
-    m = re.search(r"(ledgerflow: [^\n]*?)(?:\s+SQLSTATE: \w+)?(?:\n|$)", text)
-    if m:
-        return m.group(1).strip()
-    return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+def spark_error_message(exc: Exception, ctx: Optional[RunContext] = None) -> str:
+    """The useful part of a Spark exception as one paragraph: our own raised messages verbatim, else the
+    messages of the Java exception chain without stack traces (adapters/errors_text.py); an unreadable
+    file is named with the dataset of ``ctx`` that reads it."""
+    locations = None
+    if ctx is not None:
+        locations = describe_locations((ctx.resolutions[v.view].dataset_name, ctx.resolutions[v.view].locations)
+                                       for v in ctx.compiled.inputs if v.view in ctx.resolutions)
+    return spark_error_text(exc, locations)
 
 
 class Runner:
     """Runs one project (or replays one run) on a SparkSession."""
+
+    metrics: Optional[RunMetrics] = None  # timings of the current run (set by _compute)
 
     def __init__(self, root: str, echo: Echo = print, session_factory: Optional[Callable[[], object]] = None,
                  spark_label: str = "local", memory: Optional[dict] = None):
@@ -243,17 +249,21 @@ class Runner:
             pending = self._compute(spark, ctx, destinations)
             outputs = self._write(ctx, pending, destinations)
         except LedgerflowError as err:
+            record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
             raise
         except Exception as exc:  # Spark/Py4J/Connect errors: the run failed on Spark
-            err = ExecutionError(f"run {ctx.run_id} failed on Spark: {spark_error_message(exc)}")
+            err = ExecutionError(f"run {ctx.run_id} failed on Spark: {spark_error_message(exc, ctx)}")
             err.__cause__ = exc
+            record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
             raise err
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: staged outputs were discarded by _write
             self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
             raise
-        record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"), outputs=outputs)
+        timings = self._timings(ctx, clock)
+        record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"), outputs=outputs,
+                      timings=timings)
         self.store.save_run(record, ctx.compiled.script())
         liveness.release(ctx.run_id)
         took = time.monotonic() - clock
@@ -262,7 +272,20 @@ class Runner:
             reg = f" (registered {out['registered_dataset']} v{out['registered_version']})" \
                 if out.get("registered_dataset") else ""
             self.echo(f"  output {out['operation_seq']}: {out['rows']} rows -> {out['location']}{reg}")
+        if timings:
+            self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
         return record
+
+    def _timings(self, ctx: RunContext, clock: float) -> Optional[dict]:
+        """The record's ``timings`` of this run (None when it failed before Spark work began)."""
+        metrics = self.metrics
+        if metrics is None or metrics.run_id != ctx.run_id:
+            return None
+        metrics.setup_s = metrics.created - clock
+        try:
+            return metrics.to_json(time.monotonic() - clock)
+        except Exception:  # e.g. the JVM is gone after a failure: the run's own error matters more
+            return None
 
     def _fail(self, record: dict, ctx: RunContext, err: LedgerflowError) -> None:
         self.store.release(ctx.run_id)  # its reserved registered versions were never visible
@@ -280,10 +303,15 @@ class Runner:
         files). Outputs elsewhere are computed here, before anything is written.
         """
         destinations = destinations or {}
+        metrics = self.metrics = RunMetrics(spark, ctx.run_id)
         args = parameters(ctx.period, ctx.started_at)
         inputs = [(v.view, v.dataset, ctx.resolutions[v.view].version, ctx.resolutions[v.view].locations)
                   for v in ctx.compiled.inputs]
-        counts = loaders.load_inputs(spark, inputs, args)
+        for view, dataset, _, locations in inputs:  # again at load: a replay reads recorded locations
+            for loc in locations:
+                loaders.check_exists(loc, dataset)
+        with metrics.measure(metrics.statement("load_inputs", "load", [])):
+            counts = loaders.load_inputs(spark, inputs, args)
         for view, n in zip(ctx.compiled.inputs, counts):
             res = ctx.resolutions[view.view]
             self.echo(f"  loaded {view.dataset.name} v{res.version} ({n} location{'s' if n != 1 else ''}, "
@@ -296,24 +324,32 @@ class Runner:
             if st.kind == "stage":
                 if i > last_output:
                     self.echo(f"  {st.name}: skipped, no output reads it")
+                    metrics.skipped(st.name, st.kind, st.operations)
                     continue
                 for seq in st.operations:
                     if seq:
                         self.echo(f"  [{seq}] {ops[seq].type} '{ops[seq].name}'")
-                df = spark.sql(st.sql, args=used_args(st.sql, args))
                 readers = [s for s in statements[i + 1:] if st.name in s.reads]
-                if not (len(readers) == 1 and readers[0].kind == "output"):
-                    df = df.localCheckpoint()
-                df.createOrReplaceTempView(st.name)
+                materialise = not (len(readers) == 1 and readers[0].kind == "output")
+                with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
+                    entry["materialised"] = materialise  # else its one output's query computes it
+                    df = spark.sql(st.sql, args=used_args(st.sql, args))
+                    if materialise:
+                        df = df.localCheckpoint()
+                    df.createOrReplaceTempView(st.name)
             else:
                 op = st.operation
-                df = spark.sql(st.sql, args=used_args(st.sql, args))
                 dest = destinations.get(op.seq)
-                if dest and dest[0] == "path" and writers.is_local(dest[1]):
+                deferred = bool(dest and dest[0] == "path" and writers.is_local(dest[1]))
+                with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
+                    entry["materialised"] = not deferred  # else computed once, by its staged write
+                    df = spark.sql(st.sql, args=used_args(st.sql, args))
+                    if not deferred:
+                        df = df.localCheckpoint()
+                        rows = df.count()
+                if deferred:
                     pending.append((st, df, None))
                     continue
-                df = df.localCheckpoint()
-                rows = df.count()
                 self.echo(f"  [{op.seq}] output '{op.name}': {rows} rows")
                 pending.append((st, df, rows))
         return pending
@@ -404,6 +440,8 @@ class Runner:
         try:
             for st, df, rows in order:
                 op = st.operation
+                if self.metrics:
+                    self.metrics.start_output(op.seq, op.name)
                 kind, target, fmt, version = destinations[op.seq]
                 if kind == "table":
                     location = writers.write_catalog_table(df, target, period)
@@ -417,6 +455,8 @@ class Runner:
                 else:
                     location = writers.write_uri_partition(df, target, fmt, period)
                 written.append((st, df, rows, kind, target, fmt, version, location))
+                if self.metrics:
+                    self.metrics.end_output(op.seq)
         except BaseException:
             writers.discard(staged)
             raise
@@ -433,6 +473,17 @@ class Runner:
                 entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
             results.append(entry)
         return results
+
+
+def timing_summary(timings: dict) -> str:
+    """One line of a run's timings: load, statements, writes, Spark jobs."""
+    stmts = [s for s in timings["statements"] if s["kind"] != "load" and not s.get("skipped")]
+    parts = [f"load inputs {timings['load_inputs_s'] or 0:.1f} s",
+             f"{len(stmts)} statement{'s' if len(stmts) != 1 else ''} {sum(s['seconds'] or 0 for s in stmts):.1f} s",
+             f"writes {sum(o['seconds'] or 0 for o in timings['outputs']):.1f} s"]
+    jobs = timings.get("spark_jobs")
+    parts.append(f"{jobs} Spark job{'s' if jobs != 1 else ''}" if jobs is not None else "Spark jobs not counted")
+    return "timings: " + ", ".join(parts)
 
 
 def _app_id(spark) -> Optional[str]:

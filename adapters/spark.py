@@ -1,4 +1,10 @@
-"""SparkSession creation: local by default, a standalone master, or Spark Connect."""
+"""SparkSession creation: local by default, a standalone master, or Spark Connect.
+
+By default the driver JVM is quiet: ledgerflow's log4j2 configuration (``log4j2-quiet.properties``,
+shipped beside this module) is passed at JVM launch, so Spark's start-up lines and task-failure
+stack traces go to a log file instead of the terminal; ``quiet=False`` (the CLI's ``--debug``)
+keeps Spark's own default WARN output on stderr.
+"""
 from __future__ import annotations
 
 import os
@@ -14,26 +20,94 @@ LOCAL_DEFAULTS = {
     "spark.sql.adaptive.enabled": "true",
 }
 
+QUIET_LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
+
 
 def _quiet() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", "python3")
 
 
-def local_session(master: str = "local[2]", conf: Optional[dict] = None):
-    """A local (or standalone-cluster) SparkSession with ledgerflow's settings."""
+def _java_option(name: str, value: str) -> str:
+    """``-Dname=value``, quoted for the launcher's option parser when the value holds spaces or quotes."""
+    if any(c in value for c in " \t\"'\\"):
+        return '"-D%s=%s"' % (name, value.replace("\\", "\\\\").replace('"', '\\"'))
+    return f"-D{name}={value}"
+
+
+def quiet_java_options(existing: str, log_file: Optional[str]) -> str:
+    """``existing`` driver Java options plus ledgerflow's log4j2 configuration and its log file.
+
+    A configuration the user set (``-Dlog4j2.configurationFile`` already present) wins."""
+    if "log4j2.configurationFile" in existing:
+        return existing
+    extra = [_java_option("log4j2.configurationFile", QUIET_LOG4J2),
+             _java_option("ledgerflow.spark.log", log_file or os.devnull)]
+    return " ".join([existing.strip(), *extra]).strip()
+
+
+def session_settings(conf: Optional[dict] = None, quiet: bool = True, log_file: Optional[str] = None) -> dict:
+    """The Spark settings of a local or standalone-cluster session (ledgerflow's defaults, then ``conf``)."""
+    settings = {**LOCAL_DEFAULTS, **(conf or {})}
+    if quiet:
+        settings["spark.driver.extraJavaOptions"] = quiet_java_options(
+            settings.get("spark.driver.extraJavaOptions", ""), log_file)
+    return settings
+
+
+def quiet_python_loggers() -> None:
+    """Silence pyspark's Python-side error loggers, which print every SQL error with its JVM stack trace
+    as JSON on stderr when the exception is created (ledgerflow reports the error itself)."""
+    import logging
+    from pyspark.logger import PySparkLogger
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _launch_quiet_jvm(master: str, settings: dict, log_file: str) -> None:
+    """Start the driver JVM with its stderr in ``log_file``, when no JVM runs in this process yet.
+
+    What the JVM itself prints before any logging is set up (``WARNING: Using incubator modules``,
+    from the ``--add-modules`` option Spark's launcher always adds) cannot be configured away, so the
+    JVM's stderr goes to the log file; pyspark's ``launch_gateway(popen_kwargs=...)`` is the hook
+    it offers for this. Spark's own logging is governed by the log4j2 configuration."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+    if SparkContext._gateway is not None:  # the JVM of this process already runs: nothing to launch
+        return
+    conf = SparkConf().setMaster(master).setAppName("ledgerflow")
+    for k, v in settings.items():
+        conf.set(k, v)
+    os.makedirs(os.path.dirname(os.path.abspath(log_file)), exist_ok=True)
+    with open(log_file, "wb") as stderr:  # one file per run; the JVM keeps its own descriptor
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": stderr})
+    SparkContext(conf=conf, gateway=gateway)
+
+
+def local_session(master: str = "local[2]", conf: Optional[dict] = None, quiet: bool = True,
+                  log_file: Optional[str] = None):
+    """A local (or standalone-cluster) SparkSession with ledgerflow's settings.
+
+    ``quiet``: Spark logs (WARN and above) go to ``log_file`` (or nowhere), never to the terminal; a
+    new driver JVM also writes its stderr to ``log_file``. ``quiet=False`` keeps Spark's default
+    console output. Both apply only when this call starts the JVM (an existing session is reused)."""
     _quiet()
     from pyspark.sql import SparkSession
+    settings = session_settings(conf, quiet, log_file)
+    if quiet:
+        quiet_python_loggers()
+        if log_file:
+            _launch_quiet_jvm(master, settings, log_file)
     builder = SparkSession.builder.master(master).appName("ledgerflow")
-    for k, v in {**LOCAL_DEFAULTS, **(conf or {})}.items():
+    for k, v in settings.items():
         builder = builder.config(k, v)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+    return builder.getOrCreate()
 
 
-def connect_session(remote: str, conf: Optional[dict] = None):
-    """A Spark Connect session to ``remote`` (sc://host:port)."""
+def connect_session(remote: str, conf: Optional[dict] = None, quiet: bool = True):
+    """A Spark Connect session to ``remote`` (sc://host:port); the server keeps its own log."""
     from pyspark.sql import SparkSession
+    if quiet:
+        quiet_python_loggers()
     builder = SparkSession.builder.remote(remote)
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)

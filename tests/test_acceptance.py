@@ -292,7 +292,7 @@ def test_run_record_fields(spark, scenarios):
                    "location": str(ws / "data" / "ts03_fx_converted" / "v1" / "ts03_fx_converted.csv" /
                                    "_period=2026-01")}
     # the registry row in .ledgerflow/state.db holds the same record
-    shown = cli(ws, "runs", "show", rec["run_id"])
+    shown = cli(ws, "runs", "show", rec["run_id"], "--json")
     assert shown.exit_code == 0, describe(shown)
     assert json.loads(shown.stdout) == rec
 
@@ -336,7 +336,7 @@ def test_runs_list_and_show(spark, scenarios):
     # `runs` alone lists too
     assert cli(ws, "runs").stdout == listed.stdout
     rec = recs["ts05_aggregate_by_type"]
-    shown = cli(ws, "runs", "show", rec["run_id"][:13])  # a unique prefix is enough
+    shown = cli(ws, "runs", "show", rec["run_id"][:13], "--json")  # a unique prefix is enough
     assert shown.exit_code == 0, describe(shown)
     assert json.loads(shown.stdout) == rec
     missing = cli(ws, "runs", "show", "ffffffff-0000")

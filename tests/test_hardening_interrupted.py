@@ -160,7 +160,7 @@ def test_run_killed_once_recorded_running_is_marked_interrupted_by_runs_list(spa
     assert os.path.realpath(location) == live_before
     _, rows = read_output(spark, first, 1)
     assert len(rows) == 10
-    shown = cli(finance, "runs", "show", run_id)
+    shown = cli(finance, "runs", "show", run_id, "--json")
     assert shown.exit_code == 0 and json.loads(shown.stdout) == failed
     # checked once: the next command finds nothing more to do
     again = cli(finance, "runs", "list")

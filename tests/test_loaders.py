@@ -192,7 +192,7 @@ def test_in_memory_dataframes_through_the_python_api(spark, ws):
             snap["input_resolver_source"]) == (ITEMS_ID, 1, "memory", "in_memory")
     assert snap["resolutions"]["ds_items"]["locations"] == [
         {"kind": "memory", "target": f"{rec['run_id']}/ds_items", "format": "memory", "period": "2026-01"}]
-    on_disk = cli(ws, "runs", "show", rec["run_id"])
+    on_disk = cli(ws, "runs", "show", rec["run_id"], "--json")
     assert on_disk.exit_code == 0 and '"input_resolver_source": "in_memory"' in on_disk.stdout
     [out] = rec["outputs"]
     assert (out["rows"], out["location"]) == (3, str(ws / "out" / "memory" / "_period=2026-01"))

@@ -1,0 +1,109 @@
+"""Turn an exception raised by Spark (Py4J, pyspark, Spark Connect) into one readable paragraph.
+
+A Spark failure reaches Python as a chain of Java exceptions (a job abort wrapping the task's
+failure wrapping its cause), often carrying whole stack traces in their messages, and Py4J puts its
+own "An error occurred while calling o42.load." in front. The user needs the one or two messages
+that say what is wrong: ledgerflow's own ``raise_error`` text verbatim when there is one, else the
+first message of the chain that is not a wrapper, plus the root cause when it adds something. An
+unreadable data file is named as such, with its path and, when known, the dataset that reads it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Optional
+
+# ledgerflow's own messages raised in SQL with raise_error(...)
+_OWN = re.compile(r"(ledgerflow: [^\n]*?)(?:\s+SQLSTATE: \w+)?(?:\n|$)")
+# messages that only wrap the interesting one
+_WRAPPERS = ("Job aborted due to stage failure", "Exception thrown in awaitResult", "An error occurred while calling",
+             "[TASK_WRITE_FAILED]", "Writing job aborted")
+_STACK_LINE = re.compile(r"^\s*(at \S+\(.*\)|\.\.\. \d+ more|Caused by: |Suppressed: |== SQL|== DataFrame)")
+_READ_FILE = re.compile(r"\[FAILED_READ_FILE[.\w]*\][^\n]*?reading file (\S+?)\.?(?:\s|$)")
+_CLASS_PREFIX = re.compile(r"^(?:[a-z]\w*\.)+[A-Z]\w*(?:Exception|Error): ")
+
+
+def java_chain(exc: BaseException) -> list[tuple[str, str]]:
+    """(Java class name, message) of the Java exception behind ``exc`` and each of its causes, outermost
+    first; empty when ``exc`` carries no Java exception (Spark Connect, plain Python errors)."""
+    java = getattr(exc, "java_exception", None)  # py4j.protocol.Py4JJavaError
+    if java is None:
+        java = getattr(exc, "_origin", None)  # pyspark's CapturedException keeps the Java exception here
+    out: list[tuple[str, str]] = []
+    seen = 0
+    try:
+        while java is not None and seen < 20:
+            out.append((str(java.getClass().getName()), str(java.getMessage() or "")))
+            java = java.getCause()
+            seen += 1
+    except Exception:  # the JVM is gone or the object is not a Java exception: use what we have
+        pass
+    return out
+
+
+def clean(message: str) -> str:
+    """One line: the message without SQLSTATE, query context, plans and stack traces."""
+    cut = message.find("SQLSTATE:")
+    if cut >= 0:
+        message = message[:cut]
+    lines = []
+    for line in message.splitlines():
+        if _STACK_LINE.match(line) or line.startswith("'") or line.startswith("+-") or line.startswith(":- "):
+            break
+        lines.append(line.strip())
+    text = " ".join(x for x in lines if x)
+    text = _CLASS_PREFIX.sub("", text)
+    return re.sub(r"\s+", " ", text).strip().rstrip(";").strip()
+
+
+def _is_wrapper(message: str) -> bool:
+    return any(message.startswith(w) for w in _WRAPPERS)
+
+
+def _dataset_of(path: str, locations: Optional[dict]) -> Optional[str]:
+    """The dataset whose location holds ``path`` (``locations``: location target -> dataset name)."""
+    plain = re.sub(r"^file:(//)?", "", path)
+    for target, name in (locations or {}).items():
+        base = re.sub(r"^file:(//)?", "", target).rstrip("/")
+        if plain == base or plain.startswith(base + "/"):
+            return name
+    return None
+
+
+def spark_error_text(exc: BaseException, locations: Optional[dict] = None) -> str:
+    """The useful part of a Spark exception as one paragraph (no stack trace, no Py4J wrapper).
+
+    ``locations`` (location target -> dataset name) lets an unreadable file be attributed to its dataset."""
+    chain = java_chain(exc)
+    texts = [m for _, m in chain] or [str(exc)]
+    whole = "\n".join([str(exc), *texts])
+    own = _OWN.search(whole)
+    if own:
+        return own.group(1).strip()
+    read = _READ_FILE.search(whole)
+    messages = [c for c in (clean(t) for t in texts) if c]
+    if not messages:
+        return type(exc).__name__
+    if read:
+        path = read.group(1)
+        dataset = _dataset_of(path, locations)
+        root = messages[-1]
+        head = f"dataset '{dataset}': " if dataset else ""
+        text = f"{head}cannot read data file {re.sub(r'^file:(//)?', '', path)}: the file is unreadable or corrupt"
+        if not root.startswith("[FAILED_READ_FILE"):
+            text += f" ({root})"
+        return text + "."
+    primary = next((m for m in messages if not _is_wrapper(m)), messages[0])
+    root = messages[-1]
+    if root != primary and root not in primary and not _is_wrapper(root):
+        return f"{primary} (cause: {root})"
+    return primary
+
+
+def describe_locations(inputs: Iterable[tuple[str, Iterable]]) -> dict:
+    """``{location target: dataset name}`` from ``(dataset name, locations)`` pairs."""
+    out = {}
+    for name, locations in inputs:
+        for loc in locations:
+            if getattr(loc, "kind", "path") == "path":
+                out[loc.target] = name
+    return out

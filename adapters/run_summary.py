@@ -1,0 +1,106 @@
+"""``ledgerflow runs show RUN_ID``: a run record as a readable summary with its timing table.
+
+The raw record (``target/runs/<id>/run.json``) is printed by ``runs show --json``.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+
+def _seconds(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _count(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def _ops(seqs: list) -> str:
+    if not seqs:
+        return "-"
+    if seqs == [0]:
+        return "input"
+    seqs = [s for s in seqs if s]
+    if len(seqs) > 3 and seqs == list(range(seqs[0], seqs[-1] + 1)):
+        return f"{seqs[0]}-{seqs[-1]}"
+    return ",".join(str(s) for s in seqs)
+
+
+def timing_rows(timings: dict) -> list[tuple[str, ...]]:
+    """The timing table's rows: statement, kind, operations, seconds, jobs, stages, tasks, note."""
+    rows = []
+    for s in timings.get("statements") or []:
+        note = "skipped (no output reads it)" if s.get("skipped") else ""
+        if s.get("failed"):
+            note = "failed"
+        elif s["kind"] == "output" and s.get("materialised") is False:
+            note = "query only; computed by its write"
+        elif s["kind"] == "stage" and s.get("materialised") is False:
+            note = "not materialised; computed by its output"
+        rows.append((s["name"], s["kind"], _ops(s.get("operations") or []), _seconds(s.get("seconds")),
+                     _count(s.get("spark_jobs")), _count(s.get("spark_stages")), _count(s.get("spark_tasks")), note))
+    for o in timings.get("outputs") or []:
+        rows.append((f"write output {o['operation_seq']}", "write", str(o["operation_seq"]), _seconds(o.get("seconds")),
+                     _count(o.get("spark_jobs")), _count(o.get("spark_stages")), _count(o.get("spark_tasks")),
+                     "failed" if o.get("failed") else ""))
+    return rows
+
+
+def timing_table(timings: dict) -> list[str]:
+    """The timing table as text lines."""
+    head = ("statement", "kind", "operations", "seconds", "jobs", "stages", "tasks", "")
+    rows = [head, *timing_rows(timings)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
+    right = {3, 4, 5, 6}
+    lines = []
+    for r in rows:
+        cells = [r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i]) for i in range(len(widths))]
+        lines.append(("  " + "  ".join(cells) + ("  " + r[-1] if r[-1] else "")).rstrip())
+    total = timings.get("total_s")
+    tail = f"  total {_seconds(total)} s (setup: resolving and starting Spark {_seconds(timings.get('setup_s'))} s)"
+    if timings.get("spark_jobs") is not None:
+        tail += f"; {timings['spark_jobs']} Spark jobs"
+    elif timings.get("job_counts", "").startswith("unavailable"):
+        tail += "; Spark job counts unavailable on Spark Connect"
+    lines.append(tail)
+    return lines
+
+
+def render_run(rec: dict) -> str:
+    """A run record as a readable summary."""
+    p, period = rec["project"], rec["period"]
+    lines = [f"Run {rec['run_id']}  {rec['status']}"]
+    lines.append(f"  project   {p['name']} v{p['version']} ({p['id']})")
+    lines.append(f"  period    {period['identifier']} ({period['start']} .. {period['end']})")
+    lines.append(f"  started   {rec['started_at']}   finished {rec.get('finished_at') or '-'}")
+    if rec.get("parent_run_id"):
+        lines.append(f"  replay of {rec['parent_run_id']}")
+    spark = rec.get("spark") or {}
+    if spark:
+        lines.append(f"  spark     {spark.get('master_or_remote')} {spark.get('version')}"
+                     + (f" app {spark['app_id']}" if spark.get("app_id") else ""))
+    if rec.get("error"):
+        lines.append(f"  error     {rec['error']}")
+    snap = rec.get("resolver_snapshot") or {}
+    if snap.get("input_dataset_id"):
+        lines.append("Inputs")
+        lines.append(f"  input  {snap.get('input_dataset_id')} v{snap.get('input_dataset_version')} "
+                     f"(resolver {snap.get('input_resolver')}): {', '.join(snap.get('input_locations') or [])}")
+        for j in snap.get("join_datasets") or []:
+            lines.append(f"  join {j['alias']} [{j['operation_seq']}]  {j.get('dataset_name') or j['dataset_id']} "
+                         f"v{j['dataset_version']} (resolver {j['resolver_id']}): {', '.join(j['locations'])}")
+        for a in snap.get("append_datasets") or []:
+            lines.append(f"  append [{a['operation_seq']}]  {a.get('dataset_name') or a['dataset_id']} "
+                         f"v{a['dataset_version']} (resolver {a['resolver_id']}): {', '.join(a['locations'])}")
+    if rec.get("outputs"):
+        lines.append("Outputs")
+        for o in rec["outputs"]:
+            reg = f" (registered {o['registered_dataset']} v{o['registered_version']})" \
+                if o.get("registered_dataset") else ""
+            lines.append(f"  [{o['operation_seq']}] {o['rows']} rows -> {o['location']}{reg}")
+    timings = rec.get("timings")
+    if timings:
+        lines.append("Timings (wall seconds; Spark jobs, stages and tasks each statement started)")
+        lines += timing_table(timings)
+    lines.append(f"Raw record: ledgerflow runs show {rec['run_id']} --json")
+    return "\n".join(lines)
