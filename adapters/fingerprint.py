@@ -261,12 +261,13 @@ def compare(before: dict, after: dict) -> Optional[dict]:
 def _when(ns: Optional[int]) -> str:
     if ns is None:
         return "?"
-    return datetime.datetime.fromtimestamp(ns / 1e9, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+    return datetime.datetime.fromtimestamp(ns / 1e9, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def describe_change(item: dict) -> str:
     """One change as text: dataset, location and what happened to which files."""
-    head = f"dataset '{item['dataset']}' ({item['view']}) at {item['location']}"
+    version = f" v{item['dataset_version']}" if item.get("dataset_version") is not None else ""
+    head = f"dataset '{item['dataset']}'{version} at {item['location']}"
     if item["change"] == "deleted":
         return f"{head}: the location no longer exists"
     if item["change"] == "created":
@@ -297,8 +298,8 @@ class ReplayCheck:
     """The result of comparing a recorded run's input fingerprints with the inputs as they are now."""
 
     current: list[dict]  # fingerprints of the inputs now (the replay's own record stores them)
-    changed: list[dict] = field(default_factory=list)  # {view, dataset, location, change, ...}
-    unverified: list[dict] = field(default_factory=list)  # {view, dataset, location, reason}
+    changed: list[dict] = field(default_factory=list)  # {view, dataset, dataset_version, location, change, ...}
+    unverified: list[dict] = field(default_factory=list)  # {view, dataset, dataset_version, location, reason}
     recorded: bool = True  # False: the run was recorded without fingerprints
 
     @property
@@ -317,7 +318,7 @@ def check_replay(recorded: Optional[list[dict]], resolutions: dict[str, Resoluti
     check = ReplayCheck(current, recorded=recorded is not None)
     if recorded is None:
         for fp in current:
-            ident = {"view": fp["view"], "dataset": fp["dataset"], "location": fp["location"]}
+            ident = {k: fp[k] for k in ("view", "dataset", "dataset_version", "location")}
             if fp.get("checked") and fp.get("exists") is False:
                 check.changed.append({**ident, "change": "deleted"})
             elif fp["kind"] != "memory":
@@ -325,7 +326,7 @@ def check_replay(recorded: Optional[list[dict]], resolutions: dict[str, Resoluti
         return check
     before = {(fp["view"], fp["location"]): fp for fp in recorded}
     for fp in current:
-        ident = {"view": fp["view"], "dataset": fp["dataset"], "location": fp["location"]}
+        ident = {k: fp[k] for k in ("view", "dataset", "dataset_version", "location")}
         old = before.get((fp["view"], fp["location"]))
         if fp["kind"] == "memory":
             continue  # not replayable: loading it fails as it always did

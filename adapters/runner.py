@@ -256,7 +256,7 @@ class Runner:
                       "its inputs cannot be verified; replaying on the data as it is now.")
         elif check.unverified:
             self.echo(f"Warning: cannot verify that these inputs of run {rid} are unchanged: " + "; ".join(
-                f"dataset '{u['dataset']}' ({u['view']}) at {u['location']} ({u['reason']})" for u in check.unverified))
+                f"dataset '{u['dataset']}' v{u['dataset_version']} at {u['location']} ({u['reason']})" for u in check.unverified))
         if check.changed:
             self.echo(f"Warning: replaying run {rid} on changed inputs (--allow-changed-inputs): " + "; ".join(
                 fingerprint.describe_change(c) for c in check.changed))

@@ -70,7 +70,8 @@ def test_folder_changes_detected_and_ignored_files_are_not(tmp_path):
     assert diff["added"] == ["sub/new.csv"] and diff["removed"] == ["sub/b.csv"]
     [changed] = diff["changed"]
     assert changed["path"] == "a.csv" and changed["before"]["sha256"] != changed["after"]["sha256"]
-    text = fp.describe_change({"view": "v", "dataset": "d", "location": str(root), **diff})
+    text = fp.describe_change({"view": "v", "dataset": "d", "dataset_version": 2, "location": str(root), **diff})
+    assert text.startswith(f"dataset 'd' v2 at {root}: ")
     assert "added sub/new.csv" in text and "removed sub/b.csv" in text and "changed a.csv (" in text
     assert "sha256" in text
     # the location deleted
