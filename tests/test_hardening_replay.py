@@ -172,3 +172,33 @@ def test_catalog_table_fingerprint(spark, tmp_path):
     spark.range(1).createOrReplaceTempView("lf_fp_view")
     view = fp.fingerprint_table(spark, "lf_fp_view")
     assert view["checked"] is False and "not fingerprinted" in view["reason"]
+
+
+def test_replay_refuses_a_changed_catalog_table(spark, finance, tmp_path):
+    from cli_support import add_project
+    edit(finance, "ledgerflow.yml", "  monthly:", '  catalog:\n    rules:\n      - name: cat\n        data_level: any\n'
+         '        strategy: {type: table, table: "default.lf_h3_{{table_name}}"}\n  monthly:')
+    text = (finance / "projects" / f"{PROJECT}.yml").read_text()
+    add_project(finance, "fx_from_catalog", text.split("operations:\n", 1)[1],
+                extra="resolver_overrides: {exchange_rates: catalog}\n")
+    rates = spark.read.option("header", "true").csv(str(finance / RATES))
+    spark.sql("DROP TABLE IF EXISTS default.lf_h3_exchange_rates")
+    rates.write.option("path", str(tmp_path / "rates_table")).saveAsTable("default.lf_h3_exchange_rates")
+    try:
+        original = run_ok(finance, "fx_from_catalog")
+        table = original["resolver_snapshot"]["input_fingerprints"][1]
+        assert (table["kind"], table["checked"], table["location"]) == ("table", True, "default.lf_h3_exchange_rates")
+        assert table["provider"] == "parquet" and table["file_count"] >= 1
+        same = cli(finance, "replay", original["run_id"])
+        assert same.exit_code == 0, describe(same)
+        assert record(finance, run_id_of(same))["inputs_changed"] == []
+
+        before = _partition(original)
+        spark.sql("INSERT INTO default.lf_h3_exchange_rates VALUES ('CHF', 'USD', '1.1', 'closing', '2026-01-01', NULL)")
+        refused = cli(finance, "replay", original["run_id"])
+        assert refused.exit_code == 1, describe(refused)
+        err = " ".join(refused.stderr.split())
+        assert "dataset 'exchange_rates' v1 at default.lf_h3_exchange_rates: added part-" in err, err
+        assert _partition(original) == before
+    finally:
+        spark.sql("DROP TABLE IF EXISTS default.lf_h3_exchange_rates")
