@@ -166,7 +166,8 @@ def fingerprint_table(spark, table: str, budget: Optional[HashBudget] = None) ->
            "table_location": info.get("Location")}
     if (out["provider"] or "").lower() == "delta":
         try:
-            out["delta_version"] = int(spark.sql(f"DESCRIBE HISTORY {_quote_table(table)} LIMIT 1").collect()[0]["version"])
+            last = spark.sql(f"DESCRIBE HISTORY {_quote_table(table)} LIMIT 1").collect()[0]
+            out["delta_version"] = int(last["version"])
             out["checked"] = True
         except Exception:  # noqa: BLE001 - Delta not installed or history unreadable
             pass
@@ -186,7 +187,8 @@ def fingerprint_location(loc: ResolvedLocation, session: Optional[Callable[[], o
                          budget: Optional[HashBudget] = None) -> dict:
     """The fingerprint fields of one resolved location (see the module docstring)."""
     if loc.kind == "memory":
-        return {"kind": "memory", "checked": False, "reason": "an in-memory DataFrame (Python API) cannot be read again"}
+        return {"kind": "memory", "checked": False,
+                "reason": "an in-memory DataFrame (Python API) cannot be read again"}
     if loc.kind == "table":
         if session is None:
             return {"kind": "table", "checked": False, "reason": "no Spark session to describe the table"}
@@ -203,7 +205,8 @@ def fingerprint_location(loc: ResolvedLocation, session: Optional[Callable[[], o
     return {"kind": "path", "checked": True, **fingerprint_path(local, budget)}
 
 
-def fingerprint_inputs(resolutions: dict[str, Resolution], session: Optional[Callable[[], object]] = None) -> list[dict]:
+def fingerprint_inputs(resolutions: dict[str, Resolution],
+                       session: Optional[Callable[[], object]] = None) -> list[dict]:
     """One fingerprint per location of every resolution (view -> Resolution), in order, sharing one hash budget."""
     budget = HashBudget()
     out = []

@@ -147,7 +147,7 @@ def base_record(ctx: RunContext) -> dict:
     raw_path = os.path.join(ctx.workspace.root, p.file)
     digest = hashlib.sha256(open(raw_path, "rb").read()).hexdigest() if os.path.isfile(raw_path) else \
         hashlib.sha256(repr(p.raw).encode()).hexdigest()
-    record = {"run_id": ctx.run_id, "parent_run_id": ctx.parent_run_id,
+    return {"run_id": ctx.run_id, "parent_run_id": ctx.parent_run_id,
             "project": {"id": p.id, "name": p.name, "version": p.version, "sha256": digest},
             "project_snapshot": p.raw, "datasets_snapshot": ctx.datasets_snapshot,
             "period": {"identifier": ctx.period.identifier, "start": ctx.period.start.isoformat(),
@@ -155,10 +155,8 @@ def base_record(ctx: RunContext) -> dict:
             "started_at": (ctx.actual_start or ctx.started_at).isoformat(timespec="milliseconds"),
             "run_started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
             "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
-            "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": []}
-    if ctx.input_check is not None:
-        record.update(ctx.input_check)
-    return record
+            "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": [],
+            **(ctx.input_check or {})}  # a replay: allow_changed_inputs, inputs_changed, inputs_unverified
 
 
 def spark_error_message(exc: Exception) -> str:
@@ -256,7 +254,8 @@ class Runner:
                       "its inputs cannot be verified; replaying on the data as it is now.")
         elif check.unverified:
             self.echo(f"Warning: cannot verify that these inputs of run {rid} are unchanged: " + "; ".join(
-                f"dataset '{u['dataset']}' v{u['dataset_version']} at {u['location']} ({u['reason']})" for u in check.unverified))
+                f"dataset '{u['dataset']}' v{u['dataset_version']} at {u['location']} ({u['reason']})"
+                for u in check.unverified))
         if check.changed:
             self.echo(f"Warning: replaying run {rid} on changed inputs (--allow-changed-inputs): " + "; ".join(
                 fingerprint.describe_change(c) for c in check.changed))
