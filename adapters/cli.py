@@ -177,14 +177,16 @@ def run_cmd(project, period, master, remote, conf, allow_draft, workspace, debug
 @click.option("--master", default=None, help="Spark master URL.")
 @click.option("--remote", default=None, help="Spark Connect URL.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@click.option("--allow-changed-inputs", is_flag=True, default=False,
+              help="Replay even though input files changed since the run (warns; the new run records what changed).")
 @_options
 @handle_errors
-def replay_cmd(run_id, master, remote, conf, workspace, debug):
-    """Re-execute a recorded run from its project and resolver snapshots."""
+def replay_cmd(run_id, master, remote, conf, allow_changed_inputs, workspace, debug):
+    """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
     from .runner import Runner
     root = _root(workspace)
     factory, label = _session_factory(root, master, remote, conf)
-    Runner(root, echo=click.echo, session_factory=factory, spark_label=label).replay(run_id)
+    Runner(root, echo=click.echo, session_factory=factory, spark_label=label).replay(run_id, allow_changed_inputs)
 
 
 @main.command("runs")

@@ -23,7 +23,7 @@ from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
 from ..compiler.resolver import Resolution, ResolvedLocation
 from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
-from . import liveness, loaders, recovery, writers
+from . import fingerprint, liveness, loaders, recovery, writers
 from .errors_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
 from .runstore import RunStore, registered_id
@@ -70,6 +70,10 @@ class RunContext:
     actual_start: Optional[datetime.datetime] = None  # when this run really started, if not started_at
     resolutions: dict = field(default_factory=dict)  # view -> Resolution
     datasets_snapshot: list = field(default_factory=list)
+    fingerprint: bool = False  # resolve_inputs fingerprints what it resolved (runs do; compile --resolved not)
+    session_factory: Optional[Callable[[], object]] = None  # Spark for fingerprinting catalog tables
+    fingerprints: Optional[list] = None  # resolver_snapshot.input_fingerprints
+    input_check: Optional[dict] = None  # a replay's allow_changed_inputs, inputs_changed, inputs_unverified
 
 
 def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, store: RunStore) -> int:
@@ -109,6 +113,8 @@ def resolve_inputs(ctx: RunContext, store: RunStore, memory: Optional[dict] = No
         for loc in res.locations:
             loaders.check_exists(loc, ds)
         ctx.resolutions[view.view] = res
+    if ctx.fingerprint:  # what the inputs are now, before Spark reads them (a replay compares against it)
+        ctx.fingerprints = fingerprint.fingerprint_inputs(ctx.resolutions, ctx.session_factory)
 
 
 def resolver_snapshot(ctx: RunContext) -> dict:
@@ -132,6 +138,8 @@ def resolver_snapshot(ctx: RunContext) -> dict:
             else:
                 snap["append_datasets"].append({"operation_seq": seq, **entry})
     snap["resolutions"] = {v: r.to_json() for v, r in ctx.resolutions.items()}
+    if ctx.fingerprints is not None:
+        snap["input_fingerprints"] = ctx.fingerprints
     return snap
 
 
@@ -149,7 +157,8 @@ def base_record(ctx: RunContext) -> dict:
             "started_at": (ctx.actual_start or ctx.started_at).isoformat(timespec="milliseconds"),
             "run_started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
             "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
-            "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": []}
+            "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": [],
+            **(ctx.input_check or {})}  # a replay: allow_changed_inputs, inputs_changed, inputs_unverified
 
 
 def spark_error_message(exc: Exception, ctx: Optional[RunContext] = None) -> str:
@@ -192,10 +201,15 @@ class Runner:
         started = utcnow()
         ctx = RunContext(ws, project, compiled, period, started, new_run_id(started))
         ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
+        ctx.fingerprint, ctx.session_factory = True, self._session
         return self._execute(ctx, resolve=True)
 
-    def replay(self, run_id: str) -> dict:
-        """Re-execute a recorded run from its snapshots: same versions, locations, TODAY() and rows."""
+    def replay(self, run_id: str, allow_changed_inputs: bool = False) -> dict:
+        """Re-execute a recorded run from its snapshots: same versions, locations, TODAY() and rows.
+
+        The inputs are compared with the fingerprints the run recorded first: a changed input refuses
+        the replay (ResolutionError naming the dataset, location and files) unless
+        ``allow_changed_inputs``; a deleted one always does."""
         original = self.store.get_run(run_id)
         ws_now = load_workspace(self.root, extra_datasets=self.store.registered_datasets)
         project = from_snapshot(original["project_snapshot"], f"run {original['run_id']} project snapshot",
@@ -217,8 +231,43 @@ class Runner:
         if missing:
             raise ResolutionError(f"run {original['run_id']} has no recorded resolution for {', '.join(missing)}.")
         ctx.resolutions = {view: Resolution.from_json(data) for view, data in snap.items()}
+        self._check_inputs(original, ctx, allow_changed_inputs)
         self.echo(f"Replaying run {original['run_id']} as {ctx.run_id}")
         return self._execute(ctx, resolve=False)
+
+    def _session(self):
+        """The SparkSession of this runner (``getOrCreate``: the run later gets the same one)."""
+        if self.session_factory:
+            return self.session_factory()
+        from .spark import local_session
+        return local_session()
+
+    def _check_inputs(self, original: dict, ctx: RunContext, allow_changed: bool) -> None:
+        """Compare the replayed run's inputs with its recorded fingerprints (see :mod:`.fingerprint`):
+        refuse a deleted or (unless ``allow_changed``) changed input; warn about what cannot be checked;
+        record the outcome and the current fingerprints in the replay's record."""
+        recorded = (original.get("resolver_snapshot") or {}).get("input_fingerprints")
+        check = fingerprint.check_replay(recorded, ctx.resolutions, self._session)
+        rid = original["run_id"]
+        if check.deleted or (check.changed and not allow_changed):
+            hint = ("Restore the deleted input; a replay cannot read it." if check.deleted else
+                    "Restore the inputs, or pass --allow-changed-inputs to replay on the data as it is now "
+                    "(the new run records what changed).")
+            raise ResolutionError(f"run {rid} cannot be replayed as recorded: its inputs changed since it ran: "
+                                  + "; ".join(fingerprint.describe_change(c) for c in check.changed) + f". {hint}")
+        if not check.recorded:
+            self.echo(f"Note: run {rid} was recorded without input fingerprints (by an older ledgerflow): "
+                      "its inputs cannot be verified; replaying on the data as it is now.")
+        elif check.unverified:
+            self.echo(f"Warning: cannot verify that these inputs of run {rid} are unchanged: " + "; ".join(
+                f"dataset '{u['dataset']}' v{u['dataset_version']} at {u['location']} ({u['reason']})"
+                for u in check.unverified))
+        if check.changed:
+            self.echo(f"Warning: replaying run {rid} on changed inputs (--allow-changed-inputs): " + "; ".join(
+                fingerprint.describe_change(c) for c in check.changed))
+        ctx.fingerprints = check.current
+        ctx.input_check = {"allow_changed_inputs": allow_changed, "inputs_changed": check.changed,
+                           "inputs_unverified": check.unverified}
 
     # ---------------------------------------------------------------- execution
     def _execute(self, ctx: RunContext, resolve: bool) -> dict:
@@ -240,10 +289,7 @@ class Runner:
                       staging=recovery.staging_entries(destinations, ctx.period.identifier))
         self.store.save_run(record, ctx.compiled.script())
         try:
-            spark = self.session_factory() if self.session_factory else None
-            if spark is None:
-                from .spark import local_session
-                spark = local_session()
+            spark = self._session()
             record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
                                "app_id": _app_id(spark)}
             pending = self._compute(spark, ctx, destinations)
