@@ -99,9 +99,9 @@ def _loss(col: exp.Expression, present: str, target: str,
     """(condition, reason) when casting ``col`` from ``present`` to ``target`` can lose digits, else None.
 
     Per source type, for decimal(p,s) and integral targets:
-    - decimal with more fraction digits, float, double: the value read, compared with the value
-      stored (decimals compare exactly; a float or double is compared after casting the value read
-      back to it, so 0.1 (a double) is 0.10, while 15000.005 (a double) is not 15000.01);
+    - decimal with more fraction digits, float, double: the value read, cast back to the source's
+      type, differs from the value stored (so the double 0.1 read as 0.10 is 0.1 again, while the
+      double 15000.005 read as 15000.01 is not);
     - string: the digits written (:func:`_string_loss`); a string -> integral cast already refuses
       any fraction, so only decimals are checked;
     - unknown (a table or a file not peeked at): the value's string form, as for strings.
@@ -111,11 +111,11 @@ def _loss(col: exp.Expression, present: str, target: str,
     source, to = _kind(present), _kind(target)
     if to == "decimal" or to == "integral":
         scale = _scale(target)
-        if source == "decimal" and _scale(present) > scale or source == "floating" and to == "integral":
-            return exp.NEQ(this=converted.copy(), expression=col.copy()), _DIGITS_LOST
-        if source == "floating":
-            back = exp.Cast(this=converted.copy(), to=exp.DataType.build(present, dialect="spark"))
-            return exp.NEQ(this=back, expression=col.copy()), _DIGITS_LOST
+        if source == "decimal" and _scale(present) > scale or source == "floating":
+            # Back in the source's own type the comparison is exact (Spark's common type of two wide
+            # decimals may round); a value rounded up past the source's digits does not fit: NULL.
+            back = exp.TryCast(this=converted.copy(), to=exp.DataType.build(present, dialect="spark"), safe=True)
+            return exp.Not(this=exp.NullSafeEQ(this=back, expression=col.copy())), _DIGITS_LOST
         if source == "string" and to == "decimal" or source == "unknown":
             text = col.copy() if source == "string" else exp.Cast(this=col.copy(), to=exp.DataType.build("string"))
             return _string_loss(text, scale, _wide_decimal(target), converted), _DIGITS_LOST

@@ -162,6 +162,18 @@ def test_parquet_decimal_18_3_into_decimal_18_2(spark, tmp_path):
         D("15000.0500"), D("-0.1000"), None]
 
 
+def test_wide_decimals_are_compared_exactly(spark):
+    """Spark's common type of decimal(38,20) and decimal(38,2) keeps only 2 digits after the point,
+    so a plain comparison of the value read with the value stored would see no difference."""
+    stored = D("123456789012345678.12300000000000000000")
+    location = memory(spark.createDataFrame([("a", stored)], "k string, v decimal(38,20)"))
+    assert error(spark, location, "decimal(38,2)") == lost(location.target, str(stored), "decimal(38,2)")
+    location = memory(spark.createDataFrame([("a", D("123456789012345678.5"))], "k string, v decimal(38,20)"))
+    assert error(spark, location, "bigint") == lost(location.target, "123456789012345678.50000000000000000000", "bigint")
+    kept = spark.createDataFrame([("a", D("123456789012345678.12")), ("b", D("-7"))], "k string, v decimal(38,20)")
+    assert values(spark, memory(kept), "decimal(38,2)") == [D("123456789012345678.12"), D("-7.00")]
+
+
 @pytest.mark.parametrize("source, value, shown", [
     ("double", 15000.005, "15000.005"), ("double", 0.001, "0.001"), ("double", -1.125, "-1.125"),
     ("float", 0.125, "0.125"),
