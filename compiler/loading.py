@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+import sqlglot
 from sqlglot import exp
 
 from . import system_columns as sysc
 from .errors import ResolutionError
 from .model import Dataset
-from .render import ident
 
 
 def _fn(name: str, *args: exp.Expression) -> exp.Expression:
@@ -193,9 +193,8 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     if missing:
         raise ResolutionError(f"dataset '{dataset.name}' version {version}: the data at {where} lacks the declared "
                               f"column(s) {', '.join(missing)} (it has: {', '.join(sorted(present)) or 'nothing'}).")
-    cols: list[str] = []
-    for c in dataset.columns:
-        cols.append(f"{_checked_cast(c.name, c.type, present[c.name], dataset.name, where).sql('spark')} AS {ident(c.name)}")
+    cols = [exp.alias_(_checked_cast(c.name, c.type, present[c.name], dataset.name, where), c.name, quoted=True)
+            for c in dataset.columns]
     identity = [exp.Literal.string(dataset.id), exp.Literal.number(version), exp.Literal.number(location_index),
                 _fn("to_json", exp.Struct(expressions=[exp.column(c.name, quoted=True) for c in dataset.columns])),
                 exp.column("__lf_ordinal", quoted=True)]
@@ -229,16 +228,20 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
             value = exp.Literal.string(dataset.id)
         else:  # _operation_seq
             value = exp.Literal.number(0)
-        cols.append(f"{value.sql('spark')} AS {ident(name)}")
-    source = ident(relation)
+        cols.append(exp.alias_(value, name, quoted=True))
+    table = exp.Table(this=exp.to_identifier(relation, quoted=True))
+    source: exp.Expression = table
     if need_ordinal:
         # Identical rows get distinct, still deterministic, _row_ids.
         row = _fn("to_json", exp.Struct(expressions=[exp.column(c.name, quoted=True) for c in dataset.columns]))
-        source = (f"(SELECT *, ROW_NUMBER() OVER (PARTITION BY {row.sql('spark')} ORDER BY {row.sql('spark')}) "
-                  f"AS `__lf_ordinal` FROM {ident(relation)})")
-    return f"SELECT {', '.join(cols)} FROM {source}"
+        ordinal = exp.Window(this=exp.RowNumber(), partition_by=[row], order=exp.Order(expressions=[
+            exp.Ordered(this=row.copy(), nulls_first=True)]))
+        source = exp.Subquery(this=exp.select(exp.Star(), exp.alias_(ordinal, "__lf_ordinal", quoted=True)).from_(table))
+    return exp.select(*cols).from_(source).sql("spark")
 
 
 def union_all(selects: list[str]) -> str:
     """One query over every location of a dataset (the normalised SELECTs unioned)."""
-    return " UNION ALL ".join(f"({s})" if len(selects) > 1 else s for s in selects)
+    if len(selects) == 1:
+        return selects[0]
+    return exp.union(*(sqlglot.parse_one(s, read="spark").subquery() for s in selects), distinct=False).sql("spark")
