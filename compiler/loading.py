@@ -1,9 +1,10 @@
 """SQL that normalises what a location holds into a dataset's declared shape.
 
 Every input view the compiled SQL reads (``ds_<name>``) has exactly the declared columns, cast to
-their declared types, plus the system columns. A value that cannot be cast stops the run with an
-error naming dataset, column and location; a missing declared column is an error before Spark
-runs anything. System columns the data lacks are filled (CONTRACT §3).
+their declared types, plus the system columns. A value that cannot be cast, or that the cast would
+change (digits beyond the declared scale, a fraction into an integer, a time of day into a date),
+stops the run with an error naming dataset, column, location and value; a missing declared column
+is an error before Spark runs anything. System columns the data lacks are filled (CONTRACT §3).
 """
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ def _checked_cast(column: str, target: str, present: str, dataset: str, where: s
 
 # --------------------------------------------------------------------------------- lost digits
 # A cast that succeeds can still drop information: 15000.005 read as decimal(18,2) is 15000.01.
-# `_loss` gives the condition (evaluated only where the cast gave a value) under which the value
-# read differs from the value stored, or None when the pair of types cannot lose anything (same
+# `_loss` gives the condition (tested after the failed-cast one; never true for NULL) under which
+# the value read differs from the value stored, or None when the pair of types cannot lose anything (same
 # type, widening, integral to decimal: overflow is caught by the NULL check). Declared `double`
 # columns are approximate by declaration and never checked.
 
