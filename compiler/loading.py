@@ -166,10 +166,9 @@ def _string_loss(text: exp.Expression, scale: int, wide: exp.DataType, converted
     counted = exp.and_(exp.NEQ(this=digits, expression=exp.Literal.string("")),
                        exp.GT(this=digits_scale, expression=exp.Literal.number(scale)))
     parsed = exp.NEQ(this=exp.TryCast(this=text.copy(), to=wide, safe=True), expression=converted.copy())
-    return exp.Case(ifs=[exp.If(this=exp.RegexpLike(this=text.copy(), expression=exp.Literal.string(_plain_number(scale))),
-                                true=exp.false()),
-                         exp.If(this=exp.RegexpLike(this=text.copy(), expression=number.copy()), true=counted)],
-                    default=parsed)
+    plain = exp.RegexpLike(this=text.copy(), expression=exp.Literal.string(_plain_number(scale)))
+    written = exp.RegexpLike(this=text.copy(), expression=number.copy())
+    return exp.Case(ifs=[exp.If(this=plain, true=exp.false()), exp.If(this=written, true=counted)], default=parsed)
 
 
 def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Expression:
