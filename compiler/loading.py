@@ -1,20 +1,22 @@
 """SQL that normalises what a location holds into a dataset's declared shape.
 
 Every input view the compiled SQL reads (``ds_<name>``) has exactly the declared columns, cast to
-their declared types, plus the system columns. A value that cannot be cast stops the run with an
-error naming dataset, column and location; a missing declared column is an error before Spark
-runs anything. System columns the data lacks are filled (CONTRACT §3).
+their declared types, plus the system columns. A value that cannot be cast, or that the cast would
+change (digits beyond the declared scale, a fraction into an integer, a time of day into a date),
+stops the run with an error naming dataset, column, location and value; a missing declared column
+is an error before Spark runs anything. System columns the data lacks are filled (CONTRACT §3).
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
+import sqlglot
 from sqlglot import exp
 
 from . import system_columns as sysc
 from .errors import ResolutionError
 from .model import Dataset
-from .render import ident
 
 
 def _fn(name: str, *args: exp.Expression) -> exp.Expression:
@@ -22,19 +24,163 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
 
 
 def _checked_cast(column: str, target: str, present: str, dataset: str, where: str) -> exp.Expression:
-    """Cast ``column`` to ``target``; a non-NULL value that does not convert raises a located error."""
+    """Cast ``column`` (of Spark type ``present``, ``""`` when unknown) to ``target``.
+
+    A non-NULL value that does not convert, or that converts only by losing digits (see
+    :func:`_loss`), raises a located error naming dataset, column, location and value.
+    """
     col = exp.column(column, quoted=True)
     if present == target:
         return col
     dtype = exp.DataType.build(target, dialect="spark")
     converted = exp.TryCast(this=col.copy(), to=dtype, safe=True)
-    message = _fn("concat", exp.Literal.string(f"ledgerflow: dataset '{dataset}', column '{column}' at {where}: value '"),
-                  exp.Cast(this=col.copy(), to=exp.DataType.build("string")),
-                  exp.Literal.string(f"' cannot be read as {target}"))
+
+    def fail(reason: str) -> exp.Expression:
+        message = _fn("concat", exp.Literal.string(f"ledgerflow: dataset '{dataset}', column '{column}' at {where}: "
+                                                   "value '"),
+                      exp.Cast(this=col.copy(), to=exp.DataType.build("string")),
+                      exp.Literal.string(f"' cannot be read as {target}{reason}"))
+        return exp.Cast(this=_fn("raise_error", message), to=dtype.copy())
+
     bad = exp.and_(exp.Not(this=exp.Is(this=col.copy(), expression=exp.Null())),
                    exp.Is(this=converted.copy(), expression=exp.Null()))
-    return exp.Case(ifs=[exp.If(this=bad, true=exp.Cast(this=_fn("raise_error", message), to=dtype))],
-                    default=converted)
+    ifs = [exp.If(this=bad, true=fail(""))]
+    loss = _loss(col, present, target, converted)
+    if loss is not None:
+        condition, reason = loss
+        ifs.append(exp.If(this=condition, true=fail(reason)))
+    return exp.Case(ifs=ifs, default=converted.copy())
+
+
+# --------------------------------------------------------------------------------- lost digits
+# A cast that succeeds can still drop information: 15000.005 read as decimal(18,2) is 15000.01.
+# `_loss` gives the condition (tested after the failed-cast one; never true for NULL) under which
+# the value read differs from the value stored, or None when the pair of types cannot lose anything (same
+# type, widening, integral to decimal: overflow is caught by the NULL check). Declared `double`
+# columns are approximate by declaration and never checked.
+
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
+_FLOATING = ("float", "double")
+_DIGITS_LOST = " without losing digits"
+_TIME_LOST = " without losing its time of day"
+# Java's BigDecimal (Spark's string -> decimal parser) after String.trim(), which drops chars <= U+0020.
+_NUMBER = r"^[\x00-\x20]*[+-]?([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?[\x00-\x20]*$"
+
+
+def _plain_number(scale: int) -> str:
+    """A number without exponent and with at most ``scale`` fraction digits: never loses digits."""
+    return rf"^[\x00-\x20]*[+-]?[0-9]*(?:\.[0-9]{{0,{scale}}})?[\x00-\x20]*$"
+
+
+def _kind(spark_type: str) -> str:
+    """decimal | integral | floating | string | date | timestamp | timestamp_ntz | unknown | other."""
+    if not spark_type:
+        return "unknown"
+    if _DECIMAL.match(spark_type):
+        return "decimal"
+    if spark_type in _INTEGRAL:
+        return "integral"
+    if spark_type in _FLOATING:
+        return "floating"
+    if spark_type == "string" or spark_type.startswith(("char(", "varchar(")):
+        return "string"
+    if spark_type in ("date", "timestamp", "timestamp_ntz"):
+        return spark_type
+    return "other"
+
+
+def _scale(spark_type: str) -> int:
+    m = _DECIMAL.match(spark_type)
+    return int(m.group(2)) if m else 0
+
+
+def _loss(col: exp.Expression, present: str, target: str,
+          converted: exp.Expression) -> Optional[tuple[exp.Expression, str]]:
+    """(condition, reason) when casting ``col`` from ``present`` to ``target`` can lose digits, else None.
+
+    Per source type, for decimal(p,s) and integral targets:
+    - decimal with more fraction digits, float, double: the value read, cast back to the source's
+      type, differs from the value stored (so the double 0.1 read as 0.10 is 0.1 again, while the
+      double 15000.005 read as 15000.01 is not);
+    - string: the digits written (:func:`_string_loss`); a string -> integral cast already refuses
+      any fraction, so only decimals are checked;
+    - unknown (a table or a file not peeked at): the value's string form, as for strings.
+    Date targets: a timestamp or a string with a time of day other than midnight loses it.
+    Timestamp targets: a string with non-zero digits beyond microseconds loses them.
+    """
+    source, to = _kind(present), _kind(target)
+    if to == "decimal" or to == "integral":
+        scale = _scale(target)
+        if source == "decimal" and _scale(present) > scale or source == "floating":
+            # Back in the source's own type the comparison is exact (Spark's common type of two wide
+            # decimals may round); a value rounded up past the source's digits does not fit: NULL.
+            back = exp.TryCast(this=converted.copy(), to=exp.DataType.build(present, dialect="spark"), safe=True)
+            return exp.Not(this=exp.NullSafeEQ(this=back, expression=col.copy())), _DIGITS_LOST
+        if source == "string" and to == "decimal" or source == "unknown":
+            text = col.copy() if source == "string" else exp.Cast(this=col.copy(), to=exp.DataType.build("string"))
+            return _string_loss(text, scale, _wide_decimal(target), converted), _DIGITS_LOST
+        return None
+    if to == "date":
+        if source in ("timestamp", "timestamp_ntz"):
+            back = exp.Cast(this=converted.copy(), to=exp.DataType.build(present, dialect="spark"))
+            return exp.NEQ(this=back, expression=col.copy()), _TIME_LOST
+        if source in ("string", "unknown"):
+            text = col.copy() if source == "string" else exp.Cast(this=col.copy(), to=exp.DataType.build("string"))
+            return _date_string_loss(text, converted), _TIME_LOST
+        return None
+    if to == "timestamp" and source in ("string", "unknown"):
+        text = col.copy() if source == "string" else exp.Cast(this=col.copy(), to=exp.DataType.build("string"))
+        return exp.RegexpLike(this=text, expression=exp.Literal.string(r"[.][0-9]{6}[0-9]*[1-9]")), _DIGITS_LOST
+    return None
+
+
+def _wide_decimal(target: str) -> exp.DataType:
+    """The target's integer digits with every other of Spark's 38 digits after the point."""
+    m = _DECIMAL.match(target)
+    whole = int(m.group(1)) - int(m.group(2)) if m else 19  # bigint has 19 digits
+    return exp.DataType.build(f"decimal(38,{38 - whole})", dialect="spark")
+
+
+def _string_loss(text: exp.Expression, scale: int, wide: exp.DataType, converted: exp.Expression) -> exp.Expression:
+    """True when the number written in ``text`` has non-zero digits beyond ``scale`` after the point.
+
+    Exact for any length: the digits are counted, not parsed into a (bounded) decimal. With
+    I = the integer digits, F = the fraction digits and E = the exponent as written, the value is
+    the digits I||F without trailing zeros (D) times 10^(len(I) + E - len(D)), so its scale is
+    len(D) - len(I) - E (zero has no digits to lose). The common plain form with few enough
+    fraction digits is settled by one RLIKE. Digits Spark accepts but the pattern does not (other
+    scripts' digits) are compared against a parse into the widest decimal instead.
+    """
+    number = exp.Literal.string(_NUMBER)
+
+    def group(i: int) -> exp.Expression:
+        return exp.RegexpExtract(this=text.copy(), expression=number.copy(), group=exp.Literal.number(i))
+
+    whole = group(1)
+    digits = exp.Trim(this=_fn("concat", whole, group(2)), expression=exp.Literal.string("0"), position="TRAILING")
+    power = exp.Coalesce(this=exp.TryCast(this=group(3), to=exp.DataType.build("int"), safe=True),
+                         expressions=[exp.Literal.number(0)])
+    digits_scale = exp.Sub(this=exp.Sub(this=exp.Length(this=digits.copy()), expression=exp.Length(this=whole.copy())),
+                           expression=power)
+    counted = exp.and_(exp.NEQ(this=digits, expression=exp.Literal.string("")),
+                       exp.GT(this=digits_scale, expression=exp.Literal.number(scale)))
+    parsed = exp.NEQ(this=exp.TryCast(this=text.copy(), to=wide, safe=True), expression=converted.copy())
+    plain = exp.RegexpLike(this=text.copy(), expression=exp.Literal.string(_plain_number(scale)))
+    written = exp.RegexpLike(this=text.copy(), expression=number.copy())
+    return exp.Case(ifs=[exp.If(this=plain, true=exp.false()), exp.If(this=written, true=counted)], default=parsed)
+
+
+def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Expression:
+    """True when a string read as a date has a time part that is not midnight (Spark ignores it).
+
+    A bare date has at most 10 characters; a longer string must read as a timestamp (without
+    zone) equal to the date's midnight.
+    """
+    ntz = exp.DataType.build("timestamp_ntz", dialect="spark")
+    same = exp.NullSafeEQ(this=exp.TryCast(this=text.copy(), to=ntz, safe=True),
+                          expression=exp.Cast(this=converted.copy(), to=ntz.copy()))
+    return exp.and_(exp.GT(this=exp.Length(this=text.copy()), expression=exp.Literal.number(10)), exp.Not(this=same))
 
 
 def normalised_select(dataset: Dataset, version: int, relation: str, present: dict[str, str], where: str,
@@ -47,9 +193,8 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     if missing:
         raise ResolutionError(f"dataset '{dataset.name}' version {version}: the data at {where} lacks the declared "
                               f"column(s) {', '.join(missing)} (it has: {', '.join(sorted(present)) or 'nothing'}).")
-    cols: list[str] = []
-    for c in dataset.columns:
-        cols.append(f"{_checked_cast(c.name, c.type, present[c.name], dataset.name, where).sql('spark')} AS {ident(c.name)}")
+    cols = [exp.alias_(_checked_cast(c.name, c.type, present[c.name], dataset.name, where), c.name, quoted=True)
+            for c in dataset.columns]
     identity = [exp.Literal.string(dataset.id), exp.Literal.number(version), exp.Literal.number(location_index),
                 _fn("to_json", exp.Struct(expressions=[exp.column(c.name, quoted=True) for c in dataset.columns])),
                 exp.column("__lf_ordinal", quoted=True)]
@@ -83,16 +228,20 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
             value = exp.Literal.string(dataset.id)
         else:  # _operation_seq
             value = exp.Literal.number(0)
-        cols.append(f"{value.sql('spark')} AS {ident(name)}")
-    source = ident(relation)
+        cols.append(exp.alias_(value, name, quoted=True))
+    table = exp.Table(this=exp.to_identifier(relation, quoted=True))
+    source: exp.Expression = table
     if need_ordinal:
         # Identical rows get distinct, still deterministic, _row_ids.
         row = _fn("to_json", exp.Struct(expressions=[exp.column(c.name, quoted=True) for c in dataset.columns]))
-        source = (f"(SELECT *, ROW_NUMBER() OVER (PARTITION BY {row.sql('spark')} ORDER BY {row.sql('spark')}) "
-                  f"AS `__lf_ordinal` FROM {ident(relation)})")
-    return f"SELECT {', '.join(cols)} FROM {source}"
+        ordinal = exp.Window(this=exp.RowNumber(), partition_by=[row], order=exp.Order(expressions=[
+            exp.Ordered(this=row.copy(), nulls_first=True)]))
+        source = exp.Subquery(this=exp.select(exp.Star(), exp.alias_(ordinal, "__lf_ordinal", quoted=True)).from_(table))
+    return exp.select(*cols).from_(source).sql("spark")
 
 
 def union_all(selects: list[str]) -> str:
     """One query over every location of a dataset (the normalised SELECTs unioned)."""
-    return " UNION ALL ".join(f"({s})" if len(selects) > 1 else s for s in selects)
+    if len(selects) == 1:
+        return selects[0]
+    return exp.union(*(sqlglot.parse_one(s, read="spark").subquery() for s in selects), distinct=False).sql("spark")
