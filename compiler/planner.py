@@ -20,6 +20,7 @@ from .dsl.translate import ExprError, JoinScope, Scope, Translator, Typed
 from .errors import Diagnostic, DiagnosticCollector, Location, did_you_mean
 from .model import Dataset, DatasetRef, Operation, Project, Workspace
 from .render import ident, render, sql
+from .resolver import is_absolute_or_uri
 from .types import SqlType
 
 IDENTIFIER = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -652,6 +653,7 @@ class Planner:
             self.errors.add("YAML-005", f"register_as_dataset '{op.register_as_dataset}' is a declared dataset",
                             _loc(op.register_as_dataset, op.location), str(op.register_as_dataset),
                             "registered datasets need their own name")
+        self.check_destination_path(op)
         if op.register_as_dataset:
             self.check_version_folder(op)
         if bad:
@@ -665,6 +667,33 @@ class Planner:
                       where=sql(where) if where is not None else "")
         self.statements.append(Statement("output", f"output_{op.seq:03d}", text, [op.seq], [self.prev], op,
                                          [(c, self.schema[c].sql or "") for c in cols]))
+
+    def check_destination_path(self, op: Operation) -> None:
+        """OUT-VR-002: an inline destination path of a project stays inside the workspace.
+
+        CONTRACT §3: absolute paths and URIs are the workspace owner's choice, written in
+        ledgerflow.yml's resolver rules; a project file (the thing a pull request changes) may only
+        name a folder below the workspace, so ``validate`` refuses what ``run`` would write elsewhere."""
+        d = op.destination
+        if d is None or d.kind != "path" or d.path is None:
+            return
+        path = str(d.path)
+        where = _loc(d.path, d.location)
+        hint = ("write a path relative to the workspace (e.g. 'out/name'), or name a table whose resolver rule "
+                "in ledgerflow.yml gives the location: destination: {table: NAME, resolver: R}")
+        if is_absolute_or_uri(path) or path.startswith("\\"):
+            self.errors.add("OUT-VR-002", f"output {op.seq} writes to the absolute path or URI '{path}'; a project "
+                            "may only write inside its workspace", where, path, hint)
+            return
+        parts = [p for p in re.split(r"[/\\]", path) if p not in ("", ".")]
+        depth = 0
+        for part in parts:
+            depth += -1 if part == ".." else 1
+            if depth < 0:
+                break
+        if depth <= 0:
+            what = "leaves the workspace" if depth < 0 else "is the workspace folder itself"
+            self.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which {what}", where, path, hint)
 
     def check_version_folder(self, op: Operation) -> None:
         """OUT-VR-001: an output registering a dataset needs ``{{version}}`` in its destination path.

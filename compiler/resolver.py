@@ -222,12 +222,17 @@ def substitute(template: str, dataset: Dataset, version: int, period: Period, ru
     return out
 
 
+def is_absolute_or_uri(path: str) -> bool:
+    """Whether ``path`` is an absolute path or a URI (``file:``, ``hdfs:``, ``s3a:`` ...)."""
+    return bool(_URI.match(path)) or os.path.isabs(path)
+
+
 def absolute_path(root: str, template: str, path: str, where: str) -> str:
     """Absolute form of a resolved path; relative paths must stay inside the workspace.
 
     ``where`` names what gave the path in an error, e.g. "rule 'files'" or "output 3".
     """
-    if _URI.match(template) or os.path.isabs(template):
+    if is_absolute_or_uri(template):
         return path
     full = os.path.normpath(os.path.join(root, path))
     if os.path.commonpath([full, os.path.normpath(root)]) != os.path.normpath(root):

@@ -236,7 +236,7 @@ def test_inline_path_may_not_leave_the_workspace(spark, runs):
     try:
         result = cli(root, "run", "escape", "--period", "2026-01")
         assert result.exit_code == 1, describe(result)
-        assert result.stderr.strip().endswith("output 1: the path '../escaped' leaves the workspace."), result.stderr
+        assert "OUT-VR-002 output 1 writes to '../escaped', which leaves the workspace" in result.stderr, result.stderr
         assert not (root.parent / "escaped").exists()
     finally:
         os.remove(root / "projects" / "escape.yml")
