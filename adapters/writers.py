@@ -64,7 +64,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
         n += 1
         name = f"{run_id}.{n}"
     staged = os.path.join(versions, name)
-    writer = data.write.mode("errorifexists").format(fmt)  # a fresh folder: Spark never deletes anything
+    writer = data.write.mode("error").format(fmt)  # a fresh folder: Spark never deletes anything ("error": Connect knows no "errorifexists")
     if fmt == "csv":
         writer = writer.option("header", "true")
     existed = versions

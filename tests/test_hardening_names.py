@@ -158,7 +158,8 @@ def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     # spark-sql reports "Time taken" once per statement it ran: ledgerflow's statements + SHOW TABLES
     assert proc.stderr.count("Time taken:") == expected + 1, proc.stderr[-3000:]
-    out = finance / "target" / "resolved" / hostile("\n", "pwned_project") / "2026-01" / "output_002"
+    from ledgerflow.adapters.folders import segment
+    out = finance / "target" / "resolved" / segment(hostile("\n", "pwned_project")) / "2026-01" / "output_002"
     table = pq.read_table(out)
     assert [str(v) for v in table.column("amount_reporting").to_pylist()] == TS03
 
