@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
-from ..compiler.loading import normalised_select, union_all
+from ..compiler.loading import METADATA_COLUMN, normalised_select, union_all
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
 
@@ -70,9 +70,35 @@ def read_raw(spark, location: ResolvedLocation):
     return reader.load(location.target)
 
 
+# Characters java.net.URI leaves as they are in a path (Hadoop's Path.toUri, which Spark's
+# `_metadata.file_path` is); any other ASCII character is percent-encoded, non-ASCII letters are not.
+_URI_PATH_SAFE = frozenset("-_.!~*'(),;:$&+=/@")
+
+
+def spark_file_uri(target: str) -> str:
+    """The prefix ``_metadata.file_path`` gives the files of a location (``file:/abs/path``; a URI as written)."""
+    if ":" in target.split("/")[0]:
+        return target.rstrip("/")
+    path = os.path.normpath(os.path.abspath(target))
+
+    def keep(c: str) -> bool:
+        return (c.isascii() and c.isalnum()) or c in _URI_PATH_SAFE or (not c.isascii() and c.isprintable()
+                                                                          and not c.isspace())
+    return "file:" + "".join(c if keep(c) else "".join(f"%{b:02X}" for b in c.encode("utf-8")) for c in path)
+
+
+def file_root(location: ResolvedLocation) -> str:
+    """What to strip from ``_metadata.file_path`` to get a file's path relative to the location."""
+    uri = spark_file_uri(location.target)
+    local = ":" not in location.target.split("/")[0]
+    return uri if local and os.path.isfile(location.target) else uri + "/"
+
+
 def load_input(spark, view: str, dataset: Dataset, version: int, locations: list[ResolvedLocation],
                args: dict) -> int:
-    """Create the temp view ``view`` from all ``locations``; returns how many locations were read."""
+    """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
+
+    The view holds only the run's rows (the period filter is applied below the row identity)."""
     selects = []
     for i, loc in enumerate(locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
@@ -80,9 +106,14 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
                                   f"{loc.period or 'any'}); check the resolver rule or create the table.")
         raw = read_raw(spark, loc)
         raw_name = f"raw_{view}_{i}"
-        raw.createOrReplaceTempView(raw_name)
         present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
-        selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i))
+        root = None
+        if "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
+            raw = raw.select("*", METADATA_COLUMN)  # file path + row index: an id without a shuffle
+            root = file_root(loc)
+        raw.createOrReplaceTempView(raw_name)
+        selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
+                                         file_root=root, period_rows=True))
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)
