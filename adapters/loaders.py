@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
-from ..compiler.loading import METADATA_COLUMN, normalised_select, union_all
+from ..compiler.loading import JSON_TEXT, METADATA_COLUMN, normalised_select, union_all
 from ..compiler import system_columns as sysc
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
@@ -203,8 +203,8 @@ def declared_schema(location: ResolvedLocation, dataset: Optional[Dataset]) -> O
     return _csv_schema(files, partitions) if location.format == "csv" else _json_schema(files, partitions, dataset)
 
 
-def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = None):
-    """The raw DataFrame of one location (CSV and JSON with the schema of :func:`declared_schema`)."""
+def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = None, schema: Optional[str] = None):
+    """The raw DataFrame of one location, read with ``schema`` (default: :func:`declared_schema`)."""
     if location.kind == "memory":
         if location.target not in MEMORY:
             raise ResolutionError(f"no in-memory data registered as '{location.target}'.")
@@ -217,7 +217,7 @@ def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = Non
         options.setdefault("header", "true")
     for k, v in options.items():
         reader = reader.option(k, v)
-    schema = declared_schema(location, dataset)
+    schema = schema if schema is not None else declared_schema(location, dataset)
     if schema is not None:
         reader = reader.schema(schema)
     return reader.load(location.target)
@@ -257,9 +257,12 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
             raise ResolutionError(f"dataset '{dataset.name}': no catalog table {loc.target} (period "
                                   f"{loc.period or 'any'}); check the resolver rule or create the table.")
-        raw = read_raw(spark, loc, dataset)
+        schema = declared_schema(loc, dataset)
+        raw = read_raw(spark, loc, schema=schema)
         raw_name = f"raw_{view}_{i}"
         present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
+        if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
+            present = {k: JSON_TEXT if v == "string" else v for k, v in present.items()}
         root = None
         if "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
             raw = raw.select("*", METADATA_COLUMN)  # file path + row index: an id without a shuffle

@@ -31,10 +31,14 @@ def _checked_cast(column: str, target: str, present: str, dataset: str, where: s
     :func:`_loss`), raises a located error naming dataset, column, location and value.
     """
     col = exp.column(column, quoted=True)
-    if present == target:
+    if present == target or present == JSON_TEXT and target == "string":
         return col
     dtype = exp.DataType.build(target, dialect="spark")
     converted = exp.TryCast(this=col.copy(), to=dtype, safe=True)
+    if present == JSON_TEXT and _kind(target) == "integral":
+        # a JSON number as written: 2.0 is the integer 2 (Spark's string -> int cast refuses it)
+        whole = exp.TryCast(this=col.copy(), to=exp.DataType.build("decimal(38,0)"), safe=True)
+        converted = exp.TryCast(this=whole, to=dtype, safe=True)
 
     def fail(reason: str) -> exp.Expression:
         message = _fn("concat", exp.Literal.string(f"ledgerflow: dataset '{dataset}', column '{column}' at {where}: "
@@ -60,6 +64,9 @@ def _checked_cast(column: str, target: str, present: str, dataset: str, where: s
 # type, widening, integral to decimal: overflow is caught by the NULL check). Declared `double`
 # columns are approximate by declaration and never checked.
 
+# The "type" of a JSON column ledgerflow read as text (adapters/loaders.py): a string holding the
+# value as written in the file; an integer column accepts 2.0 from it, as it does from a JSON double.
+JSON_TEXT = "json_text"
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 _FLOATING = ("float", "double")
@@ -84,7 +91,7 @@ def _kind(spark_type: str) -> str:
         return "integral"
     if spark_type in _FLOATING:
         return "floating"
-    if spark_type == "string" or spark_type.startswith(("char(", "varchar(")):
+    if spark_type in ("string", JSON_TEXT) or spark_type.startswith(("char(", "varchar(")):
         return "string"
     if spark_type in ("date", "timestamp", "timestamp_ntz"):
         return spark_type
@@ -118,7 +125,7 @@ def _loss(col: exp.Expression, present: str, target: str,
             # decimals may round); a value rounded up past the source's digits does not fit: NULL.
             back = exp.TryCast(this=converted.copy(), to=exp.DataType.build(present, dialect="spark"), safe=True)
             return exp.Not(this=exp.NullSafeEQ(this=back, expression=col.copy())), _DIGITS_LOST
-        if source == "string" and to == "decimal" or source == "unknown":
+        if source == "string" and (to == "decimal" or present == JSON_TEXT) or source == "unknown":
             text = col.copy() if source == "string" else exp.Cast(this=col.copy(), to=exp.DataType.build("string"))
             return _string_loss(text, scale, _wide_decimal(target), converted), _DIGITS_LOST
         return None
