@@ -17,13 +17,14 @@ from sqlglot import exp
 
 from ..compiler.compile import CompiledProject, describe
 from ..compiler.errors import LedgerflowError
-from ..compiler.loading import normalised_select, union_all
+from ..compiler.loading import METADATA_COLUMN, normalised_select, union_all
 from ..compiler.model import Project, Workspace
 from ..compiler.periods import Period
 from ..compiler.render import comment, ident
 from ..compiler.yaml_source import YStr
 from .runner import RunContext, new_run_id, parameters, resolve_inputs, utcnow
 from . import folders
+from .loaders import file_root
 from .runstore import RunStore
 
 
@@ -118,19 +119,28 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
         selects = []
         for i, loc in enumerate(res.locations):
             raw = f"raw_{view.view}_{i}"
+            root = None
             if loc.kind == "table":
                 relation = loc.target
                 present = {c.name: "" for c in view.dataset.columns}
             else:
-                opts = {"path": loc.target, **dict(loc.options)}
-                if loc.format == "csv":
-                    opts.setdefault("header", "true")
-                options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
-                out.append((comment(f"{view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}"),
-                            f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} OPTIONS ({options})"))
-                relation = raw
                 present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
-            selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i))
+                what = comment(f"{view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}")
+                if loc.format == "parquet" and not loc.options and "_row_id" not in present:
+                    # rows identified by file + row index, as the runner does (a USING view hides _metadata)
+                    root = file_root(loc)
+                    out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} AS SELECT *, "
+                                      f"{METADATA_COLUMN} FROM parquet.{ident(loc.target)}"))
+                else:
+                    opts = {"path": loc.target, **dict(loc.options)}
+                    if loc.format == "csv":
+                        opts.setdefault("header", "true")
+                    options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
+                    out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} "
+                                      f"OPTIONS ({options})"))
+                relation = raw
+            selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i,
+                                             file_root=root, period_rows=True))
         query = union_all(selects)
         out.append((comment(f"{view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
                             f"{res.resolver_id}, {res.resolver_source})"),

@@ -14,6 +14,7 @@ from typing import Optional
 import sqlglot
 from sqlglot import exp
 
+from . import periods
 from . import system_columns as sysc
 from .errors import ResolutionError
 from .model import Dataset
@@ -30,10 +31,14 @@ def _checked_cast(column: str, target: str, present: str, dataset: str, where: s
     :func:`_loss`), raises a located error naming dataset, column, location and value.
     """
     col = exp.column(column, quoted=True)
-    if present == target:
+    if present == target or present == JSON_TEXT and target == "string":
         return col
     dtype = exp.DataType.build(target, dialect="spark")
     converted = exp.TryCast(this=col.copy(), to=dtype, safe=True)
+    if present == JSON_TEXT and _kind(target) == "integral":
+        # a JSON number as written: 2.0 is the integer 2 (Spark's string -> int cast refuses it)
+        whole = exp.TryCast(this=col.copy(), to=exp.DataType.build("decimal(38,0)"), safe=True)
+        converted = exp.TryCast(this=whole, to=dtype, safe=True)
 
     def fail(reason: str) -> exp.Expression:
         message = _fn("concat", exp.Literal.string(f"ledgerflow: dataset '{dataset}', column '{column}' at {where}: "
@@ -59,6 +64,9 @@ def _checked_cast(column: str, target: str, present: str, dataset: str, where: s
 # type, widening, integral to decimal: overflow is caught by the NULL check). Declared `double`
 # columns are approximate by declaration and never checked.
 
+# The "type" of a JSON column ledgerflow read as text (adapters/loaders.py): a string holding the
+# value as written in the file; an integer column accepts 2.0 from it, as it does from a JSON double.
+JSON_TEXT = "json_text"
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 _FLOATING = ("float", "double")
@@ -83,7 +91,7 @@ def _kind(spark_type: str) -> str:
         return "integral"
     if spark_type in _FLOATING:
         return "floating"
-    if spark_type == "string" or spark_type.startswith(("char(", "varchar(")):
+    if spark_type in ("string", JSON_TEXT) or spark_type.startswith(("char(", "varchar(")):
         return "string"
     if spark_type in ("date", "timestamp", "timestamp_ntz"):
         return spark_type
@@ -117,7 +125,7 @@ def _loss(col: exp.Expression, present: str, target: str,
             # decimals may round); a value rounded up past the source's digits does not fit: NULL.
             back = exp.TryCast(this=converted.copy(), to=exp.DataType.build(present, dialect="spark"), safe=True)
             return exp.Not(this=exp.NullSafeEQ(this=back, expression=col.copy())), _DIGITS_LOST
-        if source == "string" and to == "decimal" or source == "unknown":
+        if source == "string" and (to == "decimal" or present == JSON_TEXT) or source == "unknown":
             text = col.copy() if source == "string" else exp.Cast(this=col.copy(), to=exp.DataType.build("string"))
             return _string_loss(text, scale, _wide_decimal(target), converted), _DIGITS_LOST
         return None
@@ -183,11 +191,45 @@ def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Ex
     return exp.and_(exp.GT(this=exp.Length(this=text.copy()), expression=exp.Literal.number(10)), exp.Not(this=same))
 
 
+# ------------------------------------------------------------------------------- row identity
+# A row that arrives without `_row_id` gets a UUIDv7 (system_columns.uuidv7) whose random part is a
+# hash of the row's identity: dataset id, version, location index, and
+# - where the reader tells each row's position (Parquet: `_metadata.row_index`), the file's path
+#   relative to the location plus that row index: no shuffle, computed in the scan's projection
+#   after the period filter is pushed into it;
+# - elsewhere (CSV, JSON, ORC, catalog tables, in-memory DataFrames) the row's content (its raw
+#   declared columns and the system columns it carries) plus an ordinal among identical rows:
+#   a ROW_NUMBER over the content hash, after the period filter (one shuffle of the run's rows).
+#   Identical rows are interchangeable, so which one gets which ordinal does not matter.
+FILE_COLUMN = "__lf_file"
+ROW_INDEX_COLUMN = "__lf_row_index"
+CONTENT_COLUMN = "__lf_content"
+ORDINAL_COLUMN = "__lf_ordinal"
+METADATA_COLUMN = "_metadata"  # Spark's hidden file-metadata struct, selected into the raw relation
+
+
+def _relative_file(root: str) -> exp.Expression:
+    """``_metadata.file_path`` relative to the location ``root`` (Spark's URI form of it), so that a
+    moved workspace keeps its ids; the whole path when the file is not under that prefix."""
+    path = exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True), expression=exp.to_identifier("file_path"))
+    prefix = exp.Literal.string(root)
+    under = _fn("startswith", path.copy(), prefix.copy())
+    rest = exp.Substring(this=path.copy(), start=exp.Literal.number(len(root) + 1))
+    return exp.Case(ifs=[exp.If(this=under, true=rest)], default=path)
+
+
 def normalised_select(dataset: Dataset, version: int, relation: str, present: dict[str, str], where: str,
-                      location_period: Optional[str], location_index: int = 0) -> str:
+                      location_period: Optional[str], location_index: int = 0,
+                      file_root: Optional[str] = None, period_rows: bool = False) -> str:
     """A SELECT over ``relation`` (a view name) giving the dataset's declared + system columns.
 
     ``present`` maps the columns the location actually has to their Spark types (simple strings).
+    ``file_root`` (Parquet only): the relation also has Spark's ``_metadata`` column with
+    ``row_index``, and this is the location's URI prefix of ``_metadata.file_path``; rows without
+    ``_row_id`` then get an id from their file and position instead of their content.
+    ``period_rows``: keep only the run's rows (``periods.period_filter`` of the dataset's temporal
+    mode, with its parameter markers) before any row id is computed; the compiled SQL applies the
+    same filter again on the view, which costs nothing.
     """
     missing = [c.name for c in dataset.columns if c.name not in present]
     if missing:
@@ -195,11 +237,9 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
                               f"column(s) {', '.join(missing)} (it has: {', '.join(sorted(present)) or 'nothing'}).")
     cols = [exp.alias_(_checked_cast(c.name, c.type, present[c.name], dataset.name, where), c.name, quoted=True)
             for c in dataset.columns]
-    identity = [exp.Literal.string(dataset.id), exp.Literal.number(version), exp.Literal.number(location_index),
-                _fn("to_json", exp.Struct(expressions=[exp.column(c.name, quoted=True) for c in dataset.columns])),
-                exp.column("__lf_ordinal", quoted=True)]
-    need_ordinal = "_row_id" not in present
-    for name, typ in sysc.system_columns(dataset.temporal_mode):
+    generate_id = "_row_id" not in present
+    system = sysc.system_columns(dataset.temporal_mode)
+    for name, typ in system:
         if name in present:
             value = _checked_cast(name, typ, present[name], dataset.name, where)
             if name == "_deleted":
@@ -207,7 +247,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
             elif name == "_labels":
                 value = exp.Coalesce(this=value, expressions=[exp.Literal.string("")])
         elif name == "_row_id":
-            value = sysc.uuidv7(identity)
+            continue  # generated below, after the period filter
         elif name == "_deleted":
             value = exp.false()
         elif name == "_updated_at":
@@ -229,15 +269,39 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         else:  # _operation_seq
             value = exp.Literal.number(0)
         cols.append(exp.alias_(value, name, quoted=True))
-    table = exp.Table(this=exp.to_identifier(relation, quoted=True))
-    source: exp.Expression = table
-    if need_ordinal:
+    helpers: list[str] = []
+    if generate_id and file_root is not None:
+        cols.append(exp.alias_(_relative_file(file_root), FILE_COLUMN, quoted=True))
+        cols.append(exp.alias_(exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True),
+                                       expression=exp.to_identifier("row_index")), ROW_INDEX_COLUMN, quoted=True))
+        helpers = [FILE_COLUMN, ROW_INDEX_COLUMN]
+    elif generate_id:
+        raw = [c.name for c in dataset.columns] + [n for n, _ in system if n in present]
+        content = _fn("sha2", _fn("to_json", exp.Struct(expressions=[exp.column(n, quoted=True) for n in raw])),
+                      exp.Literal.number(256))
+        cols.append(exp.alias_(content, CONTENT_COLUMN, quoted=True))
+        helpers = [CONTENT_COLUMN]
+    query: exp.Select = exp.select(*cols).from_(exp.Table(this=exp.to_identifier(relation, quoted=True)))
+    condition = periods.period_filter(dataset.temporal_mode) if period_rows else None
+    if condition is not None:
+        query = exp.select(exp.Star()).from_(query.subquery("normalised")).where(condition)
+    if not generate_id:
+        return query.sql("spark")
+    if helpers == [CONTENT_COLUMN]:
         # Identical rows get distinct, still deterministic, _row_ids.
-        row = _fn("to_json", exp.Struct(expressions=[exp.column(c.name, quoted=True) for c in dataset.columns]))
-        ordinal = exp.Window(this=exp.RowNumber(), partition_by=[row], order=exp.Order(expressions=[
-            exp.Ordered(this=row.copy(), nulls_first=True)]))
-        source = exp.Subquery(this=exp.select(exp.Star(), exp.alias_(ordinal, "__lf_ordinal", quoted=True)).from_(table))
-    return exp.select(*cols).from_(source).sql("spark")
+        content = exp.column(CONTENT_COLUMN, quoted=True)
+        ordinal = exp.Window(this=exp.RowNumber(), partition_by=[content],
+                             order=exp.Order(expressions=[exp.Ordered(this=content.copy(), nulls_first=True)]))
+        query = exp.select(exp.Star(), exp.alias_(ordinal, ORDINAL_COLUMN, quoted=True)).from_(query.subquery("run_rows"))
+        position = [CONTENT_COLUMN, ORDINAL_COLUMN]
+    else:
+        position = helpers
+    identity = [exp.Literal.string(dataset.id), exp.Literal.number(version), exp.Literal.number(location_index),
+                *[exp.column(n, quoted=True) for n in position]]
+    names = [c.name for c in dataset.columns] + [n for n, _ in system]
+    out = [exp.alias_(sysc.uuidv7(identity), n, quoted=True) if n == "_row_id" else exp.column(n, quoted=True)
+           for n in names]
+    return exp.select(*out).from_(query.subquery("identified")).sql("spark")
 
 
 def union_all(selects: list[str]) -> str:

@@ -74,12 +74,30 @@ def parse_period(text: str) -> Period:
                       "or YYYY-MM-DD (2026-01-15).")
 
 
-# A `period` row belongs to the run when its _period is the run's identifier, or a finer month/day
-# period inside the run (a quarter run reading monthly files whose rows carry "2026-01").
-_PERIOD_FILTER = (
-    "{c} = :period_identifier OR (LENGTH({c}) >= 7 AND (LENGTH({c}) > LENGTH(:period_identifier) "
-    "OR :period_identifier LIKE '%Q%') AND TRY_TO_DATE(RPAD({c}, 10, '-01')) BETWEEN :period_start AND :period_end)"
-)
+# A `period` row belongs to the run when its _period is the run's identifier, or a finer period
+# inside the run (CONTRACT §5: a `2026` run reads 2026, 2026-Q1..Q4, 2026-01..12 and the days of
+# 2026; a `2026-Q1` run reads 2026-Q1, 2026-01..03 and their days; a `2026-01` run 2026-01 and its
+# days; a day run only that day). Identifiers sort so that the finer periods of a run form one range
+# of strings: [Y-, Y.) for a year, [M-, M.) for a month ('.' follows '-'), [first month, last
+# month.) for a quarter, nothing but junk for a day. The condition is two conjuncts:
+# - `_period = :period_identifier OR (_period >= lo AND _period < hi)` with lo/hi computed from the
+#   parameters only, so Spark folds them to literals and pushes the conjunct into the scan
+#   (Parquet/ORC `PushedFilters: [Or(EqualTo, And(GreaterThanOrEqual, LessThan))]`, a partition
+#   filter on `_period=` folders): only the run's row groups and partitions are read;
+# - an exact residual that keeps only well-formed identifiers of real dates, so that
+#   junk such as `2026-1-5`, `2026-02-30`, `2026-Q5` or `2026-01x` never counts (Spark evaluates it
+#   on the rows the scan returns; it cannot be pushed and need not be).
+_QUARTER_RUN = ":period_identifier LIKE '%Q%'"
+_PERIOD_LO = (f"CASE WHEN {_QUARTER_RUN} THEN DATE_FORMAT(:period_start, 'yyyy-MM') "
+              "ELSE CONCAT(:period_identifier, '-') END")
+_PERIOD_HI = (f"CASE WHEN {_QUARTER_RUN} THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.') "
+              "ELSE CONCAT(:period_identifier, '.') END")
+_PERIOD_WELL_FORMED = ("LENGTH({c}) IN (4, 7, 10) AND {c} RLIKE '^[0-9]{{4}}(-(Q[1-4]|[0-9]{{2}}(-[0-9]{{2}})?))?$' "
+                       "AND (SUBSTR({c}, 6, 1) = 'Q' OR TRY_TO_DATE(RPAD({c}, 10, '-01')) IS NOT NULL)")
+# The residual holds for the run's own identifier too, so the two conjuncts share no disjunct:
+# Spark's optimizer would factor `(a OR b) AND (a OR c)` into `a OR (b AND c)`, which it cannot push.
+_PERIOD_FILTER = ("({c} = :period_identifier OR ({c} >= " + _PERIOD_LO + " AND {c} < " + _PERIOD_HI + ")) "
+                  "AND " + _PERIOD_WELL_FORMED)
 _ASOF_FILTER = "{f} <= :period_start AND ({t} IS NULL OR {t} > :period_start)"
 
 

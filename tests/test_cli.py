@@ -84,7 +84,8 @@ def test_resolved_script_runs_as_is_in_spark_sql(finance, tmp_path):
                           env={**os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": "127.0.0.1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pq.read_table(finance / "target" / "resolved" / "ts03_fx_conversion" / "2026-01" / "output_002")
-    assert [str(v) for v in table.column("amount_reporting").to_pylist()] == TS03
+    rows = sorted(table.to_pylist(), key=lambda r: (r["journal_id"], r["line_number"]))  # GL order
+    assert [str(r["amount_reporting"]) for r in rows] == TS03
 
 
 def _readme_commands() -> list[str]:

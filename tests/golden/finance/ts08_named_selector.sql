@@ -27,13 +27,26 @@ WITH `input` AS (
     `_operation_seq`
   FROM `ds_gl`
   WHERE
-    `_period` = :period_identifier
-    OR (
-      LENGTH(`_period`) >= 7
-      AND (
-        LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
+    (
+      `_period` = :period_identifier
+      OR (
+        `_period` >= CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN DATE_FORMAT(:period_start, 'yyyy-MM')
+          ELSE CONCAT(:period_identifier, '-')
+        END
+        AND `_period` < CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
+          ELSE CONCAT(:period_identifier, '.')
+        END
       )
-      AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+    )
+    AND LENGTH(`_period`) IN (4, 7, 10)
+    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+    AND (
+      SUBSTRING(`_period`, 6, 1) = 'Q'
+      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
     )
 ), `op_001_join_cc` AS (
   SELECT
@@ -49,12 +62,23 @@ WITH `input` AS (
     AND (
       `_period` = :period_identifier
       OR (
-        LENGTH(`_period`) >= 7
-        AND (
-          LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
-        )
-        AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+        `_period` >= CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN DATE_FORMAT(:period_start, 'yyyy-MM')
+          ELSE CONCAT(:period_identifier, '-')
+        END
+        AND `_period` < CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
+          ELSE CONCAT(:period_identifier, '.')
+        END
       )
+    )
+    AND LENGTH(`_period`) IN (4, 7, 10)
+    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+    AND (
+      SUBSTRING(`_period`, 6, 1) = 'Q'
+      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
     )
 ), `op_001_join_cc_duplicates` AS (
   SELECT
@@ -69,12 +93,23 @@ WITH `input` AS (
       AND (
         `_period` = :period_identifier
         OR (
-          LENGTH(`_period`) >= 7
-          AND (
-            LENGTH(`_period`) > LENGTH(:period_identifier) OR :period_identifier LIKE '%Q%'
-          )
-          AND TRY_TO_DATE(RPAD(`_period`, 10, '-01')) BETWEEN :period_start AND :period_end
+          `_period` >= CASE
+            WHEN :period_identifier LIKE '%Q%'
+            THEN DATE_FORMAT(:period_start, 'yyyy-MM')
+            ELSE CONCAT(:period_identifier, '-')
+          END
+          AND `_period` < CASE
+            WHEN :period_identifier LIKE '%Q%'
+            THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
+            ELSE CONCAT(:period_identifier, '.')
+          END
         )
+      )
+      AND LENGTH(`_period`) IN (4, 7, 10)
+      AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+      AND (
+        SUBSTRING(`_period`, 6, 1) = 'Q'
+        OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
       )
   ) AS `join_keys`
   GROUP BY

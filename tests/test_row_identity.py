@@ -1,0 +1,165 @@
+"""Row identity of source rows that arrive without `_row_id` (issue 9, point 1).
+
+Parquet rows are identified by their file (relative to the location) and Spark's
+`_metadata.row_index`: no window, no shuffle. CSV, JSON, ORC, catalog tables and in-memory
+DataFrames by their content and an ordinal among identical rows, after the period filter. For every
+format: a run and its `ledgerflow replay` write the same `_row_id`s, identical source rows get
+distinct ids, the plan of a Parquet input has no shuffle or window, and the same data read from
+another folder (a moved workspace) gets the same ids.
+"""
+from __future__ import annotations
+
+import datetime
+import itertools
+import json
+import os
+import shutil
+
+import pytest
+
+from cli_support import UUID7, cli, describe, output_entry, record, run_id_of, run_ok, write
+
+from ledgerflow.adapters import loaders
+from ledgerflow.adapters.runner import parameters
+from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
+from ledgerflow.compiler.periods import parse_period
+from ledgerflow.compiler.resolver import ResolvedLocation
+
+_names = itertools.count()
+# Two identical January rows (k1), a third January row, rows of other periods and days.
+ROWS = [("k1", "10.00", "2026-01"), ("k1", "10.00", "2026-01"), ("k2", "20.00", "2026-01"),
+        ("k3", "30.00", "2026-01-15"), ("k3", "30.00", "2026-01-15"), ("k4", "40.00", "2026-02"),
+        ("k1", "10.00", "2025-12")]
+JANUARY = sorted([("k1", "10.00"), ("k1", "10.00"), ("k2", "20.00"), ("k3", "30.00"), ("k3", "30.00")])
+LAYOUTS = ["parquet", "parquet_folders", "csv", "json", "orc"]
+
+
+def write_data(spark, folder: str, layout: str) -> tuple[str, str]:
+    """ROWS (no system column but `_period`) at ``folder`` in ``layout``; returns (target, format)."""
+    frame = spark.createDataFrame(ROWS, "k string, v string, _period string")
+    if layout == "parquet_folders":
+        frame.repartition(2).write.partitionBy("_period").parquet(folder)
+        return folder, "parquet"
+    if layout == "json":
+        os.makedirs(folder)
+        with open(os.path.join(folder, "part-0.json"), "w") as fh:
+            fh.writelines(json.dumps({"k": k, "v": float(v), "_period": p}) + "\n" for k, v, p in ROWS)
+        return folder, "json"
+    writer = frame.repartition(2).write.format(layout)
+    if layout == "csv":
+        writer = writer.option("header", "true")
+    writer.save(folder)
+    return folder, layout
+
+
+def workspace(spark, root, layout: str):
+    data = str(root / "data" / "lines")
+    _, fmt = write_data(spark, data, layout)
+    write(root, "ledgerflow.yml", f"""
+        name: identity
+        default_resolver: local
+        resolvers:
+          local:
+            rules:
+              - name: files
+                data_level: any
+                strategy: {{type: path, path: "data/{{{{dataset}}}}", format: {fmt}}}
+        """)
+    write(root, "datasets/lines.yml", """
+        id: 0e000000-0000-4000-8000-0000000000a1
+        name: lines
+        versions: [{version: 1}]
+        main_table:
+          name: lines
+          temporal_mode: period
+          columns:
+            - {name: k, type: string}
+            - {name: v, type: "decimal(18,2)"}
+        """)
+    write(root, "projects/copy.yml", """
+        id: 0e000000-0000-4000-8000-0000000000b1
+        name: copy
+        version: 1
+        status: active
+        input_dataset_id: lines
+        operations:
+          - {seq: 1, name: Write, type: output, arguments: {destination: {path: out/lines, format: parquet}}}
+        """)
+    return root
+
+
+def written(spark, rec: dict) -> list[tuple]:
+    rows = spark.read.parquet(output_entry(rec, 1)["location"]).collect()
+    return sorted((r["k"], str(r["v"]), r["_row_id"]) for r in rows)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_replay_reproduces_generated_row_ids(spark, tmp_path, layout):
+    ws = workspace(spark, tmp_path / "ws", layout)
+    original = run_ok(ws, "copy", "2026-01")
+    first = written(spark, original)
+    assert sorted((k, v) for k, v, _ in first) == JANUARY
+    ids = [i for _, _, i in first]
+    assert all(UUID7.match(i) for i in ids) and len(set(ids)) == len(ids)  # identical rows: distinct ids
+    replayed = cli(ws, "replay", original["run_id"])
+    assert replayed.exit_code == 0, describe(replayed)
+    again = record(ws, run_id_of(replayed))
+    assert again["parent_run_id"] == original["run_id"]
+    assert written(spark, again) == first
+
+
+def load_ids(spark, target: str, fmt: str, period: str = "2026-01") -> list[tuple]:
+    ds = Dataset(id="0e000000-0000-4000-8000-0000000000a1", name="lines", status="active", table_name="lines",
+                 temporal_mode="period", columns=[ColumnDef("k", "string"), ColumnDef("v", "decimal(18,2)")],
+                 versions=[DatasetVersion(1)])
+    view = f"ds_identity_{next(_names)}"
+    args = parameters(parse_period(period), datetime.datetime(2026, 2, 1, 12))
+    loaders.load_input(spark, view, ds, 1, [ResolvedLocation("path", target, fmt)], args)
+    df = spark.table(view)
+    return df, sorted((r["k"], str(r["v"]), r["_row_id"]) for r in df.collect())
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_ids_do_not_depend_on_where_the_workspace_is(spark, tmp_path, layout):
+    target, fmt = write_data(spark, str(tmp_path / "here" / "lines"), layout)
+    moved = str(tmp_path / "moved elsewhere" / "lines")
+    shutil.copytree(target, moved)
+    _, here = load_ids(spark, target, fmt)
+    _, there = load_ids(spark, moved, fmt)
+    assert here == there and len({i for _, _, i in here}) == len(here) == len(JANUARY)
+
+
+def test_parquet_ids_need_no_shuffle_and_are_those_of_the_year_run(spark, tmp_path):
+    target, fmt = write_data(spark, str(tmp_path / "lines"), "parquet")
+    df, month = load_ids(spark, target, fmt)
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    assert "Exchange" not in plan and "Window" not in plan and "Sort" not in plan, plan
+    # the id of a row does not depend on which other periods the run reads
+    _, year = load_ids(spark, target, fmt, "2026")
+    assert set(month) <= set(year) and len(year) == 6
+
+
+def test_content_ids_window_runs_after_the_period_filter(spark, tmp_path):
+    target, fmt = write_data(spark, str(tmp_path / "lines"), "csv")
+    df, month = load_ids(spark, target, fmt)
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    window = plan.index("Window")
+    assert "PushedFilters: [" in plan[window:] and "PushedFilters: []" not in plan[window:], plan
+    _, year = load_ids(spark, target, fmt, "2026")
+    assert set(month) <= set(year)  # each period's rows are their own identical groups
+
+
+def test_in_memory_identical_rows_get_distinct_ids(spark):
+    frame = spark.createDataFrame(ROWS, "k string, v string, _period string")
+    loc = loaders.register_memory(f"identity_{next(_names)}", frame)
+    ds = Dataset(id="0e000000-0000-4000-8000-0000000000a1", name="lines", status="active", table_name="lines",
+                 temporal_mode="period", columns=[ColumnDef("k", "string"), ColumnDef("v", "decimal(18,2)")],
+                 versions=[DatasetVersion(1)])
+    args = parameters(parse_period("2026-01"), datetime.datetime(2026, 2, 1, 12))
+    views = []
+    for _ in range(2):
+        view = f"ds_identity_{next(_names)}"
+        loaders.load_input(spark, view, ds, 1, [loc], args)
+        views.append(sorted((r["k"], r["_row_id"]) for r in spark.table(view).collect()))
+    loaders.MEMORY.pop(loc.target, None)
+    assert views[0] == views[1] and len({i for _, i in views[0]}) == 5
