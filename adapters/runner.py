@@ -29,6 +29,9 @@ from .metrics import RunMetrics
 from .runstore import RunStore, registered_id
 
 Echo = Callable[[str], None]
+# How _row_id is derived for input rows that arrive without one (README "Row identity"); recorded so
+# that a replay can tell when the original run derived them differently.
+ROW_IDENTITY = 2
 
 
 def new_run_id(now: datetime.datetime) -> str:
@@ -157,6 +160,7 @@ def base_record(ctx: RunContext) -> dict:
             "started_at": (ctx.actual_start or ctx.started_at).isoformat(timespec="milliseconds"),
             "run_started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
             "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
+            "row_identity": ROW_IDENTITY,
             "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": [],
             **(ctx.input_check or {})}  # a replay: allow_changed_inputs, inputs_changed, inputs_unverified
 
@@ -232,6 +236,10 @@ class Runner:
             raise ResolutionError(f"run {original['run_id']} has no recorded resolution for {', '.join(missing)}.")
         ctx.resolutions = {view: Resolution.from_json(data) for view, data in snap.items()}
         self._check_inputs(original, ctx, allow_changed_inputs)
+        if original.get("row_identity") != ROW_IDENTITY:
+            self.echo(f"Warning: run {original['run_id']} was recorded by an earlier ledgerflow, which derived the "
+                      "_row_id of input rows arriving without one differently (a window over every row): those "
+                      "rows get new _row_ids in this replay; every other value is reproduced.")
         self.echo(f"Replaying run {original['run_id']} as {ctx.run_id}")
         return self._execute(ctx, resolve=False)
 

@@ -203,3 +203,21 @@ def test_replay_refuses_a_changed_catalog_table(spark, finance, tmp_path):
         assert _partition(original) == before
     finally:
         spark.sql("DROP TABLE IF EXISTS default.lf_h3_exchange_rates")
+
+
+def test_replay_of_a_run_with_another_row_identity_says_its_row_ids_differ(spark, finance):
+    """Runs record how input _row_ids were derived (``row_identity``); a replay of a run recorded by an
+    earlier ledgerflow (no such field) warns that rows arriving without _row_id get new ids, and a
+    replay of a current run does not."""
+    from ledgerflow.adapters.runstore import RunStore
+    original = run_ok(finance, PROJECT)
+    assert original["row_identity"] == 2
+    same = cli(finance, "replay", original["run_id"])
+    assert same.exit_code == 0, describe(same)
+    assert "earlier ledgerflow" not in same.stdout
+    old = json.loads(json.dumps(original))
+    del old["row_identity"]
+    RunStore(str(finance)).save_run(old)
+    result = cli(finance, "replay", original["run_id"])
+    assert result.exit_code == 0, describe(result)
+    assert "recorded by an earlier ledgerflow" in result.stdout and "new _row_ids" in result.stdout
