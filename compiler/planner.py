@@ -7,6 +7,7 @@ operation 3; a join alias is visible only inside its own update. Every problem i
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -131,6 +132,13 @@ def _cast(node: exp.Expression, typ: SqlType) -> exp.Expression:
 
 def _null_of(typ: SqlType) -> exp.Expression:
     return _cast(exp.Null(), typ)
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_text(name: str, qualifier: Optional[str]) -> str:
+    """The text of a quoted (qualified) column reference, generated once per name: every update lists
+    every working column."""
+    return sql(exp.column(name, table=qualifier, quoted=True))
 
 
 def _aliased(node: exp.Expression, name: str) -> str:
@@ -450,7 +458,7 @@ class Planner:
         when = sql(cond)
         columns = []
         for name in self.schema:
-            ref = sql(exp.column(name, table=qualifier, quoted=True))
+            ref = _column_text(name, qualifier)
             if name in changes:
                 columns.append(f"CASE WHEN {when} THEN {sql(changes[name])} ELSE {ref} END AS {ident(name)}")
             else:
