@@ -10,12 +10,11 @@ from typing import Optional
 
 import click
 
-from ..compiler.compile import compile_project, find_project, plan_diagnostics
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
-from ..compiler.periods import PeriodError, parse_period
-from ..compiler.workspace import find_workspace, load_workspace
-from . import folders
-from .runstore import RunStore
+
+# Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
+# start without sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and,
+# in a workspace where nothing ran yet, without the run store (sqlite3).
 
 
 def _options(fn):
@@ -48,12 +47,22 @@ def _debug() -> bool:
 
 
 def _root(workspace: Optional[str]) -> str:
+    from ..compiler.workspace import find_workspace
     ctx = click.get_current_context()
     return find_workspace(explicit=workspace or (ctx.obj or {}).get("workspace"))
 
 
 def _registered(root: str):
+    if not os.path.exists(os.path.join(root, ".ledgerflow", "state.db")):
+        return []  # nothing ever ran or registered here (the store is created by the first run)
+    from .runstore import RunStore
     return RunStore(root).registered_datasets
+
+
+def _load(root: str):
+    """The workspace at ``root`` with its registered datasets."""
+    from ..compiler.workspace import load_workspace
+    return load_workspace(root, extra_datasets=_registered(root))
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -77,8 +86,11 @@ def main(ctx, workspace, debug):
 @handle_errors
 def compile_cmd(project, out, period, resolved, workspace, debug):
     """Print the project's Spark SQL."""
+    from ..compiler.compile import compile_project, find_project
+    from ..compiler.periods import parse_period
+    from . import folders
     root = _root(workspace)
-    ws = load_workspace(root, extra_datasets=_registered(root))
+    ws = _load(root)
     proj = find_project(ws, project)
     if proj is None:
         raise LedgerflowError(f"no project '{project}'; projects: {', '.join(sorted(p.name for p in ws.projects))}.")
@@ -87,6 +99,7 @@ def compile_cmd(project, out, period, resolved, workspace, debug):
         if not period:
             raise click.UsageError("--resolved needs --period")
         from .resolved import resolved_script
+        from .runstore import RunStore
         text = resolved_script(ws, proj, compiled, parse_period(period), RunStore(root))
     else:
         if period:
@@ -110,8 +123,9 @@ def compile_cmd(project, out, period, resolved, workspace, debug):
 @handle_errors
 def validate_cmd(projects, workspace, debug):
     """Report every compile-time error of every (or the named) project."""
+    from ..compiler.compile import find_project, plan_diagnostics
     root = _root(workspace)
-    ws = load_workspace(root, extra_datasets=_registered(root))
+    ws = _load(root)
     chosen = []
     for ref in projects:
         proj = find_project(ws, ref)
@@ -129,8 +143,7 @@ def validate_cmd(projects, workspace, debug):
 
 
 def _session_factory(root: str, master: Optional[str], remote: Optional[str], conf: tuple):
-    from ..compiler.workspace import load_workspace as _lw
-    cfg = _lw(root, extra_datasets=_registered(root)).config
+    cfg = _load(root).config
     settings = dict(cfg.spark_conf)
     for item in conf:
         if "=" not in item:
@@ -162,6 +175,7 @@ def _session_factory(root: str, master: Optional[str], remote: Optional[str], co
 @handle_errors
 def run_cmd(project, period, master, remote, conf, allow_draft, workspace, debug):
     """Resolve, execute on Spark, write the outputs and record the run."""
+    from ..compiler.periods import PeriodError, parse_period
     from .runner import Runner
     root = _root(workspace)
     try:
@@ -203,6 +217,7 @@ def runs_cmd(action, run_id, other_hosts, as_json, workspace, debug):
     """The run registry: `runs list`, `runs show RUN_ID [--json]` (a summary with per-statement timings),
     `runs clean` (interrupted runs and their staging)."""
     from . import recovery
+    from .runstore import RunStore
     store = RunStore(_root(workspace))
     if action == "clean":
         for line in recovery.report(recovery.clean(store, other_hosts=other_hosts)):
@@ -239,6 +254,8 @@ def runs_cmd(action, run_id, other_hosts, as_json, workspace, debug):
 @handle_errors
 def datasets_cmd(action, name, workspace, debug):
     """Declared and registered datasets with their versions."""
+    from ..compiler.workspace import load_workspace
+    from .runstore import RunStore
     root = _root(workspace)
     store = RunStore(root)
     ws = load_workspace(root, extra_datasets=store.registered_datasets)

@@ -13,10 +13,20 @@ cache folder outside the repository, ``$LEDGERFLOW_BENCH_DATA`` (default ``/tmp/
                                data is a link to p-<N>'s
     <cache>/marginal-<N>/      workspace of the marginal-cost benchmark: gl and budgets of N rows,
                                one period (2026-01)
+    <cache>/src-<layout>-<N>/  workspace of the cold-process benchmark (bench/cold_process.py) on
+                               source-shaped data (below), layout flat | folders | csv
 
 Like data written by ledgerflow, every table carries ``_row_id`` (a UUID string), ``_deleted``
 (false) and its temporal columns, so loading needs no window to invent row ids.
-Run: ``python -m bench.datagen --rows 1000000`` (the benchmarks call it themselves when data is missing).
+Source-shaped data (``--source LAYOUT``) is what an ERP export writes: the same values without any
+system column (no ``_row_id``, ``_deleted``, ``_updated_at``), GL lines and budgets over three months
+(2026-01 .. 2026-03) with a ``_period`` column, customers as a snapshot without ``_period``, FX rates
+with their validity (``_period_from`` .. ``_period_to``). Layouts: ``flat`` (Parquet, the three months
+in one folder, each file sorted by ``_period``), ``folders`` (Parquet in ``_period=`` folders) and
+``csv`` (like ``flat``, CSV with a header row). Two files per 500,000 GL rows (at least two).
+
+Run: ``python -m bench.datagen --rows 1000000`` (the benchmarks call it themselves when data is missing);
+``python -m bench.datagen --rows 1000000 --source flat --source folders --source csv``.
 """
 from __future__ import annotations
 
@@ -61,10 +71,11 @@ def _uuid(F, salt: int):
     return F.regexp_replace(raw, r"^(.{8})(.{4})(.{4})(.{4})(.{12})$", "$1-$2-$3-$4-$5")
 
 
-def gl_frame(spark, rows: int, months: int = 12):
-    """``rows`` journal lines over ``months`` months of 2026 (four lines per journal)."""
+def gl_frame(spark, rows: int, months: int = 12, partitions=None):
+    """``rows`` journal lines over ``months`` months of 2026 (four lines per journal), in ``partitions``
+    consecutive ranges of row numbers (default: Spark's)."""
     from pyspark.sql import functions as F
-    df = spark.range(rows)
+    df = spark.range(0, rows, 1, partitions) if partitions else spark.range(rows)
     month = ((F.col("id") / 4).cast("bigint") % months + 1).cast("int")
     return df.select(
         F.concat(F.lit("J"), F.lpad((F.col("id") / 4).cast("bigint").cast("string"), 10, "0")).alias("journal_id"),
@@ -196,14 +207,108 @@ def marginal_data(spark, rows: int, log=print) -> str:
     return root
 
 
+# ------------------------------------------------------------------ source-shaped data (cold-process benchmark)
+SOURCE_LAYOUTS = ("flat", "folders", "csv")
+SOURCE_MONTHS = 3
+SYSTEM = ("_row_id", "_deleted", "_updated_at")
+SOURCE_LEDGERFLOW_YML = """\
+# Cold-process benchmark (bench/cold_process.py) on source-shaped data, layout {layout}: written by
+# bench/datagen.py from bench/workspace (customers as a snapshot, every file {fmt}).
+name: bench-source
+default_resolver: local
+resolvers:
+  local:
+    rules:
+      - name: files
+        data_level: any
+        strategy: {{type: path, path: "data/{{{{dataset}}}}/v{{{{version}}}}", format: {fmt}}}
+spark:
+  master: "local[2]"
+  conf: {{spark.sql.shuffle.partitions: "4"}}
+"""
+
+
+def source_frames(spark, rows: int, gl_files: int) -> dict:
+    """The four tables of pipeline P as an ERP would export them: ``name -> (frame, has _period)``."""
+    def drop(df):
+        return df.drop(*[c for c in SYSTEM if c in df.columns])
+    return {"gl": (drop(gl_frame(spark, rows, months=SOURCE_MONTHS, partitions=gl_files)), True),
+            "exchange_rates": (drop(fx_frame(spark)), False),
+            "customers": (drop(customers_frame(spark)).drop("_period"), False),
+            "budgets": (drop(budgets_frame(spark, months=SOURCE_MONTHS)), True)}
+
+
+def _write_source(df, path: str, layout: str, periods: bool, files: int) -> None:
+    tmp = path + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    df = df.coalesce(files)
+    if layout == "folders" and periods:
+        df.write.partitionBy("_period").parquet(tmp)  # each task writes one file into each _period= folder
+    else:
+        if periods:
+            df = df.sortWithinPartitions("_period")  # an export is ordered by period
+        if layout == "csv":
+            df.write.option("header", "true").csv(tmp)
+        else:
+            df.write.parquet(tmp)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.replace(tmp, path)
+
+
+def source_root(rows: int, layout: str) -> str:
+    """The cold-process benchmark's workspace folder of ``rows`` GL lines in ``layout``."""
+    return os.path.join(cache_root(), f"src-{layout}-{rows}")
+
+
+def write_source_yaml(root: str, layout: str) -> None:
+    """ledgerflow.yml (the layout's format), the datasets (customers a snapshot) and pipeline P."""
+    import yaml
+    _copy_workspace(root)
+    with open(os.path.join(root, "ledgerflow.yml"), "w") as fh:
+        fh.write(SOURCE_LEDGERFLOW_YML.format(layout=layout, fmt="csv" if layout == "csv" else "parquet"))
+    path = os.path.join(root, "datasets", "customers.yml")
+    with open(path) as fh:
+        customers = yaml.safe_load(fh)
+    customers["description"] = "Customer master as exported: a snapshot of 100,000 customers, no _period."
+    customers["main_table"]["temporal_mode"] = "snapshot"
+    with open(path, "w") as fh:
+        yaml.safe_dump(customers, fh, sort_keys=False)
+
+
+def source_workspace(spark, rows: int, layout: str, log=print) -> str:
+    """Source-shaped pipeline P workspace (no system columns) in ``layout``; data generated on first use."""
+    if layout not in SOURCE_LAYOUTS:
+        raise ValueError(f"layout must be one of {SOURCE_LAYOUTS}")
+    root = source_root(rows, layout)
+    done = os.path.join(root, "data", ".complete")
+    os.makedirs(root, exist_ok=True)
+    write_source_yaml(root, layout)
+    if os.path.exists(done):
+        return root
+    data = os.path.join(root, "data")
+    log(f"generating source-shaped data ({rows:,} GL rows, {layout}) in {data} ...")
+    gl_files = max(2, rows // 500_000)
+    for name, (df, periods) in source_frames(spark, rows, gl_files).items():
+        _write_source(df, os.path.join(data, name, "v1"), layout, periods, gl_files if name == "gl" else 1)
+    open(done, "w").close()
+    return root
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", help="GL rows (repeatable); default 1,000,000")
+    parser.add_argument("--source", choices=SOURCE_LAYOUTS, action="append",
+                        help="write source-shaped data in this layout (repeatable) instead of pipeline P's")
     args = parser.parse_args()
     from bench.session import bench_session
     spark = bench_session()
     for rows in args.rows or [1_000_000]:
-        print(pipeline_workspace(spark, rows))
+        if args.source:
+            for layout in args.source:
+                print(source_workspace(spark, rows, layout))
+        else:
+            print(pipeline_workspace(spark, rows))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ operation 3; a join alias is visible only inside its own update. Every problem i
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -19,7 +20,7 @@ from .dsl.ast import Binary, ColumnRef, Expanded, Node, Paren, Source, Unary, Ca
 from .dsl.translate import ExprError, JoinScope, Scope, Translator, Typed
 from .errors import Diagnostic, DiagnosticCollector, Location, did_you_mean
 from .model import Dataset, DatasetRef, Operation, Project, Workspace
-from .render import ident, render, sql
+from .render import data_type, ident, render, sql
 from .resolver import is_absolute_or_uri
 from .types import SqlType
 
@@ -126,11 +127,18 @@ def _not_deleted(qualifier: Optional[str] = None) -> exp.Expression:
 
 
 def _cast(node: exp.Expression, typ: SqlType) -> exp.Expression:
-    return exp.Cast(this=node, to=exp.DataType.build(typ.sql, dialect="spark")) if typ.sql else node
+    return exp.Cast(this=node, to=data_type(typ.sql, "spark")) if typ.sql else node
 
 
 def _null_of(typ: SqlType) -> exp.Expression:
     return _cast(exp.Null(), typ)
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_text(name: str, qualifier: Optional[str]) -> str:
+    """The text of a quoted (qualified) column reference, generated once per name: every update lists
+    every working column."""
+    return sql(exp.column(name, table=qualifier, quoted=True))
 
 
 def _aliased(node: exp.Expression, name: str) -> str:
@@ -330,8 +338,9 @@ class Planner:
         if cond is None:
             return
         columns = self.changed_columns(cond, {c: v for c, v in assigned.items() if c in self.schema}, qualifier)
-        for name in new_types:
-            columns.append(_aliased(exp.Case(ifs=[exp.If(this=cond.copy(), true=assigned[name])]), name))
+        when = sql(cond)
+        for name in new_types:  # exp.Case(ifs=[exp.If(this=cond, true=value)]), as text (see changed_columns)
+            columns.append(f"CASE WHEN {when} THEN {sql(assigned[name])} END AS {ident(name)}")
         cte = f"op_{seq:03d}_update"
         n_ctes = 1 + sum(2 if j["duplicates"] else 1 for j in joins_ctx)
         frag = render("update", joins=joins_ctx, cte=ident(cte), columns=columns, prev=self.make_room(n_ctes),
@@ -404,10 +413,10 @@ class Planner:
         where = _and([_not_deleted(), period, *[exp.Paren(this=p) if isinstance(p, exp.Or) else p for p in pushed]])
         matches = exp.column(f"{alias}__{MATCHES}", table=alias, quoted=True)
         # the error names the key values the working row looked up (computed keys included)
-        key_text = [exp.Cast(this=k.copy(), to=exp.DataType.build("string")) for k in looked_up]
+        key_text = [exp.Cast(this=k.copy(), to=data_type("string")) for k in looked_up]
         message = exp.Anonymous(this="concat", expressions=[
             exp.Literal.string(f"ledgerflow: runtime join '{alias}' of operation {op.seq} matched "),
-            exp.Cast(this=matches.copy(), to=exp.DataType.build("string")),
+            exp.Cast(this=matches.copy(), to=data_type("string")),
             exp.Literal.string(f" rows of dataset '{ds.name}' for one working row; join key: "),
             exp.Anonymous(this="concat_ws", expressions=[exp.Literal.string(", "), *key_text])
             if key_text else exp.Literal.string("(none)")])
@@ -444,13 +453,16 @@ class Planner:
         """The working columns, where rows matching ``cond`` take ``changes`` and ``_updated_at = :run_started_at``;
         other rows keep every value."""
         changes = {**changes, "_updated_at": exp.Placeholder(this="run_started_at")}
+        # The text of exp.Case(ifs=[exp.If(this=cond, true=change)], default=ref), written directly:
+        # the condition is generated once, not copied and generated again for every changed column.
+        when = sql(cond)
         columns = []
         for name in self.schema:
-            ref = exp.column(name, table=qualifier, quoted=True)
+            ref = _column_text(name, qualifier)
             if name in changes:
-                columns.append(_aliased(exp.Case(ifs=[exp.If(this=cond.copy(), true=changes[name])], default=ref), name))
+                columns.append(f"CASE WHEN {when} THEN {sql(changes[name])} ELSE {ref} END AS {ident(name)}")
             else:
-                columns.append(sql(ref))
+                columns.append(ref)
         return columns
 
     # ------------------------------------------------------------------ delete

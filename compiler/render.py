@@ -13,31 +13,56 @@ from importlib import resources
 import jinja2
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError
 
 from .errors import LedgerflowError
+
+# One Spark dialect instance for every generation and parse: ``node.sql("spark")`` builds a new
+# dialect object per call (a 500-operation project makes ~30,000 such calls).
+SPARK = Dialect.get_or_raise("spark")
+_GENERATOR = SPARK.generator()  # reusable: ``generate`` resets its per-call state
 
 
 class TemplateRenderError(LedgerflowError):
     """A template produced SQL that sqlglot cannot parse: a bug in ledgerflow, never the user's fault."""
 
 
+@functools.lru_cache(maxsize=None)
+def _data_type(text: str, dialect: str) -> exp.DataType:
+    return exp.DataType.build(text, dialect=dialect or None)
+
+
+def data_type(text: str, dialect: str = "") -> exp.DataType:
+    """``exp.DataType.build(text, dialect=...)`` (a parse per call), built once per type: a fresh copy
+    each time, since a node belongs to one tree."""
+    return _data_type(text, dialect).copy()
+
+
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The shared Jinja environment over the packaged templates (StrictUndefined)."""
     folder = resources.files("ledgerflow.templates")
+    # auto_reload off: the packaged templates do not change while a process runs, so Jinja need not
+    # stat the file on every render (a 500-operation project renders ~500 times).
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
-                              autoescape=False, keep_trailing_newline=False)
+                              autoescape=False, keep_trailing_newline=False, auto_reload=False)
+
+
+@functools.lru_cache(maxsize=None)
+def _template(name: str) -> jinja2.Template:
+    return environment().get_template(f"{name}.sql.j2")
 
 
 def render(template: str, **context) -> str:
     """Render ``<template>.sql.j2`` with ``context``."""
-    return environment().get_template(f"{template}.sql.j2").render(**context).strip()
+    return _template(template).render(**context).strip()
 
 
+@functools.lru_cache(maxsize=4096)
 def ident(name: str) -> str:
     """A quoted Spark identifier (backticks, escaped): names can never inject SQL."""
-    return exp.to_identifier(name, quoted=True).sql("spark")
+    return _GENERATOR.generate(exp.to_identifier(name, quoted=True), copy=False)
 
 
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -76,14 +101,15 @@ def comment(text: str) -> str:
 
 
 def sql(node: exp.Expression) -> str:
-    """Spark SQL text of a sqlglot node."""
-    return node.sql("spark")
+    """Spark SQL text of a sqlglot node. The node is generated in place, not copied first: the
+    planner's nodes are expressions (no SELECT or CTE), which Spark's generator does not rewrite."""
+    return _GENERATOR.generate(node, copy=False)
 
 
 def normalise(text: str, what: str) -> str:
     """Parse rendered SQL back with sqlglot and pretty-print it; a parse failure is a ledgerflow bug."""
     try:
-        tree = sqlglot.parse_one(text, read="spark")
+        tree = sqlglot.parse_one(text, read=SPARK)
     except ParseError as err:
         raise TemplateRenderError(f"internal error: the SQL rendered for {what} does not parse ({err}).\n{text}") from None
-    return tree.sql("spark", pretty=True)
+    return SPARK.generate(tree, copy=False, pretty=True)  # the tree is ours alone: no copy

@@ -64,6 +64,9 @@ class YList(list):
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 def _loc(file: str, node: yaml.Node) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
 
@@ -91,7 +94,8 @@ def _convert(file: str, node: yaml.Node, loader: yaml.SafeLoader) -> Any:
         out.location = _loc(file, node)
         out.item_locations = [_loc(file, item) for item in node.value]
         return out
-    value = loader.construct_object(node, deep=True)
+    # A plain string (most scalars of a project) is the node's text; the constructor adds nothing to it.
+    value = node.value if node.tag == _STR_TAG else loader.construct_object(node, deep=True)
     if isinstance(value, str):
         s = YStr(value)
         s.file, s.line, s.column = file, node.start_mark.line + 1, node.start_mark.column + 1

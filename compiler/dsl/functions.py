@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from .. import types as T
 from ..types import SqlType
+from ..render import data_type
 
 Builder = Callable[[list[exp.Expression]], exp.Expression]
 
@@ -65,7 +66,7 @@ def _both_or_null(fn: str) -> Builder:
 
 
 def _concat(args):
-    cast = [a if _is_string(a) else exp.Cast(this=a, to=exp.DataType.build("string")) for a in args]
+    cast = [a if _is_string(a) else exp.Cast(this=a, to=data_type("string")) for a in args]
     return exp.Anonymous(this="concat", expressions=cast)
 
 
@@ -89,7 +90,7 @@ def _date_add(args):
     # Spark's date_add takes INT days only (a BIGINT or DECIMAL argument is an analysis error).
     days = args[1]
     if not (isinstance(days, exp.Literal) and days.is_int and len(days.name) < 10):
-        days = exp.Cast(this=days, to=exp.DataType.build("int"))
+        days = exp.Cast(this=days, to=data_type("int"))
     return exp.Anonymous(this="date_add", expressions=[args[0], days])
 
 
@@ -134,7 +135,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
       signature="REPLACE(s, old, new)"),
     # date
     F("TODAY", 0, 0, (), _fixed(T.DATE),
-      lambda a: exp.Cast(this=exp.Placeholder(this="run_started_at"), to=exp.DataType.build("date")),
+      lambda a: exp.Cast(this=exp.Placeholder(this="run_started_at"), to=data_type("date")),
       signature="TODAY()"),
     F("YEAR", 1, 1, ("date",), _fixed(T.INTEGER), _anon("year"), signature="YEAR(d)"),
     F("MONTH", 1, 1, ("date",), _fixed(T.INTEGER), _anon("month"), signature="MONTH(d)"),

@@ -17,6 +17,7 @@ from sqlglot import exp
 from .. import types as T
 from ..errors import Diagnostic, LedgerflowError, Location, did_you_mean
 from ..types import SqlType
+from ..render import data_type
 from . import functions
 from .ast import Binary, Call, ColumnRef, Expanded, Literal, Node, Paren, SelectorRef, Source, Unary
 from .parser import DslSyntaxError, parse_expression
@@ -319,7 +320,7 @@ def _check_nesting(root: Node, source: Source) -> None:
 
 
 def _as_boolean(sql: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=sql, to=exp.DataType.build("boolean"))
+    return exp.Cast(this=sql, to=data_type("boolean"))
 
 
 def _arity(fn) -> str:
@@ -388,7 +389,7 @@ def date_literal(text: str) -> Optional[exp.Expression]:
         datetime.date.fromisoformat(text)
     except ValueError:
         return None
-    return exp.Cast(this=exp.Literal.string(text), to=exp.DataType.build("date"))
+    return exp.Cast(this=exp.Literal.string(text), to=data_type("date"))
 
 
 def _date_call(node: Call, source: Source) -> Typed:
