@@ -161,7 +161,8 @@ def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
     from ledgerflow.adapters.folders import segment
     out = finance / "target" / "resolved" / segment(hostile("\n", "pwned_project")) / "2026-01" / "output_002"
     table = pq.read_table(out)
-    assert [str(v) for v in table.column("amount_reporting").to_pylist()] == TS03
+    rows = sorted(table.to_pylist(), key=lambda r: (r["journal_id"], r["line_number"]))  # GL order
+    assert [str(r["amount_reporting"]) for r in rows] == TS03
 
 
 def test_a_dataset_name_with_a_line_break_is_refused_by_compile_resolved_only(finance):
