@@ -31,7 +31,7 @@ from .runstore import RunStore, registered_id
 Echo = Callable[[str], None]
 # How _row_id is derived for input rows that arrive without one (README "Row identity"); recorded so
 # that a replay can tell when the original run derived them differently.
-ROW_IDENTITY = 2
+ROW_IDENTITY = 3  # 3: the identity hashed as delimited text, not JSON (issue 9)
 
 
 def new_run_id(now: datetime.datetime) -> str:
@@ -238,7 +238,7 @@ class Runner:
         self._check_inputs(original, ctx, allow_changed_inputs)
         if original.get("row_identity") != ROW_IDENTITY:
             self.echo(f"Warning: run {original['run_id']} was recorded by an earlier ledgerflow, which derived the "
-                      "_row_id of input rows arriving without one differently (a window over every row): those "
+                      "_row_id of input rows arriving without one differently: those "
                       "rows get new _row_ids in this replay; every other value is reproduced.")
         self.echo(f"Replaying run {original['run_id']} as {ctx.run_id}")
         return self._execute(ctx, resolve=False)

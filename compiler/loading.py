@@ -193,7 +193,7 @@ def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Ex
 
 # ------------------------------------------------------------------------------- row identity
 # A row that arrives without `_row_id` gets a UUIDv7 (system_columns.uuidv7) whose random part is a
-# hash of the row's identity: dataset id, version, location index, and
+# SHA-256 of the row's identity (system_columns.input_row_uuidv7): dataset id, version, location index, and
 # - where the reader tells each row's position (Parquet: `_metadata.row_index`), the file's path
 #   relative to the location plus that row index: no shuffle, computed in the scan's projection
 #   after the period filter is pushed into it;
@@ -296,11 +296,11 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         position = [CONTENT_COLUMN, ORDINAL_COLUMN]
     else:
         position = helpers
-    identity = [exp.Literal.string(dataset.id), exp.Literal.number(version), exp.Literal.number(location_index),
-                *[exp.column(n, quoted=True) for n in position]]
+    # "<len>:<dataset id>|<version>|<location>|<file or content>|<row index or ordinal>" (see input_row_uuidv7)
+    prefix = f"{len(dataset.id)}:{dataset.id}|{version}|{location_index}|"
+    row_id = sysc.input_row_uuidv7(prefix, [exp.column(n, quoted=True) for n in position])
     names = [c.name for c in dataset.columns] + [n for n, _ in system]
-    out = [exp.alias_(sysc.uuidv7(identity), n, quoted=True) if n == "_row_id" else exp.column(n, quoted=True)
-           for n in names]
+    out = [exp.alias_(row_id, n, quoted=True) if n == "_row_id" else exp.column(n, quoted=True) for n in names]
     return exp.select(*out).from_(query.subquery("identified")).sql("spark")
 
 

@@ -127,6 +127,10 @@ def test_ids_do_not_depend_on_where_the_workspace_is(spark, tmp_path, layout):
     _, here = load_ids(spark, target, fmt)
     _, there = load_ids(spark, moved, fmt)
     assert here == there and len({i for _, _, i in here}) == len(here) == len(JANUARY)
+    # a UUIDv7 whose time part is the run start (load_ids: 2026-02-01 12:00 UTC), version 7, variant 8
+    millis = int(datetime.datetime(2026, 2, 1, 12, tzinfo=datetime.timezone.utc).timestamp() * 1000)
+    stamp = f"{millis:012x}"
+    assert all(UUID7.match(i) and i[:13] == f"{stamp[:8]}-{stamp[8:]}" for _, _, i in here)
 
 
 def test_parquet_ids_need_no_shuffle_and_are_those_of_the_year_run(spark, tmp_path):
