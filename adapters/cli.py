@@ -177,12 +177,14 @@ def run_cmd(project, period, master, remote, conf, allow_draft, workspace, debug
     """Resolve, execute on Spark, write the outputs and record the run."""
     from ..compiler.periods import PeriodError, parse_period
     from .runner import Runner
+    from .spark import early_session
     root = _root(workspace)
     try:
         parse_period(period)
     except PeriodError as err:
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = _session_factory(root, master, remote, conf)
+    factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
     Runner(root, echo=click.echo, session_factory=factory, spark_label=label).run(project, period, allow_draft)
 
 
@@ -198,8 +200,10 @@ def run_cmd(project, period, master, remote, conf, allow_draft, workspace, debug
 def replay_cmd(run_id, master, remote, conf, allow_changed_inputs, workspace, debug):
     """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
     from .runner import Runner
+    from .spark import early_session
     root = _root(workspace)
     factory, label = _session_factory(root, master, remote, conf)
+    factory = early_session(factory)
     Runner(root, echo=click.echo, session_factory=factory, spark_label=label).replay(run_id, allow_changed_inputs)
 
 

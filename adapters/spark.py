@@ -112,3 +112,55 @@ def connect_session(remote: str, conf: Optional[dict] = None, quiet: bool = True
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
     return builder.getOrCreate()
+
+
+def early_session(factory):
+    """Start ``factory()`` (a session: for a local master, a driver JVM taking seconds to launch) in a
+    background thread now; returns a factory that waits for it. ``run`` and ``replay`` call this before
+    loading, compiling and resolving the project, which then overlap the JVM's start-up instead of
+    preceding it (issue 9: a fixed cost the hand-written job does not pay).
+
+    When the command fails before it needs Spark, the half-started JVM simply ends with the process
+    (it exits when its parent's pipe closes). The session's SIGINT handler (cancel running jobs, then
+    KeyboardInterrupt) is installed by pyspark only when the context is created on the main thread,
+    so the waiting factory installs the same handler there."""
+    import threading
+    result: dict = {}
+
+    def start() -> None:
+        try:
+            result["session"] = factory()
+        except BaseException as exc:  # re-raised in the thread that asks for the session
+            result["error"] = exc
+
+    thread = threading.Thread(target=start, name="ledgerflow-spark-start", daemon=True)
+    thread.start()
+
+    def wait():
+        thread.join()
+        if "error" in result:
+            raise result["error"]
+        session = result["session"]
+        _cancel_jobs_on_interrupt(session)
+        return session
+    return wait
+
+
+def _cancel_jobs_on_interrupt(session) -> None:
+    """On the main thread, Ctrl-C cancels the session's running jobs and raises KeyboardInterrupt."""
+    import signal
+    import threading
+    context = getattr(session, "sparkContext", None) if not _is_connect(session) else None
+    if context is None or threading.current_thread() is not threading.main_thread():
+        return
+
+    def cancel(signum, frame):
+        try:
+            context.cancelAllJobs()
+        finally:
+            raise KeyboardInterrupt()
+    signal.signal(signal.SIGINT, cancel)
+
+
+def _is_connect(session) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")
