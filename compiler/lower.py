@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 from sqlglot import exp
 
@@ -180,15 +180,16 @@ BUILDERS: dict[OperationKind, Callable[..., AnyStep]] = {
 }
 
 
-def lower(plan: Plan) -> list[AnyStep]:
-    """The steps of a plan, in execution order (empty when the input dataset is unknown)."""
+def lower(plan: Plan) -> Iterator[AnyStep]:
+    """The steps of a plan, in execution order (none when the input dataset is unknown). A generator:
+    the stage cut consumes each step as it comes, so a stage's parse trees are freed once its text is
+    generated."""
     if plan.input is None:
-        return []
-    steps: list[AnyStep] = [lower_input(plan.input)]
+        return
+    yield lower_input(plan.input)
     prev = plan.input.writes
     for op in plan.operations:
         step = BUILDERS[op.kind](op, prev)
-        steps.append(step)
+        yield step
         if isinstance(step, Step):
             prev = step.last
-    return steps

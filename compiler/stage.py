@@ -8,7 +8,7 @@ view (``lf_stage_N``, which the runner materialises).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterable, Optional
 
 from sqlglot import exp
 
@@ -46,7 +46,7 @@ def _stage_query(steps: list[Step]) -> exp.Expression:
     return query
 
 
-def cut_stages(steps: list[AnyStep], budget: int = STAGE_MAX_CTES) -> list[Statement]:
+def cut_stages(steps: Iterable[AnyStep], budget: int = STAGE_MAX_CTES) -> list[Statement]:
     """The statements of ``steps`` in execution order (see the module docstring)."""
     statements: list[Statement] = []
     pending: list[Step] = []
