@@ -39,7 +39,7 @@ def _read_from(tree: exp.Expression, old: str, new: str) -> None:
             table.set("this", exp.to_identifier(new, quoted=True))
 
 
-def _stage_query(steps: list[Step]) -> exp.Expression:
+def stage_query(steps: list[Step]) -> exp.Expression:
     """``WITH <every CTE of steps> SELECT * FROM <last>``."""
     query = exp.select(exp.Star()).from_(exp.Table(this=exp.to_identifier(steps[-1].last, quoted=True)))
     query.set("with_", exp.With(expressions=[c for s in steps for c in s.ctes]))
@@ -59,7 +59,7 @@ def cut_stages(steps: Iterable[AnyStep], budget: int = STAGE_MAX_CTES) -> list[S
         if not pending:
             return
         stage = f"lf_stage_{sum(1 for s in statements if s.kind == 'stage') + 1}"
-        statements.append(Statement("stage", stage, pretty(_stage_query(pending)), [s.seq for s in pending], reads))
+        statements.append(Statement("stage", stage, pretty(stage_query(pending)), [s.seq for s in pending], reads))
         pending, count, reads = [], 0, [stage]
 
     for step in steps:
