@@ -102,7 +102,7 @@ def comment(text: str) -> str:
 
 def sql(node: exp.Expression) -> str:
     """Spark SQL text of a sqlglot node. The node is generated in place, not copied first: the
-    planner's nodes are expressions (no SELECT or CTE), which Spark's generator does not rewrite."""
+    plan's nodes are expressions (no SELECT or CTE), which Spark's generator does not rewrite."""
     return _GENERATOR.generate(node, copy=False)
 
 
