@@ -382,7 +382,7 @@ class Runner:
                     continue
                 for seq in st.operations:
                     if seq:
-                        self.echo(f"  [{seq}] {ops[seq].type} '{ops[seq].name}'")
+                        self.echo(f"  [{seq}] {ops[seq].kind.value} '{ops[seq].name}'")
                 readers = [s for s in statements[i + 1:] if st.name in s.reads]
                 materialise = not (len(readers) == 1 and readers[0].kind == "output")
                 with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:

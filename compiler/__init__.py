@@ -1,7 +1,8 @@
-"""Pure compiler: workspace YAML -> validated model -> Spark SQL. Never imports pyspark.
+"""Pure compiler: workspace YAML -> validated model -> typed plan -> Spark SQL. Never imports pyspark.
 
-Stages, in order: :mod:`.yaml_source` (YAML with positions) -> :mod:`.workspace` (strict schemas,
-dataclasses of :mod:`.model`) -> :mod:`.dsl` (expressions -> typed sqlglot nodes) ->
-:mod:`.planner` (names, types, rules; one CTE step per operation, stages) -> :mod:`.render`
-(Jinja templates, parsed back and pretty-printed by sqlglot).
+Passes, in order: :mod:`.yaml_source` (YAML with positions) -> :mod:`.workspace` (strict schemas,
+dataclasses of :mod:`.model`) -> :mod:`.bind` (names, types, rules, diagnostics; the DSL through
+:mod:`.dsl`) -> :mod:`.plan` (the typed plan) -> :mod:`.lower` (one builder per operation kind,
+Jinja templates parsed back into sqlglot CTEs by :mod:`.render`) -> :mod:`.stage` (the CTE budget)
+-> :mod:`.emit` (the script). :mod:`.compile` runs them.
 """

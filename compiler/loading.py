@@ -239,35 +239,25 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
             for c in dataset.columns]
     generate_id = "_row_id" not in present
     system = sysc.system_columns(dataset.temporal_mode)
+    origin = sysc.loaded_row(dataset.id, location_period)
     for name, typ in system:
         if name in present:
             value = _checked_cast(name, typ, present[name], dataset.name, where)
-            if name == "_deleted":
-                value = exp.Coalesce(this=value, expressions=[exp.false()])
-            elif name == "_labels":
-                value = exp.Coalesce(this=value, expressions=[exp.Literal.string("")])
+            fill = sysc.null_fill(name)
+            if fill is not None:
+                value = exp.Coalesce(this=value, expressions=[fill])
         elif name == "_row_id":
             continue  # generated below, after the period filter
-        elif name == "_deleted":
-            value = exp.false()
-        elif name == "_updated_at":
-            value = exp.Cast(this=exp.Null(), to=exp.DataType.build("timestamp"))
-        elif name == "_period":
-            if location_period is None:
-                raise ResolutionError(f"dataset '{dataset.name}' (temporal_mode period): the data at {where} has no "
-                                      "_period column and its location is not period-specific, so its rows cannot "
-                                      "be assigned to a period; add a _period column or use a resolver rule with "
-                                      "period tokens or a data_level.")
-            value = exp.Literal.string(location_period)
-        elif name in ("_period_from", "_period_to"):
+        else:
+            value = sysc.default_value(name, origin)
+        if value is None and name == "_period":
+            raise ResolutionError(f"dataset '{dataset.name}' (temporal_mode period): the data at {where} has no "
+                                  "_period column and its location is not period-specific, so its rows cannot "
+                                  "be assigned to a period; add a _period column or use a resolver rule with "
+                                  "period tokens or a data_level.")
+        if value is None:  # _period_from, _period_to
             raise ResolutionError(f"dataset '{dataset.name}' (temporal_mode bitemporal): the data at {where} has no "
                                   f"{name} column.")
-        elif name == "_labels":
-            value = exp.Literal.string("")
-        elif name == "_source_dataset":
-            value = exp.Literal.string(dataset.id)
-        else:  # _operation_seq
-            value = exp.Literal.number(0)
         cols.append(exp.alias_(value, name, quoted=True))
     helpers: list[str] = []
     if generate_id and file_root is not None:

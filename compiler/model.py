@@ -6,12 +6,28 @@ Values that came from YAML strings keep their :class:`YStr` so later stages can 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from enum import Enum
+from typing import Any, ClassVar, Optional, Union
 
 from .errors import Location
 
 TEMPORAL_MODES = ("period", "bitemporal", "snapshot")
-OPERATION_TYPES = ("update", "aggregate", "append", "delete", "output")
+
+
+class OperationKind(str, Enum):
+    """The kind of an operation (the YAML ``type``); one :class:`Operation` subclass per kind."""
+
+    UPDATE = "update"
+    AGGREGATE = "aggregate"
+    APPEND = "append"
+    DELETE = "delete"
+    OUTPUT = "output"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+OPERATION_TYPES = tuple(k.value for k in OperationKind)
 
 
 @dataclass(frozen=True)
@@ -166,30 +182,71 @@ class Destination:
 
 @dataclass
 class Operation:
-    """One operation of a project. ``args`` holds the type-specific fields below."""
+    """What every operation has. An operation whose ``type`` could not be read (already reported) is
+    a bare :class:`Operation` (``kind`` None), which later stages skip; every valid one is an instance
+    of the subclass of its kind."""
+
+    kind: ClassVar[Optional[OperationKind]] = None
 
     seq: int
     name: str
-    type: str
     id: str
     selector: Optional[str] = None
     description: str = ""
     location: Optional[Location] = None
-    # update
+
+
+@dataclass
+class UpdateOperation(Operation):
+    """``update``: assignments computed from the row as it was, with optional runtime left joins."""
+
+    kind: ClassVar[Optional[OperationKind]] = OperationKind.UPDATE
     joins: list[RuntimeJoin] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
-    # aggregate (and append.aggregation)
+
+
+@dataclass
+class AggregateOperation(Operation):
+    """``aggregate``: summary rows of the selected rows, appended to the working dataset."""
+
+    kind: ClassVar[Optional[OperationKind]] = OperationKind.AGGREGATE
     group_by: list[str] = field(default_factory=list)
     aggregations: list[Aggregation] = field(default_factory=list)
-    # append
+
+
+@dataclass
+class AppendOperation(Operation):
+    """``append``: rows of another dataset (optionally aggregated), aligned to the working columns."""
+
+    kind: ClassVar[Optional[OperationKind]] = OperationKind.APPEND
     source: Optional[DatasetRef] = None
     source_selector: Optional[str] = None
     has_aggregation: bool = False
-    # output
+    group_by: list[str] = field(default_factory=list)
+    aggregations: list[Aggregation] = field(default_factory=list)
+
+
+@dataclass
+class DeleteOperation(Operation):
+    """``delete``: a soft delete of the rows the selector matches."""
+
+    kind: ClassVar[Optional[OperationKind]] = OperationKind.DELETE
+
+
+@dataclass
+class OutputOperation(Operation):
+    """``output``: writes a projection of the working dataset; never changes it."""
+
+    kind: ClassVar[Optional[OperationKind]] = OperationKind.OUTPUT
     destination: Optional[Destination] = None
     columns: Optional[list[str]] = None
     include_deleted: bool = False
     register_as_dataset: Optional[str] = None
+
+
+OPERATION_CLASSES: dict[OperationKind, type[Operation]] = {
+    cls.kind: cls for cls in (UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation)}
+AnyOperation = Union[UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation]
 
 
 @dataclass

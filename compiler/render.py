@@ -102,14 +102,28 @@ def comment(text: str) -> str:
 
 def sql(node: exp.Expression) -> str:
     """Spark SQL text of a sqlglot node. The node is generated in place, not copied first: the
-    planner's nodes are expressions (no SELECT or CTE), which Spark's generator does not rewrite."""
+    plan's nodes are expressions (no SELECT or CTE), which Spark's generator does not rewrite."""
     return _GENERATOR.generate(node, copy=False)
 
 
 def normalise(text: str, what: str) -> str:
     """Parse rendered SQL back with sqlglot and pretty-print it; a parse failure is a ledgerflow bug."""
+    return pretty(parse(text, what))
+
+
+def parse_ctes(fragment: str, what: str) -> list[exp.CTE]:
+    """The CTE nodes of a rendered fragment ``name AS (...), name AS (...)``: what a stage counts."""
+    return parse(f"WITH {fragment}\nSELECT 1", what).ctes
+
+
+def parse(text: str, what: str) -> exp.Expression:
+    """Parse rendered SQL back with sqlglot; a parse failure is a ledgerflow bug."""
     try:
-        tree = sqlglot.parse_one(text, read=SPARK)
+        return sqlglot.parse_one(text, read=SPARK)
     except ParseError as err:
         raise TemplateRenderError(f"internal error: the SQL rendered for {what} does not parse ({err}).\n{text}") from None
-    return SPARK.generate(tree, copy=False, pretty=True)  # the tree is ours alone: no copy
+
+
+def pretty(tree: exp.Expression) -> str:
+    """The deterministic, reviewable text of a statement tree (generated in place: the tree is ours)."""
+    return SPARK.generate(tree, copy=False, pretty=True)

@@ -62,18 +62,28 @@ class Resolution:
                    data["resolver_source"], data["rule"], locs)
 
 
-def choose_resolver(workspace: Workspace, project: Optional[Project], dataset: Dataset) -> tuple[str, str]:
-    """(resolver id, precedence level that chose it); raises ResolutionError (ResolverNotFound)."""
+def resolver_precedence(workspace: Workspace, project: Optional[Project], dataset: Dataset) -> tuple[Optional[str], str]:
+    """(resolver id or None, precedence level that chose it): the one home of the precedence
+    project ``resolver_overrides`` (by dataset id, then name) -> the dataset's ``resolver_id`` -> the
+    workspace's ``default_resolver``. Does not check that the resolver exists."""
     overrides = project.resolver_overrides if project else {}
     for key in (dataset.id, dataset.name):
         if key in overrides:
-            return _known(workspace, overrides[key], dataset), "project_override"
+            return overrides[key], "project_override"
     if dataset.resolver_id:
-        return _known(workspace, dataset.resolver_id, dataset), "dataset_resolver"
+        return dataset.resolver_id, "dataset_resolver"
     if workspace.config.default_resolver:
-        return _known(workspace, workspace.config.default_resolver, dataset), "system_default"
-    raise ResolutionError(f"ResolverNotFound: dataset '{dataset.name}' has no resolver: no project override, no "
-                          "resolver_id on the dataset and no default_resolver in ledgerflow.yml.")
+        return workspace.config.default_resolver, "system_default"
+    return None, "none"
+
+
+def choose_resolver(workspace: Workspace, project: Optional[Project], dataset: Dataset) -> tuple[str, str]:
+    """(resolver id, precedence level that chose it); raises ResolutionError (ResolverNotFound)."""
+    chosen, source = resolver_precedence(workspace, project, dataset)
+    if source == "none":
+        raise ResolutionError(f"ResolverNotFound: dataset '{dataset.name}' has no resolver: no project override, "
+                              "no resolver_id on the dataset and no default_resolver in ledgerflow.yml.")
+    return _known(workspace, chosen, dataset), source
 
 
 def _known(workspace: Workspace, name: str, dataset: Dataset) -> str:

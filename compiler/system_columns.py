@@ -1,5 +1,14 @@
-"""The one place that knows the system and lineage columns, and how generated ones are computed."""
+"""The one place that knows the system and lineage columns, and how generated ones are computed.
+
+A row that lacks a system column gets its value from :func:`default_value`, given the row's
+:class:`RowOrigin`: a row loaded from a location that lacks the column (``loading.py``), or a row an
+``aggregate`` or ``append`` creates (the binders). ``_deleted`` and ``_labels`` are never NULL
+(:func:`null_fill`).
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
 
 from sqlglot import exp
 
@@ -45,6 +54,58 @@ def uuidv7(identity: list[exp.Expression]) -> exp.Expression:
     ts = fn("lpad", fn("hex", fn("unix_millis", exp.Placeholder(this="run_started_at"))), num(12), s("0"))
     hex32 = fn("concat", ts, s("7"), fn("overlay", fn("substr", digest, num(1), num(18)), s("8"), num(4), num(0)))
     return exp.Lower(this=fn("regexp_replace", hex32, s("^(.{8})(.{4})(.{4})(.{4})(.{12})$"), s("$1-$2-$3-$4-$5")))
+
+
+@dataclass(frozen=True)
+class RowOrigin:
+    """What a row that lacks system columns gets them from."""
+
+    source_dataset: str  # _source_dataset: the dataset id the row comes from
+    operation_seq: int  # _operation_seq: 0 for loaded rows, the creating operation's seq otherwise
+    updated_at: exp.Expression  # _updated_at
+    period: Optional[exp.Expression] = None  # _period (None: the row cannot be given one)
+    row_id: Optional[exp.Expression] = None  # _row_id (None: computed elsewhere)
+
+
+def loaded_row(dataset_id: str, location_period: Optional[str]) -> RowOrigin:
+    """A row read from a location: never updated, period of its location (when it has one)."""
+    return RowOrigin(dataset_id, 0, exp.Cast(this=exp.Null(), to=exp.DataType.build("timestamp")),
+                     exp.Literal.string(location_period) if location_period is not None else None)
+
+
+def created_row(dataset_id: str, seq: int, identity: list[exp.Expression]) -> RowOrigin:
+    """A row created by operation ``seq`` (aggregate, append) in this run: ``_row_id`` from ``identity``."""
+    return RowOrigin(dataset_id, seq, exp.Placeholder(this="run_started_at"),
+                     exp.Placeholder(this="period_identifier"), uuidv7(identity))
+
+
+def null_fill(name: str) -> Optional[exp.Expression]:
+    """The value replacing NULL in a carried system column that is never NULL (None: NULL stays)."""
+    if name == "_deleted":
+        return exp.false()
+    if name == "_labels":
+        return exp.Literal.string("")
+    return None
+
+
+def default_value(name: str, origin: RowOrigin) -> Optional[exp.Expression]:
+    """The value of system column ``name`` on a row of ``origin`` that lacks it; None when the origin
+    cannot give one (``_row_id`` computed elsewhere, ``_period`` of a location without period,
+    bitemporal validity, which a location must hold) or ``name`` is not a system column."""
+    fill = null_fill(name)
+    if fill is not None:
+        return fill
+    if name == "_row_id":
+        return origin.row_id
+    if name == "_updated_at":
+        return origin.updated_at
+    if name == "_period":
+        return origin.period
+    if name == "_source_dataset":
+        return exp.Literal.string(origin.source_dataset)
+    if name == "_operation_seq":
+        return exp.Literal.number(origin.operation_seq)
+    return None
 
 
 def _fn(name: str, *args: exp.Expression) -> exp.Expression:

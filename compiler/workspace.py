@@ -13,7 +13,7 @@ import uuid
 from typing import Any, Callable, Optional
 
 from .errors import CompileError, DiagnosticCollector, LedgerflowError, Location, did_you_mean
-from .model import (OPERATION_TYPES, TEMPORAL_MODES, Aggregation, Assignment, ColumnDef, Dataset, DatasetRef,
+from .model import (OPERATION_CLASSES, OPERATION_TYPES, TEMPORAL_MODES, OperationKind, Aggregation, Assignment, ColumnDef, Dataset, DatasetRef,
                     DatasetVersion, Destination, Operation, Project, Resolver, ResolverRule, RuntimeJoin, Strategy,
                     Workspace, WorkspaceConfig)
 from .yaml_source import YList, YMap, YStr, load_yaml_file, load_yaml_text
@@ -313,8 +313,9 @@ def _load_operation(data: Any, loc: Location, project_id: str, errors: Diagnosti
             errors.add("YAML-004", f"{where} is missing the required key 'arguments'", loc, "", "add 'arguments:'")
             op_type = None if op_type != "delete" else op_type
     op_id = _as_str(r.get("id", (str, int))) or str(uuid.uuid5(uuid.NAMESPACE_OID, f"{project_id}/{seq}"))
-    op = Operation(seq=seq if seq is not None else 0, name=r.get("name", str, ""), type=op_type or "", id=op_id,
-                   selector=r.get("selector", str), description=r.get("description", str, ""), location=loc)
+    cls = OPERATION_CLASSES[OperationKind(op_type)] if op_type is not None else Operation
+    op = cls(seq=seq if seq is not None else 0, name=r.get("name", str, ""), id=op_id,
+             selector=r.get("selector", str), description=r.get("description", str, ""), location=loc)
     if op_type is None:
         return op
     allowed, required = _ARG_KEYS[op_type]

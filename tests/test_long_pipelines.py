@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from bench.projectgen import write_chain_workspace
 from ledgerflow.compiler.compile import compile_project
-from ledgerflow.compiler.planner import STAGE_MAX_CTES
+from ledgerflow.compiler.stage import STAGE_MAX_CTES
 from ledgerflow.compiler.workspace import load_workspace
 
 from sqlcheck import analyse

@@ -39,7 +39,7 @@ DEFAULT_CODES = {
 
 
 class ExprError(LedgerflowError):
-    """A located problem in one expression (the planner turns it into a coded :class:`Diagnostic`)."""
+    """A located problem in one expression (the binder turns it into a coded :class:`Diagnostic`)."""
 
     def __init__(self, kind: str, message: str, source: Source, pos: int, text: str = "", hint: str = ""):
         super().__init__(message)

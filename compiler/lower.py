@@ -1,0 +1,195 @@
+"""Lower the typed plan into SQL steps: one builder per operation kind (:data:`BUILDERS`).
+
+Each builder fills its statement skeleton, ``templates/<kind>.sql.j2``, with SQL snippets generated
+from the plan's sqlglot nodes and identifiers quoted by :func:`~.render.ident`, then parses the
+result back into CTE nodes (:func:`~.render.parse_ctes`): a template can never pass broken SQL on,
+and the stage cut (:mod:`.stage`) counts the CTEs the template really made.
+
+A step reads the relation before it under the name of the previous step's last CTE
+(``Step.reads_previous``); when a stage boundary falls before the step, :mod:`.stage` points that
+reference at the stage's view instead.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Optional, Union
+
+from sqlglot import exp
+
+from .model import OperationKind
+from .plan import (FAN_OUT_COUNT, AggregatePlan, AppendPlan, Column, DeletePlan, InputPlan, JoinPlan, OperationPlan, OutputPlan,
+                   Plan, UpdatePlan)
+from .render import ident, parse, parse_ctes, render, sql
+
+FAN_OUT_DUPLICATES = "duplicates"  # the fan-out guard's keys held by more than one join row: <alias>__duplicates
+
+
+@dataclass
+class Step:
+    """The CTEs of the input or of one operation, in order; ``last`` is the relation it produces."""
+
+    seq: int
+    ctes: list[exp.CTE]
+    last: str
+    reads_previous: Optional[str]  # the previous step's ``last``, as this step's SQL names it
+    source: Optional[str] = None  # the input view (the input step only)
+
+
+@dataclass
+class OutputStep:
+    """An output's query over the working rows as they are after the steps before it."""
+
+    plan: OutputPlan
+    query: exp.Expression
+    reads_previous: str
+    columns: list[tuple[str, str]] = field(default_factory=list)  # (name, Spark type or "")
+
+
+AnyStep = Union[Step, OutputStep]
+
+
+@functools.lru_cache(maxsize=4096)
+def _column_text(name: str, qualifier: Optional[str]) -> str:
+    """The text of a quoted (qualified) column reference, generated once per name: every update lists
+    every working column."""
+    return sql(exp.column(name, table=qualifier, quoted=True))
+
+
+def _aliased(node: exp.Expression, name: str) -> str:
+    return f"{sql(node)} AS {ident(name)}"
+
+
+def _select_list(columns: dict[str, Column]) -> list[str]:
+    """A column passing through unchanged as its (qualified) name, any other as ``expression AS name``."""
+    out = []
+    for name, col in columns.items():
+        e = col.expression
+        if col.identity:
+            out.append(_column_text(name, e.table or None))
+        else:
+            out.append(_aliased(e, name))
+    return out
+
+
+def _requalify(old: str, new: str):
+    """A sqlglot transform moving columns qualified by ``old`` to the table alias ``new``."""
+    def move(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and node.table == old:
+            return exp.column(node.name, table=new, quoted=True)
+        return node
+    return move
+
+
+def _step(plan: OperationPlan, fragment: str, prev: str) -> Step:
+    return Step(plan.seq, parse_ctes(fragment, f"operation {plan.seq} ({plan.kind.value})"), plan.writes, prev)
+
+
+def lower_input(plan: InputPlan) -> Step:
+    """The working dataset: the input view filtered to the run's rows."""
+    where = plan.conditions[0].expression if plan.conditions else None
+    frag = render("input", cte=ident(plan.writes), columns=[ident(c) for c in plan.columns],
+                  view=ident(plan.read.view), where=sql(where) if where is not None else "")
+    return Step(0, parse_ctes(frag, "the input"), plan.writes, None, plan.read.view)
+
+
+def _join_context(j: JoinPlan) -> dict:
+    """The update template's context of one join, with its fan-out guard."""
+    alias, guard = j.alias, j.guard
+    count = f"{alias}__{FAN_OUT_COUNT}"
+    ctx = {"cte": ident(j.writes), "alias": ident(alias), "view": ident(j.read.view),
+           "columns": [_aliased(exp.column(n, quoted=True), f"{alias}__{n}") for n in j.side_columns],
+           "where": sql(j.where), "on": sql(j.on), "check": f"({sql(guard.check)})", "fan_out_count": ident(count),
+           "partition_by": [sql(k) for k in guard.partition_by], "fan_out_keys": None}
+    if guard.key_columns:
+        # When every join key is a plain column, the join side stays the filtered rows, broadcast
+        # as they are, and the guard joins a second, tiny side: the keys held by more than one
+        # join row (GROUP BY ... HAVING COUNT(*) > 1 over the keys alone, in one task: a join side
+        # is a dimension small enough to broadcast, and without a shuffle the guard adds no stage
+        # that the operation waits for; Spark's adaptive execution drops the join when it is
+        # empty). A working row finding its key there fails the run in the same WHERE that every
+        # row of the operation passes, so the duplicated rows the plain join makes for such a
+        # key can never reach an output. Computed keys keep a window over the join side.
+        dups = f"{alias}__{FAN_OUT_DUPLICATES}"  # "__" is refused in user aliases: no clash possible
+        ctx["check"] = f"({sql(guard.check.transform(_requalify(alias, dups)))})"
+        ctx["fan_out_keys"] = {"cte": ident(f"{j.writes}_{FAN_OUT_DUPLICATES}"), "alias": ident(dups),
+                               "key_columns": [_aliased(exp.column(k, quoted=True), f"{alias}__{k}")
+                                               for k in guard.key_columns],
+                               "group_by": [ident(k) for k in guard.key_columns],
+                               "on": sql(j.on.transform(_requalify(alias, dups)))}
+    return ctx
+
+
+def lower_update(plan: UpdatePlan, prev: str) -> Step:
+    """Left joins (each with its fan-out guard), then every assignment computed from the row as it was."""
+    joins = [_join_context(j) for j in plan.joins]
+    frag = render("update", joins=joins, cte=ident(plan.writes), columns=_select_list(plan.columns),
+                  prev=ident(prev), working=ident(plan.working_alias), fan_out_checks=[j["check"] for j in joins])
+    return _step(plan, frag, prev)
+
+
+def lower_delete(plan: DeletePlan, prev: str) -> Step:
+    """A soft delete: every working column, ``_deleted`` and ``_updated_at`` recomputed."""
+    return _step(plan, render("delete", cte=ident(plan.writes), columns=_select_list(plan.columns), prev=ident(prev)),
+                 prev)
+
+
+def _summary_list(summary: dict[str, exp.Expression]) -> list[str]:
+    return [ident(c) if isinstance(e, exp.Column) and e.name == c else _aliased(e, c) for c, e in summary.items()]
+
+
+def lower_aggregate(plan: AggregatePlan, prev: str) -> Step:
+    """Summary rows of the selected rows, appended after the existing rows."""
+    appended = [ident(n) if n in plan.new_columns else _aliased(c.expression, n) for n, c in plan.appended.items()]
+    existing = [ident(n) if n not in plan.new_columns else _aliased(c.expression, n) for n, c in plan.columns.items()]
+    frag = render("aggregate", summary_cte=ident(f"op_{plan.seq:03d}_summary"), summary_columns=_summary_list(plan.summary),
+                  prev=ident(prev), where=sql(plan.condition), group_by=[ident(c) for c in plan.group_by],
+                  cte=ident(plan.writes), existing_columns=existing, appended_columns=appended)
+    return _step(plan, frag, prev)
+
+
+def lower_append(plan: AppendPlan, prev: str) -> Step:
+    """The source rows (optionally aggregated), aligned to the working columns and appended."""
+    seq = plan.seq
+    agg_ctx = {}
+    if plan.summary is not None:
+        agg_ctx = {"aggregated_cte": ident(f"op_{seq:03d}_aggregated"), "group_by": [ident(c) for c in plan.group_by],
+                   "aggregate_columns": _summary_list(plan.summary)}
+    frag = render("append", source_cte=ident(f"op_{seq:03d}_source"),
+                  source_columns=[ident(c) for c in plan.source_columns], view=ident(plan.reads[0].view),
+                  where=sql(plan.source_where), aggregated=plan.summary is not None, cte=ident(plan.writes),
+                  existing_columns=[ident(c) for c in plan.columns], prev=ident(prev),
+                  appended_columns=[_aliased(c.expression, n) for n, c in plan.appended.items()], **agg_ctx)
+    return _step(plan, frag, prev)
+
+
+def lower_output(plan: OutputPlan, prev: str) -> OutputStep:
+    """The output's query (reads ``prev``, which the stage cut points at the stage's view)."""
+    text = render("output", columns=[ident(c) for c in plan.columns], stage=ident(prev),
+                  where=sql(plan.where) if plan.where is not None else "")
+    query = parse(text, f"{plan.operation.name} {plan.writes}")
+    return OutputStep(plan, query, prev, [(n, c.type.sql or "") for n, c in plan.columns.items()])
+
+
+BUILDERS: dict[OperationKind, Callable[..., AnyStep]] = {
+    OperationKind.UPDATE: lower_update,
+    OperationKind.DELETE: lower_delete,
+    OperationKind.AGGREGATE: lower_aggregate,
+    OperationKind.APPEND: lower_append,
+    OperationKind.OUTPUT: lower_output,
+}
+
+
+def lower(plan: Plan) -> Iterator[AnyStep]:
+    """The steps of a plan, in execution order (none when the input dataset is unknown). A generator:
+    the stage cut consumes each step as it comes, so a stage's parse trees are freed once its text is
+    generated."""
+    if plan.input is None:
+        return
+    yield lower_input(plan.input)
+    prev = plan.input.writes
+    for op in plan.operations:
+        step = BUILDERS[op.kind](op, prev)
+        yield step
+        if isinstance(step, Step):
+            prev = step.last
