@@ -76,19 +76,27 @@ def main(ctx, workspace, debug):
 
 
 @main.command("compile")
-@click.argument("project")
+@click.argument("project", required=False)
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Write DIR/<project>/<project>.sql instead of printing (e.g. --out target/compiled).")
 @click.option("--period", default=None, help="Period for --resolved (YYYY-MM, YYYY-Qn, YYYY, YYYY-MM-DD).")
 @click.option("--resolved", is_flag=True, default=False,
               help="Inline the period's values and resolved locations: a script that runs as is in spark-sql.")
+@click.option("--all", "all_projects", is_flag=True, default=False,
+              help="Every project: with --out DIR writes each one's SQL, with --check DIR verifies DIR.")
+@click.option("--check", type=click.Path(file_okay=False), default=None,
+              help="With --all: exit 4 when DIR differs from a fresh compile (stale, missing or extra files).")
 @_options
 @handle_errors
-def compile_cmd(project, out, period, resolved, workspace, debug):
-    """Print the project's Spark SQL."""
+def compile_cmd(project, out, period, resolved, all_projects, check, workspace, debug):
+    """Print the project's Spark SQL (--all: every project's, to --out DIR or checked against --check DIR)."""
     from ..compiler.compile import compile_project, find_project
     from ..compiler.periods import parse_period
     from . import folders
+    if all_projects or check:
+        return _compile_all(project, out, check, resolved or period, all_projects, workspace)
+    if project is None:
+        raise click.UsageError("compile needs a PROJECT (or --all)")
     root = _root(workspace)
     ws = _load(root)
     proj = find_project(ws, project)
@@ -115,6 +123,28 @@ def compile_cmd(project, out, period, resolved, workspace, debug):
         click.echo(path)
     else:
         click.echo(text)
+
+
+def _compile_all(project, out, check, resolved, all_projects, workspace):
+    """compile --all --out DIR | --all --check DIR (see compile_all.py)."""
+    from . import compile_all
+    if not all_projects:
+        raise click.UsageError("--check needs --all")
+    if project is not None or resolved:
+        raise click.UsageError("--all compiles every project: give no PROJECT, --period or --resolved")
+    if bool(out) == bool(check):
+        raise click.UsageError("--all needs exactly one of --out DIR or --check DIR")
+    ws = _load(_root(workspace))
+    if out:
+        for path in compile_all.write_all(ws, out):
+            click.echo(path)
+        return
+    result = compile_all.check_all(ws, check)
+    if not result.ok:
+        for line in result.lines(check):
+            click.echo(line, err=True)
+        sys.exit(compile_all.EXIT_STALE)
+    click.echo(f"ok: {check} is up to date ({len(ws.projects)} projects)")
 
 
 @main.command("validate")
@@ -284,6 +314,31 @@ def datasets_cmd(action, name, workspace, debug):
         versions = ",".join(f"{v.version}{'' if v.status == 'active' else '(disabled)'}" for v in ds.versions)
         click.echo(f"{ds.name:<24} {'registered' if ds.registered else 'declared':<10} {ds.temporal_mode:<10} "
                    f"{ds.status:<8} versions {versions}")
+
+
+@main.command("diff")
+@click.argument("base", required=False)
+@click.argument("head", required=False)
+@click.option("--project", "projects", multiple=True, help="Only this project (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
+              help="text (terminal), markdown (a pull-request comment) or json (CONTRACT §7).")
+@click.option("--fail-on", type=click.Choice(["breaking", "any"]), default=None,
+              help="Exit 4 when a breaking change (or any non-no_op change) is found.")
+@_options
+@handle_errors
+def diff_cmd(base, head, projects, fmt, fail_on, workspace, debug):
+    """Compare the compiled pipelines of two git revisions (default HEAD and the working tree) or folders."""
+    from ..compiler.workspace import WorkspaceNotFound
+    from .diff_command import run_diff
+    try:
+        root = _root(workspace)
+    except WorkspaceNotFound:
+        if base is None or head is None:
+            raise
+        root = None  # two workspace folders need no current workspace
+    code = run_diff(root, base, head, projects, fmt, fail_on, click.echo,
+                    extra_datasets=_registered(root) if root else None)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

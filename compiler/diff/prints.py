@@ -153,7 +153,8 @@ class _Walker:
         parts += [(c.kind.value, v.get(c.applies_to, c.applies_to), _local_sql(c.expression, v)) for c in op.conditions]
         parts.append(tuple(op.group_by))
         for n, c in (op.appended or {}).items():
-            parts.append(("appended", n, c.type, _local_sql(c.expression, v)))
+            if not _typed_null(c.expression):  # a working column the added rows do not carry: not part of it
+                parts.append(("appended", n, c.type, _local_sql(c.expression, v)))
         for n, e in (op.summary or {}).items():
             parts.append(("summary", n, _local_sql(e, v)))
         if isinstance(op, UpdatePlan):
@@ -161,8 +162,13 @@ class _Walker:
         if isinstance(op, AppendPlan):
             parts.append(_local_sql(op.source_where, v))
         if isinstance(op, OutputPlan):
-            parts += [tuple(op.columns), _local_sql(op.where, v), output_definition(op)]
+            declared = op.operation.columns  # None: every working column, whatever they are by then
+            parts += [tuple(declared) if declared is not None else "*", _local_sql(op.where, v), output_definition(op)]
         return digest(*parts)
+
+
+def _typed_null(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Null) or (isinstance(node, exp.Cast) and isinstance(node.this, exp.Null))
 
 
 def output_definition(op: OutputPlan) -> str:

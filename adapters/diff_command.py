@@ -1,0 +1,101 @@
+"""``ledgerflow diff``: open both sides (:mod:`.gitsource`), compile them offline, compare
+(:mod:`ledgerflow.compiler.diff`), format (:mod:`.diff_format`) and choose the exit code.
+
+The two sides are compiled at the same time, the base in a forked process, when the machine has
+more than one core and there is enough to compile (:data:`PARALLEL_MIN_OPERATIONS`): a diff costs
+about one compile instead of two.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from typing import Callable, Optional
+
+from ..compiler.diff import (SideError, compare, projects_to_compile, select_projects, summarise)
+from ..compiler.diff.result import Category, WorkspaceDiff
+from ..compiler.errors import CompileError
+from ..compiler.model import Dataset, Workspace
+from ..compiler.workspace import load_workspace
+from .diff_format import render_json, render_markdown, render_text
+from .gitsource import Side, open_side
+
+EXIT_FOUND = 4
+PARALLEL_MIN_OPERATIONS = 200
+
+_FORKED: dict = {}  # what the forked process compiles (inherited, not pickled)
+
+
+def _load(side: Side, extra: list[Dataset]) -> Workspace:
+    try:
+        return load_workspace(side.root, extra_datasets=(lambda: list(extra)) if extra else None)
+    except CompileError as err:
+        raise SideError(side.role, side.label, err.render()) from None
+
+
+def _summarise_forked() -> tuple:
+    return summarise(_FORKED["workspace"], _FORKED["names"])
+
+
+def _summarise_both(base: Workspace, head: Workspace, names: list[str]) -> tuple[tuple, tuple]:
+    size = sum(len(p.operations) for ws in (base, head) for p in ws.projects if p.name in names)
+    if size < PARALLEL_MIN_OPERATIONS or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return summarise(base, names), summarise(head, names)
+    _FORKED.update(workspace=base, names=names)
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        pending = pool.apply_async(_summarise_forked)
+        head_result = summarise(head, names)
+        base_result = pending.get()
+    _FORKED.clear()
+    return base_result, head_result
+
+
+def compute_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str],
+                 projects: tuple = (), extra_datasets=None) -> WorkspaceDiff:
+    """The diff of ``base_spec`` (default ``HEAD``) and ``head_spec`` (default the working tree); raises
+    :class:`SideError` (exit 1) naming the side that does not compile.
+
+    ``extra_datasets`` (a list, or a callable giving one): the datasets registered by runs of this
+    workspace (its run store). They are not in git, so both sides get the same ones."""
+    registered = list(extra_datasets() if callable(extra_datasets) else extra_datasets or [])
+    base_side = open_side("base", base_spec if base_spec is not None else "HEAD", workspace_root)
+    try:
+        head_side = open_side("head", head_spec, workspace_root)
+        try:
+            base, head = _load(base_side, registered), _load(head_side, registered)
+            names = select_projects(base, head, projects)
+            todo = projects_to_compile(base, head, names)
+            (base_summaries, base_errors), (head_summaries, head_errors) = _summarise_both(base, head, todo)
+            if base_errors:
+                raise SideError("base", base_side.label, "\n".join(base_errors))
+            if head_errors:
+                raise SideError("head", head_side.label, "\n".join(head_errors))
+            return compare(base, head, base_side.label, head_side.label, names, base_summaries, head_summaries)
+        finally:
+            head_side.close()
+    finally:
+        base_side.close()
+
+
+def render(diff: WorkspaceDiff, fmt: str) -> str:
+    """The diff in ``fmt`` (text, markdown or json)."""
+    return {"text": render_text, "markdown": render_markdown, "json": render_json}[fmt](diff)
+
+
+def exit_code(diff: WorkspaceDiff, fail_on: Optional[str]) -> int:
+    """4 when a change at or above ``fail_on`` was found (``any``: any change of what a project computes
+    or writes, i.e. non_breaking or breaking; a no_op edit never fails), else 0."""
+    worst = diff.worst()
+    if fail_on is None or worst is None:
+        return 0
+    threshold = Category.BREAKING if fail_on == "breaking" else Category.NON_BREAKING
+    return EXIT_FOUND if worst.rank >= threshold.rank else 0
+
+
+def run_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str], projects: tuple,
+             fmt: str, fail_on: Optional[str], echo: Callable[[str], None],
+             extra_datasets=None) -> int:
+    """Print the diff with ``echo``; returns the exit code."""
+    diff = compute_diff(workspace_root, base_spec, head_spec, projects, extra_datasets)
+    echo(render(diff, fmt))
+    return exit_code(diff, fail_on)
