@@ -1,8 +1,8 @@
 """Fingerprints of a typed plan: what each operation is, and what each output column computes.
 
 Two plans are compared through these prints, never through SQL text. A print is a short hash of the
-normalised SQL text (``exp.sql()``) of a sqlglot expression in which every column reference has been
-replaced by the print of what it stands for, down to the input datasets' columns. Comparing two prints
+normalised sqlglot AST of an expression (:func:`_shape`: node types and arguments, no comments) in
+which every column reference has been replaced by the print of what it stands for, down to the input datasets' columns. Comparing two prints
 is therefore comparing two fully expanded expressions (what :func:`..plan.output_columns` builds), but
 built as a hash chain (a Merkle DAG) instead of a tree: in a chain of updates where each step reads a
 column twice (``acc_b = acc_b * 2 - acc_b``) the expanded tree doubles at every step, the chain does not.
@@ -27,7 +27,6 @@ from sqlglot import exp
 
 from ..model import Dataset, Project, Workspace
 from ..plan import (AggregatePlan, AppendPlan, OperationPlan, OutputPlan, Plan, UpdatePlan)
-from ..render import sql as _sql
 from ..resolver import resolver_precedence
 
 
@@ -74,35 +73,44 @@ class PlanPrints:
 Resolve = Callable[[exp.Column], str]
 
 
+def _shape(node: exp.Expression, resolve: Resolve) -> str:
+    """A canonical text of the AST under ``node``: its node types and arguments in order, comments and
+    absent arguments left out, every column replaced by ``resolve(column)``. Two expressions have the
+    same shape exactly when they are the same normalised AST (what ``exp.sql()`` of both would show),
+    but the tree is neither copied nor generated: walking it is several times cheaper."""
+    if isinstance(node, exp.Column):
+        return resolve(node)
+    parts = [node.key]
+    for key, value in node.args.items():
+        if value is None or value is False or (isinstance(value, list) and not value):
+            continue
+        if isinstance(value, exp.Expression):
+            parts.append(f"{key}={_shape(value, resolve)}")
+        elif isinstance(value, list):
+            parts.append(f"{key}=[" + ",".join(_shape(v, resolve) if isinstance(v, exp.Expression) else repr(v)
+                                               for v in value) + "]")
+        else:
+            parts.append(f"{key}={value!r}")
+    return "(" + " ".join(parts) + ")"
+
+
 def expression_print(node: Optional[exp.Expression], resolve: Resolve) -> str:
     """The print of ``node`` with every column replaced by ``resolve(column)`` (``-`` for no node)."""
     if node is None:
         return "-"
     if isinstance(node, exp.Column):
         return resolve(node)
-    columns = list(node.find_all(exp.Column))
-    if not columns:
-        return digest(_sql(node))
-    tree = node.copy()
-    for col in list(tree.find_all(exp.Column)):
-        new = exp.column(resolve(col))
-        if col is tree:
-            tree = new
-        else:
-            col.replace(new)
-    return digest(_sql(tree))
+    return digest(_shape(node, resolve))
 
 
 def _local_sql(node: Optional[exp.Expression], views: dict[str, str]) -> str:
-    """Normalised SQL of an expression as an operation writes it, views named by their dataset."""
+    """The shape of an expression as an operation writes it, views named by their dataset."""
     if node is None:
         return "-"
-    if views and any(c.table in views for c in node.find_all(exp.Column)):
-        node = node.copy()
-        for col in list(node.find_all(exp.Column)):
-            if col.table in views:
-                col.set("table", exp.to_identifier(views[col.table], quoted=True))
-    return _sql(node)
+
+    def resolve(col: exp.Column) -> str:
+        return f"`{views.get(col.table, col.table)}`.`{col.name}`"
+    return _shape(node, resolve)
 
 
 def resolver_print(workspace: Workspace, name: Optional[str]) -> str:
