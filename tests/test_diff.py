@@ -405,3 +405,34 @@ def test_diff_as_a_process(repo, tmp_path):
     assert proc.returncode == 4, proc.stderr
     assert project(json.loads(proc.stdout), "ts03_fx_conversion")["category"] == "breaking"
     assert list(scratch.iterdir()) == []
+
+
+def test_aggregation_and_append_changes(repo):
+    edit(ts(repo, "ts05_aggregate_by_type"), "SUM(transactions.amount_local)", "SUM(transactions.amount_reporting)")
+    edit(ts(repo, "ts06_append_budgets"), "group_by: [account_code, cost_center_code, currency]",
+         "group_by: [account_code, currency]")
+    doc = diff_json(repo)
+    agg = project(doc, "ts05_aggregate_by_type")
+    assert agg["category"] == "breaking"
+    assert [o["status"] for o in agg["operations"]] == ["unchanged", "modified", "unchanged"]
+    assert agg["outputs"][0]["columns"] == [{"column": "total_amount", "change": "expression"}]
+    assert agg["outputs"][0]["rows_changed"] is False  # same groups, other sums
+    app = project(doc, "ts06_append_budgets")
+    assert app["category"] == "breaking"
+    assert app["outputs"][0]["rows_changed"] is True  # other groups: other appended rows
+    git(repo, "checkout", "--", ".")
+    edit(ts(repo, "ts05_aggregate_by_type"), "group_by: [transactions.account_type]",
+         "group_by: [transactions.account_type, transactions.currency]")
+    agg = project(diff_json(repo), "ts05_aggregate_by_type")
+    assert agg["category"] == "breaking" and agg["outputs"][0]["rows_changed"] is True
+
+
+def test_dataset_column_added_is_non_breaking_for_readers(repo):
+    edit(ws(repo) / "datasets" / "gl.yml", "    - {name: source_system, type: string}\n",
+         "    - {name: source_system, type: string}\n    - {name: memo, type: string}\n")
+    doc = diff_json(repo)
+    assert next(d for d in doc["datasets"] if d["name"] == "gl")["changes"] == ["column memo added (string)"]
+    p = project(doc, "ts01_output_only")
+    assert (p["category"], p["outputs"][0]["columns"]) == ("non_breaking", [{"column": "memo", "change": "added"}])
+    assert project(doc, "ts07_output_columns")["category"] == "non_breaking"  # its SQL reads the new column
+    assert project(doc, "ts07_output_columns")["outputs"] == []
