@@ -436,3 +436,22 @@ def test_dataset_column_added_is_non_breaking_for_readers(repo):
     assert (p["category"], p["outputs"][0]["columns"]) == ("non_breaking", [{"column": "memo", "change": "added"}])
     assert project(doc, "ts07_output_columns")["category"] == "non_breaking"  # its SQL reads the new column
     assert project(doc, "ts07_output_columns")["outputs"] == []
+
+
+def test_readme_diff_commands(repo, tmp_path, monkeypatch):
+    """Every command of the README's diff section, in a repository with a remote and two folders."""
+    import re
+    from conftest import REPO
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("### Reviewing a change"):text.index("## How it is built")]
+    block = re.search(r"```shell\n(.*?)```", section, re.S).group(1)
+    commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("ledgerflow ")]
+    assert len(commands) >= 5
+    git(repo, "remote", "add", "origin", str(repo))
+    git(repo, "fetch", "-q", "origin")
+    copy_workspace("finance", ws(repo) / "old_ws")  # folders the folder example names, relative to cwd
+    copy_workspace("finance", ws(repo) / "new_ws")
+    monkeypatch.chdir(ws(repo))
+    for command in commands:
+        result = CliRunner().invoke(main, command.split()[1:])
+        assert result.exit_code == 0, f"{command}: {result.output}"
