@@ -50,7 +50,10 @@ class Side:
 
 
 def _git(cwd: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", cwd, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        return subprocess.run(["git", "-C", cwd, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except FileNotFoundError:
+        raise GitSourceError("git is not installed (or not on PATH): give two workspace folders instead.") from None
 
 
 def repository_of(workspace_root: str) -> tuple[str, str]:
@@ -112,16 +115,23 @@ def open_side(role: str, spec: Optional[str], workspace_root: Optional[str]) -> 
         raise SideUsageError(f"{role.upper()} '{spec}' is not a workspace folder, and there is no workspace "
                              "whose git repository could hold it as a revision.")
     commit = resolve_revision(workspace_root, spec)
+    if commit is None and _git(workspace_root, "rev-parse", "--show-toplevel").returncode != 0:
+        raise SideUsageError(f"{workspace_root} is not inside a git repository, so {role.upper()} '{spec}' "
+                             "cannot be a revision: `ledgerflow diff BASE_FOLDER HEAD_FOLDER` compares two "
+                             "workspace folders.")
     if commit is None:
         if os.path.isdir(spec):
             raise SideUsageError(f"{role.upper()} '{spec}' is a folder without {MARKER}, not a workspace.")
         raise SideUsageError(f"{role.upper()} '{spec}' is neither a git revision of the repository holding "
                              f"{workspace_root} nor a workspace folder.")
     dest = tempfile.mkdtemp(prefix=f"lf-diff-{role}-")
+    label = spec if spec == commit else f"{spec} ({commit[:12]})"
     try:
         root = export_revision(workspace_root, commit, dest)
+    except GitSourceError as err:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise GitSourceError(f"{role} ({label}): {err}") from None
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise
-    label = spec if spec == commit else f"{spec} ({commit[:12]})"
     return Side(role, label, root, export=dest)

@@ -455,3 +455,17 @@ def test_readme_diff_commands(repo, tmp_path, monkeypatch):
     for command in commands:
         result = CliRunner().invoke(main, command.split()[1:])
         assert result.exit_code == 0, f"{command}: {result.output}"
+
+
+def test_outside_git_and_revision_without_workspace(repo, tmp_path):
+    plain = copy_workspace("finance", tmp_path / "plain")
+    result = CliRunner().invoke(main, ["--workspace", str(plain), "diff"])
+    assert result.exit_code == 2 and "not inside a git repository" in result.output
+    (repo / "README").write_text("x\n")
+    git(repo, "checkout", "-q", "--orphan", "empty")
+    git(repo, "rm", "-rq", "--cached", ".")
+    git(repo, "add", "README")
+    git(repo, "commit", "-qm", "no workspace")
+    git(repo, "checkout", "-q", "-f", "main")
+    result = diff(repo, "empty")
+    assert result.exit_code == 1 and "base (empty (" in result.output and "has no workspace at 'ws/'" in result.output
