@@ -22,7 +22,6 @@ import datetime
 import json
 import os
 import re
-import shutil
 import sqlite3
 import stat
 import sys
@@ -100,9 +99,10 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
                 problems.append(f"{path} is not a folder: left alone")
             elif live == path:
                 kept.append(path)
-            else:
-                shutil.rmtree(path)  # does not follow symbolic links inside the folder
+            elif writers.remove_version(path, dest, part.split("=", 1)[1]):  # the one deletion rule
                 removed.append(path)
+            else:
+                problems.append(f"could not remove {path} (or it is not a version folder ledgerflow created): left alone")
         except OSError as exc:
             problems.append(f"could not remove {path}: {exc.strerror or exc}")
     # the temporary link of an interrupted swap (writers._point): `<dest>/_period=P.<name>.tmp`
