@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from . import periods, system_columns as sysc
 from . import types as T
+from .codes import APPEND_REFERENCE, INPUT_REFERENCE, JOIN_REFERENCE, ReferenceCodes
 from .dsl.ast import Binary, ColumnRef, Expanded, Node, Paren, Source, Unary, Call
 from .dsl.translate import ExprError, JoinScope, Scope, Translator, Typed
 from .errors import Diagnostic, DiagnosticCollector, Location, did_you_mean
@@ -167,9 +168,9 @@ class Planner:
         self.prev = ""
 
     # ------------------------------------------------------------------ catalog
-    def lookup(self, ref: DatasetRef, codes: tuple[str, str, str], what: str) -> Optional[Dataset]:
-        """Find a referenced dataset and check it is active and the pinned version exists."""
-        not_found, disabled, no_version = codes
+    def lookup(self, ref: DatasetRef, codes: ReferenceCodes, what: str) -> Optional[Dataset]:
+        """Find a referenced dataset and check it is active, the pinned version exists and a resolver applies."""
+        not_found, disabled, no_version = codes.not_found, codes.disabled, codes.no_version
         ds = self.ws.find_dataset(ref.dataset_id)
         if ds is None:
             self.errors.add(not_found, f"{what}: dataset '{ref.dataset_id}' not found in the workspace", ref.location,
@@ -191,7 +192,7 @@ class Planner:
             self.errors.add(no_version, f"{what}: dataset '{ds.name}' has no active version", ref.location,
                             ref.dataset_id, "mark a version active")
             return None
-        self.check_resolver(ds, ref, "APPEND_007" if not_found == "APPEND_001" else "RES-001", what)
+        self.check_resolver(ds, ref, codes.no_resolver, what)
         return ds
 
     def check_resolver(self, ds: Dataset, ref: DatasetRef, code: str, what: str) -> None:
@@ -266,7 +267,7 @@ class Planner:
     def plan(self) -> Plan:
         """Plan every operation; returns the plan with all diagnostics found."""
         p = self.project
-        ds = self.lookup(p.input, ("PRJ-001", "PRJ-002", "PRJ-003"), "input dataset")
+        ds = self.lookup(p.input, INPUT_REFERENCE, "input dataset")
         self.input_ds = ds
         if ds is not None:
             self.table = ds.table_name
@@ -365,7 +366,7 @@ class Planner:
             self.errors.add("JOIN-VR-005", f"join alias '{alias}' conflicts with working dataset table name", loc,
                             alias, "choose another alias, e.g. the dataset's short name")
             ok = False
-        ds = self.lookup(j.dataset, ("JOIN-VR-001", "JOIN-VR-002", "JOIN-VR-003"), f"join '{alias}'")
+        ds = self.lookup(j.dataset, JOIN_REFERENCE, f"join '{alias}'")
         if ds is None or not ok:
             if ok:  # keep the alias usable so its references do not cascade into more errors
                 join_scopes[alias] = JoinScope(alias, _AnyColumns())
@@ -589,7 +590,7 @@ class Planner:
     def plan_append(self, op: Operation) -> None:
         seq = op.seq
         ref = op.source
-        ds = self.lookup(ref, ("APPEND_001", "APPEND_001", "APPEND_002"), f"append source of operation {seq}")
+        ds = self.lookup(ref, APPEND_REFERENCE, f"append source of operation {seq}")
         if ds is None:
             return
         src_cols = {c.name: T.from_sql(c.type) for c in ds.columns}
