@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
 from ..compiler.loading import JSON_TEXT, METADATA_COLUMN, normalised_select, union_all
-from ..compiler import system_columns as sysc
+from ..compiler import parameters, system_columns as sysc
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
 
@@ -273,8 +273,7 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)
-    used = {k: v for k, v in args.items() if f":{k}" in query}
-    spark.sql(query, args=used).createOrReplaceTempView(view)
+    spark.sql(query, args=parameters.arguments(query, args)).createOrReplaceTempView(view)
     return len(selects)
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-import re
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..compiler import resolver as resolver_engine
+from ..compiler import parameters, resolver as resolver_engine
 from ..compiler.compile import CompiledProject, compile_project, find_project
 from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
 from ..compiler.model import Dataset, Project, Workspace
@@ -46,17 +45,6 @@ def utcnow() -> datetime.datetime:
     """Now in UTC, naive, millisecond precision (what the run records and binds)."""
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
-def parameters(period: Period, started_at: datetime.datetime) -> dict:
-    """The named parameters the compiled SQL uses."""
-    return {"period_identifier": period.identifier, "period_start": period.start, "period_end": period.end,
-            "run_started_at": started_at}
-
-
-def used_args(sql: str, args: dict) -> dict:
-    """Only the parameters ``sql`` mentions."""
-    return {k: v for k, v in args.items() if re.search(rf":{k}\b", sql)}
 
 
 @dataclass
@@ -358,7 +346,7 @@ class Runner:
         """
         destinations = destinations or {}
         metrics = self.metrics = RunMetrics(spark, ctx.run_id)
-        args = parameters(ctx.period, ctx.started_at)
+        args = parameters.values(ctx.period, ctx.started_at)
         inputs = [(v.view, v.dataset, ctx.resolutions[v.view].version, ctx.resolutions[v.view].locations)
                   for v in ctx.compiled.inputs]
         for view, dataset, _, locations in inputs:  # again at load: a replay reads recorded locations
@@ -387,7 +375,7 @@ class Runner:
                 materialise = not (len(readers) == 1 and readers[0].kind == "output")
                 with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                     entry["materialised"] = materialise  # else its one output's query computes it
-                    df = spark.sql(st.sql, args=used_args(st.sql, args))
+                    df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
                     if materialise:
                         df = df.localCheckpoint()
                     df.createOrReplaceTempView(st.name)
@@ -397,7 +385,7 @@ class Runner:
                 deferred = bool(dest and dest[0] == "path" and writers.is_local(dest[1]))
                 with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                     entry["materialised"] = not deferred  # else computed once, by its staged write
-                    df = spark.sql(st.sql, args=used_args(st.sql, args))
+                    df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
                     if not deferred:
                         df = df.localCheckpoint()
                         rows = df.count()

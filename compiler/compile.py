@@ -5,6 +5,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Optional
 
+from . import parameters
 from .errors import CompileError, Diagnostic
 from .model import Project, Workspace
 from .planner import STAGE_MAX_CTES, InputView, Planner, Statement
@@ -38,7 +39,7 @@ class CompiledProject:
         """The whole compiled SQL script, byte-for-byte deterministic (parameters as markers)."""
         p = self.project
         lines = [comment(f"ledgerflow {VERSION}: project {p.name} (id {p.id}, version {p.version})"),
-                 comment("Parameters: :period_identifier, :period_start, :period_end, :run_started_at"),
+                 comment("Parameters: " + ", ".join(f":{name}" for name in parameters.NAMES)),
                  comment("Inputs (views the runner creates from each dataset's resolved locations, normalised to the"),
                  comment("declared columns plus system columns):")]
         for v in self.inputs:
