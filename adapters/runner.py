@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..compiler import parameters, resolver as resolver_engine
-from ..compiler.compile import CompiledProject, compile_project, find_project
+from ..compiler.compile import CompiledProject, compile_project, require_project
 from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
 from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
@@ -179,14 +179,13 @@ class Runner:
         self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)
 
     # ---------------------------------------------------------------- entry points
-    def run(self, project_ref: str, period_text: str, allow_draft: bool = False) -> dict:
-        """Run ``project_ref`` for ``period_text``; returns the completed run record."""
+    def run(self, project_ref: str, period_text: str, allow_draft: bool = False,
+            workspace: Optional[Workspace] = None) -> dict:
+        """Run ``project_ref`` for ``period_text``; returns the completed run record. ``workspace``: the
+        workspace at this runner's root as the caller loaded it (default: loaded here)."""
         period = parse_period(period_text)
-        ws = load_workspace(self.root, extra_datasets=self.store.registered_datasets)
-        project = find_project(ws, project_ref)
-        if project is None:
-            raise LedgerflowError(f"no project '{project_ref}' in {self.root}; projects: "
-                                  f"{', '.join(sorted(p.name for p in ws.projects)) or 'none'}.")
+        ws = workspace or self.load_workspace()
+        project = require_project(ws, project_ref)
         if project.status == "draft" and not allow_draft:
             raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
         compiled = compile_project(ws, project)
@@ -196,14 +195,15 @@ class Runner:
         ctx.fingerprint, ctx.session_factory = True, self._session
         return self._execute(ctx, resolve=True)
 
-    def replay(self, run_id: str, allow_changed_inputs: bool = False) -> dict:
+    def replay(self, run_id: str, allow_changed_inputs: bool = False, workspace: Optional[Workspace] = None) -> dict:
         """Re-execute a recorded run from its snapshots: same versions, locations, TODAY() and rows.
 
         The inputs are compared with the fingerprints the run recorded first: a changed input refuses
         the replay (ResolutionError naming the dataset, location and files) unless
-        ``allow_changed_inputs``; a deleted one always does."""
+        ``allow_changed_inputs``; a deleted one always does. ``workspace``: as in :meth:`run` (its
+        configuration and registered datasets are used; projects and declared datasets come from the run)."""
         original = self.store.get_run(run_id)
-        ws_now = load_workspace(self.root, extra_datasets=self.store.registered_datasets)
+        ws_now = workspace or self.load_workspace()
         project = from_snapshot(original["project_snapshot"], f"run {original['run_id']} project snapshot",
                                 project_from_data)
         project.file = ""
@@ -230,6 +230,10 @@ class Runner:
                       "rows get new _row_ids in this replay; every other value is reproduced.")
         self.echo(f"Replaying run {original['run_id']} as {ctx.run_id}")
         return self._execute(ctx, resolve=False)
+
+    def load_workspace(self) -> Workspace:
+        """The workspace at this runner's root with the datasets earlier runs registered."""
+        return load_workspace(self.root, extra_datasets=self.store.registered_datasets)
 
     def _session(self):
         """The SparkSession of this runner (``getOrCreate``: the run later gets the same one)."""

@@ -6,13 +6,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import parameters
-from .errors import CompileError, Diagnostic
+from .errors import CompileError, Diagnostic, LedgerflowError
 from .model import Project, Workspace
 from .planner import STAGE_MAX_CTES, InputView, Planner, Statement
 from .render import comment, normalise
 from .types import SqlType
-
-VERSION = "0.1.0"
+from .version import version
 
 
 @dataclass
@@ -38,7 +37,7 @@ class CompiledProject:
     def script(self) -> str:
         """The whole compiled SQL script, byte-for-byte deterministic (parameters as markers)."""
         p = self.project
-        lines = [comment(f"ledgerflow {VERSION}: project {p.name} (id {p.id}, version {p.version})"),
+        lines = [comment(f"ledgerflow {version()}: project {p.name} (id {p.id}, version {p.version})"),
                  comment("Parameters: " + ", ".join(f":{name}" for name in parameters.NAMES)),
                  comment("Inputs (views the runner creates from each dataset's resolved locations, normalised to the"),
                  comment("declared columns plus system columns):")]
@@ -106,6 +105,15 @@ def compile_project(workspace: Workspace, project: Project, stage_max_ctes: int 
             st.sql = normalise(st.sql, f"{project.name} {st.name}")
     return CompiledProject(project, plan.inputs, plan.statements, plan.schema,
                            plan.input_dataset.id if plan.input_dataset else "")
+
+
+def require_project(workspace: Workspace, ref: str) -> Project:
+    """:func:`find_project`, or a :class:`LedgerflowError` naming the workspace and its projects."""
+    project = find_project(workspace, ref)
+    if project is None:
+        raise LedgerflowError(f"no project '{ref}' in {workspace.root}; projects: "
+                              f"{', '.join(sorted(p.name for p in workspace.projects)) or 'none'}.")
+    return project
 
 
 def find_project(workspace: Workspace, ref: str) -> Optional[Project]:
