@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
@@ -277,15 +278,25 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     return len(selects)
 
 
-def load_inputs(spark, inputs: list[tuple[str, Dataset, int, list[ResolvedLocation]]], args: dict) -> list[int]:
-    """:func:`load_input` for every ``(view, dataset, version, locations)``; returns the location counts.
+@dataclass(frozen=True)
+class InputLoad:
+    """One input view to create: ``dataset`` at ``version``, read from its resolved ``locations``."""
+
+    view: str
+    dataset: Dataset
+    version: int
+    locations: list[ResolvedLocation]
+
+
+def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
+    """:func:`load_input` for every input; returns the location counts.
 
     The views are created concurrently: each one mostly waits on Spark (listing files, a small job
     reading a Parquet footer for the schema, analysing the normalised SELECT), so a pipeline with
     several inputs starts sooner. Every load finishes before the first error, in input order, is raised.
     """
     if len(inputs) <= 1:
-        return [load_input(spark, *item, args) for item in inputs]
+        return [load_input(spark, i.view, i.dataset, i.version, i.locations, args) for i in inputs]
     with ThreadPoolExecutor(max_workers=min(4, len(inputs)), thread_name_prefix="ledgerflow-load") as pool:
-        futures = [pool.submit(load_input, spark, *item, args) for item in inputs]
+        futures = [pool.submit(load_input, spark, i.view, i.dataset, i.version, i.locations, args) for i in inputs]
     return [f.result() for f in futures]

@@ -385,7 +385,7 @@ def test_inputs_load_concurrently_and_the_first_error_in_input_order_wins(spark,
     inputs = []
     for i, frame in enumerate([good, good.drop("note"), good.drop("price"), good]):
         loc = loaders.register_memory(f"concurrent_{i}", frame, "2026-01")
-        inputs.append((f"ds_concurrent_{i}", items, 1, [loc]))
+        inputs.append(loaders.InputLoad(f"ds_concurrent_{i}", items, 1, [loc]))
     assert loaders.load_inputs(spark, [inputs[0], inputs[3]], args) == [1, 1]
     assert spark.table("ds_concurrent_3").count() == 3
     for _ in range(3):
