@@ -16,14 +16,13 @@ from typing import Optional
 from . import emit
 from .bind import bind
 from .emit import describe, destination_text, statement_text  # noqa: F401  (re-exported for adapters)
-from .errors import CompileError, Diagnostic
+from .errors import CompileError, Diagnostic, LedgerflowError
 from .lower import lower
 from .model import Project, Workspace
 from .plan import InputView, Plan
 from .stage import STAGE_MAX_CTES, Statement, cut_stages
 from .types import SqlType
-
-VERSION = "0.1.0"
+from .version import version
 
 
 @dataclass
@@ -49,7 +48,7 @@ class CompiledProject:
 
     def script(self) -> str:
         """The whole compiled SQL script, byte-for-byte deterministic (parameters as markers)."""
-        return emit.script(self.project, self.inputs, self.statements, VERSION)
+        return emit.script(self.project, self.inputs, self.statements, version())
 
     def sha256(self) -> str:
         """Hash of :meth:`script`, recorded with each run."""
@@ -92,6 +91,15 @@ def compile_project(workspace: Workspace, project: Project, stage_max_ctes: int 
         statements = cut_stages(lower(plan), stage_max_ctes)
     return CompiledProject(project, plan.inputs, statements, plan.schema,
                            plan.input_dataset.id if plan.input_dataset else "", plan)
+
+
+def require_project(workspace: Workspace, ref: str) -> Project:
+    """:func:`find_project`, or a :class:`LedgerflowError` naming the workspace and its projects."""
+    project = find_project(workspace, ref)
+    if project is None:
+        raise LedgerflowError(f"no project '{ref}' in {workspace.root}; projects: "
+                              f"{', '.join(sorted(p.name for p in workspace.projects)) or 'none'}.")
+    return project
 
 
 def find_project(workspace: Workspace, ref: str) -> Optional[Project]:
