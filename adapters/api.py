@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..compiler.compile import compile_project, find_project
+from ..compiler.compile import compile_project, require_project
 from ..compiler.errors import LedgerflowError
 from ..compiler.workspace import find_workspace, load_workspace
 from . import loaders
@@ -22,21 +22,16 @@ from .runstore import RunStore
 __all__ = ["compile", "run"]
 
 
-def _project(root: str, project: str):
-    ws = load_workspace(root, extra_datasets=RunStore(root).registered_datasets)
-    proj = find_project(ws, project)
-    if proj is None:
-        raise LedgerflowError(f"no project '{project}' in {root}; projects: "
-                              f"{', '.join(sorted(p.name for p in ws.projects)) or 'none'}.")
-    return ws, proj
+def _workspace(root: str):
+    """The workspace at ``root`` with the datasets earlier runs registered."""
+    return load_workspace(root, extra_datasets=RunStore(root).registered_datasets)
 
 
 def compile(workspace: str, project: str) -> str:  # noqa: A001 - the API's verb
     """The compiled Spark SQL script of ``project`` (name, id or YAML path) in ``workspace``,
     exactly what ``ledgerflow compile PROJECT`` prints."""
-    root = find_workspace(explicit=workspace)
-    ws, proj = _project(root, project)
-    return compile_project(ws, proj).script()
+    ws = _workspace(find_workspace(explicit=workspace))
+    return compile_project(ws, require_project(ws, project)).script()
 
 
 def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]] = None, spark=None,
@@ -51,9 +46,10 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     from .runner import Runner
 
     root = find_workspace(explicit=workspace)
+    ws = _workspace(root)
     data = dict(data or {})
     if data:
-        ws, _ = _project(root, project)
+        require_project(ws, project)
         unknown = [k for k in data if ws.find_dataset(k) is None]
         if unknown:
             raise LedgerflowError(f"data names unknown dataset(s) {', '.join(sorted(unknown))}; datasets: "
@@ -61,7 +57,7 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     if spark is not None:
         factory, label = (lambda: spark), _master(spark)
     else:
-        cfg = load_workspace(root, extra_datasets=RunStore(root).registered_datasets).config
+        cfg = ws.config
         master = cfg.spark_master or "local[*]"
 
         def factory():
@@ -71,7 +67,7 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     before = set(loaders.MEMORY)
     try:
         return Runner(root, echo=echo, session_factory=factory, spark_label=label, memory=data).run(
-            project, period, allow_draft)
+            project, period, allow_draft, workspace=ws)
     finally:
         for key in set(loaders.MEMORY) - before:
             loaders.MEMORY.pop(key, None)

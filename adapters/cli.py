@@ -6,73 +6,109 @@ import json
 import os
 import sys
 import traceback
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
+from ..compiler.version import version
+
+if TYPE_CHECKING:
+    from ..compiler.model import Project, Workspace
+    from .runstore import RunStore
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
 # start without sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and,
 # in a workspace where nothing ran yet, without the run store (sqlite3).
 
 
-def _options(fn):
-    fn = click.option("--workspace", "workspace", type=click.Path(file_okay=False), default=None,
-                      help="Workspace folder (default: $LEDGERFLOW_WORKSPACE or the nearest ancestor with ledgerflow.yml).")(fn)
-    fn = click.option("--debug", is_flag=True, default=False, help="Show tracebacks.")(fn)
-    return fn
+class Invocation:
+    """What one command works on, each part found or loaded at most once (click's context object):
+    the workspace folder, the workspace with its registered datasets, and the run store.
+
+    ``--workspace`` and ``--debug`` may be given before or after the command's name."""
+
+    def __init__(self, workspace: Optional[str] = None, debug: bool = False):
+        self.workspace_option = workspace
+        self.debug = debug
+        self._root: Optional[str] = None
+        self._workspace: Optional[Workspace] = None
+        self._store: Optional[RunStore] = None
+
+    @property
+    def root(self) -> str:
+        """The workspace folder (``--workspace``, ``$LEDGERFLOW_WORKSPACE`` or the nearest marker)."""
+        if self._root is None:
+            from ..compiler.workspace import find_workspace
+            self._root = find_workspace(explicit=self.workspace_option)
+        return self._root
+
+    @property
+    def store(self) -> RunStore:
+        """The run store (opening it recovers interrupted runs, once per process)."""
+        if self._store is None:
+            from .runstore import RunStore
+            self._store = RunStore(self.root)
+        return self._store
+
+    @property
+    def workspace(self) -> Workspace:
+        """The workspace with its registered datasets, loaded on first use."""
+        if self._workspace is None:
+            from ..compiler.workspace import load_workspace
+            self._workspace = load_workspace(self.root, extra_datasets=self._registered())
+        return self._workspace
+
+    def _registered(self):
+        if self._store is None and not os.path.exists(os.path.join(self.root, ".ledgerflow", "state.db")):
+            return None  # nothing ever ran or registered here (the store is created by the first run)
+        return self.store.registered_datasets
+
+    def project(self, ref: str) -> Project:
+        """The project ``ref`` (name, id or YAML path) of the workspace, or an error listing its projects."""
+        from ..compiler.compile import require_project
+        return require_project(self.workspace, ref)
 
 
-def handle_errors(fn):
-    """Known errors become one readable paragraph on stderr and their exit code; --debug re-raises."""
+def command(fn):
+    """A command: the shared ``--workspace``/``--debug`` options, the :class:`Invocation` as first
+    argument, and known errors as one readable paragraph on stderr with their exit code (``--debug``
+    adds the traceback)."""
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        ctx = click.get_current_context()
-        debug = kwargs.get("debug") or (ctx.obj or {}).get("debug")
+    def wrapper(*args, workspace: Optional[str] = None, debug: bool = False, **kwargs):
+        inv = click.get_current_context().ensure_object(Invocation)
+        if workspace:
+            inv.workspace_option = workspace
+        inv.debug = inv.debug or debug
         try:
-            return fn(*args, **kwargs)
+            return fn(inv, *args, **kwargs)
         except LedgerflowError as err:
-            if debug:
+            if inv.debug:
                 traceback.print_exc()
             click.echo(f"Error: {err.render()}", err=True)
             sys.exit(err.exit_code)
-    return wrapper
+    wrapper = click.option("--workspace", "workspace", type=click.Path(file_okay=False), default=None,
+                           help="Workspace folder (default: $LEDGERFLOW_WORKSPACE or the nearest ancestor with "
+                                "ledgerflow.yml).")(wrapper)
+    return click.option("--debug", is_flag=True, default=False, help="Show tracebacks.")(wrapper)
 
 
-def _debug() -> bool:
-    """Whether --debug was given (on the command or on the group)."""
-    ctx = click.get_current_context()
-    return bool(ctx.params.get("debug") or (ctx.find_root().obj or {}).get("debug"))
-
-
-def _root(workspace: Optional[str]) -> str:
-    from ..compiler.workspace import find_workspace
-    ctx = click.get_current_context()
-    return find_workspace(explicit=workspace or (ctx.obj or {}).get("workspace"))
-
-
-def _registered(root: str):
-    if not os.path.exists(os.path.join(root, ".ledgerflow", "state.db")):
-        return []  # nothing ever ran or registered here (the store is created by the first run)
-    from .runstore import RunStore
-    return RunStore(root).registered_datasets
-
-
-def _load(root: str):
-    """The workspace at ``root`` with its registered datasets."""
-    from ..compiler.workspace import load_workspace
-    return load_workspace(root, extra_datasets=_registered(root))
+def _print_version(ctx, _param, value):
+    """``--version``: the installed distribution's version (pyproject.toml's), as click's version option prints it."""
+    if value and not ctx.resilient_parsing:
+        click.echo(f"ledgerflow, version {version()}")
+        ctx.exit()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--workspace", type=click.Path(file_okay=False), default=None, help="Workspace folder.")
 @click.option("--debug", is_flag=True, default=False, help="Show tracebacks.")
-@click.version_option("0.1.0", prog_name="ledgerflow")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 @click.pass_context
 def main(ctx, workspace, debug):
     """ledgerflow: YAML financial pipelines compiled to Spark SQL and run on Spark."""
-    ctx.obj = {"workspace": workspace, "debug": debug}
+    ctx.obj = Invocation(workspace, debug)
 
 
 @main.command("compile")
@@ -86,29 +122,23 @@ def main(ctx, workspace, debug):
               help="Every project: with --out DIR writes each one's SQL, with --check DIR verifies DIR.")
 @click.option("--check", type=click.Path(file_okay=False), default=None,
               help="With --all: exit 4 when DIR differs from a fresh compile (stale, missing or extra files).")
-@_options
-@handle_errors
-def compile_cmd(project, out, period, resolved, all_projects, check, workspace, debug):
+@command
+def compile_cmd(inv: Invocation, project, out, period, resolved, all_projects, check):
     """Print the project's Spark SQL (--all: every project's, to --out DIR or checked against --check DIR)."""
-    from ..compiler.compile import compile_project, find_project
+    from ..compiler.compile import compile_project
     from ..compiler.periods import parse_period
     from . import folders
     if all_projects or check:
-        return _compile_all(project, out, check, resolved or period, all_projects, workspace)
+        return _compile_all(inv, project, out, check, resolved or period, all_projects)
     if project is None:
         raise click.UsageError("compile needs a PROJECT (or --all)")
-    root = _root(workspace)
-    ws = _load(root)
-    proj = find_project(ws, project)
-    if proj is None:
-        raise LedgerflowError(f"no project '{project}'; projects: {', '.join(sorted(p.name for p in ws.projects))}.")
-    compiled = compile_project(ws, proj)
+    proj = inv.project(project)
+    compiled = compile_project(inv.workspace, proj)
     if resolved:
         if not period:
             raise click.UsageError("--resolved needs --period")
         from .resolved import resolved_script
-        from .runstore import RunStore
-        text = resolved_script(ws, proj, compiled, parse_period(period), RunStore(root))
+        text = resolved_script(inv.workspace, proj, compiled, parse_period(period), inv.store)
     else:
         if period:
             raise click.UsageError("--period is only used with --resolved")
@@ -125,7 +155,7 @@ def compile_cmd(project, out, period, resolved, all_projects, check, workspace, 
         click.echo(text)
 
 
-def _compile_all(project, out, check, resolved, all_projects, workspace):
+def _compile_all(inv: Invocation, project, out, check, resolved, all_projects):
     """compile --all --out DIR | --all --check DIR (see compile_all.py)."""
     from . import compile_all
     if not all_projects:
@@ -134,7 +164,7 @@ def _compile_all(project, out, check, resolved, all_projects, workspace):
         raise click.UsageError("--all compiles every project: give no PROJECT, --period or --resolved")
     if bool(out) == bool(check):
         raise click.UsageError("--all needs exactly one of --out DIR or --check DIR")
-    ws = _load(_root(workspace))
+    ws = inv.workspace
     if out:
         for path in compile_all.write_all(ws, out):
             click.echo(path)
@@ -149,31 +179,23 @@ def _compile_all(project, out, check, resolved, all_projects, workspace):
 
 @main.command("validate")
 @click.argument("projects", nargs=-1)
-@_options
-@handle_errors
-def validate_cmd(projects, workspace, debug):
+@command
+def validate_cmd(inv: Invocation, projects):
     """Report every compile-time error of every (or the named) project."""
-    from ..compiler.compile import find_project, plan_diagnostics
-    root = _root(workspace)
-    ws = _load(root)
-    chosen = []
-    for ref in projects:
-        proj = find_project(ws, ref)
-        if proj is None:
-            raise LedgerflowError(f"no project '{ref}'; projects: {', '.join(sorted(p.name for p in ws.projects))}.")
-        chosen.append(proj)
-    chosen = chosen or ws.projects
+    from ..compiler.compile import plan_diagnostics
+    chosen = [inv.project(ref) for ref in projects] or inv.workspace.projects
     diagnostics: list[Diagnostic] = []
     for proj in chosen:
-        diagnostics += plan_diagnostics(ws, proj)
+        diagnostics += plan_diagnostics(inv.workspace, proj)
     if diagnostics:
         raise CompileError(diagnostics)
     click.echo(f"ok: {len(chosen)} project{'s' if len(chosen) != 1 else ''} valid "
                f"({', '.join(p.name for p in chosen)})")
 
 
-def _session_factory(root: str, master: Optional[str], remote: Optional[str], conf: tuple):
-    cfg = _load(root).config
+def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[str], conf: tuple):
+    """(a SparkSession factory, its label) from ledgerflow.yml's ``spark`` settings and the flags."""
+    cfg = inv.workspace.config
     settings = dict(cfg.spark_conf)
     for item in conf:
         if "=" not in item:
@@ -184,13 +206,13 @@ def _session_factory(root: str, master: Optional[str], remote: Optional[str], co
         raise click.UsageError("use either --master or --remote, not both")
     if remote:
         from .spark import connect_session
-        quiet = not _debug()
+        quiet = not inv.debug
         return (lambda: connect_session(remote, settings, quiet=quiet)), remote
     chosen = master or cfg.spark_master or "local[*]"
     from .spark import local_session
     # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
-    quiet = not _debug()
-    log_file = os.path.join(root, "target", "logs", "spark.log")
+    quiet = not inv.debug
+    log_file = os.path.join(inv.root, "target", "logs", "spark.log")
     return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file)), chosen
 
 
@@ -201,21 +223,21 @@ def _session_factory(root: str, master: Optional[str], remote: Optional[str], co
 @click.option("--remote", default=None, help="Spark Connect URL, e.g. sc://127.0.0.1:15002.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
-@_options
-@handle_errors
-def run_cmd(project, period, master, remote, conf, allow_draft, workspace, debug):
+@command
+def run_cmd(inv: Invocation, project, period, master, remote, conf, allow_draft):
     """Resolve, execute on Spark, write the outputs and record the run."""
     from ..compiler.periods import PeriodError, parse_period
     from .runner import Runner
     from .spark import early_session
-    root = _root(workspace)
+    root = inv.root
     try:
         parse_period(period)
     except PeriodError as err:
         raise click.BadParameter(str(err), param_hint="--period")
-    factory, label = _session_factory(root, master, remote, conf)
+    factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
-    Runner(root, echo=click.echo, session_factory=factory, spark_label=label).run(project, period, allow_draft)
+    Runner(root, echo=click.echo, session_factory=factory, spark_label=label).run(
+        project, period, allow_draft, workspace=inv.workspace)
 
 
 @main.command("replay")
@@ -225,16 +247,15 @@ def run_cmd(project, period, master, remote, conf, allow_draft, workspace, debug
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
 @click.option("--allow-changed-inputs", is_flag=True, default=False,
               help="Replay even though input files changed since the run (warns; the new run records what changed).")
-@_options
-@handle_errors
-def replay_cmd(run_id, master, remote, conf, allow_changed_inputs, workspace, debug):
+@command
+def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inputs):
     """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
     from .runner import Runner
     from .spark import early_session
-    root = _root(workspace)
-    factory, label = _session_factory(root, master, remote, conf)
+    factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)
-    Runner(root, echo=click.echo, session_factory=factory, spark_label=label).replay(run_id, allow_changed_inputs)
+    Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
+        run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
 @main.command("runs")
@@ -245,14 +266,12 @@ def replay_cmd(run_id, master, remote, conf, allow_changed_inputs, workspace, de
                    "all hosts see, e.g. NFSv4).")
 @click.option("--json", "as_json", is_flag=True, default=False,
               help="runs show: print the raw run record (run.json) instead of the summary.")
-@_options
-@handle_errors
-def runs_cmd(action, run_id, other_hosts, as_json, workspace, debug):
+@command
+def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json):
     """The run registry: `runs list`, `runs show RUN_ID [--json]` (a summary with per-statement timings),
     `runs clean` (interrupted runs and their staging)."""
     from . import recovery
-    from .runstore import RunStore
-    store = RunStore(_root(workspace))
+    store = inv.store
     if action == "clean":
         for line in recovery.report(recovery.clean(store, other_hosts=other_hosts)):
             click.echo(line)
@@ -284,15 +303,11 @@ def runs_cmd(action, run_id, other_hosts, as_json, workspace, debug):
 @main.command("datasets")
 @click.argument("action", type=click.Choice(["list", "show"]), default="list")
 @click.argument("name", required=False)
-@_options
-@handle_errors
-def datasets_cmd(action, name, workspace, debug):
+@command
+def datasets_cmd(inv: Invocation, action, name):
     """Declared and registered datasets with their versions."""
-    from ..compiler.workspace import load_workspace
-    from .runstore import RunStore
-    root = _root(workspace)
-    store = RunStore(root)
-    ws = load_workspace(root, extra_datasets=store.registered_datasets)
+    store = inv.store  # opened first, as always: it recovers interrupted runs
+    ws = inv.workspace
     if action == "show":
         if not name:
             raise click.UsageError("datasets show needs a NAME")
@@ -324,20 +339,19 @@ def datasets_cmd(action, name, workspace, debug):
               help="text (terminal), markdown (a pull-request comment) or json (CONTRACT §7).")
 @click.option("--fail-on", type=click.Choice(["breaking", "any"]), default=None,
               help="Exit 4 when a breaking change (or any non-no_op change) is found.")
-@_options
-@handle_errors
-def diff_cmd(base, head, projects, fmt, fail_on, workspace, debug):
+@command
+def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on):
     """Compare the compiled pipelines of two git revisions (default HEAD and the working tree) or folders."""
     from ..compiler.workspace import WorkspaceNotFound
     from .diff_command import run_diff
     try:
-        root = _root(workspace)
+        root = inv.root
     except WorkspaceNotFound:
         if base is None or head is None:
             raise
         root = None  # two workspace folders need no current workspace
     code = run_diff(root, base, head, projects, fmt, fail_on, click.echo,
-                    extra_datasets=_registered(root) if root else None)
+                    extra_datasets=inv._registered() if root else None)
     sys.exit(code)
 
 

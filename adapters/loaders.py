@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
 from ..compiler.loading import JSON_TEXT, METADATA_COLUMN, normalised_select, union_all
-from ..compiler import system_columns as sysc
+from ..compiler import parameters, system_columns as sysc
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
 
@@ -273,20 +274,29 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)
-    used = {k: v for k, v in args.items() if f":{k}" in query}
-    spark.sql(query, args=used).createOrReplaceTempView(view)
+    spark.sql(query, args=parameters.arguments(query, args)).createOrReplaceTempView(view)
     return len(selects)
 
 
-def load_inputs(spark, inputs: list[tuple[str, Dataset, int, list[ResolvedLocation]]], args: dict) -> list[int]:
-    """:func:`load_input` for every ``(view, dataset, version, locations)``; returns the location counts.
+@dataclass(frozen=True)
+class InputLoad:
+    """One input view to create: ``dataset`` at ``version``, read from its resolved ``locations``."""
+
+    view: str
+    dataset: Dataset
+    version: int
+    locations: list[ResolvedLocation]
+
+
+def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
+    """:func:`load_input` for every input; returns the location counts.
 
     The views are created concurrently: each one mostly waits on Spark (listing files, a small job
     reading a Parquet footer for the schema, analysing the normalised SELECT), so a pipeline with
     several inputs starts sooner. Every load finishes before the first error, in input order, is raised.
     """
     if len(inputs) <= 1:
-        return [load_input(spark, *item, args) for item in inputs]
+        return [load_input(spark, i.view, i.dataset, i.version, i.locations, args) for i in inputs]
     with ThreadPoolExecutor(max_workers=min(4, len(inputs)), thread_name_prefix="ledgerflow-load") as pool:
-        futures = [pool.submit(load_input, spark, *item, args) for item in inputs]
+        futures = [pool.submit(load_input, spark, i.view, i.dataset, i.version, i.locations, args) for i in inputs]
     return [f.result() for f in futures]

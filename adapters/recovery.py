@@ -22,15 +22,17 @@ import datetime
 import json
 import os
 import re
-import shutil
 import sqlite3
 import stat
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..compiler.errors import LedgerflowError
 from . import liveness, writers
+
+if TYPE_CHECKING:
+    from .runner import OutputDestination
 
 VERSIONS = writers.VERSIONS
 
@@ -53,14 +55,15 @@ class Outcome:
 
 
 # ------------------------------------------------------------------------------------------ staging
-def staging_entries(destinations: dict, period: str) -> list[dict]:
-    """The staging folders a run may create, from its destinations (``op seq -> (kind, target, fmt,
-    version)``, as the runner resolves them before writing): one ``{link, versions}`` per local
+def staging_entries(destinations: dict[int, OutputDestination], period: str) -> list[dict]:
+    """The staging folders a run may create, from its destinations (op seq -> where the output
+    writes, as the runner resolves them before writing): one ``{link, versions}`` per local
     destination partition. Matches the layout of :func:`writers.stage_partition`."""
     out: list[dict] = []
-    for kind, target, _fmt, _version in destinations.values():
-        if kind != "path" or not writers.is_local(target):
+    for dest in destinations.values():
+        if not dest.local:
             continue  # URIs and catalog tables are staged by Spark itself
+        target = dest.target
         root = target[len("file:"):] if target.startswith("file:") else target
         entry = {"link": writers.partition_link(root, period), "versions": writers.versions_dir(root, period)}
         if entry not in out:
@@ -100,9 +103,10 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
                 problems.append(f"{path} is not a folder: left alone")
             elif live == path:
                 kept.append(path)
-            else:
-                shutil.rmtree(path)  # does not follow symbolic links inside the folder
+            elif writers.remove_version(path, dest, part.split("=", 1)[1]):  # the one deletion rule
                 removed.append(path)
+            else:
+                problems.append(f"could not remove {path} (or it is not a version folder ledgerflow created): left alone")
         except OSError as exc:
             problems.append(f"could not remove {path}: {exc.strerror or exc}")
     # the temporary link of an interrupted swap (writers._point): `<dest>/_period=P.<name>.tmp`

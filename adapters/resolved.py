@@ -19,10 +19,11 @@ from ..compiler.compile import CompiledProject, describe
 from ..compiler.errors import LedgerflowError
 from ..compiler.loading import METADATA_COLUMN, normalised_select, union_all
 from ..compiler.model import Project, Workspace
+from ..compiler.parameters import values as parameter_values
 from ..compiler.periods import Period
 from ..compiler.render import comment, ident
 from ..compiler.yaml_source import YStr
-from .runner import RunContext, new_run_id, parameters, resolve_inputs, utcnow
+from .runner import RunContext, new_run_id, resolve_inputs, utcnow
 from . import folders
 from .loaders import file_root
 from .runstore import RunStore
@@ -110,7 +111,7 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
     started = started_at or utcnow()
     ctx = RunContext(ws, project, compiled, period, started, new_run_id(started))
     resolve_inputs(ctx, store)
-    args = parameters(period, started)
+    args = parameter_values(period, started)
     scratch = os.path.join(ws.root, "target", "scratch", folders.segment(project.name), period.identifier)
     results = os.path.join(ws.root, "target", "resolved", folders.segment(project.name), period.identifier)
     out: list[tuple[str, str]] = []

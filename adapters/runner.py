@@ -10,14 +10,13 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
-import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..compiler import resolver as resolver_engine
-from ..compiler.compile import CompiledProject, compile_project, find_project
+from ..compiler import parameters, resolver as resolver_engine
+from ..compiler.compile import CompiledProject, compile_project, require_project
 from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
 from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
@@ -27,6 +26,9 @@ from . import fingerprint, liveness, loaders, recovery, writers
 from .errors_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
 from .runstore import RunStore, registered_id
+
+if TYPE_CHECKING:
+    from ..compiler.compile import Statement
 
 Echo = Callable[[str], None]
 # How _row_id is derived for input rows that arrive without one (README "Row identity"); recorded so
@@ -48,17 +50,6 @@ def utcnow() -> datetime.datetime:
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
-def parameters(period: Period, started_at: datetime.datetime) -> dict:
-    """The named parameters the compiled SQL uses."""
-    return {"period_identifier": period.identifier, "period_start": period.start, "period_end": period.end,
-            "run_started_at": started_at}
-
-
-def used_args(sql: str, args: dict) -> dict:
-    """Only the parameters ``sql`` mentions."""
-    return {k: v for k, v in args.items() if re.search(rf":{k}\b", sql)}
-
-
 @dataclass
 class RunContext:
     """Everything a run needs besides Spark."""
@@ -77,6 +68,41 @@ class RunContext:
     session_factory: Optional[Callable[[], object]] = None  # Spark for fingerprinting catalog tables
     fingerprints: Optional[list] = None  # resolver_snapshot.input_fingerprints
     input_check: Optional[dict] = None  # a replay's allow_changed_inputs, inputs_changed, inputs_unverified
+
+
+@dataclass(frozen=True)
+class OutputDestination:
+    """Where one output writes, resolved before anything runs: a folder (``kind`` "path", with its
+    ``format``) or a catalog table (``kind`` "table"), at ``version`` (the registered dataset's, else 1)."""
+
+    kind: str
+    target: str
+    format: str
+    version: int
+
+    @property
+    def local(self) -> bool:
+        """A folder on this machine (staged, then swapped in; see :mod:`.writers`)."""
+        return self.kind == "path" and writers.is_local(self.target)
+
+
+@dataclass
+class PendingOutput:
+    """An output whose query ran and which is still to be written: ``rows`` is None until its staged
+    write counts them (an output to a local folder is computed by that write)."""
+
+    statement: Statement
+    frame: Any  # a pyspark DataFrame
+    rows: Optional[int]
+
+
+@dataclass(frozen=True)
+class WrittenOutput:
+    """An output written to ``destination``, visible at ``location``."""
+
+    output: PendingOutput
+    destination: OutputDestination
+    location: str
 
 
 def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, store: RunStore) -> int:
@@ -191,14 +217,13 @@ class Runner:
         self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)
 
     # ---------------------------------------------------------------- entry points
-    def run(self, project_ref: str, period_text: str, allow_draft: bool = False) -> dict:
-        """Run ``project_ref`` for ``period_text``; returns the completed run record."""
+    def run(self, project_ref: str, period_text: str, allow_draft: bool = False,
+            workspace: Optional[Workspace] = None) -> dict:
+        """Run ``project_ref`` for ``period_text``; returns the completed run record. ``workspace``: the
+        workspace at this runner's root as the caller loaded it (default: loaded here)."""
         period = parse_period(period_text)
-        ws = load_workspace(self.root, extra_datasets=self.store.registered_datasets)
-        project = find_project(ws, project_ref)
-        if project is None:
-            raise LedgerflowError(f"no project '{project_ref}' in {self.root}; projects: "
-                                  f"{', '.join(sorted(p.name for p in ws.projects)) or 'none'}.")
+        ws = workspace or self.load_workspace()
+        project = require_project(ws, project_ref)
         if project.status == "draft" and not allow_draft:
             raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
         compiled = compile_project(ws, project)
@@ -208,14 +233,15 @@ class Runner:
         ctx.fingerprint, ctx.session_factory = True, self._session
         return self._execute(ctx, resolve=True)
 
-    def replay(self, run_id: str, allow_changed_inputs: bool = False) -> dict:
+    def replay(self, run_id: str, allow_changed_inputs: bool = False, workspace: Optional[Workspace] = None) -> dict:
         """Re-execute a recorded run from its snapshots: same versions, locations, TODAY() and rows.
 
         The inputs are compared with the fingerprints the run recorded first: a changed input refuses
         the replay (ResolutionError naming the dataset, location and files) unless
-        ``allow_changed_inputs``; a deleted one always does."""
+        ``allow_changed_inputs``; a deleted one always does. ``workspace``: as in :meth:`run` (its
+        configuration and registered datasets are used; projects and declared datasets come from the run)."""
         original = self.store.get_run(run_id)
-        ws_now = load_workspace(self.root, extra_datasets=self.store.registered_datasets)
+        ws_now = workspace or self.load_workspace()
         project = from_snapshot(original["project_snapshot"], f"run {original['run_id']} project snapshot",
                                 project_from_data)
         project.file = ""
@@ -242,6 +268,10 @@ class Runner:
                       "rows get new _row_ids in this replay; every other value is reproduced.")
         self.echo(f"Replaying run {original['run_id']} as {ctx.run_id}")
         return self._execute(ctx, resolve=False)
+
+    def load_workspace(self) -> Workspace:
+        """The workspace at this runner's root with the datasets earlier runs registered."""
+        return load_workspace(self.root, extra_datasets=self.store.registered_datasets)
 
     def _session(self):
         """The SparkSession of this runner (``getOrCreate``: the run later gets the same one)."""
@@ -347,8 +377,9 @@ class Runner:
         self.store.save_run(record, ctx.compiled.script())
         liveness.release(ctx.run_id)
 
-    def _compute(self, spark, ctx: RunContext, destinations: Optional[dict] = None) -> list:
-        """Run the stages; returns the outputs still to write as (statement, DataFrame, rows or None).
+    def _compute(self, spark, ctx: RunContext,
+                 destinations: Optional[dict[int, OutputDestination]] = None) -> list[PendingOutput]:
+        """Run the stages; returns the outputs still to write.
 
         A stage is materialised (``localCheckpoint``) to cut the plan, unless its only reader is one
         output: then the output's query computes it once. An output to a local folder is not
@@ -358,12 +389,12 @@ class Runner:
         """
         destinations = destinations or {}
         metrics = self.metrics = RunMetrics(spark, ctx.run_id)
-        args = parameters(ctx.period, ctx.started_at)
-        inputs = [(v.view, v.dataset, ctx.resolutions[v.view].version, ctx.resolutions[v.view].locations)
-                  for v in ctx.compiled.inputs]
-        for view, dataset, _, locations in inputs:  # again at load: a replay reads recorded locations
-            for loc in locations:
-                loaders.check_exists(loc, dataset)
+        args = parameters.values(ctx.period, ctx.started_at)
+        inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
+                                    ctx.resolutions[v.view].locations) for v in ctx.compiled.inputs]
+        for item in inputs:  # again at load: a replay reads recorded locations
+            for loc in item.locations:
+                loaders.check_exists(loc, item.dataset)
         with metrics.measure(metrics.statement("load_inputs", "load", [])):
             counts = loaders.load_inputs(spark, inputs, args)
         for view, n in zip(ctx.compiled.inputs, counts):
@@ -373,7 +404,7 @@ class Runner:
         statements = ctx.compiled.statements
         last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
         ops = {op.seq: op for op in ctx.project.operations}
-        pending = []
+        pending: list[PendingOutput] = []
         for i, st in enumerate(statements):
             if st.kind == "stage":
                 if i > last_output:
@@ -387,35 +418,35 @@ class Runner:
                 materialise = not (len(readers) == 1 and readers[0].kind == "output")
                 with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                     entry["materialised"] = materialise  # else its one output's query computes it
-                    df = spark.sql(st.sql, args=used_args(st.sql, args))
+                    df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
                     if materialise:
                         df = df.localCheckpoint()
                     df.createOrReplaceTempView(st.name)
             else:
                 op = st.operation
                 dest = destinations.get(op.seq)
-                deferred = bool(dest and dest[0] == "path" and writers.is_local(dest[1]))
+                deferred = bool(dest and dest.local)
                 with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                     entry["materialised"] = not deferred  # else computed once, by its staged write
-                    df = spark.sql(st.sql, args=used_args(st.sql, args))
+                    df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
                     if not deferred:
                         df = df.localCheckpoint()
                         rows = df.count()
                 if deferred:
-                    pending.append((st, df, None))
+                    pending.append(PendingOutput(st, df, None))
                     continue
                 self.echo(f"  [{op.seq}] output '{op.name}': {rows} rows")
-                pending.append((st, df, rows))
+                pending.append(PendingOutput(st, df, rows))
         return pending
 
-    def _destinations(self, ctx: RunContext) -> dict:
+    def _destinations(self, ctx: RunContext) -> dict[int, OutputDestination]:
         """Where each output writes (resolved before anything runs, so a bad destination costs nothing).
 
         An output registering a dataset reserves its version here (see :meth:`RunStore.reserve`), so
         concurrent runs never share one; the run's reservations are released when it fails. Every local
         partition is checked here to be absent or ledgerflow's own (``writers.check_partition``), and
         no output may write into a registered version's location."""
-        out = {}
+        out: dict[int, OutputDestination] = {}
         period = ctx.period.identifier
         try:
             for st in ctx.compiled.outputs:
@@ -424,35 +455,33 @@ class Runner:
                     found: dict = {}
 
                     def locate(version: int, op=op, found=found) -> tuple:
-                        found["dest"] = self._destination(ctx, op, version)
-                        kind, target, fmt, _ = found["dest"]
-                        return (target if kind == "path" else None), fmt
+                        dest = found["dest"] = self._destination(ctx, op, version)
+                        return (dest.target if dest.kind == "path" else None), dest.format
                     self.store.reserve(op.register_as_dataset, ctx.run_id, [period], locate)
                     out[op.seq] = found["dest"]
                 else:
                     out[op.seq] = self._destination(ctx, op, 1)
-                    kind, target = out[op.seq][:2]
-                    taken = self.store.live_registrations_at(target) if kind == "path" else []
+                    target = out[op.seq].target
+                    taken = self.store.live_registrations_at(target) if out[op.seq].kind == "path" else []
                     if taken:
                         reg = taken[0]
                         raise ResolutionError(
                             f"output {op.seq}: the destination {target} overlaps the location {reg['location']} of "
                             f"registered dataset '{reg['name']}' version {reg['version']}, which is immutable; write "
                             "this output somewhere else.")
-                kind, target = out[op.seq][:2]
-                if kind == "path" and writers.is_local(target):
-                    writers.check_partition(target, period, create_only=bool(op.register_as_dataset),
+                if out[op.seq].local:
+                    writers.check_partition(out[op.seq].target, period, create_only=bool(op.register_as_dataset),
                                             where=f"output {op.seq}")
         except BaseException:
             self.store.release(ctx.run_id)
             raise
         return out
 
-    def _destination(self, ctx: RunContext, op, version: int) -> tuple:
-        """(kind, target, format, version) of one output at ``version``."""
+    def _destination(self, ctx: RunContext, op, version: int) -> OutputDestination:
+        """Where one output writes at ``version``."""
         d = op.destination
         if d.kind == "catalog_table":
-            return ("table", d.catalog_table, "table", version)
+            return OutputDestination("table", d.catalog_table, "table", version)
         if d.kind == "path":
             # tokens as in a resolver path ({{version}} makes a registered version's folder its own)
             pseudo = Dataset(id=registered_id(op.register_as_dataset or ""), name=op.register_as_dataset or "",
@@ -460,11 +489,11 @@ class Runner:
                              columns=[], versions=[])
             text = resolver_engine.substitute(d.path, pseudo, version, ctx.period, f"output {op.seq}") \
                 if "{{" in d.path else d.path
-            return ("path", resolver_engine.absolute_path(ctx.workspace.root, d.path, text, f"output {op.seq}"),
-                    d.format, version)
+            return OutputDestination("path", resolver_engine.absolute_path(ctx.workspace.root, d.path, text,
+                                                                           f"output {op.seq}"), d.format, version)
         return self._table_destination(ctx, op, version)
 
-    def _table_destination(self, ctx: RunContext, op, version: int) -> tuple:
+    def _table_destination(self, ctx: RunContext, op, version: int) -> OutputDestination:
         d = op.destination
         name = op.register_as_dataset or d.table
         resolver_id = d.resolver or ctx.workspace.config.default_resolver
@@ -478,51 +507,54 @@ class Runner:
         text = resolver_engine.substitute((st.path if st.type == "path" else st.table) or "", pseudo, version,
                                           ctx.period, rule.name)
         if st.type == "table":
-            return ("table", text, "table", version)
-        return ("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text, f"rule '{rule.name}'"), st.format, version)
+            return OutputDestination("table", text, "table", version)
+        return OutputDestination("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text,
+                                                                       f"rule '{rule.name}'"), st.format, version)
 
-    def _write(self, ctx: RunContext, pending: list, destinations: dict) -> list[dict]:
+    def _write(self, ctx: RunContext, pending: list[PendingOutput],
+               destinations: dict[int, OutputDestination]) -> list[dict]:
         """Write every output; local partitions are staged first and swapped in together at the end,
         so a failure anywhere leaves every local destination as it was (URIs and catalog tables are
         replaced one by one by Spark)."""
         period = ctx.period.identifier
         staged: list = []
-        written = []
+        written: list[WrittenOutput] = []
         # Local outputs first: they are computed by their (staged) write, so a failure there must come
         # before any URI or catalog table is replaced.
-        order = sorted(pending, key=lambda p: p[2] is not None)
+        order = sorted(pending, key=lambda p: p.rows is not None)
         try:
-            for st, df, rows in order:
-                op = st.operation
+            for out in order:
+                op, df = out.statement.operation, out.frame
                 if self.metrics:
                     self.metrics.start_output(op.seq, op.name)
-                kind, target, fmt, version = destinations[op.seq]
-                if kind == "table":
-                    location = writers.write_catalog_table(df, target, period)
-                elif writers.is_local(target):
+                dest = destinations[op.seq]
+                if dest.kind == "table":
+                    location = writers.write_catalog_table(df, dest.target, period)
+                elif dest.local:
                     registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
-                    staged.append(writers.stage_partition(df, target, fmt, period, ctx.run_id, create_only=registers))
+                    staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
+                                                          create_only=registers))
                     location = staged[-1].link
-                    if rows is None:
-                        rows = writers.count_rows(df, staged[-1].staged, fmt)
-                        self.echo(f"  [{op.seq}] output '{op.name}': {rows} rows")
+                    if out.rows is None:
+                        out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
+                        self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
                 else:
-                    location = writers.write_uri_partition(df, target, fmt, period)
-                written.append((st, df, rows, kind, target, fmt, version, location))
+                    location = writers.write_uri_partition(df, dest.target, dest.format, period)
+                written.append(WrittenOutput(out, dest, location))
                 if self.metrics:
                     self.metrics.end_output(op.seq)
         except BaseException:
             writers.discard(staged)
             raise
         writers.commit(staged)
-        written.sort(key=lambda w: w[0].operation.seq)
+        written.sort(key=lambda w: w.output.statement.operation.seq)
         results = []
-        for st, df, rows, kind, target, fmt, version, location in written:
-            op = st.operation
-            entry = {"operation_seq": op.seq, "location": location, "rows": rows,
+        for w in written:
+            op, version = w.output.statement.operation, w.destination.version
+            entry = {"operation_seq": op.seq, "location": w.location, "rows": w.output.rows,
                      "registered_dataset": None, "registered_version": None}
-            if op.register_as_dataset and kind == "path":
-                schema = [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+            if op.register_as_dataset and w.destination.kind == "path":
+                schema = [(f.name, f.dataType.simpleString()) for f in w.output.frame.schema.fields]
                 self.store.confirm(op.register_as_dataset, version, ctx.run_id, schema, ctx.started_at.isoformat())
                 entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
             results.append(entry)

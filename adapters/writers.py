@@ -73,7 +73,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     try:
         writer.save(staged)
     except BaseException:  # the query itself may fail here (the runner does not materialise local outputs)
-        _remove_version(staged, root, period)
+        remove_version(staged, root, period)
         folder = versions
         while len(folder) > len(existed):  # and the (empty) folders this write created
             try:
@@ -130,17 +130,18 @@ def _what(path: str) -> str:
     return "a folder" if os.path.isdir(path) else "a file"
 
 
-def _remove_version(folder: str, root: str, period: str) -> bool:
+def remove_version(folder: str, root: str, period: str) -> bool:
     """Delete one version folder, only if it is ours: a real folder (not a link) directly inside
     ``<root>/.lf_versions/_period=P``, real paths compared, neither level above it a link. Anything
-    else is left where it is. Returns whether it was deleted."""
+    else is left where it is. Returns whether it is gone. The one deletion rule: staging cleanup,
+    commit and ``runs clean`` (recovery.py) all delete version folders through this function."""
     versions = versions_dir(root, period)
     if any(os.path.islink(p) for p in (os.path.join(root, VERSIONS), versions, folder)):
         return False
     if not os.path.isdir(folder) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(versions):
         return False
     shutil.rmtree(folder, ignore_errors=True)  # rmtree unlinks links inside the folder, never follows them
-    return True
+    return not os.path.lexists(folder)
 
 
 def _root_period(s: Staged) -> tuple[str, str]:
@@ -194,14 +195,14 @@ def commit(staged: list[Staged]) -> None:
     final = {os.path.realpath(s.link) for s in staged}
     for s, previous in done:
         if previous and previous not in final:
-            _remove_version(previous, *_root_period(s))
+            remove_version(previous, *_root_period(s))
 
 
 def discard(staged: list[Staged]) -> None:
     """Delete staged version folders that are not (or no longer) visible."""
     for s in staged:
         if os.path.realpath(s.link) != os.path.realpath(s.staged):
-            _remove_version(s.staged, *_root_period(s))
+            remove_version(s.staged, *_root_period(s))
 
 
 def write_uri_partition(df, target: str, fmt: str, period: str) -> str:

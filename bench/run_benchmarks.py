@@ -30,7 +30,8 @@ import yaml
 
 from bench import baseline, datagen
 from ledgerflow.adapters import loaders
-from ledgerflow.adapters.runner import Runner, RunContext, parameters, resolve_inputs, used_args, utcnow
+from ledgerflow.adapters.runner import Runner, RunContext, resolve_inputs, utcnow
+from ledgerflow.compiler.parameters import arguments as used_args, values as parameters
 from ledgerflow.adapters.runstore import RunStore
 from ledgerflow.compiler.compile import compile_project
 from ledgerflow.compiler.periods import parse_period

@@ -2,6 +2,7 @@
 comment saying what it does. Deterministic byte for byte."""
 from __future__ import annotations
 
+from . import parameters
 from .model import Project
 from .plan import InputView
 from .render import comment
@@ -12,7 +13,7 @@ def script(project: Project, inputs: list[InputView], statements: list[Statement
     """The whole compiled SQL script (parameters as markers)."""
     p = project
     lines = [comment(f"ledgerflow {version}: project {p.name} (id {p.id}, version {p.version})"),
-             comment("Parameters: :period_identifier, :period_start, :period_end, :run_started_at"),
+             comment("Parameters: " + ", ".join(f":{name}" for name in parameters.NAMES)),
              comment("Inputs (views the runner creates from each dataset's resolved locations, normalised to the"),
              comment("declared columns plus system columns):")]
     for v in inputs:

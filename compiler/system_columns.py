@@ -115,7 +115,7 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
 def input_row_uuidv7(prefix: str, parts: list[exp.Expression]) -> exp.Expression:
     """The UUIDv7 of an input row that arrives without ``_row_id`` (millions of rows per run): the
     :func:`uuidv7` layout, its random part from a SHA-256 of ``prefix`` followed by ``parts`` joined
-    by ``|``, formatted with substrings. About a third of :func:`uuidv7`'s cost per row, which builds
+    by ``|``, formatted with substrings. About half of :func:`uuidv7`'s cost per row, which builds
     a JSON text per row and formats with a regular expression (issue 9's measurements).
 
     Unambiguous when ``prefix`` is and every part after the first is never NULL and never holds a

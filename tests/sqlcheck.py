@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime
 
-from ledgerflow.adapters.runner import parameters, used_args
+from ledgerflow.compiler.parameters import arguments as used_args, values as parameters
 from ledgerflow.compiler import system_columns as sysc
 from ledgerflow.compiler.compile import CompiledProject
 from ledgerflow.compiler.periods import parse_period

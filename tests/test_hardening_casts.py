@@ -21,7 +21,8 @@ import pytest
 from cli_support import describe, edit, record, run, run_id_of
 
 from ledgerflow.adapters import loaders
-from ledgerflow.adapters.runner import parameters, spark_error_message
+from ledgerflow.adapters.runner import spark_error_message
+from ledgerflow.compiler.parameters import values as parameters
 from ledgerflow.compiler.loading import normalised_select
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
 from ledgerflow.compiler.periods import parse_period

@@ -376,7 +376,7 @@ def test_conf_flag_reaches_the_session(spark, ws):
 def test_inputs_load_concurrently_and_the_first_error_in_input_order_wins(spark, ws):
     """``load_inputs`` creates every view (concurrently); of several failing inputs, the error raised
     is the first one's in input order, whatever order the threads finish in."""
-    from ledgerflow.adapters.runner import parameters
+    from ledgerflow.compiler.parameters import values as parameters
     from ledgerflow.compiler.periods import parse_period
     from ledgerflow.compiler.workspace import load_workspace
     args = parameters(parse_period("2026-01"), datetime.datetime(2026, 2, 1))
@@ -385,7 +385,7 @@ def test_inputs_load_concurrently_and_the_first_error_in_input_order_wins(spark,
     inputs = []
     for i, frame in enumerate([good, good.drop("note"), good.drop("price"), good]):
         loc = loaders.register_memory(f"concurrent_{i}", frame, "2026-01")
-        inputs.append((f"ds_concurrent_{i}", items, 1, [loc]))
+        inputs.append(loaders.InputLoad(f"ds_concurrent_{i}", items, 1, [loc]))
     assert loaders.load_inputs(spark, [inputs[0], inputs[3]], args) == [1, 1]
     assert spark.table("ds_concurrent_3").count() == 3
     for _ in range(3):

@@ -20,7 +20,7 @@ import pytest
 from cli_support import UUID7, cli, describe, output_entry, record, run_id_of, run_ok, write
 
 from ledgerflow.adapters import loaders
-from ledgerflow.adapters.runner import parameters
+from ledgerflow.compiler.parameters import values as parameters
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
 from ledgerflow.compiler.periods import parse_period
 from ledgerflow.compiler.resolver import ResolvedLocation

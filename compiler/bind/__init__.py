@@ -14,6 +14,7 @@ from sqlglot import exp
 
 from .. import system_columns as sysc
 from .. import types as T
+from ..codes import INPUT_REFERENCE
 from ..model import OperationKind, Project, Workspace
 from ..plan import Column, InputPlan, OperationPlan, Plan, Read, Role
 from .context import BindContext
@@ -33,7 +34,7 @@ BINDERS: dict[OperationKind, Callable] = {
 def bind(workspace: Workspace, project: Project) -> Plan:
     """The typed plan of ``project`` with every diagnostic found (operations with errors are left out)."""
     ctx = BindContext(workspace, project)
-    ds = ctx.lookup(project.input, ("PRJ-001", "PRJ-002", "PRJ-003"), "input dataset")
+    ds = ctx.lookup(project.input, INPUT_REFERENCE, "input dataset")
     ctx.input_ds = ds
     input_plan = None
     operations: list[OperationPlan] = []

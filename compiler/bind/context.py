@@ -11,6 +11,7 @@ from typing import Optional
 from sqlglot import exp
 
 from .. import resolver as resolution
+from ..codes import ReferenceCodes
 from ..dsl.ast import Binary, Call, ColumnRef, Expanded, Node, Paren, Source, Unary
 from ..dsl.translate import ExprError, Scope, Translator, Typed
 from ..errors import Diagnostic, DiagnosticCollector, Location, did_you_mean
@@ -112,9 +113,9 @@ class BindContext:
         self.input_ds: Optional[Dataset] = None
 
     # ------------------------------------------------------------------ catalog
-    def lookup(self, ref: DatasetRef, codes: tuple[str, str, str], what: str) -> Optional[Dataset]:
-        """Find a referenced dataset and check it is active and the pinned version exists."""
-        not_found, disabled, no_version = codes
+    def lookup(self, ref: DatasetRef, codes: ReferenceCodes, what: str) -> Optional[Dataset]:
+        """Find a referenced dataset and check it is active, the pinned version exists and a resolver applies."""
+        not_found, disabled, no_version = codes.not_found, codes.disabled, codes.no_version
         ds = self.ws.find_dataset(ref.dataset_id)
         if ds is None:
             self.errors.add(not_found, f"{what}: dataset '{ref.dataset_id}' not found in the workspace", ref.location,
@@ -136,7 +137,7 @@ class BindContext:
             self.errors.add(no_version, f"{what}: dataset '{ds.name}' has no active version", ref.location,
                             ref.dataset_id, "mark a version active")
             return None
-        self.check_resolver(ds, ref, "APPEND_007" if not_found == "APPEND_001" else "RES-001", what)
+        self.check_resolver(ds, ref, codes.no_resolver, what)
         return ds
 
     def check_resolver(self, ds: Dataset, ref: DatasetRef, code: str, what: str) -> None:

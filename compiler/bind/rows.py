@@ -8,6 +8,7 @@ from sqlglot import exp
 from .. import periods
 from .. import system_columns as sysc
 from .. import types as T
+from ..codes import APPEND_REFERENCE
 from ..dsl.translate import Scope
 from ..model import AggregateOperation, AppendOperation, DeleteOperation
 from ..plan import (AggregatePlan, AppendPlan, Column, Condition, ConditionKind, DeletePlan, Read, Role)
@@ -78,7 +79,7 @@ def bind_append(ctx: BindContext, op: AppendOperation) -> Optional[AppendPlan]:
     """Rows of another dataset (optionally aggregated), aligned to the working columns."""
     seq = op.seq
     ref = op.source
-    ds = ctx.lookup(ref, ("APPEND_001", "APPEND_001", "APPEND_002"), f"append source of operation {seq}")
+    ds = ctx.lookup(ref, APPEND_REFERENCE, f"append source of operation {seq}")
     if ds is None:
         return None
     src_cols = {c.name: T.from_sql(c.type) for c in ds.columns}

@@ -8,6 +8,7 @@ from sqlglot import exp
 from .. import periods
 from .. import system_columns as sysc
 from .. import types as T
+from ..codes import JOIN_REFERENCE
 from ..dsl.ast import Binary, Node, Paren
 from ..dsl.translate import ExprError, JoinScope, Scope, Typed
 from ..model import RuntimeJoin, UpdateOperation
@@ -158,7 +159,7 @@ def bind_join(ctx: BindContext, op: UpdateOperation, j: RuntimeJoin, working_ali
     """Validate one runtime join and plan it; registers its alias scope."""
     alias = str(j.alias)
     ok = _check_alias(ctx, j, alias, working_alias, join_scopes)
-    ds = ctx.lookup(j.dataset, ("JOIN-VR-001", "JOIN-VR-002", "JOIN-VR-003"), f"join '{alias}'")
+    ds = ctx.lookup(j.dataset, JOIN_REFERENCE, f"join '{alias}'")
     if ds is None or not ok:
         if ok:  # keep the alias usable so its references do not cascade into more errors
             join_scopes[alias] = JoinScope(alias, _AnyColumns())

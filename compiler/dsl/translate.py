@@ -15,6 +15,7 @@ from typing import Optional
 from sqlglot import exp
 
 from .. import types as T
+from ..codes import EXPRESSION_DEFAULTS
 from ..errors import Diagnostic, LedgerflowError, Location, did_you_mean
 from ..types import SqlType
 from ..render import data_type
@@ -29,13 +30,8 @@ _PRECEDENCE = {"OR": 1, "AND": 2, "NOT": 3, "=": 4, "<>": 4, "<": 4, "<=": 4, ">
 _COMPARE = {"=": exp.EQ, "<>": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
 _ARITH = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
 
-# Default codes; callers override per context (e.g. {"syntax": "UPD-VR-005"}).
-DEFAULT_CODES = {
-    "syntax": "DSL-001", "type": "DSL-002", "function": "DSL-003", "arity": "DSL-004",
-    "not_grouped": "DSL-005", "no_aggregate": "DSL-006", "unknown_column": "BR-015",
-    "unknown_alias": "BR-015", "aggregate": "BR-014", "selector_undefined": "BR-006",
-    "selector_cycle": "SEL-001", "selector_depth": "SEL-002",
-}
+# Default codes (the registry's); callers override per context (e.g. {"syntax": "UPD-VR-005"}).
+DEFAULT_CODES = EXPRESSION_DEFAULTS
 
 
 class ExprError(LedgerflowError):

@@ -1,0 +1,188 @@
+"""The registry of error codes: every code a diagnostic of ledgerflow carries, its title and its source.
+
+A code comes from the spec that defines the rule it reports (``spec/<file>.md`` and the rule's id
+there), or is ledgerflow's own for a rule of the user-facing contract (``CONTRACT.md``) or of the
+README's guarantees. The code strings stay written where a diagnostic is raised, so a reader sees
+the code beside its message; ``tests/test_codes.py`` checks that every code-shaped string in
+``compiler/`` and ``adapters/`` is registered here, that every registered code is used, and that the
+README's code list is the one :func:`readme_section` generates::
+
+    python -m ledgerflow.compiler.codes --readme            # print the README section
+    python -m ledgerflow.compiler.codes --readme README.md  # rewrite it between the markers
+
+Where one check reports different codes depending on what it checks (a dataset reference of a
+project's input, of a join, of an append source), the codes are one :class:`ReferenceCodes` here,
+never derived from one another.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+CONTRACT = "CONTRACT.md"
+README = "README.md"
+ENTITY = "spec/operation-entity.md"
+UPDATE = "spec/update-operation-data-model.md"
+JOIN = "spec/runtime-join-data-model.md"
+APPEND = "spec/append-operation-data-model.md"
+REFERENCE = "spec/REFERENCE.md"
+
+
+@dataclass(frozen=True)
+class Code:
+    """One error code: the code, what it reports (a title), and where the rule comes from."""
+
+    code: str
+    title: str
+    source: str
+
+
+CODES: tuple[Code, ...] = (
+    # YAML structure (CONTRACT §3: every YAML file is validated strictly)
+    Code("YAML-001", "YAML syntax error", f"{CONTRACT} §3"),
+    Code("YAML-002", "duplicate key in a mapping", f"{CONTRACT} §3"),
+    Code("YAML-003", "unknown key (the hint names the closest valid key)", f"{CONTRACT} §3"),
+    Code("YAML-004", "required key missing", f"{CONTRACT} §3"),
+    Code("YAML-005", "value of the wrong type or not one of the allowed values", f"{CONTRACT} §3"),
+    Code("YAML-006", "a key and its synonym both given (arguments/parameters, resolver/datasource_id)",
+         f"{CONTRACT} §3"),
+    Code("YAML-007", "YAML cannot be loaded: aliases expand past 250,000 values, an alias inside the value "
+         "it names, or nesting too deep", f"{README} (Names are data)"),
+    Code("YAML-008", "YAML file larger than 10 MB", f"{README} (Names are data)"),
+    # workspace and datasets
+    Code("WS-002", "an id or name used by two files of the workspace", f"{CONTRACT} §3"),
+    Code("WS-004", "a resolver named but not defined in ledgerflow.yml", f"{CONTRACT} §3 (ledgerflow.yml)"),
+    Code("DS-001", "unknown column type", f"{CONTRACT} §3 (datasets)"),
+    Code("DS-002", "invalid column name (user columns may not start with '_')", f"{CONTRACT} §3 (datasets)"),
+    Code("DS-003", "column declared twice", f"{CONTRACT} §3 (datasets)"),
+    Code("DS-004", "versions missing, duplicated or not positive integers", f"{CONTRACT} §3 (datasets)"),
+    # project references
+    Code("PRJ-001", "input dataset not found", f"{CONTRACT} §3 (projects)"),
+    Code("PRJ-002", "input dataset disabled", f"{CONTRACT} §3 (projects)"),
+    Code("PRJ-003", "input dataset version missing or disabled, or no active version",
+         f"{CONTRACT} §3 (projects)"),
+    Code("RES-001", "no resolver for a dataset (project override, dataset resolver_id, system default)",
+         f"{ENTITY} BR-008a"),
+    # operation entity
+    Code("BR-001", "operation seq not unique or not a positive integer", f"{ENTITY} BR-001"),
+    Code("BR-006", "named selector not defined in the project", f"{ENTITY} BR-006"),
+    Code("BR-014", "aggregate function outside aggregate and append", f"{ENTITY} BR-014"),
+    Code("BR-015", "column reference that resolves to no working column or join alias", f"{ENTITY} BR-015"),
+    # update
+    Code("UPD-VR-001", "update without assignments", f"{UPDATE} VR-001"),
+    Code("UPD-VR-002", "invalid, system or repeated assignment column", f"{UPDATE} VR-002"),
+    Code("UPD-VR-003", "named selector of an update not defined", f"{UPDATE} VR-003"),
+    Code("UPD-VR-004", "update selector does not parse", f"{UPDATE} VR-004"),
+    Code("UPD-VR-005", "update assignment expression does not parse", f"{UPDATE} VR-005"),
+    # runtime joins
+    Code("JOIN-VR-001", "join dataset not found", f"{JOIN} VR-001"),
+    Code("JOIN-VR-002", "join dataset disabled", f"{JOIN} VR-002"),
+    Code("JOIN-VR-003", "join dataset version not found", f"{JOIN} VR-003"),
+    Code("JOIN-VR-004", "join alias invalid or already used in the operation", f"{JOIN} VR-004"),
+    Code("JOIN-VR-005", "join alias conflicts with the working dataset's table name", f"{JOIN} VR-005"),
+    Code("JOIN-VR-006", "join condition does not compile", f"{JOIN} VR-006"),
+    Code("JOIN-VR-007", "unknown column in a join condition", f"{JOIN} VR-007"),
+    Code("JOIN-VR-008", "unknown column of a join alias in an assignment or selector", f"{JOIN} VR-008"),
+    # append
+    Code("APPEND_001", "append source dataset not found or disabled", f"{APPEND} (Error Cases)"),
+    Code("APPEND_002", "append source dataset version not found", f"{APPEND} (Error Cases)"),
+    Code("APPEND_003", "appended column is not a working column, or of another type",
+         f"{APPEND} (Error Cases)"),
+    Code("APPEND_004", "append expression does not parse", f"{APPEND} (Error Cases)"),
+    Code("APPEND_005", "invalid aggregation in an append", f"{APPEND} (Error Cases)"),
+    Code("APPEND_006", "unknown column in an append expression or group_by", f"{APPEND} (Error Cases)"),
+    Code("APPEND_007", "no resolver for the append source dataset", f"{APPEND} (Error Cases)"),
+    # expressions
+    Code("DSL-001", "expression syntax error", f"{REFERENCE} (Expression DSL)"),
+    Code("DSL-002", "expression type error", f"{REFERENCE} (Expression DSL)"),
+    Code("DSL-003", "unknown function", f"{REFERENCE} (Expression DSL)"),
+    Code("DSL-004", "wrong number of function arguments", f"{REFERENCE} (Expression DSL)"),
+    Code("DSL-005", "column neither grouped by nor aggregated", f"{REFERENCE} (Expression DSL)"),
+    Code("DSL-006", "aggregation without an aggregate function", f"{REFERENCE} (Expression DSL)"),
+    Code("SEL-001", "named selectors refer to each other in a cycle", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
+    Code("SEL-002", "named selectors nest too deeply", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
+    # outputs
+    Code("OUT-VR-001", "a registered output's destination path without {{version}}", f"{README} (guarantees)"),
+    Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI or a '..' climb)",
+         f"{README} (guarantees)"),
+)
+
+BY_CODE: dict[str, Code] = {c.code: c for c in CODES}
+
+# What a code looks like in the source: a family of capitals (``JOIN-VR``, ``APPEND``) and three digits.
+PATTERN = re.compile(r"\b[A-Z]{2,}(?:-[A-Z]{2,})*[-_][0-9]{3}\b")
+
+
+def code(name: str) -> Code:
+    """The registered :class:`Code` ``name``; KeyError for an unregistered one."""
+    return BY_CODE[name]
+
+
+@dataclass(frozen=True)
+class ReferenceCodes:
+    """The codes of one kind of dataset reference: not found, disabled, no such version, no resolver."""
+
+    not_found: str
+    disabled: str
+    no_version: str
+    no_resolver: str
+
+
+INPUT_REFERENCE = ReferenceCodes("PRJ-001", "PRJ-002", "PRJ-003", "RES-001")
+JOIN_REFERENCE = ReferenceCodes("JOIN-VR-001", "JOIN-VR-002", "JOIN-VR-003", "RES-001")
+# The append spec has no code of its own for a disabled source: it is not found (APPEND_001).
+APPEND_REFERENCE = ReferenceCodes("APPEND_001", "APPEND_001", "APPEND_002", "APPEND_007")
+
+# The codes an expression error of each kind gets (``dsl/translate.py``); callers override per context.
+EXPRESSION_DEFAULTS: dict[str, str] = {
+    "syntax": "DSL-001", "type": "DSL-002", "function": "DSL-003", "arity": "DSL-004",
+    "not_grouped": "DSL-005", "no_aggregate": "DSL-006", "unknown_column": "BR-015",
+    "unknown_alias": "BR-015", "aggregate": "BR-014", "selector_undefined": "BR-006",
+    "selector_cycle": "SEL-001", "selector_depth": "SEL-002",
+}
+
+BEGIN = "<!-- error codes: generated by `python -m ledgerflow.compiler.codes --readme README.md` -->"
+END = "<!-- end of error codes -->"
+
+
+def readme_section() -> str:
+    """The README's list of error codes, markers included (a Markdown table)."""
+    lines = [BEGIN, "| code | what it reports | from |", "|---|---|---|"]
+    for c in CODES:
+        lines.append(f"| `{c.code}` | {c.title.replace('|', '/')} | {c.source} |")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def replace_section(text: str) -> Optional[str]:
+    """``text`` (a README) with its code list regenerated; None when it has no markers."""
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        return None
+    return text[:start] + readme_section() + text[end + len(END):]
+
+
+def main(argv: list[str]) -> int:
+    """``--readme``: print the README section; ``--readme PATH``: rewrite it in PATH between the markers."""
+    if not argv or argv[0] != "--readme" or len(argv) > 2:
+        print("usage: python -m ledgerflow.compiler.codes --readme [README.md]", file=sys.stderr)
+        return 2
+    if len(argv) == 1:
+        print(readme_section())
+        return 0
+    with open(argv[1], encoding="utf-8") as fh:
+        text = fh.read()
+    new = replace_section(text)
+    if new is None:
+        print(f"{argv[1]} has no error-code markers ({BEGIN} ... {END})", file=sys.stderr)
+        return 1
+    if new != text:
+        with open(argv[1], "w", encoding="utf-8") as fh:
+            fh.write(new)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))
