@@ -469,3 +469,47 @@ def test_outside_git_and_revision_without_workspace(repo, tmp_path):
     git(repo, "checkout", "-q", "-f", "main")
     result = diff(repo, "empty")
     assert result.exit_code == 1 and "base (empty (" in result.output and "has no workspace at 'ws/'" in result.output
+
+
+# ------------------------------------------------------------------------------------------ pure parts
+def test_align_anchors_on_definitions_then_names_then_seqs():
+    from ledgerflow.compiler.diff.align import align
+    from ledgerflow.compiler.diff.prints import OperationPrint
+
+    def ops(*specs):
+        return [OperationPrint(seq, name, kind, local) for seq, name, kind, local in specs]
+    base = ops((1, "a", "update", "A"), (2, "b", "update", "B"), (3, "c", "update", "C"), (4, "out", "output", "O"))
+    # inserted X (renumbered after it), b edited (B2), c renamed (same definition)
+    head = ops((1, "a", "update", "A"), (2, "x", "update", "X"), (3, "b", "update", "B2"),
+               (4, "c2", "update", "C"), (5, "out", "output", "O"))
+    pairs = [(b.seq if b else None, h.seq if h else None) for b, h in align(base, head)]
+    assert pairs == [(1, 1), (None, 2), (2, 3), (3, 4), (4, 5)]
+    # two edited into one, nothing in common but the seq: paired by seq, the other removed
+    head = ops((1, "a", "update", "A"), (2, "c-new", "update", "C2"), (3, "out", "output", "O"))
+    pairs = [(b.seq if b else None, h.seq if h else None) for b, h in align(base, head)]
+    assert pairs == [(1, 1), (3, None), (2, 2), (4, 3)]
+    # a lone edited one is paired although renamed and renumbered
+    head = ops((1, "a", "update", "A"), (2, "b", "update", "B"), (7, "c-new", "update", "C2"), (8, "out", "output", "O"))
+    pairs = [(b.seq if b else None, h.seq if h else None) for b, h in align(base, head)]
+    assert pairs == [(1, 1), (2, 2), (3, 7), (4, 8)]
+
+
+def test_long_chain_is_compared_without_expanding_trees(tmp_path):
+    """Each step reads acc_b twice: the expanded expression of step 120 has 2^120 nodes; prints do not."""
+    from bench.projectgen import write_chain_workspace
+    from ledgerflow.compiler.diff import diff_workspaces
+    from ledgerflow.compiler.workspace import load_workspace
+    write_chain_workspace(str(tmp_path / "a"), [120])
+    write_chain_workspace(str(tmp_path / "b"), [120])
+    edit(tmp_path / "b" / "projects" / "chain_120.yml", "name: step 60\n", "name: step sixty\n")
+    same = diff_workspaces(load_workspace(str(tmp_path / "a")), load_workspace(str(tmp_path / "b")))
+    assert (same.projects[0].status.value, same.projects[0].category.value) == ("modified", "no_op")
+    path = tmp_path / "b" / "projects" / "chain_120.yml"
+    text = path.read_text()
+    at = text.index("name: step sixty")
+    end = text.index("transactions.acc_a + transactions.acc_b", at)
+    path.write_text(text[:end] + "transactions.acc_a - transactions.acc_b" + text[end + 39:])
+    p = diff_workspaces(load_workspace(str(tmp_path / "a")), load_workspace(str(tmp_path / "b"))).projects[0]
+    assert p.category.value == "breaking"
+    assert [o.seq for o in p.operations if o.status.value != "unchanged"] == [60]
+    assert [(c.column, c.change.value) for c in p.outputs[0].columns] == [("acc_a", "expression")]

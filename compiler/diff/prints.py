@@ -103,7 +103,7 @@ def expression_print(node: Optional[exp.Expression], resolve: Resolve) -> str:
     return digest(_shape(node, resolve))
 
 
-def _local_sql(node: Optional[exp.Expression], views: dict[str, str]) -> str:
+def _local_shape(node: Optional[exp.Expression], views: dict[str, str]) -> str:
     """The shape of an expression as an operation writes it, views named by their dataset."""
     if node is None:
         return "-"
@@ -157,21 +157,21 @@ class _Walker:
         v = self.view_names
         parts: list[object] = [op.kind.value]
         parts += [(r.role.value, r.alias, r.view, r.columns) for r in op.reads]  # view: dataset name and pin
-        parts += [(n, c.type, _local_sql(c.expression, v)) for n, c in op.columns.items() if not c.identity]
-        parts += [(c.kind.value, v.get(c.applies_to, c.applies_to), _local_sql(c.expression, v)) for c in op.conditions]
+        parts += [(n, c.type, _local_shape(c.expression, v)) for n, c in op.columns.items() if not c.identity]
+        parts += [(c.kind.value, v.get(c.applies_to, c.applies_to), _local_shape(c.expression, v)) for c in op.conditions]
         parts.append(tuple(op.group_by))
         for n, c in (op.appended or {}).items():
             if not _typed_null(c.expression):  # a working column the added rows do not carry: not part of it
-                parts.append(("appended", n, c.type, _local_sql(c.expression, v)))
+                parts.append(("appended", n, c.type, _local_shape(c.expression, v)))
         for n, e in (op.summary or {}).items():
-            parts.append(("summary", n, _local_sql(e, v)))
+            parts.append(("summary", n, _local_shape(e, v)))
         if isinstance(op, UpdatePlan):
-            parts += [(j.alias, _local_sql(j.on, v), _local_sql(j.where, v)) for j in op.joins]
+            parts += [(j.alias, _local_shape(j.on, v), _local_shape(j.where, v)) for j in op.joins]
         if isinstance(op, AppendPlan):
-            parts.append(_local_sql(op.source_where, v))
+            parts.append(_local_shape(op.source_where, v))
         if isinstance(op, OutputPlan):
             declared = op.operation.columns  # None: every working column, whatever they are by then
-            parts += [tuple(declared) if declared is not None else "*", _local_sql(op.where, v), output_definition(op)]
+            parts += [tuple(declared) if declared is not None else "*", _local_shape(op.where, v), output_definition(op)]
         return digest(*parts)
 
 
