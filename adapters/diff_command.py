@@ -7,6 +7,7 @@ about one compile instead of two.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from typing import Callable, Optional
@@ -58,6 +59,19 @@ def compute_diff(workspace_root: Optional[str], base_spec: Optional[str], head_s
     ``extra_datasets`` (a list, or a callable giving one): the datasets registered by runs of this
     workspace (its run store). They are not in git, so both sides get the same ones."""
     registered = list(extra_datasets() if callable(extra_datasets) else extra_datasets or [])
+    # The cyclic collector finds nothing to free while two workspaces are loaded, compiled and
+    # compared (everything stays referenced until the end) but costs ~15 % of the time: paused.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _compute(workspace_root, base_spec, head_spec, projects, registered)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _compute(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str], projects: tuple,
+             registered: list[Dataset]) -> WorkspaceDiff:
     base_side = open_side("base", base_spec if base_spec is not None else "HEAD", workspace_root)
     try:
         head_side = open_side("head", head_spec, workspace_root)
