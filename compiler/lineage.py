@@ -433,6 +433,23 @@ def select(columns: list[ColumnLineage], plan: Plan, column: Optional[str] = Non
             where = f"output {output}" if output is not None else "any output"
             from .errors import did_you_mean
             hint = did_you_mean(column, known)
-            raise LineageError(f"project '{name}' writes no column '{column}' in {where}"
-                               + (f"; {hint}" if hint else "") + f". Columns: {', '.join(known)}.")
+            raise LineageError(f"project '{name}' writes no column '{column}' in {where}; "
+                               + (hint or f"columns: {', '.join(known)}."))
     return chosen
+
+
+def project_lineage(ws: Workspace, ref: str, output: Optional[int] = None) -> tuple[Plan, list[ColumnLineage]]:
+    """``ledgerflow lineage PROJECT[.COLUMN] [--output SEQ]``: the plan of the project and the lineage
+    asked for. ``ref`` is a project (name, id or YAML path), optionally followed by ``.COLUMN``."""
+    from .compile import find_project, plan_project
+    from .errors import CompileError
+    project, column = find_project(ws, ref), None
+    if project is None and "." in ref:
+        head, column = ref.rsplit(".", 1)
+        project = find_project(ws, head)
+    if project is None:
+        raise LineageError(f"no project '{ref}'; projects: {', '.join(sorted(p.name for p in ws.projects))}.")
+    plan = plan_project(ws, project)
+    if plan.diagnostics:
+        raise CompileError(plan.diagnostics)
+    return plan, select(plan_lineage(plan, ws, plan_project), plan, column, output)
