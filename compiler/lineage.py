@@ -43,7 +43,10 @@ Across projects
 ---------------
 An input dataset that another project's output registers (``register_as_dataset``) is followed
 into that output's lineage (:func:`registering_output`), so the inputs are the original source
-columns; each input remembers the registered datasets it went through (:attr:`Input.via`).
+columns; each input remembers the registered datasets it went through (:attr:`Input.via`). A column
+the registering output does not write (``_period`` comes from the partition, ``_deleted`` when the
+output lists its columns) stays a column of the registered dataset. The row inputs of the upstream
+output keep their kind downstream (its join is a join input of whatever reads the dataset).
 """
 from __future__ import annotations
 
@@ -146,11 +149,15 @@ def value_roles(node: exp.Expression, visible: bool, top: bool = True, agg: bool
 
 
 def _compose(outer: str, inner: str) -> str:
-    """The kind of an input reached through ``inner`` and then ``outer``."""
-    if outer in ROW_KINDS:
-        return outer
+    """The kind of an input reached through ``inner`` and then ``outer``.
+
+    An inner row kind stays (an upstream join decides which rows a registered dataset holds, whatever
+    reads them); an outer row kind takes any value kind (a filter on a computed column filters on
+    what it is computed from)."""
     if inner in ROW_KINDS:
         return inner
+    if outer in ROW_KINDS:
+        return outer
     if "conditional" in (outer, inner):
         return "conditional"
     if outer == "identity":
