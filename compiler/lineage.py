@@ -111,7 +111,7 @@ def _without_guard(node: exp.Expression) -> Optional[exp.Expression]:
     kept = [p for p in parts if not _is_guard(p)]
     if not kept:
         return None
-    return kept[0] if len(kept) == 1 else exp.and_(*kept, copy=False)
+    return kept[0] if len(kept) == 1 else exp.and_(*kept)  # copies: the plan stays untouched
 
 
 def value_roles(node: exp.Expression, visible: bool, top: bool = True, agg: bool = False,
@@ -308,8 +308,24 @@ def _walk(plan: Plan, visible: bool) -> dict[int, list[_Branch]]:
                 else:
                     columns[n] = scope.value(e, visible)
             moved.append(_Branch(columns, rows))
-        branches = moved + added
+        branches = [_union(moved + added)]
     return out
+
+
+def _union(branches: list[_Branch]) -> _Branch:
+    """One branch standing for several: lineage is a union over the origins of the rows (a column's
+    inputs are its value inputs and the row inputs of every origin), and composing is linear, so
+    merging loses nothing; it keeps the walk linear where expanding per origin doubles at each aggregate."""
+    if len(branches) == 1:
+        return branches[0]
+    names = dict.fromkeys(n for b in branches for n in b.columns)
+    columns = {n: {} for n in names}
+    rows: Edges = {}
+    for b in branches:
+        for n, edges in b.columns.items():
+            columns[n] = _merge(columns[n], edges)
+        rows = _merge(rows, b.rows)
+    return _Branch(columns, rows)
 
 
 # ------------------------------------------------------------------------------ across projects
