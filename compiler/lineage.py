@@ -172,8 +172,9 @@ def _add(edges: Edges, key: Key, kind: str) -> None:
 # ------------------------------------------------------------------------------ the chain walk
 @dataclass
 class _Branch:
-    """One origin of rows (the input's rows, or the rows an aggregate or append added): per working
-    column its value inputs, and the row inputs that hold for every column of these rows."""
+    """Rows at one point of the chain (the input's, the rows an aggregate or append adds, or their
+    union, see :func:`_union`): per working column its value inputs, and the row inputs that hold for
+    every column of these rows."""
 
     columns: dict[str, Edges]
     rows: Edges
