@@ -301,5 +301,22 @@ def datasets_cmd(inv: Invocation, action, name):
                    f"{ds.status:<8} versions {versions}")
 
 
+@main.command("lineage")
+@click.argument("target", metavar="PROJECT[.COLUMN]")
+@click.option("--output", "output", type=int, default=None, help="Only this output operation (its seq).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "openlineage", "dot", "mermaid"]),
+              default="text", show_default=True, help="How to print the lineage.")
+@command
+def lineage_cmd(inv: Invocation, target, output, fmt):
+    """For each output column, the input dataset columns it comes from (identity, transformation,
+    aggregation, conditional) and those that decide its rows (join, filter, group_by), across
+    projects through registered datasets."""
+    from ..compiler.lineage import project_lineage
+    from ..compiler.lineage_formats import render
+    ws = inv.workspace
+    plan, columns = project_lineage(ws, target, output)
+    click.echo(render(columns, plan, fmt, f"ledgerflow://{ws.config.name}"))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

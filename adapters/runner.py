@@ -191,6 +191,19 @@ def base_record(ctx: RunContext) -> dict:
             **(ctx.input_check or {})}  # a replay: allow_changed_inputs, inputs_changed, inputs_unverified
 
 
+def output_lineage(ctx: RunContext) -> dict[int, dict]:
+    """Per output seq, its column lineage as ``ledgerflow lineage --format json`` prints it (CONTRACT §8),
+    followed across the workspace's projects through registered datasets."""
+    from ..compiler.compile import plan_project
+    from ..compiler.lineage import plan_lineage
+    from ..compiler.lineage_formats import to_json
+    plan = ctx.compiled.plan
+    if plan is None:
+        return {}
+    columns = plan_lineage(plan, ctx.workspace, plan_project)
+    return {seq: to_json([c for c in columns if c.output == seq]) for seq in dict.fromkeys(c.output for c in columns)}
+
+
 def spark_error_message(exc: Exception, ctx: Optional[RunContext] = None) -> str:
     """The useful part of a Spark exception as one paragraph: our own raised messages verbatim, else the
     messages of the Java exception chain without stack traces (adapters/errors_text.py); an unreadable
@@ -318,6 +331,7 @@ class Runner:
                 resolve_inputs(ctx, self.store, self.memory)
             record = base_record(ctx)
             destinations = self._destinations(ctx)
+            lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
         except LedgerflowError as err:
             record = record or base_record(ctx)
             self._fail(record, ctx, err)
@@ -346,6 +360,8 @@ class Runner:
             self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
             raise
         timings = self._timings(ctx, clock)
+        for out in outputs:
+            out["lineage"] = lineage.get(out["operation_seq"])
         record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"), outputs=outputs,
                       timings=timings)
         self.store.save_run(record, ctx.compiled.script())
