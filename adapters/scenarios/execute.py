@@ -40,7 +40,7 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _collect(df) -> tuple[list[str], dict[str, str], list[tuple]]:
+def collect(df) -> tuple[list[str], dict[str, str], list[tuple]]:
     """Rows as Python values; timestamps as the UTC wall clock (naive), whatever the local time zone."""
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     casts = [f"CAST(`{c.replace('`', '``')}` AS timestamp_ntz) AS `{c.replace('`', '``')}`"
@@ -75,7 +75,7 @@ def run(spark, prepared: PreparedTest, key_prefix: str = "") -> Outcome:
                 df.createOrReplaceTempView(st.name)
                 views.append(st.name)
                 continue
-            columns, types, rows = _collect(df)
+            columns, types, rows = collect(df)
             outcome.outputs[st.operation.seq] = OutputRows(st.operation.seq, st.operation.name, columns, types, rows)
     except LedgerflowError as err:  # e.g. a fixture lacking a declared column
         outcome.error = str(err)

@@ -100,7 +100,7 @@ def _short(value: Any) -> str:
 
 def _rows(value: Any, where: str, errors: DiagnosticCollector) -> tuple[list[YMap], list[Location]]:
     rows, locs = [], []
-    for item, loc in zip(value, value.item_locations):
+    for item, loc in zip(value, getattr(value, "item_locations", [])):
         if not isinstance(item, YMap):
             errors.add("TEST-001", f"each row of {where} must be a mapping of column: value", loc, _short(item),
                        "e.g. - {journal_id: JE-1, amount_local: \"100.00\"}")
@@ -132,7 +132,7 @@ def _given(data: YMap, test_dir: str, errors: DiagnosticCollector) -> list[Given
             rows = _get(m, "rows", (YList,), where, errors)
             if rows is None and m.get("rows") is not None:
                 continue
-            given.rows, given.row_locations = _rows(rows or YList(), where, errors) if rows is not None else ([], [])
+            given.rows, given.row_locations = _rows(rows, where, errors) if rows is not None else ([], [])
         else:
             text = _get(m, kinds[0], (str,), where, errors)
             if text is None:

@@ -67,11 +67,10 @@ def _decimal(value: Any, precision: int, scale: int, strict: bool) -> Decimal:
     quantum = Decimal(1).scaleb(-scale)
     fitted = d.quantize(quantum) if d.adjusted() < 60 else d
     if fitted != d:
-        raise ConversionError(f"'{value}' has more than {scale} digit{'s' if scale != 1 else ''} after the point "
-                              f"(column type decimal({precision},{scale}))", "write the value the column holds")
+        raise ConversionError(f"'{value}' has more than {scale} digit{'s' if scale != 1 else ''} after the point",
+                              "write the value the column holds")
     if d != 0 and d.adjusted() + 1 > precision - scale:
-        raise ConversionError(f"'{value}' has more than {precision - scale} digits before the point "
-                              f"(column type decimal({precision},{scale}))")
+        raise ConversionError(f"'{value}' has more than {precision - scale} digits before the point")
     return fitted
 
 
