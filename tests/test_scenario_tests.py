@@ -266,7 +266,7 @@ def test_csv_and_parquet_fixtures(spark, finance):
     result = cli(finance, "test", "pq", "bad_csv")
     assert result.exit_code == 4, describe(result)
     assert "PASSED  pq (tests/pq.yml)" in result.stdout
-    assert ("the run failed: ledgerflow: dataset 'gl', column 'amount_local' at fixtures/bad_gl.csv: value '15000.005' "
+    assert ("the run failed: ledgerflow: dataset 'gl', column 'amount_local' at tests/fixtures/bad_gl.csv: value '15000.005' "
             "cannot be read as decimal(18,2) without losing digits") in result.stdout
     result = cli(finance, "test", "no_file")
     assert result.exit_code == 1, describe(result)

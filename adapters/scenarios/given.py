@@ -25,6 +25,9 @@ def frame(spark, data: GivenData, period):
     from pyspark.sql import functions as F
     raw = loaders.read_raw(spark, ResolvedLocation("path", data.path, data.file_format, period.identifier),
                            data.dataset)
+    for column in data.dataset.columns:  # as for inline rows: a column the file does not have is NULL
+        if column.name not in raw.columns:
+            raw = raw.withColumn(column.name, F.lit(None).cast(column.type))
     if data.dataset.temporal_mode == "bitemporal":  # as for inline rows: valid from the period's start
         if "_period_from" not in raw.columns:
             raw = raw.withColumn("_period_from", F.lit(period.start))
@@ -41,7 +44,7 @@ def register(spark, prepared, key_prefix: str) -> tuple[list, list[str]]:
     for view, data in prepared.inputs:
         ds = view.dataset
         if ds.name not in frames:
-            name = f"{key_prefix}{data.source}"
+            name = f"{key_prefix}{data.source}"  # named in load errors: the file, or the test and dataset
             frames[ds.name] = loaders.register_memory(name, frame(spark, data, period), period.identifier)
             keys.append(name)
         version = view.pinned_version or ds.latest_active_version() or 1

@@ -194,7 +194,8 @@ def _given_data(test: ScenarioTest, given: Given, ds: Dataset, period: Period,
             errors.add("TEST-008", f"no {given.file_format} file {given.display} beside the test", given.location,
                        given.display, f"looked for {given.path}")
             return None
-        return GivenFile(ds, given.path, given.file_format, given.display)
+        return GivenFile(ds, given.path, given.file_format,
+                         os.path.normpath(os.path.join(os.path.dirname(test.file), given.display)))
     return _given_table(given, ds, period, source, errors)
 
 

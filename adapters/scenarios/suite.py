@@ -133,7 +133,7 @@ def run_tests(ws: Workspace, names: tuple = (), keyword: Optional[str] = None,
     compiler = Compiler(ws)
     results: list[TestResult] = []
     seen: dict[str, str] = {}
-    for n, (display, test, problems) in enumerate(loaded):
+    for display, test, problems in loaded:
         start = time.monotonic()
         if test is not None and test.name in seen:
             problems = problems + [Diagnostic("TEST-012", f"the test name '{test.name}' is used by {seen[test.name]} "
@@ -141,7 +141,7 @@ def run_tests(ws: Workspace, names: tuple = (), keyword: Optional[str] = None,
                                               else Location(display, 1, 1), test.name, "give each test its own name")]
         if test is not None:
             seen.setdefault(test.name, display)
-        result = _one(test, problems, display, compiler, session, n)
+        result = _one(test, problems, display, compiler, session)
         result.seconds = time.monotonic() - start
         results.append(result)
         echo(render(result))
@@ -155,7 +155,7 @@ def run_tests(ws: Workspace, names: tuple = (), keyword: Optional[str] = None,
 
 
 def _one(test: Optional[ScenarioTest], problems: list[Diagnostic], display: str, compiler: Compiler,
-         session: Session, n: int) -> TestResult:
+         session: Session) -> TestResult:
     if test is None or problems:
         name = test.name if test else os.path.splitext(os.path.basename(display))[0]
         return TestResult(name, display, INVALID, diagnostics=problems)
@@ -164,7 +164,7 @@ def _one(test: Optional[ScenarioTest], problems: list[Diagnostic], display: str,
         return TestResult(test.name, display, INVALID, project=test.project, period=test.period, diagnostics=problems)
     if prepared.compile_error is not None:
         return judge(prepared, None)
-    outcome = execute.run(session.get(), prepared, key_prefix=f"test{n}:")
+    outcome = execute.run(session.get(), prepared)
     return judge(prepared, outcome)
 
 
