@@ -107,7 +107,14 @@ def _sql_literal(value: Any) -> str:
 
 
 def _dump(data: Any) -> str:
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=100000)
+    """YAML of plain values (rows as one-line mappings)."""
+    def plain(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [plain(x) for x in v]
+        return str(v) if isinstance(v, str) else v  # a located YStr is a str
+    return yaml.safe_dump(plain(data), sort_keys=False, allow_unicode=True, default_flow_style=None, width=100000)
 
 
 def _run_text(text: str, display: str, path: str, compiler: Compiler, spark) -> execute.Outcome:
