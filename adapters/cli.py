@@ -228,6 +228,29 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
         run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
+@main.command("test")
+@click.argument("names", nargs=-1)
+@click.option("-k", "keyword", default=None, metavar="TEXT", help="Only tests whose name or file name contains TEXT.")
+@click.option("--junit-xml", type=click.Path(dir_okay=False), default=None, help="Also write the results as JUnit XML.")
+@click.option("--record", "record_run", default=None, metavar="RUN_ID",
+              help="Write the test NAME (tests/NAME.yml) from the recorded run RUN_ID instead of running tests.")
+@click.option("--rows", type=click.IntRange(min=1), default=20, show_default=True,
+              help="--record: how many rows of the run's input dataset the test gives.")
+@command
+def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
+    """Run the workspace's scenario tests (tests/*.yml) in one local SparkSession (exit 4 when one fails)."""
+    factory, _ = _session_factory(inv, None, None, ())
+    if record_run:
+        from .scenarios.record import record_test
+        if len(names) != 1:
+            raise click.UsageError("--record RUN_ID needs exactly one NAME: the test to write")
+        click.echo(record_test(inv.workspace, record_run, names[0], rows, factory))
+        return
+    from .scenarios.suite import run_tests
+    _, code = run_tests(inv.workspace, names, keyword, factory, click.echo, junit_xml)
+    sys.exit(code)
+
+
 @main.command("runs")
 @click.argument("action", type=click.Choice(["list", "show", "clean"]), default="list")
 @click.argument("run_id", required=False)
