@@ -28,6 +28,13 @@ INEXACT_NUMBER = "number"  # a computed number whose exact Spark type only a run
 INEXACT = "unknown"  # a value of unknown type (e.g. an assigned NULL)
 
 
+def stand_in_type(column_type: str) -> str:
+    """A Spark type for a declared column type, with a stand-in for the inexact ones (``decimal(38,10)``,
+    the bare ``decimal``, for a number; ``string`` for an unknown): for tools that build empty or given
+    rows of a registered dataset before any run registered it (e.g. the analyzer check of the tests)."""
+    return {INEXACT_NUMBER: "decimal(38,10)", INEXACT: "string"}.get(column_type, column_type)
+
+
 def registered_id(name: str) -> str:
     """The stable dataset id of a registered dataset (a UUIDv5 of its name)."""
     return str(uuid.uuid5(REGISTERED_NAMESPACE, name))
