@@ -310,7 +310,7 @@ def datasets_cmd(action, name, workspace, debug):
     for ds in sorted(ws.datasets, key=lambda d: d.name):
         versions = ",".join(f"{v.version}{'' if v.status == 'active' else '(disabled)'}" for v in ds.versions)
         click.echo(f"{ds.name:<24} {'registered' if ds.registered else 'declared':<10} {ds.temporal_mode:<10} "
-                   f"{ds.status:<8} versions {versions}")
+                   f"{ds.status:<8} versions {versions or 'none yet'}")
 
 
 if __name__ == "__main__":  # pragma: no cover
