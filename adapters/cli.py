@@ -187,15 +187,22 @@ def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[st
 
 
 @main.command("run")
-@click.argument("project")
+@click.argument("project", required=False)
+@click.option("--select", "select", multiple=True,
+              help="Run the selected projects in dependency order: NAME, +NAME, NAME+, dataset:NAME+ ... "
+                   "(several separated by spaces: the union).")
+@click.option("--all", "run_all", is_flag=True, default=False, help="Run every project in dependency order.")
 @click.option("--period", required=True, help="YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD.")
 @click.option("--master", default=None, help="Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).")
 @click.option("--remote", default=None, help="Spark Connect URL, e.g. sc://127.0.0.1:15002.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
 @command
-def run_cmd(inv: Invocation, project, period, master, remote, conf, allow_draft):
-    """Resolve, execute on Spark, write the outputs and record the run."""
+def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, conf, allow_draft):
+    """Resolve, execute on Spark, write the outputs and record the run (of PROJECT, or of the projects
+    --select or --all name, in dependency order in one SparkSession)."""
+    if sum([bool(project), bool(select), run_all]) != 1:
+        raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
     from ..compiler.periods import PeriodError, parse_period
     from .runner import Runner
     from .spark import early_session
@@ -206,8 +213,26 @@ def run_cmd(inv: Invocation, project, period, master, remote, conf, allow_draft)
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
-    Runner(root, echo=click.echo, session_factory=factory, spark_label=label).run(
-        project, period, allow_draft, workspace=inv.workspace)
+    runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label)
+    if project:
+        runner.run(project, period, allow_draft, workspace=inv.workspace)
+        return
+    from .multi_run import run_many
+    run_many(runner, root, period, None if run_all else " ".join(select), allow_draft, echo=click.echo)
+
+
+@main.command("dag")
+@click.option("--select", "select", multiple=True, help="Show only the selected nodes (NAME, +NAME, NAME+, dataset:NAME+).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot", "mermaid"]), default="text",
+              help="Output format (default text).")
+@command
+def dag_cmd(inv: Invocation, select, fmt):
+    """The workspace graph: which projects read which datasets, and which register which."""
+    from ..compiler.dag_view import render
+    from ..compiler.graph import WorkspaceGraph
+    from ..compiler.selection import select as select_nodes
+    graph = WorkspaceGraph(inv.workspace)
+    click.echo(render(graph, fmt, select_nodes(graph, " ".join(select)) if select else None))
 
 
 @main.command("replay")
@@ -321,7 +346,7 @@ def datasets_cmd(inv: Invocation, action, name):
     for ds in sorted(ws.datasets, key=lambda d: d.name):
         versions = ",".join(f"{v.version}{'' if v.status == 'active' else '(disabled)'}" for v in ds.versions)
         click.echo(f"{ds.name:<24} {'registered' if ds.registered else 'declared':<10} {ds.temporal_mode:<10} "
-                   f"{ds.status:<8} versions {versions}")
+                   f"{ds.status:<8} versions {versions or 'none yet'}")
 
 
 @main.command("lineage")

@@ -108,6 +108,10 @@ CODES: tuple[Code, ...] = (
     Code("OUT-VR-001", "a registered output's destination path without {{version}}", f"{README} (guarantees)"),
     Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI or a '..' climb)",
          f"{README} (guarantees)"),
+    # the workspace graph (projects feeding projects)
+    Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{CONTRACT} §8"),
+    Code("GRAPH-002", "a dataset registered by more than one output", f"{CONTRACT} §8"),
+    Code("GRAPH-003", "a project reads a registered dataset whose producing project has errors", f"{CONTRACT} §8"),
     # scenario test files (ledgerflow test)
     Code("TEST-001", "a test file's structure: rows, given data or expect/error not as §9 defines", SCENARIOS),
     Code("TEST-002", "the tested project is not in the workspace or does not compile", SCENARIOS),
