@@ -56,6 +56,7 @@ from typing import Callable, Optional
 from sqlglot import exp
 
 from .errors import LedgerflowError
+from .graph import registrations
 from .model import OutputOperation, Project, Workspace
 from .plan import (AggregatePlan, AppendPlan, ConditionKind, OutputPlan, Plan, Read, UpdatePlan)
 
@@ -331,14 +332,10 @@ def _union(branches: list[_Branch]) -> _Branch:
 
 # ------------------------------------------------------------------------------ across projects
 def registering_output(ws: Workspace, dataset_name: str) -> Optional[tuple[Project, OutputOperation]]:
-    """The project and output operation of ``ws`` that register ``dataset_name`` (first in name order).
-
-    Kept small and alone so that the workspace graph can replace it."""
-    for project in sorted(ws.projects, key=lambda p: p.name):
-        for op in project.operations:
-            if isinstance(op, OutputOperation) and op.register_as_dataset and str(op.register_as_dataset) == dataset_name:
-                return project, op
-    return None
+    """The project and output operation of ``ws`` that register ``dataset_name`` (the workspace graph's
+    :func:`~.graph.registrations`: a declared dataset of that name wins; GRAPH-002 refuses two)."""
+    found = registrations(ws).get(dataset_name)
+    return found[0] if found else None
 
 
 Planner = Callable[[Workspace, Project], Plan]
