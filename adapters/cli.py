@@ -217,15 +217,22 @@ def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[st
 
 
 @main.command("run")
-@click.argument("project")
+@click.argument("project", required=False)
+@click.option("--select", "select", multiple=True,
+              help="Run the selected projects in dependency order: NAME, +NAME, NAME+, dataset:NAME+ ... "
+                   "(several separated by spaces: the union).")
+@click.option("--all", "run_all", is_flag=True, default=False, help="Run every project in dependency order.")
 @click.option("--period", required=True, help="YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD.")
 @click.option("--master", default=None, help="Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).")
 @click.option("--remote", default=None, help="Spark Connect URL, e.g. sc://127.0.0.1:15002.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
 @command
-def run_cmd(inv: Invocation, project, period, master, remote, conf, allow_draft):
-    """Resolve, execute on Spark, write the outputs and record the run."""
+def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, conf, allow_draft):
+    """Resolve, execute on Spark, write the outputs and record the run (of PROJECT, or of the projects
+    --select or --all name, in dependency order in one SparkSession)."""
+    if sum([bool(project), bool(select), run_all]) != 1:
+        raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
     from ..compiler.periods import PeriodError, parse_period
     from .runner import Runner
     from .spark import early_session
@@ -236,8 +243,26 @@ def run_cmd(inv: Invocation, project, period, master, remote, conf, allow_draft)
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
-    Runner(root, echo=click.echo, session_factory=factory, spark_label=label).run(
-        project, period, allow_draft, workspace=inv.workspace)
+    runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label)
+    if project:
+        runner.run(project, period, allow_draft, workspace=inv.workspace)
+        return
+    from .multi_run import run_many
+    run_many(runner, root, period, None if run_all else " ".join(select), allow_draft, echo=click.echo)
+
+
+@main.command("dag")
+@click.option("--select", "select", multiple=True, help="Show only the selected nodes (NAME, +NAME, NAME+, dataset:NAME+).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot", "mermaid"]), default="text",
+              help="Output format (default text).")
+@command
+def dag_cmd(inv: Invocation, select, fmt):
+    """The workspace graph: which projects read which datasets, and which register which."""
+    from ..compiler.dag_view import render
+    from ..compiler.graph import WorkspaceGraph
+    from ..compiler.selection import select as select_nodes
+    graph = WorkspaceGraph(inv.workspace)
+    click.echo(render(graph, fmt, select_nodes(graph, " ".join(select)) if select else None))
 
 
 @main.command("replay")
@@ -256,6 +281,29 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
     factory = early_session(factory)
     Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
         run_id, allow_changed_inputs, workspace=inv.workspace)
+
+
+@main.command("test")
+@click.argument("names", nargs=-1)
+@click.option("-k", "keyword", default=None, metavar="TEXT", help="Only tests whose name or file name contains TEXT.")
+@click.option("--junit-xml", type=click.Path(dir_okay=False), default=None, help="Also write the results as JUnit XML.")
+@click.option("--record", "record_run", default=None, metavar="RUN_ID",
+              help="Write the test NAME (tests/NAME.yml) from the recorded run RUN_ID instead of running tests.")
+@click.option("--rows", type=click.IntRange(min=1), default=20, show_default=True,
+              help="--record: how many rows of the run's input dataset the test gives.")
+@command
+def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
+    """Run the workspace's scenario tests (tests/*.yml) in one local SparkSession (exit 4 when one fails)."""
+    factory, _ = _session_factory(inv, None, None, ())
+    if record_run:
+        from .scenarios.record import record_test
+        if len(names) != 1:
+            raise click.UsageError("--record RUN_ID needs exactly one NAME: the test to write")
+        click.echo(record_test(inv.workspace, record_run, names[0], rows, factory))
+        return
+    from .scenarios.suite import run_tests
+    _, code = run_tests(inv.workspace, names, keyword, factory, click.echo, junit_xml)
+    sys.exit(code)
 
 
 @main.command("runs")
@@ -328,7 +376,24 @@ def datasets_cmd(inv: Invocation, action, name):
     for ds in sorted(ws.datasets, key=lambda d: d.name):
         versions = ",".join(f"{v.version}{'' if v.status == 'active' else '(disabled)'}" for v in ds.versions)
         click.echo(f"{ds.name:<24} {'registered' if ds.registered else 'declared':<10} {ds.temporal_mode:<10} "
-                   f"{ds.status:<8} versions {versions}")
+                   f"{ds.status:<8} versions {versions or 'none yet'}")
+
+
+@main.command("lineage")
+@click.argument("target", metavar="PROJECT[.COLUMN]")
+@click.option("--output", "output", type=int, default=None, help="Only this output operation (its seq).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "openlineage", "dot", "mermaid"]),
+              default="text", show_default=True, help="How to print the lineage.")
+@command
+def lineage_cmd(inv: Invocation, target, output, fmt):
+    """For each output column, the input dataset columns it comes from (identity, transformation,
+    aggregation, conditional) and those that decide its rows (join, filter, group_by), across
+    projects through registered datasets."""
+    from ..compiler.lineage import project_lineage
+    from ..compiler.lineage_formats import render
+    ws = inv.workspace
+    plan, columns = project_lineage(ws, target, output)
+    click.echo(render(columns, plan, fmt, f"ledgerflow://{ws.config.name}"))
 
 
 @main.command("diff")

@@ -68,6 +68,10 @@ class RunContext:
     session_factory: Optional[Callable[[], object]] = None  # Spark for fingerprinting catalog tables
     fingerprints: Optional[list] = None  # resolver_snapshot.input_fingerprints
     input_check: Optional[dict] = None  # a replay's allow_changed_inputs, inputs_changed, inputs_unverified
+    # `run --select/--all`: registered dataset name -> {dataset, version, run_id, project} registered earlier
+    # in this invocation; an unpinned read of it takes exactly that version (adapters/multi_run.py)
+    upstream: dict = field(default_factory=dict)
+    upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
 
 
 @dataclass(frozen=True)
@@ -105,10 +109,14 @@ class WrittenOutput:
     location: str
 
 
-def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, store: RunStore) -> int:
-    """The version a run reads: the pin, else the latest active (registered: newest holding the period)."""
+def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, store: RunStore,
+                   upstream: Optional[dict] = None) -> int:
+    """The version a run reads: the pin, else the version an upstream project registered in this
+    invocation (``upstream``), else the latest active (registered: newest holding the period)."""
     if pinned is not None:
         return pinned
+    if dataset.registered and upstream and dataset.name in upstream:
+        return upstream[dataset.name]["version"]
     if dataset.registered:
         holding = [r["version"] for r in store.registrations(dataset.name) if period.identifier in r["periods"]]
         if not holding:
@@ -128,7 +136,10 @@ def resolve_inputs(ctx: RunContext, store: RunStore, memory: Optional[dict] = No
     such a location belongs to the run's period."""
     for view in ctx.compiled.inputs:
         ds = view.dataset
-        version = choose_version(ds, view.pinned_version, ctx.period, store)
+        version = choose_version(ds, view.pinned_version, ctx.period, store, ctx.upstream)
+        if ds.registered and ds.name in ctx.upstream and version == ctx.upstream[ds.name]["version"] \
+                and ctx.upstream[ds.name] not in ctx.upstream_runs:
+            ctx.upstream_runs.append(ctx.upstream[ds.name])
         frame = next((memory[k] for k in (ds.id, ds.name) if memory and k in memory), None)
         if frame is not None:
             loc = loaders.register_memory(f"{ctx.run_id}/{view.view}", frame, ctx.period.identifier)
@@ -188,7 +199,21 @@ def base_record(ctx: RunContext) -> dict:
             "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
             "row_identity": ROW_IDENTITY,
             "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": [],
+            **({"upstream_runs": ctx.upstream_runs} if ctx.upstream_runs else {}),
             **(ctx.input_check or {})}  # a replay: allow_changed_inputs, inputs_changed, inputs_unverified
+
+
+def output_lineage(ctx: RunContext) -> dict[int, dict]:
+    """Per output seq, its column lineage as ``ledgerflow lineage --format json`` prints it (CONTRACT §8),
+    followed across the workspace's projects through registered datasets."""
+    from ..compiler.compile import plan_project
+    from ..compiler.lineage import plan_lineage
+    from ..compiler.lineage_formats import to_json
+    plan = ctx.compiled.plan
+    if plan is None:
+        return {}
+    columns = plan_lineage(plan, ctx.workspace, plan_project)
+    return {seq: to_json([c for c in columns if c.output == seq]) for seq in dict.fromkeys(c.output for c in columns)}
 
 
 def spark_error_message(exc: Exception, ctx: Optional[RunContext] = None) -> str:
@@ -218,9 +243,13 @@ class Runner:
 
     # ---------------------------------------------------------------- entry points
     def run(self, project_ref: str, period_text: str, allow_draft: bool = False,
-            workspace: Optional[Workspace] = None) -> dict:
+            workspace: Optional[Workspace] = None, upstream: Optional[dict] = None) -> dict:
         """Run ``project_ref`` for ``period_text``; returns the completed run record. ``workspace``: the
-        workspace at this runner's root as the caller loaded it (default: loaded here)."""
+        workspace at this runner's root as the caller loaded it (default: loaded here).
+
+        ``upstream`` (``run --select``): registered dataset name -> the version registered earlier in this
+        invocation ({dataset, version, run_id, project}); read instead of the newest, recorded as
+        ``upstream_runs``."""
         period = parse_period(period_text)
         ws = workspace or self.load_workspace()
         project = require_project(ws, project_ref)
@@ -228,7 +257,7 @@ class Runner:
             raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
         compiled = compile_project(ws, project)
         started = utcnow()
-        ctx = RunContext(ws, project, compiled, period, started, new_run_id(started))
+        ctx = RunContext(ws, project, compiled, period, started, new_run_id(started), upstream=dict(upstream or {}))
         ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
         ctx.fingerprint, ctx.session_factory = True, self._session
         return self._execute(ctx, resolve=True)
@@ -318,6 +347,7 @@ class Runner:
                 resolve_inputs(ctx, self.store, self.memory)
             record = base_record(ctx)
             destinations = self._destinations(ctx)
+            lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
         except LedgerflowError as err:
             record = record or base_record(ctx)
             self._fail(record, ctx, err)
@@ -346,6 +376,8 @@ class Runner:
             self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
             raise
         timings = self._timings(ctx, clock)
+        for out in outputs:
+            out["lineage"] = lineage.get(out["operation_seq"])
         record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"), outputs=outputs,
                       timings=timings)
         self.store.save_run(record, ctx.compiled.script())

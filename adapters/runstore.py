@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import uuid
 from contextlib import closing
 from typing import Callable, Optional
 
 from ..compiler.errors import LedgerflowError, ResolutionError
 from ..compiler.model import ColumnDef, Dataset, DatasetVersion
+from ..compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -31,7 +31,6 @@ CREATE TABLE IF NOT EXISTS registered_datasets (
 """
 _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
-REGISTERED_NAMESPACE = uuid.UUID("6f1c1c8e-6a57-4b8e-9d43-2f1b0c9d7a11")
 
 
 class RunNotFound(LedgerflowError):
@@ -246,7 +245,3 @@ def locations_overlap(a: str, b: str) -> bool:
     x, y = norm(a), norm(b)
     return x == y or x.startswith(y.rstrip("/") + "/") or y.startswith(x.rstrip("/") + "/")
 
-
-def registered_id(name: str) -> str:
-    """The stable dataset id of a registered dataset."""
-    return str(uuid.uuid5(REGISTERED_NAMESPACE, name))

@@ -28,6 +28,7 @@ UPDATE = "spec/update-operation-data-model.md"
 JOIN = "spec/runtime-join-data-model.md"
 APPEND = "spec/append-operation-data-model.md"
 REFERENCE = "spec/REFERENCE.md"
+SCENARIOS = "CONTRACT.md §9"
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,23 @@ CODES: tuple[Code, ...] = (
     Code("OUT-VR-001", "a registered output's destination path without {{version}}", f"{README} (guarantees)"),
     Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI or a '..' climb)",
          f"{README} (guarantees)"),
+    # the workspace graph (projects feeding projects)
+    Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{CONTRACT} §8"),
+    Code("GRAPH-002", "a dataset registered by more than one output", f"{CONTRACT} §8"),
+    Code("GRAPH-003", "a project reads a registered dataset whose producing project has errors", f"{CONTRACT} §8"),
+    # scenario test files (ledgerflow test)
+    Code("TEST-001", "a test file's structure: rows, given data or expect/error not as §9 defines", SCENARIOS),
+    Code("TEST-002", "the tested project is not in the workspace or does not compile", SCENARIOS),
+    Code("TEST-003", "the test's period or run_started_at is not valid", SCENARIOS),
+    Code("TEST-004", "a dataset the project reads is not given by the test", SCENARIOS),
+    Code("TEST-005", "a given dataset is unknown, given twice or not read by the project", SCENARIOS),
+    Code("TEST-006", "a given row names a column its dataset does not have", SCENARIOS),
+    Code("TEST-007", "a given value cannot be read exactly as its column's type", SCENARIOS),
+    Code("TEST-008", "a given CSV or Parquet file beside the test is missing or unreadable", SCENARIOS),
+    Code("TEST-009", "an expected output is not an output of the project, or expected twice", SCENARIOS),
+    Code("TEST-010", "an expected row names a column the output does not write", SCENARIOS),
+    Code("TEST-011", "an expected value cannot be read exactly as its output column's type", SCENARIOS),
+    Code("TEST-012", "two tests of the workspace have the same name", SCENARIOS),
 )
 
 BY_CODE: dict[str, Code] = {c.code: c for c in CODES}

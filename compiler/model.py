@@ -275,6 +275,8 @@ class Workspace:
     config: WorkspaceConfig
     datasets: list[Dataset]
     projects: list[Project]
+    # registered dataset name -> the project registering it, which has errors (compiler/registered.py)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
     def find_dataset(self, ref: str) -> Optional[Dataset]:
         """The dataset whose UUID or name is ``ref``."""

@@ -45,6 +45,8 @@ def from_sql(sql: str) -> SqlType:
         return SqlType("number", sql)
     if sql in ("string", "boolean", "date", "timestamp"):
         return SqlType(sql, sql)
+    if sql in ("number", "unknown"):  # a registered column whose exact type only a run knows (registered.py)
+        return SqlType(sql)
     return SqlType("unknown", sql)
 
 

@@ -489,7 +489,23 @@ def load_workspace(root: str, extra_datasets: Callable[[], list[Dataset]] | None
                        "not define", _at(ds.resolver_id, ds.location), ds.resolver_id,
                        did_you_mean(ds.resolver_id, config.resolvers))
     errors.raise_if_any()
-    return Workspace(root=root, config=config, datasets=datasets, projects=projects)
+    ws = Workspace(root=root, config=config, datasets=datasets, projects=projects)
+    _registered_datasets(ws)
+    return ws
+
+
+def _registered_datasets(ws: Workspace) -> None:
+    """Check the workspace graph (GRAPH-001 cycles, GRAPH-002) and add the datasets outputs register, with
+    the columns of their producers' plans (:mod:`.registered`). Only a workspace where an output registers
+    a dataset has edges between projects: others skip the graph (and networkx) entirely."""
+    from .graph import WorkspaceGraph, has_registrations
+    if not has_registrations(ws):
+        return
+    problems = WorkspaceGraph(ws).problems()
+    if problems:
+        raise CompileError(problems)
+    from .registered import derive_registered
+    derive_registered(ws)
 
 
 def _at(value: Any, fallback: Optional[Location]) -> Optional[Location]:

@@ -7,13 +7,14 @@ from ledgerflow.compiler.parameters import arguments as used_args, values as par
 from ledgerflow.compiler import system_columns as sysc
 from ledgerflow.compiler.compile import CompiledProject
 from ledgerflow.compiler.periods import parse_period
+from ledgerflow.compiler.registered import stand_in_type
 
 ARGS = parameters(parse_period("2026-01"), datetime.datetime(2026, 2, 1, 9, 30))
 
 
 def input_ddl(dataset) -> str:
     """DDL of a normalised input view: declared columns, then system columns."""
-    cols = [(c.name, c.type) for c in dataset.columns] + sysc.system_columns(dataset.temporal_mode)
+    cols = [(c.name, stand_in_type(c.type)) for c in dataset.columns] + sysc.system_columns(dataset.temporal_mode)
     return ", ".join(f"`{n}` {t}" for n, t in cols)
 
 

@@ -351,6 +351,9 @@ def test_datasets_list_and_show(spark, scenarios):
     assert rows == [
         ["accounts", "declared", "period", "active", "versions", "1,2"],
         ["budgets", "declared", "period", "active", "versions", "1"],
+        # registered by the close chain's outputs: known from the producers' plans, not yet run here
+        ["close_consolidated", "registered", "period", "active", "versions", "none", "yet"],
+        ["close_converted", "registered", "period", "active", "versions", "none", "yet"],
         ["cost_centers", "declared", "period", "active", "versions", "1"],
         ["exchange_rates", "declared", "bitemporal", "active", "versions", "1"],
         ["gl", "declared", "period", "active", "versions", "1"],

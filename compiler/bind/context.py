@@ -117,6 +117,12 @@ class BindContext:
         """Find a referenced dataset and check it is active, the pinned version exists and a resolver applies."""
         not_found, disabled, no_version = codes.not_found, codes.disabled, codes.no_version
         ds = self.ws.find_dataset(ref.dataset_id)
+        producer = self._unavailable(ref.dataset_id) if ds is None else None
+        if producer is not None:
+            self.errors.add("GRAPH-003", f"{what}: dataset '{producer[0]}' is registered by project '{producer[1]}', "
+                            "which has errors (reported with it), so its columns are unknown", ref.location,
+                            ref.dataset_id, f"fix project '{producer[1]}' first")
+            return None
         if ds is None:
             self.errors.add(not_found, f"{what}: dataset '{ref.dataset_id}' not found in the workspace", ref.location,
                             ref.dataset_id, did_you_mean(ref.dataset_id, [d.name for d in self.ws.datasets]))
@@ -125,7 +131,8 @@ class BindContext:
             self.errors.add(disabled, f"{what}: dataset '{ds.name}' is disabled and cannot be used", ref.location,
                             ref.dataset_id, "enable it (status: active) or reference another dataset")
             return None
-        if ref.dataset_version is not None:
+        unregistered = ds.registered and not ds.versions  # known from its producer's plan; no run registered it yet
+        if ref.dataset_version is not None and not unregistered:
             v = ds.version(ref.dataset_version)
             if v is None or v.status != "active":
                 state = "does not exist" if v is None else "is disabled"
@@ -133,12 +140,20 @@ class BindContext:
                                 ref.version_location or ref.location, str(ref.dataset_version),
                                 f"active versions: {', '.join(str(x.version) for x in ds.versions if x.status == 'active') or 'none'}")
                 return None
-        elif ds.latest_active_version() is None:
+        elif ds.latest_active_version() is None and not unregistered:
             self.errors.add(no_version, f"{what}: dataset '{ds.name}' has no active version", ref.location,
                             ref.dataset_id, "mark a version active")
             return None
         self.check_resolver(ds, ref, codes.no_resolver, what)
         return ds
+
+    def _unavailable(self, ref: str) -> Optional[tuple[str, str]]:
+        """(dataset, producing project) when ``ref`` names a dataset whose producer has errors."""
+        from ..registered import registered_id
+        for name, project in self.ws.unavailable.items():
+            if ref in (name, registered_id(name)):
+                return name, project
+        return None
 
     def check_resolver(self, ds: Dataset, ref: DatasetRef, code: str, what: str) -> None:
         """A resolver must be determinable (the precedence is :func:`resolver.resolver_precedence`)."""

@@ -1,0 +1,144 @@
+"""``ledgerflow run --select SEL | --all``: several projects in dependency order, in one SparkSession.
+
+Before anything runs, the workspace graph orders the selected projects (:mod:`..compiler.graph`) and
+every one of them is compiled: a definition error anywhere stops the invocation with exit 1, nothing
+executed. Then each project runs with the one :class:`~.runner.Runner` (so the one session), reading
+the version of a registered dataset that its upstream registered moments ago in this invocation,
+not merely the newest one in the store (a concurrent run could have registered another), and its
+run record names those versions and runs (``upstream_runs``).
+
+A project that fails (on Spark, or while resolving its data) is recorded as failed; every selected
+project downstream of it, directly or through unselected projects, is ``skipped`` with the failed
+upstream named; the others go on. A draft project is skipped (with its downstream) unless
+``--allow-draft``. The summary lists every project's status, rows written and duration; the
+invocation fails with exit 3 (:class:`MultiRunFailed`) when any project failed.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..compiler.compile import plan_diagnostics
+from ..compiler.errors import CompileError, ExecutionError, LedgerflowError
+from ..compiler.graph import PROJECT, WorkspaceGraph, node_id
+from ..compiler.selection import selected_projects
+from ..compiler.workspace import load_workspace
+from .runstore import RunStore
+
+Echo = Callable[[str], None]
+
+
+class MultiRunFailed(ExecutionError):
+    """At least one selected project failed (exit 3); the summary was printed."""
+
+
+@dataclass
+class ProjectOutcome:
+    """What happened to one selected project."""
+
+    project: str
+    status: str = "pending"  # completed | failed | skipped
+    run_id: Optional[str] = None
+    rows: Optional[int] = None
+    seconds: Optional[float] = None
+    reason: str = ""  # the error of a failed project, why a skipped one was skipped
+    registered: list = field(default_factory=list)  # [{dataset, version, run_id, project}]
+
+
+def plan_selection(root: str, select: Optional[str]) -> tuple[WorkspaceGraph, list[str]]:
+    """The graph and the selected project names in run order (every project when ``select`` is None).
+
+    Raises :class:`CompileError` (exit 1) with every error of the selected projects."""
+    ws = load_workspace(root, extra_datasets=RunStore(root).registered_datasets)
+    graph = WorkspaceGraph(ws)
+    names = graph.project_order() if select is None else selected_projects(graph, select)
+    diagnostics = []
+    for name in names:
+        diagnostics += plan_diagnostics(ws, ws.find_project(name))
+    if diagnostics:
+        raise CompileError(diagnostics)
+    return graph, names
+
+
+def run_many(runner, root: str, period: str, select: Optional[str], allow_draft: bool = False,
+             echo: Echo = print) -> list[ProjectOutcome]:
+    """Run the selection (see the module docstring); returns one outcome per project, in run order."""
+    graph, names = plan_selection(root, select)
+    ws = graph.workspace
+    outcomes = {n: ProjectOutcome(n) for n in names}
+    blocked: dict[str, str] = {}  # project -> why it cannot run (a failed or skipped upstream)
+    upstream: dict[str, dict] = {}  # registered dataset -> what this invocation registered
+    echo(f"Running {len(names)} project{'s' if len(names) != 1 else ''} for period {period}: {', '.join(names)}")
+    for i, name in enumerate(names, 1):
+        out = outcomes[name]
+        project = ws.find_project(name)
+        echo(f"\n[{i}/{len(names)}] {name}")
+        if name in blocked:
+            out.status, out.reason = "skipped", blocked[name]
+            echo(f"  skipped: {out.reason}")
+            continue
+        if project.status == "draft" and not allow_draft:
+            out.status, out.reason = "skipped", "draft project (pass --allow-draft to run it)"
+            echo(f"  skipped: {out.reason}")
+            _block_downstream(graph, name, names, blocked, f"upstream project '{name}' is a draft and was skipped")
+            continue
+        clock = time.monotonic()
+        known = _run_ids(runner.store, name)
+        try:
+            record = runner.run(name, period, allow_draft, upstream=upstream)
+        except LedgerflowError as err:
+            out.seconds = time.monotonic() - clock
+            out.status, out.reason = "failed", err.render()
+            out.run_id = next(iter(_run_ids(runner.store, name) - known), None)
+            echo(f"  failed: {out.reason}")
+            _block_downstream(graph, name, names, blocked, f"upstream project '{name}' failed")
+            continue
+        out.seconds = time.monotonic() - clock
+        out.status, out.run_id = "completed", record["run_id"]
+        out.rows = sum(o.get("rows") or 0 for o in record.get("outputs") or [])
+        for o in record.get("outputs") or []:
+            if o.get("registered_dataset"):
+                entry = {"dataset": o["registered_dataset"], "version": o["registered_version"],
+                         "run_id": record["run_id"], "project": name}
+                upstream[o["registered_dataset"]] = entry
+                out.registered.append(entry)
+    result = [outcomes[n] for n in names]
+    echo("")
+    echo(summary(result, period))
+    failed = [o.project for o in result if o.status == "failed"]
+    if failed:
+        raise MultiRunFailed(f"{len(failed)} of {len(result)} projects failed ({', '.join(failed)}); "
+                             f"{sum(o.status == 'skipped' for o in result)} skipped. See the summary above.")
+    return result
+
+
+def _block_downstream(graph: WorkspaceGraph, name: str, names: list[str], blocked: dict, reason: str) -> None:
+    """Mark every selected project downstream of ``name`` (through any node) as blocked by ``reason``."""
+    below = graph.descendants(node_id(PROJECT, name))
+    for other in names:
+        if node_id(PROJECT, other) in below:
+            blocked.setdefault(other, reason)
+
+
+def _run_ids(store: RunStore, name: str) -> set[str]:
+    """The ids of the recorded runs of project ``name`` (a failed attempt's record is the new one)."""
+    return {rec["run_id"] for rec in store.list_runs() if rec["project"]["name"] == name}
+
+
+def summary(outcomes: list[ProjectOutcome], period: str) -> str:
+    """The summary table: project, status, rows written, seconds, run id or reason."""
+    width = max([len("project")] + [len(o.project) for o in outcomes])
+    lines = [f"Summary for period {period}:",
+             f"  {'project':<{width}}  {'status':<9}  {'rows':>6}  {'seconds':>7}  run / reason"]
+    for o in outcomes:
+        rows = "-" if o.rows is None else str(o.rows)
+        secs = "-" if o.seconds is None else f"{o.seconds:.1f}"
+        detail = o.run_id or ""
+        if o.status != "completed":
+            first = o.reason.splitlines()[0] if o.reason else ""
+            detail = f"{detail}  {first}".strip() if o.status == "failed" else first
+        lines.append(f"  {o.project:<{width}}  {o.status:<9}  {rows:>6}  {secs:>7}  {detail}")
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("completed", "failed", "skipped")}
+    lines.append(f"  {counts['completed']} completed, {counts['failed']} failed, {counts['skipped']} skipped")
+    return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""Run a prepared test's compiled statements on Spark and collect its outputs; nothing is written.
+
+The statements run as ``ledgerflow run`` runs them (adapters/runner.py): the inputs are loaded by
+the normal loaders (system columns, period filter, row ids), every stage before the last output is
+materialised unless its one reader is an output, with the same parameters bound. Every output is
+computed and collected instead of written: a run fails when any of its statements fails, so a test
+passes only when the whole run would succeed. No run store record, no staging folder.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ...compiler.errors import LedgerflowError
+from ..errors_text import spark_error_text
+from ..loaders import load_inputs
+from ...compiler import parameters
+from . import given
+from .prepare import PreparedTest
+
+
+@dataclass
+class OutputRows:
+    """The rows one output would write: column names, their Spark types and the row values."""
+
+    seq: int
+    name: str
+    columns: list[str]
+    types: dict[str, str]
+    rows: list[tuple]
+
+
+@dataclass
+class Outcome:
+    """What running a test gave: every output's rows, or the run's error."""
+
+    outputs: dict[int, OutputRows] = field(default_factory=dict)
+    error: Optional[str] = None
+    seconds: float = 0.0
+
+
+def collect(df) -> tuple[list[str], dict[str, str], list[tuple]]:
+    """Rows as Python values; timestamps as the UTC wall clock (naive), whatever the local time zone."""
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    casts = [f"CAST(`{c.replace('`', '``')}` AS timestamp_ntz) AS `{c.replace('`', '``')}`"
+             if types[c] == "timestamp" else f"`{c.replace('`', '``')}`" for c in df.columns]
+    if any(t == "timestamp" for t in types.values()):
+        df = df.selectExpr(*casts)
+    return list(types), types, [tuple(r) for r in df.collect()]
+
+
+def run(spark, prepared: PreparedTest, key_prefix: str = "") -> Outcome:
+    """Load the given data, run every statement, collect every output (``prepared.compiled`` is set)."""
+    clock = time.monotonic()
+    outcome = Outcome()
+    compiled = prepared.compiled
+    args = parameters.values(prepared.period, prepared.started_at)
+    views: list[str] = []
+    keys: list[str] = []
+    try:
+        inputs, keys = given.register(spark, prepared, key_prefix)
+        views += [i.view for i in inputs] + [f"raw_{i.view}_0" for i in inputs]
+        load_inputs(spark, inputs, args)
+        statements = compiled.statements
+        last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
+        for i, st in enumerate(statements):
+            df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+            if st.kind == "stage":
+                if i > last_output:
+                    continue
+                readers = [s for s in statements[i + 1:] if st.name in s.reads]
+                if not (len(readers) == 1 and readers[0].kind == "output"):
+                    df = df.localCheckpoint()
+                df.createOrReplaceTempView(st.name)
+                views.append(st.name)
+                continue
+            columns, types, rows = collect(df)
+            outcome.outputs[st.operation.seq] = OutputRows(st.operation.seq, st.operation.name, columns, types, rows)
+    except LedgerflowError as err:  # e.g. a fixture lacking a declared column
+        outcome.error = str(err)
+    except Exception as exc:  # Spark failed: the run would have failed (exit 3)
+        outcome.error = spark_error_text(exc, None)
+    finally:
+        given.release(keys)
+        for view in views:
+            try:
+                spark.catalog.dropTempView(view)
+            except Exception:  # the session is gone: nothing left to clean
+                pass
+    outcome.seconds = time.monotonic() - clock
+    return outcome
+
+
+def first_line(text: Any) -> str:
+    """The first line of an error, for one-line summaries."""
+    return str(text).strip().splitlines()[0] if text else ""

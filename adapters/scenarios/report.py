@@ -1,0 +1,87 @@
+"""What a test run prints, and the JUnit XML a CI server reads."""
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ...compiler.errors import Diagnostic
+
+PASSED, FAILED, INVALID = "passed", "failed", "invalid"
+
+
+@dataclass
+class TestResult:
+    """The outcome of one test: passed, failed (the run differs from the test) or invalid (the test
+    file, its project or its data cannot be used; ``diagnostics`` say why)."""
+
+    name: str
+    file: str
+    status: str
+    seconds: float = 0.0
+    project: str = ""
+    period: str = ""
+    lines: list[str] = field(default_factory=list)  # the failure, line by line
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        """The first line of what went wrong ('' when passed)."""
+        if self.status == INVALID and self.diagnostics:
+            return self.diagnostics[0].render()
+        return self.lines[0] if self.lines else ""
+
+    def details(self) -> str:
+        """Everything that went wrong, one item a line."""
+        if self.status == INVALID:
+            return "\n".join(d.render() for d in self.diagnostics)
+        return "\n".join(self.lines)
+
+
+def line(result: TestResult) -> str:
+    """The one-line status of a test, e.g. ``PASSED ts03 fx conversion (tests/ts03.yml) 0.4 s``."""
+    return f"{result.status.upper():<7} {result.name} ({result.file}) {result.seconds:.1f} s"
+
+
+def render(result: TestResult) -> str:
+    """The status line, then (unless passed) what went wrong, indented."""
+    out = line(result)
+    if result.status != PASSED:
+        out += "\n" + "\n".join("  " + x for x in result.details().splitlines())
+    return out
+
+
+def totals(results: list[TestResult], seconds: Optional[float] = None) -> str:
+    """E.g. ``7 passed, 1 failed, 0 invalid in 5.1 s``."""
+    n = {s: sum(1 for r in results if r.status == s) for s in (PASSED, FAILED, INVALID)}
+    text = f"{n[PASSED]} passed, {n[FAILED]} failed, {n[INVALID]} invalid"
+    return text + (f" in {seconds:.1f} s" if seconds is not None else "")
+
+
+def junit_xml(results: list[TestResult], seconds: float) -> str:
+    """JUnit XML: one ``testsuite`` named ledgerflow; a failed test has a ``failure``, an invalid one an
+    ``error`` (message = the first line, text = every line)."""
+    suite = ET.Element("testsuite", name="ledgerflow", tests=str(len(results)),
+                       failures=str(sum(r.status == FAILED for r in results)),
+                       errors=str(sum(r.status == INVALID for r in results)), skipped="0", time=f"{seconds:.3f}")
+    for r in results:
+        case = ET.SubElement(suite, "testcase", name=r.name, classname=os.path.splitext(r.file)[0].replace("/", "."),
+                             file=r.file, time=f"{r.seconds:.3f}")
+        if r.status == FAILED:
+            ET.SubElement(case, "failure", message=r.message, type="ScenarioFailure").text = r.details()
+        elif r.status == INVALID:
+            ET.SubElement(case, "error", message=r.message, type="InvalidTest").text = r.details()
+    root = ET.Element("testsuites", tests=suite.get("tests"), failures=suite.get("failures"),
+                      errors=suite.get("errors"), time=suite.get("time"))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit(path: str, results: list[TestResult], seconds: float) -> None:
+    """Write :func:`junit_xml` to ``path`` (its folder created)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(junit_xml(results, seconds))

@@ -1,0 +1,66 @@
+"""``ledgerflow test`` speed: seconds per scenario test once the SparkSession is up.
+
+Runs the finance sample's scenario tests (TS-01..TS-08, ``projects/finance/tests``) in one process
+and one SparkSession, ``--rounds`` times (default 3), and prints the session start, each test's
+seconds per round and the per-test median and mean of every test after the first of the process
+(the first pays Spark's one-time warm-up: code generation, class loading). Target: under 1 s per
+further test. Run: ``python -m bench.test_speed``; latest output: ``bench/results/test_speed.txt``.
+Timings include everything ``ledgerflow test`` does per test (read and check the file, compile,
+build the given data, load, run, collect, compare), nothing of the session start.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import tempfile
+import time
+
+from ledgerflow.adapters.scenarios.suite import run_tests
+from ledgerflow.compiler.workspace import load_workspace
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    folder = tempfile.mkdtemp(prefix="lf-test-speed-")
+    ws_dir = os.path.join(folder, "finance")
+    shutil.copytree(os.path.join(REPO, "projects", "finance"), ws_dir,
+                    ignore=shutil.ignore_patterns("target", ".ledgerflow"))
+    try:
+        from ledgerflow.adapters.spark import local_session
+        clock = time.monotonic()
+        spark = local_session(args.master)
+        spark.range(1).collect()
+        session_s = time.monotonic() - clock
+        ws = load_workspace(ws_dir)
+        rounds = []
+        for _ in range(args.rounds):
+            results, code = run_tests(ws, session_factory=lambda: spark, echo=lambda _: None)
+            assert code == 0, [r.details() for r in results if r.status != "passed"]
+            rounds.append([(r.name, r.seconds) for r in results])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    further = [s for i, rnd in enumerate(rounds) for j, (_, s) in enumerate(rnd) if (i, j) != (0, 0)]
+    load = os.getloadavg()
+    print(f"ledgerflow test speed: finance scenario tests TS-01..TS-08, {args.rounds} rounds in one process, "
+          f"master {args.master}")
+    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
+    print(f"session start (JVM + first job): {session_s:.2f} s")
+    print(f"{'test':<48}" + "".join(f"  round {i + 1:>2}" for i in range(args.rounds)))
+    for j, (name, _) in enumerate(rounds[0]):
+        print(f"{name[:48]:<48}" + "".join(f"  {rnd[j][1]:7.2f} s" for rnd in rounds))
+    print(f"first test of the process (Spark warm-up): {rounds[0][0][1]:.2f} s")
+    print(f"every further test ({len(further)}): median {statistics.median(further):.2f} s, mean "
+          f"{statistics.mean(further):.2f} s, max {max(further):.2f} s; target < 1 s per further test")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""The workspace graph (or a selection of it) as text, JSON, Graphviz dot or Mermaid: ``ledgerflow dag``.
+
+Every format lists nodes in dependency order (ties by id) and edges by their nodes' order then role,
+so the output is deterministic. JSON (CONTRACT §8)::
+
+    {"nodes": [{"id": "project:NAME" | "dataset:NAME", "kind": "project" | "dataset"}],
+     "edges": [{"from": ID, "to": ID, "role": "input" | "join" | "append" | "output"}]}
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterable, Optional
+
+from .graph import WorkspaceGraph
+
+FORMATS = ("text", "json", "dot", "mermaid")
+
+
+def as_dict(graph: WorkspaceGraph, nodes: Optional[Iterable[str]] = None) -> dict:
+    """The JSON shape of the graph restricted to ``nodes`` (default: all)."""
+    order = graph.order(nodes)
+    return {"nodes": [{"id": n, "kind": graph.kind(n)} for n in order],
+            "edges": [{"from": e.source, "to": e.target, "role": e.role} for e in graph.edge_list(order)]}
+
+
+def render(graph: WorkspaceGraph, fmt: str, nodes: Optional[Iterable[str]] = None) -> str:
+    """The graph in ``fmt`` (one of :data:`FORMATS`)."""
+    data = as_dict(graph, nodes)
+    return {"text": _text, "json": _json, "dot": _dot, "mermaid": _mermaid}[fmt](data)
+
+
+def _json(data: dict) -> str:
+    return json.dumps(data, indent=2)
+
+
+def _text(data: dict) -> str:
+    """One line per node; a node with parents lists them with their roles."""
+    parents: dict[str, list[str]] = {}
+    for e in data["edges"]:
+        parents.setdefault(e["to"], []).append(f"{e['from']} ({e['role']})")
+    width = max((len(n["id"]) for n in data["nodes"]), default=0)
+    lines = []
+    for n in data["nodes"]:
+        inputs = parents.get(n["id"])
+        lines.append(f"{n['id']:<{width}}  <- {', '.join(inputs)}" if inputs else n["id"])
+    return "\n".join(lines)
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _dot(data: dict) -> str:
+    lines = ["digraph ledgerflow {", "  rankdir=LR;"]
+    for n in data["nodes"]:
+        shape = "box" if n["kind"] == "project" else "ellipse"
+        lines.append(f"  {_quote(n['id'])} [shape={shape}];")
+    for e in data["edges"]:
+        lines.append(f"  {_quote(e['from'])} -> {_quote(e['to'])} [label={_quote(e['role'])}];")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _mermaid(data: dict) -> str:
+    """``flowchart LR``; node ids are ``n0``, ``n1``... (Mermaid ids cannot hold ':'), labels the node ids."""
+    ids = {n["id"]: f"n{i}" for i, n in enumerate(data["nodes"])}
+    lines = ["flowchart LR"]
+    for n in data["nodes"]:
+        label = n["id"].replace('"', "#quot;")
+        lines.append(f'  {ids[n["id"]]}["{label}"]' if n["kind"] == "project" else f'  {ids[n["id"]]}[("{label}")]')
+    for e in data["edges"]:
+        lines.append(f"  {ids[e['from']]} -->|{e['role']}| {ids[e['to']]}")
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""Renderings of column lineage (:mod:`.lineage`): text, JSON (CONTRACT §8), the OpenLineage
+``columnLineage`` dataset facet, Graphviz dot and mermaid. Pure functions, text or dicts out."""
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+from .lineage import ROW_KINDS, ColumnLineage, Input
+from .model import OutputOperation
+from .plan import Plan
+
+OPENLINEAGE_SCHEMA = "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet"
+PRODUCER = "https://github.com/ledgerflow/ledgerflow/tree/0.1.0"
+
+_DESCRIPTION = {
+    "identity": "the value of the input column as is",
+    "transformation": "computed from the input column",
+    "aggregation": "an aggregate over the input column",
+    "conditional": "read in the condition that decides the value",
+    "join": "read in a runtime join's condition",
+    "filter": "read in a filter that decides which rows are written",
+    "group_by": "a grouping column of the aggregate that made the rows",
+}
+
+
+def output_names(plan: Plan) -> dict[int, str]:
+    """Per output seq, the name of what it writes: its registered dataset, table, catalog table or path."""
+    out = {}
+    for op in plan.project.operations:
+        if not isinstance(op, OutputOperation):
+            continue
+        d = op.destination
+        name = op.register_as_dataset or (d and (d.table or d.catalog_table or d.path)) or f"output_{op.seq}"
+        out[op.seq] = str(name)
+    return out
+
+
+def to_json(columns: list[ColumnLineage]) -> dict:
+    """CONTRACT §8's JSON: ``{"columns": [{"output", "column", "inputs": [{"dataset", "column", "kind"}]}]}``."""
+    return {"columns": [{"output": c.output, "column": c.column,
+                         "inputs": [{"dataset": i.dataset, "column": i.column, "kind": i.kind} for i in c.inputs]}
+                        for c in columns]}
+
+
+def _via(i: Input) -> str:
+    return f"  via {', '.join(i.via)}" if i.via else ""
+
+
+def to_text(columns: list[ColumnLineage], plan: Plan) -> str:
+    """One block per output, one paragraph per column: kind, dataset.column, and the registered
+    datasets the path went through."""
+    names = output_names(plan)
+    lines: list[str] = []
+    current: Optional[int] = None
+    for c in columns:
+        if c.output != current:
+            current = c.output
+            if lines:
+                lines.append("")
+            lines.append(f"{plan.project.name} output {c.output} ({names.get(c.output, '?')})")
+        lines.append(f"  {c.column}")
+        for i in c.inputs:
+            lines.append(f"    {i.kind:<15} {i.dataset}.{i.column}{_via(i)}")
+        if not c.inputs:
+            lines.append("    (no input column: a constant or a system value)")
+    return "\n".join(lines)
+
+
+def to_openlineage(columns: list[ColumnLineage], plan: Plan, namespace: str) -> dict:
+    """Per output, an OpenLineage output dataset ``{namespace, name, facets: {columnLineage}}``; the
+    facet's ``fields`` map each column to its ``inputFields`` with their transformations."""
+    names = output_names(plan)
+    outputs: dict[int, dict] = {}
+    for c in columns:
+        facet = outputs.setdefault(c.output, {"_producer": PRODUCER, "_schemaURL": OPENLINEAGE_SCHEMA, "fields": {}})
+        fields: dict[tuple[str, str], dict] = {}
+        for i in c.inputs:
+            field = fields.setdefault((i.dataset, i.column), {"namespace": namespace, "name": i.dataset,
+                                                              "field": i.column, "transformations": []})
+            description = _DESCRIPTION[i.kind] + (f" (through {', '.join(i.via)})" if i.via else "")
+            field["transformations"].append({"type": "INDIRECT" if i.kind in ROW_KINDS + ("conditional",) else "DIRECT",
+                                             "subtype": i.kind.upper(), "description": description,
+                                             "masking": False})
+        facet["fields"][c.column] = {"inputFields": list(fields.values())}
+        rows = facet.setdefault("dataset", [])  # what decides the rows: the union over the columns
+        for f in fields.values():
+            indirect = [t for t in f["transformations"] if t["subtype"].lower() in ROW_KINDS]
+            for t in indirect:
+                entry = next((r for r in rows if (r["name"], r["field"]) == (f["name"], f["field"])), None)
+                if entry is None:
+                    entry = {**{k: f[k] for k in ("namespace", "name", "field")}, "transformations": []}
+                    rows.append(entry)
+                if t not in entry["transformations"]:
+                    entry["transformations"].append(t)
+    return {"outputs": [{"namespace": namespace, "name": names.get(seq, f"output_{seq}"),
+                         "facets": {"columnLineage": facet}} for seq, facet in outputs.items()]}
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _graph(columns: list[ColumnLineage], plan: Plan):
+    """Nodes (id, label, is_output) and edges (from, to, kind, via) shared by dot and mermaid."""
+    names = output_names(plan)
+    nodes: dict[str, tuple[str, bool]] = {}
+    edges = []
+    for c in columns:
+        out_id = f"o_{c.output}_{c.column}"
+        nodes[out_id] = (f"{plan.project.name}.{c.output} ({names.get(c.output, '?')}).{c.column}", True)
+        for i in c.inputs:
+            in_id = f"i_{i.dataset}_{i.column}"
+            nodes.setdefault(in_id, (f"{i.dataset}.{i.column}", False))
+            edges.append((in_id, out_id, i.kind, " via " + ", ".join(i.via) if i.via else ""))
+    return nodes, edges
+
+
+def to_dot(columns: list[ColumnLineage], plan: Plan) -> str:
+    """A Graphviz digraph: input dataset columns -> output columns, edges labelled by kind (row kinds dashed)."""
+    nodes, edges = _graph(columns, plan)
+    lines = [f"digraph {_quote('lineage ' + plan.project.name)} {{", "  rankdir=LR;"]
+    for nid, (label, is_out) in nodes.items():
+        lines.append(f"  {_quote(nid)} [label={_quote(label)}, shape={'box' if is_out else 'ellipse'}];")
+    for a, b, kind, via in edges:
+        style = ", style=dashed" if kind in ROW_KINDS or kind == "conditional" else ""
+        lines.append(f"  {_quote(a)} -> {_quote(b)} [label={_quote(kind + via)}{style}];")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def to_mermaid(columns: list[ColumnLineage], plan: Plan) -> str:
+    """A mermaid flowchart: input dataset columns -> output columns, edges labelled by kind (row kinds dotted)."""
+    nodes, edges = _graph(columns, plan)
+    ids = {nid: f"n{k}" for k, nid in enumerate(nodes)}
+    lines = ["flowchart LR"]
+    for nid, (label, is_out) in nodes.items():
+        text = label.replace('"', "#quot;")
+        lines.append(f'  {ids[nid]}["{text}"]' if is_out else f'  {ids[nid]}(["{text}"])')
+    for a, b, kind, via in edges:
+        label = (kind + via).replace('"', "#quot;").replace("|", "/")
+        arrow = f'-.->|"{label}"|' if kind in ROW_KINDS or kind == "conditional" else f'-->|"{label}"|'
+        lines.append(f"  {ids[a]} {arrow} {ids[b]}")
+    return "\n".join(lines)
+
+
+def render(columns: list[ColumnLineage], plan: Plan, fmt: str, namespace: str) -> str:
+    """``columns`` in format ``fmt`` (text, json, openlineage, dot, mermaid)."""
+    if fmt == "json":
+        return json.dumps(to_json(columns), indent=2)
+    if fmt == "openlineage":
+        return json.dumps(to_openlineage(columns, plan, namespace), indent=2)
+    if fmt == "dot":
+        return to_dot(columns, plan)
+    if fmt == "mermaid":
+        return to_mermaid(columns, plan)
+    return to_text(columns, plan)

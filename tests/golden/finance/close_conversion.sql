@@ -1,0 +1,275 @@
+-- ledgerflow 0.1.0: project close_conversion (id 0b000000-0000-4000-8000-000000000101, version 1)
+-- Parameters: :period_identifier, :period_start, :period_end, :run_started_at
+-- Inputs (views the runner creates from each dataset's resolved locations, normalised to the
+-- declared columns plus system columns):
+--   ds_gl <- dataset gl (period, latest active version)
+--   ds_exchange_rates <- dataset exchange_rates (bitemporal, latest active version)
+--   ds_accounts <- dataset accounts (period, latest active version)
+
+-- lf_stage_1: operations input, 1-2; materialised by the runner before the next statement
+WITH `input` AS (
+  SELECT
+    `journal_id`,
+    `line_number`,
+    `posting_date`,
+    `account_code`,
+    `cost_center_code`,
+    `currency`,
+    `amount_local`,
+    `amount_reporting`,
+    `description`,
+    `source_system`,
+    `_row_id`,
+    `_deleted`,
+    `_updated_at`,
+    `_period`,
+    `_labels`,
+    `_source_dataset`,
+    `_operation_seq`
+  FROM `ds_gl`
+  WHERE
+    (
+      `_period` = :period_identifier
+      OR (
+        `_period` >= CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN DATE_FORMAT(:period_start, 'yyyy-MM')
+          ELSE CONCAT(:period_identifier, '-')
+        END
+        AND `_period` < CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
+          ELSE CONCAT(:period_identifier, '.')
+        END
+      )
+    )
+    AND LENGTH(`_period`) IN (4, 7, 10)
+    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+    AND (
+      SUBSTRING(`_period`, 6, 1) = 'Q'
+      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
+    )
+), `op_001_join_fx` AS (
+  SELECT
+    `from_currency` AS `fx__from_currency`,
+    `to_currency` AS `fx__to_currency`,
+    `rate` AS `fx__rate`,
+    `rate_type` AS `fx__rate_type`,
+    `_period_from` AS `fx___period_from`,
+    `_period_to` AS `fx___period_to`
+  FROM `ds_exchange_rates`
+  WHERE
+    NOT `_deleted`
+    AND `_period_from` <= :period_start
+    AND (
+      `_period_to` IS NULL OR `_period_to` > :period_start
+    )
+    AND `to_currency` = 'USD'
+    AND `rate_type` = 'closing'
+), `op_001_join_fx_duplicates` AS (
+  SELECT
+    `from_currency` AS `fx__from_currency`,
+    COUNT(*) AS `fx___lf_matches`
+  FROM (
+    SELECT /*+ COALESCE(1) */
+      `from_currency`
+    FROM `ds_exchange_rates`
+    WHERE
+      NOT `_deleted`
+      AND `_period_from` <= :period_start
+      AND (
+        `_period_to` IS NULL OR `_period_to` > :period_start
+      )
+      AND `to_currency` = 'USD'
+      AND `rate_type` = 'closing'
+  ) AS `join_keys`
+  GROUP BY
+    `from_currency`
+  HAVING
+    COUNT(*) > 1
+), `op_001_update` AS (
+  SELECT
+    `transactions`.`journal_id`,
+    `transactions`.`line_number`,
+    `transactions`.`posting_date`,
+    `transactions`.`account_code`,
+    `transactions`.`cost_center_code`,
+    `transactions`.`currency`,
+    `transactions`.`amount_local`,
+    CASE
+      WHEN NOT `transactions`.`_deleted`
+      THEN CAST(`transactions`.`amount_local` * `fx`.`fx__rate` AS DECIMAL(18, 2))
+      ELSE `transactions`.`amount_reporting`
+    END AS `amount_reporting`,
+    `transactions`.`description`,
+    `transactions`.`source_system`,
+    `transactions`.`_row_id`,
+    `transactions`.`_deleted`,
+    CASE
+      WHEN NOT `transactions`.`_deleted`
+      THEN :run_started_at
+      ELSE `transactions`.`_updated_at`
+    END AS `_updated_at`,
+    `transactions`.`_period`,
+    `transactions`.`_labels`,
+    `transactions`.`_source_dataset`,
+    `transactions`.`_operation_seq`
+  FROM `input` AS `transactions`
+  LEFT JOIN `op_001_join_fx` AS `fx`
+    ON `transactions`.`currency` = `fx`.`fx__from_currency`
+    AND NOT `transactions`.`_deleted`
+  LEFT JOIN `op_001_join_fx_duplicates` AS `fx__duplicates`
+    ON `transactions`.`currency` = `fx__duplicates`.`fx__from_currency`
+    AND NOT `transactions`.`_deleted`
+  WHERE
+    (
+      COALESCE(`fx__duplicates`.`fx___lf_matches`, 1) <= 1
+      OR RAISE_ERROR(
+        CONCAT(
+          'ledgerflow: runtime join \'fx\' of operation 1 matched ',
+          CAST(`fx__duplicates`.`fx___lf_matches` AS STRING),
+          ' rows of dataset \'exchange_rates\' for one working row; join key: ',
+          CONCAT_WS(', ', CAST(`transactions`.`currency` AS STRING))
+        )
+      )
+    )
+), `op_002_join_acct` AS (
+  SELECT
+    `code` AS `acct__code`,
+    `name` AS `acct__name`,
+    `type` AS `acct__type`,
+    `category` AS `acct__category`,
+    `is_active` AS `acct__is_active`,
+    `_period` AS `acct___period`
+  FROM `ds_accounts`
+  WHERE
+    NOT `_deleted`
+    AND (
+      `_period` = :period_identifier
+      OR (
+        `_period` >= CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN DATE_FORMAT(:period_start, 'yyyy-MM')
+          ELSE CONCAT(:period_identifier, '-')
+        END
+        AND `_period` < CASE
+          WHEN :period_identifier LIKE '%Q%'
+          THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
+          ELSE CONCAT(:period_identifier, '.')
+        END
+      )
+    )
+    AND LENGTH(`_period`) IN (4, 7, 10)
+    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+    AND (
+      SUBSTRING(`_period`, 6, 1) = 'Q'
+      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
+    )
+), `op_002_join_acct_duplicates` AS (
+  SELECT
+    `code` AS `acct__code`,
+    COUNT(*) AS `acct___lf_matches`
+  FROM (
+    SELECT /*+ COALESCE(1) */
+      `code`
+    FROM `ds_accounts`
+    WHERE
+      NOT `_deleted`
+      AND (
+        `_period` = :period_identifier
+        OR (
+          `_period` >= CASE
+            WHEN :period_identifier LIKE '%Q%'
+            THEN DATE_FORMAT(:period_start, 'yyyy-MM')
+            ELSE CONCAT(:period_identifier, '-')
+          END
+          AND `_period` < CASE
+            WHEN :period_identifier LIKE '%Q%'
+            THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
+            ELSE CONCAT(:period_identifier, '.')
+          END
+        )
+      )
+      AND LENGTH(`_period`) IN (4, 7, 10)
+      AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+      AND (
+        SUBSTRING(`_period`, 6, 1) = 'Q'
+        OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
+      )
+  ) AS `join_keys`
+  GROUP BY
+    `code`
+  HAVING
+    COUNT(*) > 1
+), `op_002_update` AS (
+  SELECT
+    `transactions`.`journal_id`,
+    `transactions`.`line_number`,
+    `transactions`.`posting_date`,
+    `transactions`.`account_code`,
+    `transactions`.`cost_center_code`,
+    `transactions`.`currency`,
+    `transactions`.`amount_local`,
+    `transactions`.`amount_reporting`,
+    `transactions`.`description`,
+    `transactions`.`source_system`,
+    `transactions`.`_row_id`,
+    `transactions`.`_deleted`,
+    CASE
+      WHEN NOT `transactions`.`_deleted`
+      THEN :run_started_at
+      ELSE `transactions`.`_updated_at`
+    END AS `_updated_at`,
+    `transactions`.`_period`,
+    `transactions`.`_labels`,
+    `transactions`.`_source_dataset`,
+    `transactions`.`_operation_seq`,
+    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`
+  FROM `op_001_update` AS `transactions`
+  LEFT JOIN `op_002_join_acct` AS `acct`
+    ON `transactions`.`account_code` = `acct`.`acct__code`
+    AND NOT `transactions`.`_deleted`
+  LEFT JOIN `op_002_join_acct_duplicates` AS `acct__duplicates`
+    ON `transactions`.`account_code` = `acct__duplicates`.`acct__code`
+    AND NOT `transactions`.`_deleted`
+  WHERE
+    (
+      COALESCE(`acct__duplicates`.`acct___lf_matches`, 1) <= 1
+      OR RAISE_ERROR(
+        CONCAT(
+          'ledgerflow: runtime join \'acct\' of operation 2 matched ',
+          CAST(`acct__duplicates`.`acct___lf_matches` AS STRING),
+          ' rows of dataset \'accounts\' for one working row; join key: ',
+          CONCAT_WS(', ', CAST(`transactions`.`account_code` AS STRING))
+        )
+      )
+    )
+)
+SELECT
+  *
+FROM `op_002_update`;
+
+-- output_003: operation 3 'Register converted lines' writes table close_converted
+SELECT
+  `journal_id`,
+  `line_number`,
+  `posting_date`,
+  `account_code`,
+  `cost_center_code`,
+  `currency`,
+  `amount_local`,
+  `amount_reporting`,
+  `description`,
+  `source_system`,
+  `_row_id`,
+  `_deleted`,
+  `_updated_at`,
+  `_period`,
+  `_labels`,
+  `_source_dataset`,
+  `_operation_seq`,
+  `account_type`
+FROM `lf_stage_1`
+WHERE
+  NOT `_deleted`;
+

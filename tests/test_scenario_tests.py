@@ -1,0 +1,301 @@
+"""``ledgerflow test`` (CONTRACT §9): passing, failing, invalid and error tests, fixtures, JUnit XML, --record.
+
+Every Spark test drives the CLI in-process on the one SparkSession of the test run; the tests of the
+tester are themselves scenario test files written into a copy of the finance workspace.
+"""
+from __future__ import annotations
+
+import datetime
+import xml.etree.ElementTree as ET
+from decimal import Decimal
+
+import pytest
+import yaml
+
+from cli_support import add_project, cli, describe, edit, run_id_of, write
+from ledgerflow.adapters.scenarios.compare import compare, identifying_columns
+from ledgerflow.adapters.scenarios.execute import OutputRows
+from ledgerflow.adapters.scenarios.spec import Expectation
+from ledgerflow.adapters.scenarios.values import ConversionError, convert
+from ledgerflow.compiler.yaml_source import load_yaml_text
+
+GL2 = """\
+  gl:
+    rows:
+      - {journal_id: JE-1, line_number: 1, account_code: "4100", amount_local: "100.00", amount_reporting: "1.00"}
+      - {journal_id: JE-2, line_number: 1, account_code: "1200", amount_local: "-100.00"}
+"""
+
+
+def junit(path) -> ET.Element:
+    """The one testsuite of a JUnit XML file."""
+    root = ET.parse(path).getroot()
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    return suite
+
+
+# ------------------------------------------------------------------------------------------- no Spark
+def test_values_convert_exactly():
+    assert convert("108.00", "decimal(18,2)") == Decimal("108.00")
+    assert convert(100.5, "decimal(18,2)") == Decimal("100.50")
+    with pytest.raises(ConversionError, match="more than 2 digits after the point"):
+        convert("15000.005", "decimal(18,2)")
+    with pytest.raises(ConversionError, match="more digits than YAML keeps exactly"):
+        convert(12345678901234567.89, "decimal(38,2)")
+    assert convert("108.001", "decimal(18,2)", strict=False) == Decimal("108.001")  # expected: just not equal
+    assert convert("2026-01-31T12:00:00Z", "timestamp") == datetime.datetime(2026, 1, 31, 12)
+    assert convert(datetime.date(2026, 1, 5), "date") == datetime.date(2026, 1, 5)
+    assert convert("true", "boolean") is True
+    with pytest.raises(ConversionError):
+        convert(1.5, "int")
+    with pytest.raises(ConversionError, match="read by YAML as a bool"):
+        convert(True, "string")  # an unquoted yes/no/on/true in a string column
+
+
+def test_compare_names_rows_by_identifying_columns():
+    exp = Expectation(2, None, [load_yaml_text(t, "t.yml") for t in (
+        "{id: A, line: 1, amount: '1.00'}", "{id: A, line: 2, amount: '2.00'}", "{id: B, line: 1, amount: '3.00'}")],
+        [None, None, None])
+    out = OutputRows(2, "out", ["id", "line", "amount"], {"id": "string", "line": "int", "amount": "decimal(18,2)"},
+                     [("A", 1, Decimal("1.00")), ("A", 2, Decimal("2.50")), ("C", 1, Decimal("3.00"))])
+    assert identifying_columns([{"id": "A", "line": 1}, {"id": "A", "line": 2}, {"id": "B", "line": 1}],
+                               ["id", "line", "amount"], out.types) == ["id", "line"]
+    diffs, problems = compare(exp, out)
+    assert not problems
+    assert [d.describe() for d in diffs] == [
+        "row id=A, line=2: amount expected 2.00, actual 2.50",
+        "missing row id=B, line=1: amount=3.00",
+        "unexpected row id=C, line=1: amount=3.00"]
+
+
+def test_invalid_test_files_are_located(finance):
+    write(finance, "tests/typo.yml", """\
+        name: typo
+        project: ts03_fx_conversion
+        period: 2026-01
+        given:
+          gl: {rows: []}
+          exchange_rates: {rows: []}
+        expct:
+          - {output: 2, rows: []}
+        """)
+    write(finance, "tests/values.yml", """\
+        name: values
+        project: ts03_fx_conversion
+        period: 2026-01
+        given:
+          gl:
+            rows:
+              - {journal_id: JE-1, amount_local: "12.345", amount_localx: "1.00"}
+          exchange_rates: {rows: []}
+          exchange_rate: {rows: []}
+        expect:
+          - output: 2
+            rows: [{journal_id: JE-1, amount_reportin: "1.00"}]
+          - output: 7
+            rows: []
+        """)
+    result = cli(finance, "test", "typo", "values", "--junit-xml", finance / "out" / "junit.xml")
+    assert result.exit_code == 1, describe(result)
+    out = result.stdout
+    assert "tests/typo.yml:7:1: YAML-003 unknown key 'expct' in test (at 'expct'). Hint: did you mean 'expect'?" in out
+    assert "tests/typo.yml:1:1: TEST-001 a test needs exactly one of 'expect'" in out
+    assert ("tests/values.yml:7:42: TEST-007 dataset 'gl', column 'amount_local' (decimal(18,2)): '12.345' has more "
+            "than 2 digits after the point") in out
+    assert "tests/values.yml:7:52: TEST-006 dataset 'gl' has no column 'amount_localx'" in out
+    assert "tests/values.yml:9:3: TEST-005 given dataset 'exchange_rate' is not a dataset of the workspace" in out
+    assert "did you mean 'exchange_rates'?" in out
+    assert "tests/values.yml:12:31: TEST-010 output 2 ('Write converted lines') has no column 'amount_reportin'" in out
+    assert "tests/values.yml:13:13: TEST-009 project 'ts03_fx_conversion' has no output '7'" in out
+    assert "0 passed, 0 failed, 2 invalid" in out
+    suite = junit(finance / "out" / "junit.xml")
+    assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("2", "2", "0")
+    assert all(case.find("error").get("type") == "InvalidTest" for case in suite.findall("testcase"))
+
+
+def test_a_dataset_the_project_reads_must_be_given(finance):
+    write(finance, "tests/no_rates.yml",
+          "project: ts03_fx_conversion\nperiod: 2026-01\ngiven:\n" + GL2 + "expect:\n  - {output: 2, rows: []}\n")
+    result = cli(finance, "test", "no_rates")
+    assert result.exit_code == 1, describe(result)
+    assert ("tests/no_rates.yml:4:3: TEST-004 project 'ts03_fx_conversion' reads dataset 'exchange_rates', which the "
+            "test does not give") in result.stdout
+
+
+def test_unknown_test_name(finance):
+    result = cli(finance, "test", "nope")
+    assert result.exit_code == 1
+    assert "TEST-012 no test named nope" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------- on Spark
+def test_finance_scenarios_pass_with_junit(spark, finance):
+    result = cli(finance, "test", "--junit-xml", finance / "junit.xml")
+    assert result.exit_code == 0, describe(result)
+    assert "8 passed, 0 failed, 0 invalid" in result.stdout
+    suite = junit(finance / "junit.xml")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("8", "0", "0")
+    names = sorted(case.get("name") for case in suite.findall("testcase"))
+    assert [n.split()[0] for n in names] == [f"TS-0{i}" for i in range(1, 9)]
+    assert not (finance / "data" / "ts03_fx_converted").exists()  # nothing written to real destinations
+    assert not (finance / "target" / "runs").exists()  # and no run recorded
+
+
+def test_every_kind_of_difference(spark, finance):
+    write(finance, "tests/wrong.yml", """\
+        name: wrong numbers
+        project: ts03_fx_conversion
+        period: 2026-01
+        given:
+          gl: {csv: fixtures/gl.csv}
+          exchange_rates: {csv: fixtures/exchange_rates.csv}
+        expect:
+          - output: 2
+            rows:
+              - {journal_id: JE-001, line_number: 1, amount_reporting: "15000.00"}
+              - {journal_id: JE-001, line_number: 2, amount_reporting: "15000.00"}
+              - {journal_id: JE-002, line_number: 1, amount_reporting: "9282.01"}
+              - {journal_id: JE-002, line_number: 2, amount_reporting: "-9282.00", currency: USD}
+              - {journal_id: JE-003, line_number: 1, amount_reporting: "27962.00"}
+              - {journal_id: JE-003, line_number: 2, amount_reporting: "27962.00"}
+              - {journal_id: JE-004, line_number: 1, amount_reporting: "3200.00"}
+              - {journal_id: JE-004, line_number: 2, amount_reporting: "-3200.00"}
+              - {journal_id: JE-005, line_number: 1, amount_reporting: "16800.00"}
+              - {journal_id: JE-009, line_number: 1, amount_reporting: "1.00"}
+        """)
+    for name, first, second in (("order_a", "JE-1", "JE-2"), ("order_b", "JE-2", "JE-1")):
+        write(finance, f"tests/{name}.yml", "project: ts07_output_columns\nperiod: 2026-01\ngiven:\n" + GL2 +
+              f"expect:\n  - output: 1\n    ordered: true\n    rows: [{{journal_id: {first}}}, {{journal_id: {second}}}]\n")
+    result = cli(finance, "test", "wrong", "order_a", "order_b", "--junit-xml", finance / "j.xml")
+    assert result.exit_code == 4, describe(result)
+    out = result.stdout
+    assert "FAILED  wrong numbers (tests/wrong.yml)" in out
+    assert ("output 2 'Write converted lines': 2 rows with different values, 1 row missing, 1 unexpected row "
+            "(10 rows written, 10 expected)") in out
+    assert ("row journal_id=JE-002, line_number=1 (tests/wrong.yml:12:9): amount_reporting expected 9282.01, "
+            "actual 9282.00") in out
+    assert ("row journal_id=JE-002, line_number=2 (tests/wrong.yml:13:9): currency expected USD, actual EUR") in out
+    assert "missing row journal_id=JE-009, line_number=1 (tests/wrong.yml:19:9): amount_reporting=1.00" in out
+    assert "unexpected row journal_id=JE-005, line_number=2: amount_reporting=16800.00, currency=EUR" not in out
+    assert "unexpected row journal_id=JE-005, line_number=2: amount_reporting=16800.00, currency=JPY" in out
+    order = [n for n in ("order_a", "order_b") if f"FAILED  {n} (tests/{n}.yml)" in out]
+    assert len(order) == 1, out  # the output has one order: exactly one of the two is wrong
+    assert "1 row out of order" in out or "2 rows out of order" in out
+    assert "is expected at position 1, the output has it at position 2" in out
+    suite = junit(finance / "j.xml")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "2", "0")
+    failure = next(c for c in suite.findall("testcase") if c.get("name") == "wrong numbers").find("failure")
+    assert failure.get("message").startswith("output 2 'Write converted lines': 2 rows with different values")
+    assert "amount_reporting expected 9282.01, actual 9282.00" in failure.text
+
+
+def test_error_tests(spark, finance):
+    add_project(finance, "plain_append", """\
+        - seq: 1
+          name: Append budgets as they are
+          type: append
+          arguments: {source: {dataset_id: budgets}}
+        - {seq: 2, name: Out, type: output, arguments: {destination: {table: plain}}}
+        """)
+    add_project(finance, "fan_out", """\
+        - seq: 1
+          name: Rate by currency only
+          type: update
+          arguments:
+            joins: [{alias: fx, dataset_id: exchange_rates, on: 'transactions.currency = fx.from_currency'}]
+            assignments: [{column: amount_reporting, expression: transactions.amount_local * fx.rate}]
+        - {seq: 2, name: Out, type: output, arguments: {destination: {table: fan}}}
+        """)
+    given = "given:\n  gl: {csv: fixtures/gl.csv}\n"
+    write(finance, "tests/e1.yml", f"project: plain_append\nperiod: 2026-01\n{given}  budgets: {{rows: []}}\n"
+                                   "error: APPEND_003\n")
+    write(finance, "tests/e2.yml", f"project: fan_out\nperiod: 2026-01\n{given}"
+                                   "  exchange_rates: {csv: fixtures/exchange_rates.csv}\n"
+                                   "error: \"runtime join 'fx' of operation 1 matched 2 rows\"\n")
+    result = cli(finance, "test", "e1", "e2")
+    assert result.exit_code == 0, describe(result)
+    assert "2 passed, 0 failed, 0 invalid" in result.stdout
+    # the wrong code, and an error expected from a run that succeeds, are failures
+    write(finance, "tests/e3.yml", f"project: plain_append\nperiod: 2026-01\n{given}  budgets: {{rows: []}}\n"
+                                   "error: JOIN-VR-001\n")
+    write(finance, "tests/e4.yml", f"project: ts01_output_only\nperiod: 2026-01\n{given}error: matched 2 rows\n")
+    result = cli(finance, "test", "e3", "e4")
+    assert result.exit_code == 4, describe(result)
+    assert "expected the error 'JOIN-VR-001', got validation errors APPEND_003" in result.stdout
+    assert "expected the error 'matched 2 rows', but the project compiled and ran (output 1: 10 rows)" in result.stdout
+    # without `error:`, the fan-out fails the test with the run's error
+    write(finance, "tests/e5.yml", f"project: fan_out\nperiod: 2026-01\n{given}"
+                                   "  exchange_rates: {csv: fixtures/exchange_rates.csv}\nexpect: [{output: 2, rows: []}]\n")
+    result = cli(finance, "test", "e5")
+    assert result.exit_code == 4, describe(result)
+    assert "the run failed: ledgerflow: runtime join 'fx' of operation 1 matched 2 rows of dataset " \
+           "'exchange_rates' for one working row; join key: EUR" in result.stdout
+
+
+def test_csv_and_parquet_fixtures(spark, finance):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    table = pa.table({"journal_id": ["JE-P"], "line_number": pa.array([1], pa.int32()),
+                      "amount_local": pa.array([Decimal("12.34")], pa.decimal128(18, 2))})
+    pq.write_table(table, finance / "tests" / "fixtures" / "gl.parquet")
+    write(finance, "tests/fixtures/bad_gl.csv", "journal_id,line_number,amount_local\nJE-X,1,15000.005\n")
+    write(finance, "tests/pq.yml", """\
+        project: ts07_output_columns
+        period: 2026-01
+        given:
+          gl: {parquet: fixtures/gl.parquet}
+        expect:
+          - output: 1
+            rows: [{journal_id: JE-P, amount_local: "12.34", amount_reporting: null}]
+        """)
+    write(finance, "tests/bad_csv.yml", """\
+        project: ts07_output_columns
+        period: 2026-01
+        given:
+          gl: {csv: fixtures/bad_gl.csv}
+        expect: [{output: 1, rows: []}]
+        """)
+    write(finance, "tests/no_file.yml", """\
+        project: ts07_output_columns
+        period: 2026-01
+        given:
+          gl: {csv: fixtures/absent.csv}
+        expect: [{output: 1, rows: []}]
+        """)
+    result = cli(finance, "test", "pq", "bad_csv")
+    assert result.exit_code == 4, describe(result)
+    assert "PASSED  pq (tests/pq.yml)" in result.stdout
+    assert ("the run failed: ledgerflow: dataset 'gl', column 'amount_local' at tests/fixtures/bad_gl.csv: value '15000.005' "
+            "cannot be read as decimal(18,2) without losing digits") in result.stdout
+    result = cli(finance, "test", "no_file")
+    assert result.exit_code == 1, describe(result)
+    assert "tests/no_file.yml:4:13: TEST-008 no csv file fixtures/absent.csv beside the test" in result.stdout
+
+
+def test_record_round_trip(spark, finance):
+    ran = cli(finance, "run", "ts03_fx_conversion", "--period", "2026-01")
+    assert ran.exit_code == 0, describe(ran)
+    run_id = run_id_of(ran)
+    result = cli(finance, "test", "--record", run_id, "fx_regression", "--rows", "4")
+    assert result.exit_code == 0, describe(result)
+    assert result.stdout.startswith("wrote tests/fx_regression.yml: 4 rows of gl")
+    written = yaml.safe_load((finance / "tests" / "fx_regression.yml").read_text())
+    assert written["project"] == "ts03_fx_conversion" and written["period"] == "2026-01"
+    sample = written["given"]["gl"]["rows"]
+    rates = written["given"]["exchange_rates"]["rows"]
+    assert len(sample) == 4
+    assert {r["from_currency"] for r in rates} == {r["currency"] for r in sample}  # narrowed to what joins
+    assert all(r["_period_to"] is None for r in rates)  # as read: the as-of filter applied
+    (out,) = written["expect"]
+    assert out["output"] == 2 and len(out["rows"]) == 4
+    result = cli(finance, "test", "fx_regression")
+    assert result.exit_code == 0, describe(result)
+    # last month's close as a regression test: a changed formula fails it
+    edit(finance, "projects/ts03_fx_conversion.yml", "transactions.amount_local * fx.rate",
+         "transactions.amount_local * fx.rate * 2")
+    result = cli(finance, "test", "fx_regression")
+    assert result.exit_code == 4, describe(result)
+    assert "rows with different values" in result.stdout or "row with different values" in result.stdout
+    again = cli(finance, "test", "--record", run_id, "fx_regression")
+    assert again.exit_code == 1 and "exists already" in again.stderr
