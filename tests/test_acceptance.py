@@ -287,7 +287,10 @@ def test_run_record_fields(spark, scenarios):
         "operation_seq": 1, "alias": "fx", "dataset_id": RATES_ID, "dataset_version": 1, "resolver_id": "local",
         "resolver_source": "system_default",
         "locations": [str(ws / "data" / "exchange_rates" / "v1" / "exchange_rates.csv")]}
-    [out] = rec["outputs"]
+    out = dict(rec["outputs"][0])
+    assert len(rec["outputs"]) == 1
+    lineage = out.pop("lineage")  # each output's column lineage (CONTRACT §8 JSON; tests/test_lineage.py)
+    assert [c["column"] for c in lineage["columns"]][:2] == ["journal_id", "line_number"]
     assert out == {"operation_seq": 2, "rows": 10, "registered_dataset": None, "registered_version": None,
                    "location": str(ws / "data" / "ts03_fx_converted" / "v1" / "ts03_fx_converted.csv" /
                                    "_period=2026-01")}

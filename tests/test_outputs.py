@@ -115,7 +115,14 @@ def runs(spark, tmp_path_factory):
 
 
 def outputs(rec: dict) -> dict[int, dict]:
-    return {o["operation_seq"]: o for o in rec["outputs"]}
+    """The record's output entries by seq, without their column lineage (tests/test_lineage.py checks it)."""
+    out = {}
+    for o in rec["outputs"]:
+        o = dict(o)
+        lineage = o.pop("lineage")
+        assert {c["output"] for c in lineage["columns"]} == {o["operation_seq"]}
+        out[o["operation_seq"]] = o
+    return out
 
 
 def ntz(df):
