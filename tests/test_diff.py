@@ -514,3 +514,36 @@ def test_long_chain_is_compared_without_expanding_trees(tmp_path):
     assert p.category.value == "breaking"
     assert [o.seq for o in p.operations if o.status.value != "unchanged"] == [60]
     assert [(c.column, c.change.value) for c in p.outputs[0].columns] == [("acc_a", "expression")]
+
+
+# ------------------------------------------------------------------------------------------ impact
+def test_impact_follows_registered_datasets_downstream(repo):
+    """close_conversion registers close_converted, read by close_consolidation (which registers
+    close_consolidated, read by close_reporting): a changed amount reaches the consolidated total and,
+    through it, the report's total; the report line (region and account type) is not reached."""
+    edit(ws(repo) / "projects" / "close_1_conversion.yml", "transactions.amount_local * fx.rate",
+         "transactions.amount_local * fx.rate * 2")
+    doc = diff_json(repo)
+    assert project(doc, "close_conversion")["outputs"][0]["columns"] == [
+        {"column": "amount_reporting", "change": "expression"}]
+    reached = {(i["project"], i["output"], i["column"]) for i in doc["impact"]}
+    assert ("close_consolidation", 3, "total_reporting") in reached
+    assert ("close_reporting", 2, "total_reporting") in reached
+    assert not any(p == "close_reporting" and c == "report_line" for p, _, c in reached)
+    first = next(i for i in doc["impact"] if i["project"] == "close_consolidation" and i["column"] == "total_reporting")
+    assert "close_converted.amount_reporting (aggregation)" in first["because"]
+    assert "close_conversion output 3" in first["because"]
+    assert set(first) == {"project", "output", "column", "because"}
+
+
+def test_impact_of_a_changed_row_set_reaches_every_reading_column(repo):
+    """A selector added to the registering output changes its rows: every column of the consolidation
+    computed from close_converted is reached (aggregates and group keys alike)."""
+    edit(ws(repo) / "projects" / "close_1_conversion.yml", "    name: Register converted lines\n",
+         "    name: Register converted lines\n    selector: 'transactions.currency = \"EUR\"'\n")
+    doc = diff_json(repo)
+    out = project(doc, "close_conversion")["outputs"][0]
+    assert out["rows_changed"] is True
+    reached = {(i["project"], i["column"]) for i in doc["impact"]}
+    assert {("close_consolidation", "total_reporting"), ("close_consolidation", "region"),
+            ("close_consolidation", "line_count")} <= reached

@@ -1,16 +1,76 @@
-"""Impact of a change beyond the projects it touches (CONTRACT.md §7 ``impact``)."""
+"""Impact of a change beyond the projects it touches (CONTRACT.md §7 ``impact``).
+
+A changed output column of project P that P registers as dataset R (``register_as_dataset``)
+reaches every project Q of the head workspace that reads R: Q's output columns whose column lineage
+(:mod:`..lineage`, CONTRACT §8) has an input ``R.<changed column>`` are impacted; when P's output
+can change its row set (``rows_changed``), every Q output column with any input from R is. An
+impacted column of an output that Q itself registers is a changed column of that dataset in turn,
+so the walk continues downstream until nothing new is reached (the graph has no cycles: GRAPH-001).
+"""
 from __future__ import annotations
 
-from ..model import Workspace
-from .result import Impact, ProjectDiff
+from typing import Optional
+
+from ..compile import plan_project
+from ..graph import registrations
+from ..lineage import plan_lineage
+from ..model import Project, Workspace
+from .result import Impact, ProjectDiff, Status
+
+
+def _registered_name(ws: Workspace, project: str, seq: int) -> Optional[str]:
+    """The dataset that output ``seq`` of ``project`` registers in ``ws`` (None: it registers none)."""
+    for name, found in registrations(ws).items():
+        if any(p.name == project and op.seq == seq for p, op in found):
+            return name
+    return None
+
+
+def _lineage_by_dataset(ws: Workspace, project: Project) -> list[tuple[int, str, set[tuple[str, str, str]]]]:
+    """(output seq, column, {(dataset, column, kind)}) of every output column of ``project``, one step
+    deep (registered datasets are not followed upstream: they are what the walk matches)."""
+    plan = plan_project(ws, project)
+    if plan.diagnostics:
+        return []
+    return [(c.output, c.column, {(i.dataset, i.column, i.kind) for i in c.inputs}) for c in plan_lineage(plan)]
 
 
 def impact_of(base: Workspace, head: Workspace, changes: list[ProjectDiff]) -> list[Impact]:
     """The output columns of other projects that read a changed output column through a registered
-    dataset, transitively.
-
-    Empty for now: this will walk the workspace graph and column lineage (CONTRACT.md §8, being built
-    in parallel): for each changed output column of ``changes`` that is registered as a dataset
-    (``register_as_dataset``), the projects reading that dataset and, through their lineage, the
-    output columns computed from it — then again from those, until nothing new is reached."""
-    return []
+    dataset, transitively (see the module docstring), in the order they are reached."""
+    # registered dataset -> (changed columns, whether rows can change, why)
+    frontier: list[tuple[str, set[str], bool, str]] = []
+    for change in changes:
+        if change.status not in (Status.MODIFIED, Status.ADDED):
+            continue
+        for out in change.outputs:
+            name = _registered_name(head, change.name, out.seq)
+            if name is None:
+                continue
+            columns = {c.column for c in out.columns}
+            if columns or out.rows_changed:
+                frontier.append((name, columns, out.rows_changed, f"{change.name} output {out.seq}"))
+    if not frontier:
+        return []
+    lineage = {p.name: _lineage_by_dataset(head, p) for p in sorted(head.projects, key=lambda p: p.name)}
+    found: list[Impact] = []
+    seen: set[tuple[str, int, str]] = set()
+    while frontier:
+        dataset, columns, rows, origin = frontier.pop(0)
+        for project, outputs in lineage.items():
+            reached: dict[int, set[str]] = {}
+            for seq, column, inputs in outputs:
+                reasons = sorted(f"{d}.{c} ({k})" for d, c, k in inputs if d == dataset and (rows or c in columns))
+                if not reasons or (project, seq, column) in seen:
+                    continue
+                seen.add((project, seq, column))
+                direct = any(d == dataset and c in columns for d, c, _ in inputs)
+                what = "changed" if direct else "its rows can change"
+                found.append(Impact(project, seq, column,
+                                    f"reads {', '.join(reasons)}; {dataset} is written by {origin} ({what})"))
+                reached.setdefault(seq, set()).add(column)
+            for seq, cols in reached.items():
+                name = _registered_name(head, project, seq)
+                if name is not None:
+                    frontier.append((name, cols, False, f"{project} output {seq}"))
+    return found
