@@ -40,20 +40,27 @@ def is_system(name: str) -> bool:
     return name.startswith("_")
 
 
+def _fn(name: str, *args: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _run_start_hex() -> exp.Expression:
+    """The 48-bit ms timestamp of ``:run_started_at`` as 12 hex digits (upper case): the UUIDv7 time part."""
+    return _fn("lpad", _fn("hex", _fn("unix_millis", exp.Placeholder(this="run_started_at"))),
+               exp.Literal.number(12), exp.Literal.string("0"))
+
+
 def uuidv7(identity: list[exp.Expression]) -> exp.Expression:
     """A UUIDv7 string: 48-bit ms timestamp of ``:run_started_at``, version 7, variant 8, the rest from
     a SHA-256 of ``identity``. Deterministic for a given run start and row identity, so a replay
     writes the same ``_row_id``.
     """
-    def fn(name, *args):
-        return exp.Anonymous(this=name, expressions=list(args))
-
     num, s = exp.Literal.number, exp.Literal.string
     fields = [exp.PropertyEQ(this=exp.to_identifier(f"k{i}"), expression=e) for i, e in enumerate(identity)]
-    digest = fn("sha2", fn("to_json", exp.Struct(expressions=fields)), num(256))
-    ts = fn("lpad", fn("hex", fn("unix_millis", exp.Placeholder(this="run_started_at"))), num(12), s("0"))
-    hex32 = fn("concat", ts, s("7"), fn("overlay", fn("substr", digest, num(1), num(18)), s("8"), num(4), num(0)))
-    return exp.Lower(this=fn("regexp_replace", hex32, s("^(.{8})(.{4})(.{4})(.{4})(.{12})$"), s("$1-$2-$3-$4-$5")))
+    digest = _fn("sha2", _fn("to_json", exp.Struct(expressions=fields)), num(256))
+    hex32 = _fn("concat", _run_start_hex(), s("7"),
+                _fn("overlay", _fn("substr", digest, num(1), num(18)), s("8"), num(4), num(0)))
+    return exp.Lower(this=_fn("regexp_replace", hex32, s("^(.{8})(.{4})(.{4})(.{4})(.{12})$"), s("$1-$2-$3-$4-$5")))
 
 
 @dataclass(frozen=True)
@@ -108,10 +115,6 @@ def default_value(name: str, origin: RowOrigin) -> Optional[exp.Expression]:
     return None
 
 
-def _fn(name: str, *args: exp.Expression) -> exp.Expression:
-    return exp.Anonymous(this=name, expressions=list(args))
-
-
 def input_row_uuidv7(prefix: str, parts: list[exp.Expression]) -> exp.Expression:
     """The UUIDv7 of an input row that arrives without ``_row_id`` (millions of rows per run): the
     :func:`uuidv7` layout, its random part from a SHA-256 of ``prefix`` followed by ``parts`` joined
@@ -127,8 +130,7 @@ def input_row_uuidv7(prefix: str, parts: list[exp.Expression]) -> exp.Expression
         text += [s("|")] if i else []
         text.append(exp.Cast(this=part, to=exp.DataType.build("string")))
     digest = _fn("sha2", _fn("concat", *text), num(256))
-    ts = exp.Lower(this=_fn("lpad", _fn("hex", _fn("unix_millis", exp.Placeholder(this="run_started_at"))),
-                            num(12), s("0")))  # constant: folded by Spark
+    ts = exp.Lower(this=_run_start_hex())  # constant: folded by Spark
 
     def sub(value: exp.Expression, start: int, length: int) -> exp.Expression:
         return _fn("substr", value.copy(), num(start), num(length))

@@ -9,7 +9,6 @@ so the walk continues downstream until nothing new is reached (the graph has no 
 """
 from __future__ import annotations
 
-from typing import Optional
 
 from ..compile import plan_project
 from ..graph import registrations
@@ -18,12 +17,9 @@ from ..model import Project, Workspace
 from .result import Impact, ProjectDiff, Status
 
 
-def _registered_name(ws: Workspace, project: str, seq: int) -> Optional[str]:
-    """The dataset that output ``seq`` of ``project`` registers in ``ws`` (None: it registers none)."""
-    for name, found in registrations(ws).items():
-        if any(p.name == project and op.seq == seq for p, op in found):
-            return name
-    return None
+def _registered_names(ws: Workspace) -> dict[tuple[str, int], str]:
+    """(project, output seq) -> the dataset that output registers in ``ws``."""
+    return {(p.name, op.seq): name for name, found in registrations(ws).items() for p, op in found}
 
 
 def _lineage_by_dataset(ws: Workspace, project: Project) -> list[tuple[int, str, set[tuple[str, str, str]]]]:
@@ -40,11 +36,12 @@ def impact_of(base: Workspace, head: Workspace, changes: list[ProjectDiff]) -> l
     dataset, transitively (see the module docstring), in the order they are reached."""
     # registered dataset -> (changed columns, whether rows can change, why)
     frontier: list[tuple[str, set[str], bool, str]] = []
+    registered = _registered_names(head)
     for change in changes:
         if change.status not in (Status.MODIFIED, Status.ADDED):
             continue
         for out in change.outputs:
-            name = _registered_name(head, change.name, out.seq)
+            name = registered.get((change.name, out.seq))
             if name is None:
                 continue
             columns = {c.column for c in out.columns}
@@ -70,7 +67,7 @@ def impact_of(base: Workspace, head: Workspace, changes: list[ProjectDiff]) -> l
                                     f"reads {', '.join(reasons)}; {dataset} is written by {origin} ({what})"))
                 reached.setdefault(seq, set()).add(column)
             for seq, cols in reached.items():
-                name = _registered_name(head, project, seq)
+                name = registered.get((project, seq))
                 if name is not None:
                     frontier.append((name, cols, False, f"{project} output {seq}"))
     return found
