@@ -7,11 +7,11 @@ about one compile instead of two.
 """
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 from typing import Callable, Optional
 
+from ..compiler.compile import gc_paused
 from ..compiler.diff import (SideError, compare, projects_to_compile, select_projects, summarise)
 from ..compiler.diff.result import Category, WorkspaceDiff
 from ..compiler.errors import CompileError
@@ -61,13 +61,8 @@ def compute_diff(workspace_root: Optional[str], base_spec: Optional[str], head_s
     registered = list(extra_datasets() if callable(extra_datasets) else extra_datasets or [])
     # The cyclic collector finds nothing to free while two workspaces are loaded, compiled and
     # compared (everything stays referenced until the end) but costs ~15 % of the time: paused.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _compute(workspace_root, base_spec, head_spec, projects, registered)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _compute(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str], projects: tuple,

@@ -56,8 +56,8 @@ class CompiledProject:
 
 
 @contextlib.contextmanager
-def _gc_paused():
-    """Pause Python's cyclic garbage collector while a project compiles: the plan keeps hundreds of
+def gc_paused():
+    """Pause Python's cyclic garbage collector while a project compiles (or ``diff`` compiles two sides): the plan keeps hundreds of
     thousands of sqlglot nodes alive, which every generation-2 pass walks again (a 500-operation
     compile spent about 40% of its time there); compiling creates little cyclic garbage, and what it
     does is collected after."""
@@ -73,7 +73,7 @@ def _gc_paused():
 
 def plan_project(workspace: Workspace, project: Project) -> Plan:
     """The typed plan of ``project`` (with its diagnostics; see :mod:`.plan`)."""
-    with _gc_paused():
+    with gc_paused():
         return bind(workspace, project)
 
 
@@ -84,7 +84,7 @@ def plan_diagnostics(workspace: Workspace, project: Project) -> list[Diagnostic]
 
 def compile_project(workspace: Workspace, project: Project, stage_max_ctes: int = STAGE_MAX_CTES) -> CompiledProject:
     """Validate and compile ``project``; raises :class:`CompileError` with every problem found."""
-    with _gc_paused():
+    with gc_paused():
         plan = bind(workspace, project)
         if plan.diagnostics:
             raise CompileError(plan.diagnostics)
