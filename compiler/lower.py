@@ -22,7 +22,6 @@ from .plan import (FAN_OUT_COUNT, AggregatePlan, AppendPlan, Column, DeletePlan,
                    Plan, UpdatePlan)
 from .render import ident, parse, parse_ctes, render, sql
 
-FAN_OUT_DUPLICATES = "duplicates"  # the fan-out guard's keys held by more than one join row: <alias>__duplicates
 
 
 @dataclass
@@ -72,15 +71,6 @@ def _select_list(columns: dict[str, Column]) -> list[str]:
     return out
 
 
-def _requalify(old: str, new: str):
-    """A sqlglot transform moving columns qualified by ``old`` to the table alias ``new``."""
-    def move(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Column) and node.table == old:
-            return exp.column(node.name, table=new, quoted=True)
-        return node
-    return move
-
-
 def _step(plan: OperationPlan, fragment: str, prev: str) -> Step:
     return Step(plan.seq, parse_ctes(fragment, f"operation {plan.seq} ({plan.kind.value})"), plan.writes, prev)
 
@@ -96,28 +86,11 @@ def lower_input(plan: InputPlan) -> Step:
 def _join_context(j: JoinPlan) -> dict:
     """The update template's context of one join, with its fan-out guard."""
     alias, guard = j.alias, j.guard
-    count = f"{alias}__{FAN_OUT_COUNT}"
-    ctx = {"cte": ident(j.writes), "alias": ident(alias), "view": ident(j.read.view),
-           "columns": [_aliased(exp.column(n, quoted=True), f"{alias}__{n}") for n in j.side_columns],
-           "where": sql(j.where), "on": sql(j.on), "check": f"({sql(guard.check)})", "fan_out_count": ident(count),
-           "partition_by": [sql(k) for k in guard.partition_by], "fan_out_keys": None}
-    if guard.key_columns:
-        # When every join key is a plain column, the join side stays the filtered rows, broadcast
-        # as they are, and the guard joins a second, tiny side: the keys held by more than one
-        # join row (GROUP BY ... HAVING COUNT(*) > 1 over the keys alone, in one task: a join side
-        # is a dimension small enough to broadcast, and without a shuffle the guard adds no stage
-        # that the operation waits for; Spark's adaptive execution drops the join when it is
-        # empty). A working row finding its key there fails the run in the same WHERE that every
-        # row of the operation passes, so the duplicated rows the plain join makes for such a
-        # key can never reach an output. Computed keys keep a window over the join side.
-        dups = f"{alias}__{FAN_OUT_DUPLICATES}"  # "__" is refused in user aliases: no clash possible
-        ctx["check"] = f"({sql(guard.check.transform(_requalify(alias, dups)))})"
-        ctx["fan_out_keys"] = {"cte": ident(f"{j.writes}_{FAN_OUT_DUPLICATES}"), "alias": ident(dups),
-                               "key_columns": [_aliased(exp.column(k, quoted=True), f"{alias}__{k}")
-                                               for k in guard.key_columns],
-                               "group_by": [ident(k) for k in guard.key_columns],
-                               "on": sql(j.on.transform(_requalify(alias, dups)))}
-    return ctx
+    return {"cte": ident(j.writes), "alias": ident(j.alias), "view": ident(j.read.view),
+            "side_columns": [ident(n) for n in j.side_columns],
+            "columns": [_aliased(exp.column(n, quoted=True), f"{alias}__{n}") for n in j.side_columns],
+            "where": sql(j.where), "on": sql(j.on), "check": f"({sql(guard.check)})",
+            "fan_out_count": ident(f"{alias}__{FAN_OUT_COUNT}"), "partition_by": [sql(k) for k in guard.partition_by]}
 
 
 def lower_update(plan: UpdatePlan, prev: str) -> Step:

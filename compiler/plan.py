@@ -166,11 +166,10 @@ FAN_OUT_COUNT = "_lf_matches"  # the fan-out guard's count of join rows per key,
 class FanOutGuard:
     """The join fan-out guard of one join: a working row matching more than one join row fails the run.
 
-    ``key_columns`` set: the join keys are plain columns, and a second, tiny join side lists the keys
-    held by more than one join row; empty: computed keys, a window counts join rows per key."""
+    The join side carries, on every row, the number of join rows with its key (a window over the
+    join side, ``partition_by`` its key expressions); ``check`` holds where that number is above 1."""
 
     check: exp.Expression  # TRUE, or raise_error(...) naming the join and the key values looked up
-    key_columns: list[str]
     partition_by: list[exp.Expression]
 
 

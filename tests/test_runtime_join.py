@@ -424,10 +424,10 @@ def test_join_multiplicity_fails_the_run_without_output(spark, finance):
 
 
 KEYED_JOINS = {
-    # two plain-column keys: checked by a join to the keys held by more than one join row
+    # two plain-column keys: join rows counted per key by a window over the join side
     "plain": ('transactions.currency = fx.from_currency AND fx.rate_type = transactions.rate_kind '
-              'AND fx.to_currency = "USD"', "op_002_join_fx_duplicates"),
-    # a computed key: checked by a window over the join side
+              'AND fx.to_currency = "USD"', "COUNT(*) OVER (PARTITION BY `from_currency`, `rate_type`)"),
+    # a computed key: the same window, partitioned by the computed key
     "computed": ('transactions.currency = UPPER(fx.from_currency) AND fx.rate_type = transactions.rate_kind '
                  'AND fx.to_currency = "USD"', "COUNT(*) OVER (PARTITION BY UPPER("),
 }

@@ -225,6 +225,4 @@ def _fan_out_guard(alias: str, seq: int, dataset: str, keys: list[exp.Expression
     check = exp.Or(this=exp.LTE(this=exp.Coalesce(this=matches, expressions=[exp.Literal.number(1)]),
                                 expression=exp.Literal.number(1)),
                    expression=exp.Anonymous(this="raise_error", expressions=[message]))
-    key_columns = list(dict.fromkeys(k.name for k in keys)) if keys and all(
-        isinstance(k, exp.Column) for k in keys) else []
-    return FanOutGuard(check, key_columns, keys)
+    return FanOutGuard(check, keys)

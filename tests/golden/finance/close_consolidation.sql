@@ -56,38 +56,16 @@ WITH `input` AS (
     `department` AS `cc__department`,
     `region` AS `cc__region`,
     `is_active` AS `cc__is_active`,
-    `_period` AS `cc___period`
-  FROM `ds_cost_centers`
-  WHERE
-    NOT `_deleted`
-    AND (
-      `_period` = :period_identifier
-      OR (
-        `_period` >= CASE
-          WHEN :period_identifier LIKE '%Q%'
-          THEN DATE_FORMAT(:period_start, 'yyyy-MM')
-          ELSE CONCAT(:period_identifier, '-')
-        END
-        AND `_period` < CASE
-          WHEN :period_identifier LIKE '%Q%'
-          THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
-          ELSE CONCAT(:period_identifier, '.')
-        END
-      )
-    )
-    AND LENGTH(`_period`) IN (4, 7, 10)
-    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
-    AND (
-      SUBSTRING(`_period`, 6, 1) = 'Q'
-      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
-    )
-), `op_001_join_cc_duplicates` AS (
-  SELECT
-    `code` AS `cc__code`,
-    COUNT(*) AS `cc___lf_matches`
+    `_period` AS `cc___period`,
+    COUNT(*) OVER (PARTITION BY `code`) AS `cc___lf_matches`
   FROM (
     SELECT /*+ COALESCE(1) */
-      `code`
+      `code`,
+      `name`,
+      `department`,
+      `region`,
+      `is_active`,
+      `_period`
     FROM `ds_cost_centers`
     WHERE
       NOT `_deleted`
@@ -112,11 +90,7 @@ WITH `input` AS (
         SUBSTRING(`_period`, 6, 1) = 'Q'
         OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
       )
-  ) AS `join_keys`
-  GROUP BY
-    `code`
-  HAVING
-    COUNT(*) > 1
+  ) AS `join_rows`
 ), `op_001_update` AS (
   SELECT
     `close_converted`.`journal_id`,
@@ -146,16 +120,13 @@ WITH `input` AS (
   LEFT JOIN `op_001_join_cc` AS `cc`
     ON `close_converted`.`cost_center_code` = `cc`.`cc__code`
     AND NOT `close_converted`.`_deleted`
-  LEFT JOIN `op_001_join_cc_duplicates` AS `cc__duplicates`
-    ON `close_converted`.`cost_center_code` = `cc__duplicates`.`cc__code`
-    AND NOT `close_converted`.`_deleted`
   WHERE
     (
-      COALESCE(`cc__duplicates`.`cc___lf_matches`, 1) <= 1
+      COALESCE(`cc`.`cc___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'cc\' of operation 1 matched ',
-          CAST(`cc__duplicates`.`cc___lf_matches` AS STRING),
+          CAST(`cc`.`cc___lf_matches` AS STRING),
           ' rows of dataset \'cost_centers\' for one working row; join key: ',
           CONCAT_WS(', ', CAST(`close_converted`.`cost_center_code` AS STRING))
         )

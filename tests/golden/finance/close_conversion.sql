@@ -56,23 +56,16 @@ WITH `input` AS (
     `rate` AS `fx__rate`,
     `rate_type` AS `fx__rate_type`,
     `_period_from` AS `fx___period_from`,
-    `_period_to` AS `fx___period_to`
-  FROM `ds_exchange_rates`
-  WHERE
-    NOT `_deleted`
-    AND `_period_from` <= :period_start
-    AND (
-      `_period_to` IS NULL OR `_period_to` > :period_start
-    )
-    AND `to_currency` = 'USD'
-    AND `rate_type` = 'closing'
-), `op_001_join_fx_duplicates` AS (
-  SELECT
-    `from_currency` AS `fx__from_currency`,
-    COUNT(*) AS `fx___lf_matches`
+    `_period_to` AS `fx___period_to`,
+    COUNT(*) OVER (PARTITION BY `from_currency`) AS `fx___lf_matches`
   FROM (
     SELECT /*+ COALESCE(1) */
-      `from_currency`
+      `from_currency`,
+      `to_currency`,
+      `rate`,
+      `rate_type`,
+      `_period_from`,
+      `_period_to`
     FROM `ds_exchange_rates`
     WHERE
       NOT `_deleted`
@@ -82,11 +75,7 @@ WITH `input` AS (
       )
       AND `to_currency` = 'USD'
       AND `rate_type` = 'closing'
-  ) AS `join_keys`
-  GROUP BY
-    `from_currency`
-  HAVING
-    COUNT(*) > 1
+  ) AS `join_rows`
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,
@@ -118,16 +107,13 @@ WITH `input` AS (
   LEFT JOIN `op_001_join_fx` AS `fx`
     ON `transactions`.`currency` = `fx`.`fx__from_currency`
     AND NOT `transactions`.`_deleted`
-  LEFT JOIN `op_001_join_fx_duplicates` AS `fx__duplicates`
-    ON `transactions`.`currency` = `fx__duplicates`.`fx__from_currency`
-    AND NOT `transactions`.`_deleted`
   WHERE
     (
-      COALESCE(`fx__duplicates`.`fx___lf_matches`, 1) <= 1
+      COALESCE(`fx`.`fx___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'fx\' of operation 1 matched ',
-          CAST(`fx__duplicates`.`fx___lf_matches` AS STRING),
+          CAST(`fx`.`fx___lf_matches` AS STRING),
           ' rows of dataset \'exchange_rates\' for one working row; join key: ',
           CONCAT_WS(', ', CAST(`transactions`.`currency` AS STRING))
         )
@@ -140,38 +126,16 @@ WITH `input` AS (
     `type` AS `acct__type`,
     `category` AS `acct__category`,
     `is_active` AS `acct__is_active`,
-    `_period` AS `acct___period`
-  FROM `ds_accounts`
-  WHERE
-    NOT `_deleted`
-    AND (
-      `_period` = :period_identifier
-      OR (
-        `_period` >= CASE
-          WHEN :period_identifier LIKE '%Q%'
-          THEN DATE_FORMAT(:period_start, 'yyyy-MM')
-          ELSE CONCAT(:period_identifier, '-')
-        END
-        AND `_period` < CASE
-          WHEN :period_identifier LIKE '%Q%'
-          THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
-          ELSE CONCAT(:period_identifier, '.')
-        END
-      )
-    )
-    AND LENGTH(`_period`) IN (4, 7, 10)
-    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
-    AND (
-      SUBSTRING(`_period`, 6, 1) = 'Q'
-      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
-    )
-), `op_002_join_acct_duplicates` AS (
-  SELECT
-    `code` AS `acct__code`,
-    COUNT(*) AS `acct___lf_matches`
+    `_period` AS `acct___period`,
+    COUNT(*) OVER (PARTITION BY `code`) AS `acct___lf_matches`
   FROM (
     SELECT /*+ COALESCE(1) */
-      `code`
+      `code`,
+      `name`,
+      `type`,
+      `category`,
+      `is_active`,
+      `_period`
     FROM `ds_accounts`
     WHERE
       NOT `_deleted`
@@ -196,11 +160,7 @@ WITH `input` AS (
         SUBSTRING(`_period`, 6, 1) = 'Q'
         OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
       )
-  ) AS `join_keys`
-  GROUP BY
-    `code`
-  HAVING
-    COUNT(*) > 1
+  ) AS `join_rows`
 ), `op_002_update` AS (
   SELECT
     `transactions`.`journal_id`,
@@ -229,16 +189,13 @@ WITH `input` AS (
   LEFT JOIN `op_002_join_acct` AS `acct`
     ON `transactions`.`account_code` = `acct`.`acct__code`
     AND NOT `transactions`.`_deleted`
-  LEFT JOIN `op_002_join_acct_duplicates` AS `acct__duplicates`
-    ON `transactions`.`account_code` = `acct__duplicates`.`acct__code`
-    AND NOT `transactions`.`_deleted`
   WHERE
     (
-      COALESCE(`acct__duplicates`.`acct___lf_matches`, 1) <= 1
+      COALESCE(`acct`.`acct___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'acct\' of operation 2 matched ',
-          CAST(`acct__duplicates`.`acct___lf_matches` AS STRING),
+          CAST(`acct`.`acct___lf_matches` AS STRING),
           ' rows of dataset \'accounts\' for one working row; join key: ',
           CONCAT_WS(', ', CAST(`transactions`.`account_code` AS STRING))
         )

@@ -55,23 +55,16 @@ WITH `input` AS (
     `rate` AS `fx__rate`,
     `rate_type` AS `fx__rate_type`,
     `_period_from` AS `fx___period_from`,
-    `_period_to` AS `fx___period_to`
-  FROM `ds_exchange_rates`
-  WHERE
-    NOT `_deleted`
-    AND `_period_from` <= :period_start
-    AND (
-      `_period_to` IS NULL OR `_period_to` > :period_start
-    )
-    AND `to_currency` = 'USD'
-    AND `rate_type` = 'closing'
-), `op_001_join_fx_duplicates` AS (
-  SELECT
-    `from_currency` AS `fx__from_currency`,
-    COUNT(*) AS `fx___lf_matches`
+    `_period_to` AS `fx___period_to`,
+    COUNT(*) OVER (PARTITION BY `from_currency`) AS `fx___lf_matches`
   FROM (
     SELECT /*+ COALESCE(1) */
-      `from_currency`
+      `from_currency`,
+      `to_currency`,
+      `rate`,
+      `rate_type`,
+      `_period_from`,
+      `_period_to`
     FROM `ds_exchange_rates`
     WHERE
       NOT `_deleted`
@@ -81,11 +74,7 @@ WITH `input` AS (
       )
       AND `to_currency` = 'USD'
       AND `rate_type` = 'closing'
-  ) AS `join_keys`
-  GROUP BY
-    `from_currency`
-  HAVING
-    COUNT(*) > 1
+  ) AS `join_rows`
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,
@@ -117,16 +106,13 @@ WITH `input` AS (
   LEFT JOIN `op_001_join_fx` AS `fx`
     ON `transactions`.`currency` = `fx`.`fx__from_currency`
     AND NOT `transactions`.`_deleted`
-  LEFT JOIN `op_001_join_fx_duplicates` AS `fx__duplicates`
-    ON `transactions`.`currency` = `fx__duplicates`.`fx__from_currency`
-    AND NOT `transactions`.`_deleted`
   WHERE
     (
-      COALESCE(`fx__duplicates`.`fx___lf_matches`, 1) <= 1
+      COALESCE(`fx`.`fx___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'fx\' of operation 1 matched ',
-          CAST(`fx__duplicates`.`fx___lf_matches` AS STRING),
+          CAST(`fx`.`fx___lf_matches` AS STRING),
           ' rows of dataset \'exchange_rates\' for one working row; join key: ',
           CONCAT_WS(', ', CAST(`transactions`.`currency` AS STRING))
         )

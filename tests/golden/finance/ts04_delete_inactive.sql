@@ -55,38 +55,16 @@ WITH `input` AS (
     `type` AS `acct__type`,
     `category` AS `acct__category`,
     `is_active` AS `acct__is_active`,
-    `_period` AS `acct___period`
-  FROM `ds_accounts_v2`
-  WHERE
-    NOT `_deleted`
-    AND (
-      `_period` = :period_identifier
-      OR (
-        `_period` >= CASE
-          WHEN :period_identifier LIKE '%Q%'
-          THEN DATE_FORMAT(:period_start, 'yyyy-MM')
-          ELSE CONCAT(:period_identifier, '-')
-        END
-        AND `_period` < CASE
-          WHEN :period_identifier LIKE '%Q%'
-          THEN CONCAT(DATE_FORMAT(:period_end, 'yyyy-MM'), '.')
-          ELSE CONCAT(:period_identifier, '.')
-        END
-      )
-    )
-    AND LENGTH(`_period`) IN (4, 7, 10)
-    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
-    AND (
-      SUBSTRING(`_period`, 6, 1) = 'Q'
-      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
-    )
-), `op_001_join_acct_duplicates` AS (
-  SELECT
-    `code` AS `acct__code`,
-    COUNT(*) AS `acct___lf_matches`
+    `_period` AS `acct___period`,
+    COUNT(*) OVER (PARTITION BY `code`) AS `acct___lf_matches`
   FROM (
     SELECT /*+ COALESCE(1) */
-      `code`
+      `code`,
+      `name`,
+      `type`,
+      `category`,
+      `is_active`,
+      `_period`
     FROM `ds_accounts_v2`
     WHERE
       NOT `_deleted`
@@ -111,11 +89,7 @@ WITH `input` AS (
         SUBSTRING(`_period`, 6, 1) = 'Q'
         OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
       )
-  ) AS `join_keys`
-  GROUP BY
-    `code`
-  HAVING
-    COUNT(*) > 1
+  ) AS `join_rows`
 ), `op_001_update` AS (
   SELECT
     `transactions`.`journal_id`,
@@ -144,16 +118,13 @@ WITH `input` AS (
   LEFT JOIN `op_001_join_acct` AS `acct`
     ON `transactions`.`account_code` = `acct`.`acct__code`
     AND NOT `transactions`.`_deleted`
-  LEFT JOIN `op_001_join_acct_duplicates` AS `acct__duplicates`
-    ON `transactions`.`account_code` = `acct__duplicates`.`acct__code`
-    AND NOT `transactions`.`_deleted`
   WHERE
     (
-      COALESCE(`acct__duplicates`.`acct___lf_matches`, 1) <= 1
+      COALESCE(`acct`.`acct___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'acct\' of operation 1 matched ',
-          CAST(`acct__duplicates`.`acct___lf_matches` AS STRING),
+          CAST(`acct`.`acct___lf_matches` AS STRING),
           ' rows of dataset \'accounts\' for one working row; join key: ',
           CONCAT_WS(', ', CAST(`transactions`.`account_code` AS STRING))
         )

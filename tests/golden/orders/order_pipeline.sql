@@ -74,25 +74,17 @@ WITH `input` AS (
   SELECT
     `id` AS `customers__id`,
     `tier` AS `customers__tier`,
-    `name` AS `customers__name`
-  FROM `ds_customers`
-  WHERE
-    NOT `_deleted`
-), `op_002_join_customers_duplicates` AS (
-  SELECT
-    `id` AS `customers__id`,
-    COUNT(*) AS `customers___lf_matches`
+    `name` AS `customers__name`,
+    COUNT(*) OVER (PARTITION BY `id`) AS `customers___lf_matches`
   FROM (
     SELECT /*+ COALESCE(1) */
-      `id`
+      `id`,
+      `tier`,
+      `name`
     FROM `ds_customers`
     WHERE
       NOT `_deleted`
-  ) AS `join_keys`
-  GROUP BY
-    `id`
-  HAVING
-    COUNT(*) > 1
+  ) AS `join_rows`
 ), `op_002_update` AS (
   SELECT
     `orders`.`order_id`,
@@ -138,16 +130,13 @@ WITH `input` AS (
   FROM `op_001_update` AS `orders`
   LEFT JOIN `op_002_join_customers` AS `customers`
     ON `orders`.`customer_id` = `customers`.`customers__id` AND NOT `orders`.`_deleted`
-  LEFT JOIN `op_002_join_customers_duplicates` AS `customers__duplicates`
-    ON `orders`.`customer_id` = `customers__duplicates`.`customers__id`
-    AND NOT `orders`.`_deleted`
   WHERE
     (
-      COALESCE(`customers__duplicates`.`customers___lf_matches`, 1) <= 1
+      COALESCE(`customers`.`customers___lf_matches`, 1) <= 1
       OR RAISE_ERROR(
         CONCAT(
           'ledgerflow: runtime join \'customers\' of operation 2 matched ',
-          CAST(`customers__duplicates`.`customers___lf_matches` AS STRING),
+          CAST(`customers`.`customers___lf_matches` AS STRING),
           ' rows of dataset \'customers\' for one working row; join key: ',
           CONCAT_WS(', ', CAST(`orders`.`customer_id` AS STRING))
         )
