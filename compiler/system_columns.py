@@ -45,9 +45,27 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
 
 
 def _run_start_hex() -> exp.Expression:
-    """The 48-bit ms timestamp of ``:run_started_at`` as 12 hex digits (upper case): the UUIDv7 time part."""
-    return _fn("lpad", _fn("hex", _fn("unix_millis", exp.Placeholder(this="run_started_at"))),
-               exp.Literal.number(12), exp.Literal.string("0"))
+    """The 48-bit ms timestamp of ``:run_started_at`` as 12 lower-case hex digits: the UUIDv7 time part.
+
+    Lower-cased with ``translate``, not ``lower``: Spark 4's ``lower`` loads ICU's case mappings the
+    first time a process evaluates it, about 2 s of a cold run (issue 9)."""
+    s = exp.Literal.string
+    upper = _fn("lpad", _fn("hex", _fn("unix_millis", exp.Placeholder(this="run_started_at"))),
+                exp.Literal.number(12), s("0"))
+    return _fn("translate", upper, s("ABCDEF"), s("abcdef"))
+
+
+def _uuidv7_text(digest: exp.Expression) -> exp.Expression:
+    """The UUIDv7 text of the run start and a lower-case hex ``digest`` (at least 18 digits): the 8-4-4-4-12
+    groups of time(12) + "7" + digest[0:3] + "8" + digest[3:18], placed with substrings."""
+    num, s = exp.Literal.number, exp.Literal.string
+    ts = _run_start_hex()  # constant: folded by Spark
+
+    def sub(value: exp.Expression, start: int, length: int) -> exp.Expression:
+        return _fn("substr", value.copy(), num(start), num(length))
+
+    return _fn("concat", sub(ts, 1, 8), s("-"), sub(ts, 9, 4), s("-7"), sub(digest, 1, 3), s("-8"),
+               sub(digest, 4, 3), s("-"), sub(digest, 7, 12))
 
 
 def uuidv7(identity: list[exp.Expression]) -> exp.Expression:
@@ -55,12 +73,8 @@ def uuidv7(identity: list[exp.Expression]) -> exp.Expression:
     a SHA-256 of ``identity``. Deterministic for a given run start and row identity, so a replay
     writes the same ``_row_id``.
     """
-    num, s = exp.Literal.number, exp.Literal.string
     fields = [exp.PropertyEQ(this=exp.to_identifier(f"k{i}"), expression=e) for i, e in enumerate(identity)]
-    digest = _fn("sha2", _fn("to_json", exp.Struct(expressions=fields)), num(256))
-    hex32 = _fn("concat", _run_start_hex(), s("7"),
-                _fn("overlay", _fn("substr", digest, num(1), num(18)), s("8"), num(4), num(0)))
-    return exp.Lower(this=_fn("regexp_replace", hex32, s("^(.{8})(.{4})(.{4})(.{4})(.{12})$"), s("$1-$2-$3-$4-$5")))
+    return _uuidv7_text(_fn("sha2", _fn("to_json", exp.Struct(expressions=fields)), exp.Literal.number(256)))
 
 
 @dataclass(frozen=True)
@@ -118,23 +132,15 @@ def default_value(name: str, origin: RowOrigin) -> Optional[exp.Expression]:
 def input_row_uuidv7(prefix: str, parts: list[exp.Expression]) -> exp.Expression:
     """The UUIDv7 of an input row that arrives without ``_row_id`` (millions of rows per run): the
     :func:`uuidv7` layout, its random part from a SHA-256 of ``prefix`` followed by ``parts`` joined
-    by ``|``, formatted with substrings. About half of :func:`uuidv7`'s cost per row, which builds
-    a JSON text per row and formats with a regular expression (issue 9's measurements).
+    by ``|``. About half of :func:`uuidv7`'s cost per row, which builds a JSON text per row (issue 9's
+    measurements).
 
     Unambiguous when ``prefix`` is and every part after the first is never NULL and never holds a
     ``|`` (a row index, an ordinal, a hex digest): the first part is whatever lies between.
     """
-    num, s = exp.Literal.number, exp.Literal.string
+    s = exp.Literal.string
     text: list[exp.Expression] = [s(prefix)]
     for i, part in enumerate(parts):
         text += [s("|")] if i else []
         text.append(exp.Cast(this=part, to=exp.DataType.build("string")))
-    digest = _fn("sha2", _fn("concat", *text), num(256))
-    ts = exp.Lower(this=_run_start_hex())  # constant: folded by Spark
-
-    def sub(value: exp.Expression, start: int, length: int) -> exp.Expression:
-        return _fn("substr", value.copy(), num(start), num(length))
-
-    # the 8-4-4-4-12 groups of ts(12) + "7" + digest[0:3] + "8" + digest[3:18], as uuidv7 writes them
-    return _fn("concat", sub(ts, 1, 8), s("-"), sub(ts, 9, 4), s("-7"), sub(digest, 1, 3), s("-8"),
-               sub(digest, 4, 3), s("-"), sub(digest, 7, 12))
+    return _uuidv7_text(_fn("sha2", _fn("concat", *text), exp.Literal.number(256)))

@@ -32,7 +32,9 @@ def test_join_side_gets_pushed_filters_and_prefixed_columns():
     side = _cte(tree, "op_001_join_fx")
     assert [p.alias for p in side.expressions][:4] == ["fx__from_currency", "fx__to_currency", "fx__rate",
                                                         "fx__rate_type"]
-    where = side.args["where"].this
+    join_rows = side.find(exp.Subquery).this  # the join side's rows, read in one task, carrying their fan-out count
+    assert side.expressions[-1].alias == "fx___lf_matches"
+    where = join_rows.args["where"].this
     pushed = {c.sql("spark") for c in where.flatten()} if isinstance(where, exp.And) else {where.sql("spark")}
     assert "`to_currency` = 'USD'" in pushed and "`rate_type` = 'closing'" in pushed
     update = _cte(tree, "op_001_update")

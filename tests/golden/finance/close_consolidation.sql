@@ -181,16 +181,24 @@ WITH `input` AS (
     CAST(NULL AS STRING) AS `description`,
     CAST(NULL AS STRING) AS `source_system`,
     CAST(`account_type` AS STRING) AS `account_type`,
-    LOWER(
-      REGEXP_REPLACE(
-        CONCAT(
-          LPAD(HEX(UNIX_MILLIS(:run_started_at)), 12, '0'),
-          '7',
-          OVERLAY(SUBSTRING(SHA2(TO_JSON(STRUCT(2 AS k0, `region` AS k1, `account_type` AS k2)), 256), 1, 18) PLACING '8' FROM 4 FOR 0)
-        ),
-        '^(.{8})(.{4})(.{4})(.{4})(.{12})$',
-        '$1-$2-$3-$4-$5'
-      )
+    CONCAT(
+      SUBSTRING(
+        TRANSLATE(LPAD(HEX(UNIX_MILLIS(:run_started_at)), 12, '0'), 'ABCDEF', 'abcdef'),
+        1,
+        8
+      ),
+      '-',
+      SUBSTRING(
+        TRANSLATE(LPAD(HEX(UNIX_MILLIS(:run_started_at)), 12, '0'), 'ABCDEF', 'abcdef'),
+        9,
+        4
+      ),
+      '-7',
+      SUBSTRING(SHA2(TO_JSON(STRUCT(2 AS k0, `region` AS k1, `account_type` AS k2)), 256), 1, 3),
+      '-8',
+      SUBSTRING(SHA2(TO_JSON(STRUCT(2 AS k0, `region` AS k1, `account_type` AS k2)), 256), 4, 3),
+      '-',
+      SUBSTRING(SHA2(TO_JSON(STRUCT(2 AS k0, `region` AS k1, `account_type` AS k2)), 256), 7, 12)
     ) AS `_row_id`,
     FALSE AS `_deleted`,
     :run_started_at AS `_updated_at`,

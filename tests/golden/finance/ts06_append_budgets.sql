@@ -126,24 +126,50 @@ WITH `input` AS (
     CAST(NULL AS DECIMAL(18, 2)) AS `amount_reporting`,
     CAST(NULL AS STRING) AS `description`,
     CAST(NULL AS STRING) AS `source_system`,
-    LOWER(
-      REGEXP_REPLACE(
-        CONCAT(
-          LPAD(HEX(UNIX_MILLIS(:run_started_at)), 12, '0'),
-          '7',
-          OVERLAY(SUBSTRING(
-            SHA2(
-              TO_JSON(
-                STRUCT(1 AS k0, `account_code` AS k1, `cost_center_code` AS k2, `currency` AS k3)
-              ),
-              256
-            ),
-            1,
-            18
-          ) PLACING '8' FROM 4 FOR 0)
+    CONCAT(
+      SUBSTRING(
+        TRANSLATE(LPAD(HEX(UNIX_MILLIS(:run_started_at)), 12, '0'), 'ABCDEF', 'abcdef'),
+        1,
+        8
+      ),
+      '-',
+      SUBSTRING(
+        TRANSLATE(LPAD(HEX(UNIX_MILLIS(:run_started_at)), 12, '0'), 'ABCDEF', 'abcdef'),
+        9,
+        4
+      ),
+      '-7',
+      SUBSTRING(
+        SHA2(
+          TO_JSON(
+            STRUCT(1 AS k0, `account_code` AS k1, `cost_center_code` AS k2, `currency` AS k3)
+          ),
+          256
         ),
-        '^(.{8})(.{4})(.{4})(.{4})(.{12})$',
-        '$1-$2-$3-$4-$5'
+        1,
+        3
+      ),
+      '-8',
+      SUBSTRING(
+        SHA2(
+          TO_JSON(
+            STRUCT(1 AS k0, `account_code` AS k1, `cost_center_code` AS k2, `currency` AS k3)
+          ),
+          256
+        ),
+        4,
+        3
+      ),
+      '-',
+      SUBSTRING(
+        SHA2(
+          TO_JSON(
+            STRUCT(1 AS k0, `account_code` AS k1, `cost_center_code` AS k2, `currency` AS k3)
+          ),
+          256
+        ),
+        7,
+        12
       )
     ) AS `_row_id`,
     FALSE AS `_deleted`,
