@@ -249,10 +249,14 @@ def file_root(location: ResolvedLocation) -> str:
 
 
 def load_input(spark, view: str, dataset: Dataset, version: int, locations: list[ResolvedLocation],
-               args: dict) -> int:
+               args: dict, row_ids: bool = True) -> int:
     """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
 
-    The view holds only the run's rows (the period filter is applied below the row identity)."""
+    The view holds only the run's rows (the period filter is applied below the row identity).
+    ``row_ids`` False (a view the SQL only joins or aggregates): Parquet rows without ``_row_id`` are
+    not given Spark's ``_metadata`` column, which Spark materialises for every row of every scan of a
+    relation that has it, used or not; their ``_row_id`` stays the content hash, which Spark prunes
+    when nothing reads it."""
     selects = []
     for i, loc in enumerate(locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
@@ -265,7 +269,7 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
             present = {k: JSON_TEXT if v == "string" else v for k, v in present.items()}
         root = None
-        if "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
+        if row_ids and "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
             raw = raw.select("*", METADATA_COLUMN)  # file path + row index: an id without a shuffle
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
@@ -286,6 +290,7 @@ class InputLoad:
     dataset: Dataset
     version: int
     locations: list[ResolvedLocation]
+    row_ids: bool = True  # whether the SQL reads the view's _row_id (InputView.row_ids)
 
 
 def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
@@ -296,7 +301,8 @@ def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
     several inputs starts sooner. Every load finishes before the first error, in input order, is raised.
     """
     if len(inputs) <= 1:
-        return [load_input(spark, i.view, i.dataset, i.version, i.locations, args) for i in inputs]
+        return [load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids) for i in inputs]
     with ThreadPoolExecutor(max_workers=min(4, len(inputs)), thread_name_prefix="ledgerflow-load") as pool:
-        futures = [pool.submit(load_input, spark, i.view, i.dataset, i.version, i.locations, args) for i in inputs]
+        futures = [pool.submit(load_input, spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids)
+                   for i in inputs]
     return [f.result() for f in futures]

@@ -423,7 +423,7 @@ class Runner:
         metrics = self.metrics = RunMetrics(spark, ctx.run_id)
         args = parameters.values(ctx.period, ctx.started_at)
         inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
-                                    ctx.resolutions[v.view].locations) for v in ctx.compiled.inputs]
+                                    ctx.resolutions[v.view].locations, v.row_ids) for v in ctx.compiled.inputs]
         for item in inputs:  # again at load: a replay reads recorded locations
             for loc in item.locations:
                 loaders.check_exists(loc, item.dataset)

@@ -79,6 +79,9 @@ class InputView:
     pinned_version: Optional[int]
     role: Role
     uses: list = field(default_factory=list)  # (operation seq, alias or None)
+    # whether the SQL reads the view's _row_id (the input, a plain append): a view that is only joined
+    # or aggregated never passes it on, so the runner need not derive ids from file positions for it
+    row_ids: bool = False
 
 
 @dataclass(frozen=True)

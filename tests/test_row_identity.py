@@ -17,15 +17,19 @@ import shutil
 
 import pytest
 
+from conftest import PROJECTS
 from cli_support import UUID7, cli, describe, output_entry, record, run_id_of, run_ok, write
 
 from ledgerflow.adapters import loaders
 from ledgerflow.compiler.parameters import values as parameters
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
+from ledgerflow.compiler.compile import compile_project
 from ledgerflow.compiler.periods import parse_period
+from ledgerflow.compiler.workspace import load_workspace
 from ledgerflow.compiler.resolver import ResolvedLocation
 
 _names = itertools.count()
+FINANCE = load_workspace(str(PROJECTS / "finance"))
 # Two identical January rows (k1), a third January row, rows of other periods and days.
 ROWS = [("k1", "10.00", "2026-01"), ("k1", "10.00", "2026-01"), ("k2", "20.00", "2026-01"),
         ("k3", "30.00", "2026-01-15"), ("k3", "30.00", "2026-01-15"), ("k4", "40.00", "2026-02"),
@@ -108,13 +112,13 @@ def test_replay_reproduces_generated_row_ids(spark, tmp_path, layout):
     assert written(spark, again) == first
 
 
-def load_ids(spark, target: str, fmt: str, period: str = "2026-01") -> list[tuple]:
+def load_ids(spark, target: str, fmt: str, period: str = "2026-01", row_ids: bool = True) -> list[tuple]:
     ds = Dataset(id="0e000000-0000-4000-8000-0000000000a1", name="lines", status="active", table_name="lines",
                  temporal_mode="period", columns=[ColumnDef("k", "string"), ColumnDef("v", "decimal(18,2)")],
                  versions=[DatasetVersion(1)])
     view = f"ds_identity_{next(_names)}"
     args = parameters(parse_period(period), datetime.datetime(2026, 2, 1, 12))
-    loaders.load_input(spark, view, ds, 1, [ResolvedLocation("path", target, fmt)], args)
+    loaders.load_input(spark, view, ds, 1, [ResolvedLocation("path", target, fmt)], args, row_ids)
     df = spark.table(view)
     return df, sorted((r["k"], str(r["v"]), r["_row_id"]) for r in df.collect())
 
@@ -141,6 +145,21 @@ def test_parquet_ids_need_no_shuffle_and_are_those_of_the_year_run(spark, tmp_pa
     # the id of a row does not depend on which other periods the run reads
     _, year = load_ids(spark, target, fmt, "2026")
     assert set(month) <= set(year) and len(year) == 6
+
+
+def test_a_view_only_joined_or_aggregated_reads_no_file_metadata(spark, tmp_path):
+    """Spark materialises `_metadata` for every scan of a relation that has it, used or not: a view
+    whose `_row_id` the SQL never reads (a join side, an aggregated append source) is loaded without it."""
+    target, fmt = write_data(spark, str(tmp_path / "lines"), "parquet")
+    for row_ids, reads_metadata in ((True, True), (False, False)):
+        df, _ = load_ids(spark, target, fmt, row_ids=row_ids)
+        plan = df.select("k", "v")._jdf.queryExecution().executedPlan().toString()
+        assert ("_metadata" in plan or "file_path" in plan) == reads_metadata, plan
+        assert "Window" not in plan and "Exchange" not in plan, plan  # unread content ids are pruned
+    compiled = compile_project(FINANCE, FINANCE.find_project("ts03_fx_conversion"))
+    assert {v.view: v.row_ids for v in compiled.inputs} == {"ds_gl": True, "ds_exchange_rates": False}
+    compiled = compile_project(FINANCE, FINANCE.find_project("ts06_append_budgets"))
+    assert {v.view: v.row_ids for v in compiled.inputs}["ds_budgets"] is False  # aggregated append
 
 
 def test_content_ids_window_runs_after_the_period_filter(spark, tmp_path):

@@ -42,7 +42,7 @@ def bind(workspace: Workspace, project: Project) -> Plan:
         ctx.table = ds.table_name
         ctx.schema = {c.name: T.from_sql(c.type) for c in ds.columns}
         ctx.schema.update(sysc.system_types(ds.temporal_mode))
-        view = ctx.view_for(ds, project.input.dataset_version, Role.INPUT, 0, None)
+        view = ctx.view_for(ds, project.input.dataset_version, Role.INPUT, 0, None, row_ids=True)
         read = Read(view, ds, Role.INPUT, None, tuple((c, c) for c in ctx.schema))
         columns = {c: Column(c, t, exp.column(c, quoted=True)) for c, t in ctx.schema.items()}
         input_plan = InputPlan(read, columns, temporal_conditions(ds.temporal_mode, view))

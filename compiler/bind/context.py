@@ -163,13 +163,17 @@ class BindContext:
                             ref.dataset_id, "set default_resolver in ledgerflow.yml, resolver_id on the dataset, or "
                             "a project resolver_overrides entry")
 
-    def view_for(self, ds: Dataset, pin: Optional[int], role: Role, seq: int, alias: Optional[str]) -> str:
-        """The logical view name for ``ds`` at ``pin`` (shared by every use of the same dataset+pin)."""
+    def view_for(self, ds: Dataset, pin: Optional[int], role: Role, seq: int, alias: Optional[str],
+                 row_ids: bool) -> str:
+        """The logical view name for ``ds`` at ``pin`` (shared by every use of the same dataset+pin).
+
+        ``row_ids``: this use passes the rows' ``_row_id`` on (see :attr:`InputView.row_ids`)."""
         name = f"ds_{ds.name}" + (f"_v{pin}" if pin is not None else "")
         view = self.inputs.get(name)
         if view is None:
             view = self.inputs[name] = InputView(name, ds, pin, role)
         view.uses.append((seq, alias))
+        view.row_ids = view.row_ids or row_ids
         return name
 
     # ------------------------------------------------------------------ expressions

@@ -90,7 +90,7 @@ def bind_append(ctx: BindContext, op: AppendOperation) -> Optional[AppendPlan]:
     sel = ctx.compile_expr(ctx.translator(scope), op.source_selector, op.location, codes, expect="boolean")
     if op.source_selector is not None and sel is None:
         return None
-    view = ctx.view_for(ds, ref.dataset_version, Role.APPEND, seq, None)
+    view = ctx.view_for(ds, ref.dataset_version, Role.APPEND, seq, None, row_ids=not op.has_aggregation)
     where = and_all([not_deleted(), periods.period_filter(ds.temporal_mode),
                      exp.Paren(this=sel.sql) if sel is not None else None])
     source_columns = [*src_cols, *temporal, "_row_id"]

@@ -198,7 +198,7 @@ def bind_join(ctx: BindContext, op: UpdateOperation, j: RuntimeJoin, working_ali
         join_scopes[alias] = JoinScope(alias, exposed)
         return None
     join_scopes[alias] = JoinScope(alias, exposed)
-    view = ctx.view_for(ds, j.dataset.dataset_version, Role.JOIN, op.seq, alias)
+    view = ctx.view_for(ds, j.dataset.dataset_version, Role.JOIN, op.seq, alias, row_ids=False)
     where = and_all([not_deleted(), periods.period_filter(ds.temporal_mode),
                      *[exp.Paren(this=p) if isinstance(p, exp.Or) else p for p in pushed]])
     on = and_all([*on_parts, not_deleted(working_alias)])
