@@ -67,9 +67,12 @@ def _summary(events: list[dict]) -> dict:
     job_lines = []
     ends = {e["Job ID"]: e["Completion Time"] for e in events if e["Event"] == "SparkListenerJobEnd"}
     for j in jobs:
+        infos = j.get("Stage Infos", [])
+        what = "; ".join(f"{i['Number of Tasks']} task(s): " + " <- ".join(
+            r["Name"] for r in i.get("RDD Info", [])[:3]) for i in infos[-1:])
         job_lines.append(f"job {j['Job ID']}: +{(j['Submission Time'] - start) / 1000:.2f} s, "
                          f"{(ends.get(j['Job ID'], j['Submission Time']) - j['Submission Time']) / 1000:.2f} s, "
-                         f"{len(j['Stage IDs'])} stage(s)")
+                         f"{len(j['Stage IDs'])} stage(s); {what}")
     return {"jobs": len(jobs), "stages": len(stages), "tasks": len(tasks), "job_lines": job_lines}
 
 

@@ -94,10 +94,12 @@ _PERIOD_HI = (f"CASE WHEN {_QUARTER_RUN} THEN CONCAT(DATE_FORMAT(:period_end, 'y
               "ELSE CONCAT(:period_identifier, '.') END")
 _PERIOD_WELL_FORMED = ("LENGTH({c}) IN (4, 7, 10) AND {c} RLIKE '^[0-9]{{4}}(-(Q[1-4]|[0-9]{{2}}(-[0-9]{{2}})?))?$' "
                        "AND (SUBSTR({c}, 6, 1) = 'Q' OR TRY_TO_DATE(RPAD({c}, 10, '-01')) IS NOT NULL)")
-# The residual holds for the run's own identifier too, so the two conjuncts share no disjunct:
-# Spark's optimizer would factor `(a OR b) AND (a OR c)` into `a OR (b AND c)`, which it cannot push.
+# The run's own identifier is well formed, so the residual is skipped for rows that carry it (a
+# month run's rows, mostly): `_period <=> :period_identifier OR <residual>` spares them the regular
+# expression and the date parse (issue 9: ~0.15 s per million rows). `<=>`, not `=`: Spark's
+# optimizer would factor `(a OR b) AND (a OR c)` into `a OR (b AND c)`, which it cannot push.
 _PERIOD_FILTER = ("({c} = :period_identifier OR ({c} >= " + _PERIOD_LO + " AND {c} < " + _PERIOD_HI + ")) "
-                  "AND " + _PERIOD_WELL_FORMED)
+                  "AND ({c} <=> :period_identifier OR (" + _PERIOD_WELL_FORMED + "))")
 _ASOF_FILTER = "{f} <= :period_start AND ({t} IS NULL OR {t} > :period_start)"
 
 

@@ -42,11 +42,16 @@ WITH `input` AS (
         END
       )
     )
-    AND LENGTH(`_period`) IN (4, 7, 10)
-    AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
     AND (
-      SUBSTRING(`_period`, 6, 1) = 'Q'
-      OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
+      `_period` IS NOT DISTINCT FROM :period_identifier
+      OR (
+        LENGTH(`_period`) IN (4, 7, 10)
+        AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+        AND (
+          SUBSTRING(`_period`, 6, 1) = 'Q'
+          OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
+        )
+      )
     )
 ), `op_001_join_acct` AS (
   SELECT
@@ -83,11 +88,16 @@ WITH `input` AS (
           END
         )
       )
-      AND LENGTH(`_period`) IN (4, 7, 10)
-      AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
       AND (
-        SUBSTRING(`_period`, 6, 1) = 'Q'
-        OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
+        `_period` IS NOT DISTINCT FROM :period_identifier
+        OR (
+          LENGTH(`_period`) IN (4, 7, 10)
+          AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
+          AND (
+            SUBSTRING(`_period`, 6, 1) = 'Q'
+            OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
+          )
+        )
       )
   ) AS `join_rows`
 ), `op_001_update` AS (
