@@ -125,13 +125,22 @@ def main(ctx, workspace, debug):
 @command
 def compile_cmd(inv: Invocation, project, out, period, resolved, all_projects, check):
     """Print the project's Spark SQL (--all: every project's, to --out DIR or checked against --check DIR)."""
-    from ..compiler.compile import compile_project
-    from ..compiler.periods import parse_period
-    from . import folders
     if all_projects or check:
         return _compile_all(inv, project, out, check, resolved or period, all_projects)
     if project is None:
         raise click.UsageError("compile needs a PROJECT (or --all)")
+    from ..compiler.gcpause import gc_paused
+    # One project, then the process ends: the collector stays off from the imports on, and what the
+    # compile made is left to the exit (see gc_paused).
+    with gc_paused(until_exit=True):
+        _compile_one(inv, project, out, period, resolved)
+
+
+def _compile_one(inv: Invocation, project, out, period, resolved):
+    """compile PROJECT [--out DIR] [--resolved --period P]."""
+    from ..compiler.compile import compile_project
+    from ..compiler.periods import parse_period
+    from . import folders
     proj = inv.project(project)
     compiled = compile_project(inv.workspace, proj)
     if resolved:

@@ -6,8 +6,6 @@ The passes, in order: :func:`.bind.bind` (names, types, rules, diagnostics -> ty
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import os
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from . import emit
 from .bind import bind
 from .emit import describe, destination_text, statement_text  # noqa: F401  (re-exported for adapters)
 from .errors import CompileError, Diagnostic, LedgerflowError
+from .gcpause import gc_paused  # adapters import it from here too
 from .lower import lower
 from .model import Project, Workspace
 from .plan import InputView, Plan
@@ -53,22 +52,6 @@ class CompiledProject:
     def sha256(self) -> str:
         """Hash of :meth:`script`, recorded with each run."""
         return hashlib.sha256(self.script().encode()).hexdigest()
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """Pause Python's cyclic garbage collector while a project compiles (or ``diff`` compiles two sides): the plan keeps hundreds of
-    thousands of sqlglot nodes alive, which every generation-2 pass walks again (a 500-operation
-    compile spent about 40% of its time there); compiling creates little cyclic garbage, and what it
-    does is collected after."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def plan_project(workspace: Workspace, project: Project) -> Plan:

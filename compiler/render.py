@@ -16,7 +16,10 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError
 
+from . import type_cache
 from .errors import LedgerflowError
+
+type_cache.install()  # sqlglot parses a type name again on every CAST it reads or writes
 
 # One Spark dialect instance for every generation and parse: ``node.sql("spark")`` builds a new
 # dialect object per call (a 500-operation project makes ~30,000 such calls).

@@ -86,6 +86,17 @@ def test_the_node_bound_counts_every_use_of_an_alias(monkeypatch):
     assert [d.code for d in err.value.diagnostics] == ["YAML-007"]
 
 
+def test_the_node_bound_holds_without_aliases(monkeypatch):
+    # no anchor: a plain count (1 mapping + 2 keys + 1 list + 3 items + 1 scalar = 8 values)
+    text = "a: [1, 2, 3]\nb: x\n"
+    monkeypatch.setattr(yaml_source, "MAX_YAML_NODES", 8)
+    assert load_yaml_text(text, "t.yml") == {"a": [1, 2, 3], "b": "x"}
+    monkeypatch.setattr(yaml_source, "MAX_YAML_NODES", 7)
+    with pytest.raises(CompileError) as err:
+        load_yaml_text(text, "t.yml")
+    assert [d.code for d in err.value.diagnostics] == ["YAML-007"]
+
+
 def test_oversized_text_is_yaml_008(monkeypatch):
     monkeypatch.setattr(yaml_source, "MAX_YAML_BYTES", 10)
     with pytest.raises(CompileError) as err:
