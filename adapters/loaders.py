@@ -282,6 +282,15 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     return len(selects)
 
 
+def warmup_query(dataset: Dataset, row_ids: bool) -> str:
+    """A normalised SELECT shaped like the one :func:`load_input` builds for ``dataset`` (its declared
+    columns as they are, ids from Parquet row positions when ``row_ids``): text for :mod:`.parser_warmup`."""
+    present = {c.name: c.type for c in dataset.columns}
+    present.update(dict(sysc.TEMPORAL_COLUMNS[dataset.temporal_mode]))
+    return normalised_select(dataset, 1, "lf_warmup", present, "the parser warm-up", None,
+                             file_root="file:/lf-warmup/" if row_ids else None, period_rows=True)
+
+
 @dataclass(frozen=True)
 class InputLoad:
     """One input view to create: ``dataset`` at ``version``, read from its resolved ``locations``."""

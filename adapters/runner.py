@@ -22,7 +22,7 @@ from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
 from ..compiler.resolver import Resolution, ResolvedLocation
 from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
-from . import fingerprint, liveness, loaders, recovery, writers
+from . import fingerprint, liveness, loaders, parser_warmup, recovery, writers
 from .errors_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
 from .runstore import RunStore, registered_id
@@ -227,6 +227,17 @@ def spark_error_message(exc: Exception, ctx: Optional[RunContext] = None) -> str
     return spark_error_text(exc, locations)
 
 
+def _offer_to_parser(compiled: CompiledProject) -> None:
+    """Give the statements the run will parse to :mod:`.parser_warmup` (input views first, as the run goes)."""
+    texts = []
+    for view in compiled.inputs:
+        try:
+            texts.append(loaders.warmup_query(view.dataset, view.row_ids))
+        except LedgerflowError:  # a dataset the loader will reject anyway: nothing to warm
+            continue
+    parser_warmup.offer([*texts, *(st.sql for st in compiled.statements)])
+
+
 class Runner:
     """Runs one project (or replays one run) on a SparkSession."""
 
@@ -256,6 +267,7 @@ class Runner:
         if project.status == "draft" and not allow_draft:
             raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
         compiled = compile_project(ws, project)
+        _offer_to_parser(compiled)
         started = utcnow()
         ctx = RunContext(ws, project, compiled, period, started, new_run_id(started), upstream=dict(upstream or {}))
         ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
@@ -280,6 +292,7 @@ class Runner:
         datasets += [d for d in ws_now.datasets if d.name not in names and d.registered]
         ws = Workspace(self.root, ws_now.config, datasets, [project])
         compiled = compile_project(ws, project)
+        _offer_to_parser(compiled)
         period = parse_period(original["period"]["identifier"])
         started = datetime.datetime.fromisoformat(original.get("run_started_at") or original["started_at"])
         now = utcnow()

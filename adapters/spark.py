@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Optional
 
+from . import parser_warmup
+
 LOCAL_DEFAULTS = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -80,6 +82,7 @@ def _launch_quiet_jvm(master: str, settings: dict, log_file: str) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(log_file)), exist_ok=True)
     with open(log_file, "wb") as stderr:  # one file per run; the JVM keeps its own descriptor
         gateway = launch_gateway(conf, popen_kwargs={"stderr": stderr})
+    parser_warmup.start(gateway)  # parses the run's statements while the context starts
     SparkContext(conf=conf, gateway=gateway)
 
 
