@@ -4,13 +4,15 @@ Runs the finance sample's scenario tests (TS-01..TS-08, ``projects/finance/tests
 and one SparkSession, ``--rounds`` times (default 3), and prints the session start, each test's
 seconds per round and the per-test median and mean of every test after the first of the process
 (the first pays Spark's one-time warm-up: code generation, class loading). Target: under 1 s per
-further test. Run: ``python -m bench.test_speed``; latest output: ``bench/results/test_speed.txt``.
+further test. Run: ``python -m bench.test_speed [--rounds N] [--out bench/results/test_speed.txt]``
+(``--out`` also appends the output to that file as a dated ``== run`` block).
 Timings include everything ``ledgerflow test`` does per test (read and check the file, compile,
 build the given data, load, run, collect, compare), nothing of the session start.
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import platform
 import shutil
@@ -28,7 +30,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--out", help="also append the output to this file, as a dated run block")
     args = parser.parse_args()
+    start_load = os.getloadavg()[0]
     folder = tempfile.mkdtemp(prefix="lf-test-speed-")
     ws_dir = os.path.join(folder, "finance")
     shutil.copytree(os.path.join(REPO, "projects", "finance"), ws_dir,
@@ -47,19 +51,39 @@ def main() -> None:
             rounds.append([(r.name, r.seconds) for r in results])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    lines = report(rounds, args.rounds, args.master, session_s, start_load)
+    print("\n".join(lines))
+    if args.out:
+        append_run(args.out, lines)
+
+
+def report(rounds: list, n_rounds: int, master: str, session_s: float, start_load: float) -> list[str]:
+    """The benchmark's output lines: per-test seconds per round, then the figures of further tests."""
     further = [s for i, rnd in enumerate(rounds) for j, (_, s) in enumerate(rnd) if (i, j) != (0, 0)]
     load = os.getloadavg()
-    print(f"ledgerflow test speed: finance scenario tests TS-01..TS-08, {args.rounds} rounds in one process, "
-          f"master {args.master}")
-    print(f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, load average "
-          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
-    print(f"session start (JVM + first job): {session_s:.2f} s")
-    print(f"{'test':<48}" + "".join(f"  round {i + 1:>2}" for i in range(args.rounds)))
+    lines = [f"ledgerflow test speed: finance scenario tests TS-01..TS-08, {n_rounds} rounds in one process, "
+             f"master {master}",
+             f"machine: {os.cpu_count()} cores, Python {platform.python_version()}, load average "
+             f"{start_load:.2f} at the start, {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end",
+             f"session start (JVM + first job): {session_s:.2f} s",
+             f"{'test':<48}" + "".join(f"  round {i + 1:>2}" for i in range(n_rounds))]
     for j, (name, _) in enumerate(rounds[0]):
-        print(f"{name[:48]:<48}" + "".join(f"  {rnd[j][1]:7.2f} s" for rnd in rounds))
-    print(f"first test of the process (Spark warm-up): {rounds[0][0][1]:.2f} s")
-    print(f"every further test ({len(further)}): median {statistics.median(further):.2f} s, mean "
-          f"{statistics.mean(further):.2f} s, max {max(further):.2f} s; target < 1 s per further test")
+        lines.append(f"{name[:48]:<48}" + "".join(f"  {rnd[j][1]:7.2f} s" for rnd in rounds))
+    lines.append(f"first test of the process (Spark warm-up): {rounds[0][0][1]:.2f} s")
+    lines.append(f"every further test ({len(further)}): median {statistics.median(further):.2f} s, mean "
+                 f"{statistics.mean(further):.2f} s, max {max(further):.2f} s; target < 1 s per further test")
+    return lines
+
+
+def append_run(path: str, lines: list[str]) -> None:
+    """Add ``lines`` to ``path`` as the next ``== run N (date time)`` block, newest first like the others."""
+    old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+    numbers = [int(line.split()[2]) for line in old.splitlines()
+               if line.startswith("== run ") and line.split()[2].isdigit()]
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    block = "\n".join([f"== run {max(numbers, default=0) + 1} ({stamp})", *lines])
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(block + "\n" + ("\n" + old if old else ""))
 
 
 if __name__ == "__main__":

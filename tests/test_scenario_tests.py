@@ -5,7 +5,9 @@ tester are themselves scenario test files written into a copy of the finance wor
 """
 from __future__ import annotations
 
+import csv
 import datetime
+import json
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
@@ -299,3 +301,25 @@ def test_record_round_trip(spark, finance):
     assert "rows with different values" in result.stdout or "row with different values" in result.stdout
     again = cli(finance, "test", "--record", run_id, "fx_regression")
     assert again.exit_code == 1 and "exists already" in again.stderr
+
+
+def test_a_test_computes_what_a_run_writes(spark, finance):
+    """The test session interprets expressions instead of compiling them (suite.TEST_CONF): its
+    outputs must still be the rows `ledgerflow run` writes, to the last digit and row id."""
+    ran = cli(finance, "run", "ts03_fx_conversion", "--period", "2026-01")
+    assert ran.exit_code == 0, describe(ran)
+    (part,) = (finance / "data" / "ts03_fx_converted").rglob("part-*.csv")
+    with open(part, newline="") as fh:  # every value as the run wrote it (empty: not compared)
+        rows = [{c: v for c, v in r.items() if v != "" and c != "_period"} for r in csv.DictReader(fh)]
+    started = rows[0]["_updated_at"]  # the run's start: the time part of its UUIDv7 row ids
+    assert len(rows) == 10 and any(r["amount_reporting"] == "9282.00" for r in rows)
+    for name in ("gl", "exchange_rates"):
+        (finance / "tests" / "fixtures" / f"run_{name}.csv").write_text(
+            (finance / "data" / name / "v1" / f"{'transactions' if name == 'gl' else name}.csv").read_text())
+    write(finance, "tests/as_run.yml", f"project: ts03_fx_conversion\nperiod: 2026-01\nrun_started_at: {started}\n"
+          "given:\n"
+          "  gl: {csv: fixtures/run_gl.csv}\n  exchange_rates: {csv: fixtures/run_exchange_rates.csv}\n"
+          "expect:\n  - output: 2\n    rows:\n" + "".join(f"      - {json.dumps(r)}\n" for r in rows))
+    result = cli(finance, "test", "as_run")
+    assert result.exit_code == 0, describe(result)
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"  # the caller's session keeps its settings

@@ -22,8 +22,12 @@ Echo = Callable[[str], None]
 # A validation code as the error codes of ledgerflow are spelt (JOIN-VR-001, APPEND_003, DSL-002, ...).
 _CODE = re.compile(r"^[A-Z]+(?:[-_][A-Z]+)*[-_]\d{3}$")
 # Spark settings of the test session: one shuffle partition is plenty for a test's rows (and each
-# partition costs a task); results do not depend on it.
-TEST_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false"}
+# partition costs a task); results do not depend on it. Expressions and operators are interpreted,
+# not compiled to Java: a test's few rows take less time to interpret than Janino takes to compile
+# every new plan shape (bench/test_speed.py: 5 s for the first run of TS-03), and the interpreted
+# paths compute the same values and raise the same errors (Spark tests both).
+TEST_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
+             "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
 def load_all(root: str) -> list[tuple[str, Optional[ScenarioTest], list[Diagnostic]]]:
