@@ -309,9 +309,11 @@ def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
     reading a Parquet footer for the schema, analysing the normalised SELECT), so a pipeline with
     several inputs starts sooner. Every load finishes before the first error, in input order, is raised.
     """
+    def load(i: InputLoad) -> int:
+        return load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids)
+
     if len(inputs) <= 1:
-        return [load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids) for i in inputs]
+        return [load(i) for i in inputs]
     with ThreadPoolExecutor(max_workers=min(4, len(inputs)), thread_name_prefix="ledgerflow-load") as pool:
-        futures = [pool.submit(load_input, spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids)
-                   for i in inputs]
+        futures = [pool.submit(load, i) for i in inputs]
     return [f.result() for f in futures]

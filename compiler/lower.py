@@ -86,7 +86,7 @@ def lower_input(plan: InputPlan) -> Step:
 def _join_context(j: JoinPlan) -> dict:
     """The update template's context of one join, with its fan-out guard."""
     alias, guard = j.alias, j.guard
-    return {"cte": ident(j.writes), "alias": ident(j.alias), "view": ident(j.read.view),
+    return {"cte": ident(j.writes), "alias": ident(alias), "view": ident(j.read.view),
             "side_columns": [ident(n) for n in j.side_columns],
             "columns": [_aliased(exp.column(n, quoted=True), f"{alias}__{n}") for n in j.side_columns],
             "where": sql(j.where), "on": sql(j.on), "check": f"({sql(guard.check)})",
