@@ -243,7 +243,6 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
     if sum([bool(project), bool(select), run_all]) != 1:
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
     from ..compiler.periods import PeriodError, parse_period
-    from .runner import Runner
     from .spark import early_session
     root = inv.root
     try:
@@ -252,6 +251,7 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
+    from .runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
     runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label)
     if project:
         runner.run(project, period, allow_draft, workspace=inv.workspace)
@@ -284,10 +284,10 @@ def dag_cmd(inv: Invocation, select, fmt):
 @command
 def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inputs):
     """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
-    from .runner import Runner
     from .spark import early_session
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)
+    from .runner import Runner  # after the JVM's launch (see run_cmd)
     Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
         run_id, allow_changed_inputs, workspace=inv.workspace)
 

@@ -73,6 +73,13 @@ def _summary(events: list[dict]) -> dict:
         job_lines.append(f"job {j['Job ID']}: +{(j['Submission Time'] - start) / 1000:.2f} s, "
                          f"{(ends.get(j['Job ID'], j['Submission Time']) - j['Submission Time']) / 1000:.2f} s, "
                          f"{len(j['Stage IDs'])} stage(s); {what}")
+    for e in events:
+        if e["Event"].endswith("SparkListenerSQLExecutionStart"):
+            job_lines.append(f"sql {e['executionId']}: +{(e['time'] - start) / 1000:.2f} s starts: "
+                             f"{e.get('description', '')[:60]!r}")
+        elif e["Event"].endswith("SparkListenerSQLExecutionEnd"):
+            job_lines.append(f"sql {e['executionId']}: +{(e['time'] - start) / 1000:.2f} s ends")
+    job_lines.sort(key=lambda line: float(line.split("+", 1)[1].split(" ", 1)[0]))
     return {"jobs": len(jobs), "stages": len(stages), "tasks": len(tasks), "job_lines": job_lines}
 
 

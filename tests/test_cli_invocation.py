@@ -87,3 +87,23 @@ def test_options_after_the_command_override_the_groups(finance, tmp_path):
     assert result.exit_code == 0 and result.output.startswith("ok: 11 projects valid"), result.output
     debug = CliRunner().invoke(cli.main, ["--workspace", str(finance), "compile", "nope", "--debug"])
     assert debug.exit_code == 1 and "Traceback" in debug.output
+
+
+@pytest.mark.parametrize("command", ["run", "replay"])
+def test_run_and_replay_start_spark_before_importing_the_runner(finance, command):
+    """The driver JVM takes seconds to launch: `run` and `replay` start it before importing the runner
+    and the compiler, whose import then overlaps the launch. A fresh interpreter shows the order."""
+    import subprocess
+    args = ["ts01_output_only", "--period", "2026-01"] if command == "run" else ["some-run-id"]
+    script = (
+        "import sys\n"
+        "from ledgerflow.adapters import cli, spark\n"
+        "assert 'ledgerflow.adapters.runner' not in sys.modules\n"
+        "def early_session(factory):\n"
+        "    print('runner imported when Spark started:', 'ledgerflow.adapters.runner' in sys.modules)\n"
+        "    sys.exit(0)\n"
+        "spark.early_session = early_session\n"
+        f"cli.main(['--workspace', {str(finance)!r}, {command!r}, *{args!r}])\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "runner imported when Spark started: False"
