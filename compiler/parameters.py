@@ -34,9 +34,17 @@ _LEXER = re.compile(r"""
 
 
 def values(period: Period, started_at: datetime.datetime) -> dict:
-    """The value of every parameter for a run of ``period`` started at ``started_at``."""
+    """The value of every parameter for a run of ``period`` started at ``started_at`` (naive: UTC)."""
     return {"period_identifier": period.identifier, "period_start": period.start, "period_end": period.end,
-            "run_started_at": started_at}
+            "run_started_at": utc_aware(started_at)}
+
+
+def utc_aware(moment: datetime.datetime) -> datetime.datetime:
+    """``moment`` with its time zone: a naive one is the UTC wall clock, as ledgerflow records times.
+
+    PySpark reads a naive datetime bound to a TIMESTAMP in the Python process's local time zone, so a
+    run on a machine set to, say, Europe/Berlin would otherwise stamp ``_updated_at`` an hour early."""
+    return moment.replace(tzinfo=datetime.timezone.utc) if moment.tzinfo is None else moment
 
 
 def used(sql: str) -> set[str]:

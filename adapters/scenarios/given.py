@@ -9,6 +9,7 @@ Nothing is written.
 """
 from __future__ import annotations
 
+from ...compiler.parameters import utc_aware
 from ...compiler.resolver import ResolvedLocation
 from .. import loaders
 from .prepare import GivenData, GivenTable
@@ -18,10 +19,20 @@ def _ddl(columns: list[tuple[str, str]]) -> str:
     return ", ".join(f"`{name.replace('`', '``')}` {typ}" for name, typ in columns)
 
 
+def _utc_rows(data: GivenTable) -> list[tuple]:
+    """The rows with TIMESTAMP values as UTC instants (a test writes the UTC wall clock; PySpark would
+    read a naive value in the local time zone). TIMESTAMP_NTZ values have no zone and stay as written."""
+    zoned = [i for i, (_, typ) in enumerate(data.columns) if typ.lower() == "timestamp"]
+    if not zoned:
+        return data.rows
+    return [tuple(utc_aware(v) if i in zoned and v is not None else v for i, v in enumerate(row))
+            for row in data.rows]
+
+
 def frame(spark, data: GivenData, period):
     """The DataFrame of one given dataset (no Spark job runs for it)."""
     if isinstance(data, GivenTable):
-        return spark.createDataFrame(data.rows, schema=_ddl(data.columns), verifySchema=False)
+        return spark.createDataFrame(_utc_rows(data), schema=_ddl(data.columns), verifySchema=False)
     from pyspark.sql import functions as F
     raw = loaders.read_raw(spark, ResolvedLocation("path", data.path, data.file_format, period.identifier),
                            data.dataset)
