@@ -323,3 +323,17 @@ def test_a_test_computes_what_a_run_writes(spark, finance):
     result = cli(finance, "test", "as_run")
     assert result.exit_code == 0, describe(result)
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"  # the caller's session keeps its settings
+
+
+def test_record_narrows_join_rows_with_escaped_sample_values():
+    """The filter that keeps the join rows a recorded sample needs is SQL nodes: a value with a quote or
+    a backslash is one literal and a name with a backtick one identifier, never SQL text."""
+    import sqlglot
+    from sqlglot import expressions as exp
+    from ledgerflow.adapters.scenarios.record import _in_sample
+    values = {"O'Brien", "a\\b", "x') OR (1=1"}
+    parsed = sqlglot.parse_one(_in_sample("cust`omer", values).sql(dialect="spark"), read="spark")
+    assert isinstance(parsed, exp.In)
+    assert parsed.this.name == "cust`omer"
+    assert {lit.this for lit in parsed.expressions} == values
+    assert _in_sample("c", set()).sql(dialect="spark") == "FALSE"

@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 import yaml
+from sqlglot import expressions as exp
 
 from ...compiler.compile import compile_project
 from ...compiler.errors import LedgerflowError
@@ -96,16 +97,12 @@ def _join_filters(project: Project, input_table: str, input_columns: set[str]) -
     return out
 
 
-def _sql_literal(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, (int, Decimal)):
-        return str(value)
-    if isinstance(value, datetime.date):
-        return f"DATE'{value.isoformat()}'" if not isinstance(value, datetime.datetime) else f"TIMESTAMP'{value}'"
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+def _in_sample(column: str, values: set) -> exp.Expression:
+    """``column IN (values)`` built as SQL nodes (sqlglot quotes the name and escapes every literal);
+    no values match no row."""
+    if not values:
+        return exp.false()
+    return exp.column(column, quoted=True).isin(*(exp.convert(v) for v in sorted(values, key=repr)))
 
 
 def _dump(data: Any) -> str:
@@ -187,13 +184,12 @@ def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factor
             if not pairs:
                 conditions = []
                 break
-            conditions.append(" AND ".join(
-                f"`{jc}` IN ({', '.join(_sql_literal(v) for v in {r[ic] for r in sample if r[ic] is not None}) or 'NULL'})"
-                for ic, jc in pairs))
+            conditions.append(exp.and_(*(_in_sample(jc, {r[ic] for r in sample if r[ic] is not None})
+                                         for ic, jc in pairs)))
         given.setdefault(view.dataset.name, [])
         given[view.dataset.name] += whole
         if conditions:
-            narrowed[view.dataset.name] = _rows(spark, view.view, " OR ".join(f"({c})" for c in conditions))
+            narrowed[view.dataset.name] = _rows(spark, view.view, exp.or_(*conditions).sql(dialect="spark"))
     for view in compiled.inputs:
         spark.catalog.dropTempView(view.view)
 
