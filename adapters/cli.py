@@ -202,10 +202,15 @@ def validate_cmd(inv: Invocation, projects):
                f"({', '.join(p.name for p in chosen)})")
 
 
-def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[str], conf: tuple):
-    """(a SparkSession factory, its label) from ledgerflow.yml's ``spark`` settings and the flags."""
+def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[str], conf: tuple,
+                     for_tests: bool = False):
+    """(a SparkSession factory, its label) from ledgerflow.yml's ``spark`` settings and the flags;
+    ``for_tests``: the driver JVM tuned for ``ledgerflow test`` (``spark.test_session_conf``)."""
     cfg = inv.workspace.config
     settings = dict(cfg.spark_conf)
+    if for_tests:
+        from .spark import test_session_conf
+        settings = test_session_conf(settings)
     for item in conf:
         if "=" not in item:
             raise click.UsageError(f"--conf takes KEY=VALUE, got '{item}'")
@@ -303,7 +308,8 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
 @command
 def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
     """Run the workspace's scenario tests (tests/*.yml) in one local SparkSession (exit 4 when one fails)."""
-    factory, _ = _session_factory(inv, None, None, ())
+    # --record reads the recorded run's whole input, where C2's code pays: the test JVM tuning is for running tests
+    factory, _ = _session_factory(inv, None, None, (), for_tests=not record_run)
     if record_run:
         from .scenarios.record import record_test
         if len(names) != 1:

@@ -22,6 +22,13 @@ LOCAL_DEFAULTS = {
     "spark.sql.adaptive.enabled": "true",
 }
 
+# The driver JVM of `ledgerflow test`: C1 only. A scenario test has a handful of rows, so its time is
+# Spark's planner code running for the first few times, which C1 compiles sooner and without the
+# profiling tier, while C2's compiler threads would take one of two cores from the test; measured by
+# bench/test_speed.py (BENCHMARKS.md 0c). Not for `run`: at 10M rows C1-only code made pipeline P
+# 45% slower (52 s -> 76 s), the rows being the work there.
+TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+
 QUIET_LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
 
 
@@ -45,6 +52,15 @@ def quiet_java_options(existing: str, log_file: Optional[str]) -> str:
     extra = [_java_option("log4j2.configurationFile", QUIET_LOG4J2),
              _java_option("ledgerflow.spark.log", log_file or os.devnull)]
     return " ".join([existing.strip(), *extra]).strip()
+
+
+def test_session_conf(conf: Optional[dict] = None) -> dict:
+    """``conf`` (ledgerflow.yml's ``spark`` settings) for the session of ``ledgerflow test``: the driver
+    JVM also gets ``TEST_JAVA_OPTIONS`` unless ``conf`` sets its Java options itself."""
+    conf = dict(conf or {})
+    if "spark.driver.extraJavaOptions" not in conf:
+        conf["spark.driver.extraJavaOptions"] = f"{LOCAL_DEFAULTS['spark.driver.extraJavaOptions']} {TEST_JAVA_OPTIONS}"
+    return conf
 
 
 def session_settings(conf: Optional[dict] = None, quiet: bool = True, log_file: Optional[str] = None) -> dict:

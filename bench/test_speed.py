@@ -30,6 +30,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--jvm", choices=["test", "default"], default="test",
+                        help="the driver JVM as `ledgerflow test` starts it (default) or as `run` does")
     parser.add_argument("--out", help="also append the output to this file, as a dated run block")
     args = parser.parse_args()
     start_load = os.getloadavg()[0]
@@ -38,9 +40,10 @@ def main() -> None:
     shutil.copytree(os.path.join(REPO, "projects", "finance"), ws_dir,
                     ignore=shutil.ignore_patterns("target", ".ledgerflow"))
     try:
-        from ledgerflow.adapters.spark import local_session
+        from ledgerflow.adapters.spark import local_session, test_session_conf
+        conf = test_session_conf() if args.jvm == "test" else None
         clock = time.monotonic()
-        spark = local_session(args.master)
+        spark = local_session(args.master, conf)
         spark.range(1).collect()
         session_s = time.monotonic() - clock
         ws = load_workspace(ws_dir)
@@ -51,7 +54,7 @@ def main() -> None:
             rounds.append([(r.name, r.seconds) for r in results])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    lines = report(rounds, args.rounds, args.master, session_s, start_load)
+    lines = report(rounds, args.rounds, f"{args.master}, {args.jvm} JVM", session_s, start_load)
     print("\n".join(lines))
     if args.out:
         append_run(args.out, lines)

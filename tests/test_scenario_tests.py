@@ -337,3 +337,21 @@ def test_record_narrows_join_rows_with_escaped_sample_values():
     assert parsed.this.name == "cust`omer"
     assert {lit.this for lit in parsed.expressions} == values
     assert _in_sample("c", set()).sql(dialect="spark") == "FALSE"
+
+
+def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatch):
+    """`ledgerflow test` launches a driver JVM tuned for a few rows (C1 only, BENCHMARKS.md 0c), `run` the
+    default one; a workspace that sets its own Java options keeps them."""
+    from ledgerflow.adapters import spark as spark_settings
+    seen: list[dict] = []
+
+    def launch(master, conf, quiet=True, log_file=None):
+        seen.append(dict(conf))
+        raise RuntimeError("no JVM in this test")
+    monkeypatch.setattr(spark_settings, "local_session", launch)
+    for args in (("test", "ts01_output_only"), ("run", "ts01_output_only", "--period", "2026-01")):
+        cli(finance, *args)
+    assert [spark_settings.session_settings(c)["spark.driver.extraJavaOptions"].split(" -D")[0] for c in seen] == [
+        "-Xss16m -XX:TieredStopAtLevel=1", "-Xss16m"]
+    assert spark_settings.test_session_conf({"spark.driver.extraJavaOptions": "-Xss64m"}) == {
+        "spark.driver.extraJavaOptions": "-Xss64m"}
