@@ -205,12 +205,12 @@ def validate_cmd(inv: Invocation, projects):
 def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[str], conf: tuple,
                      for_tests: bool = False):
     """(a SparkSession factory, its label) from ledgerflow.yml's ``spark`` settings and the flags;
-    ``for_tests``: the driver JVM tuned for ``ledgerflow test`` (``spark.test_session_conf``)."""
+    ``for_tests``: the driver JVM tuned for ``ledgerflow test`` (``spark.scenario_test_conf``)."""
     cfg = inv.workspace.config
     settings = dict(cfg.spark_conf)
     if for_tests:
-        from .spark import test_session_conf
-        settings = test_session_conf(settings)
+        from .spark import scenario_test_conf
+        settings = scenario_test_conf(settings)
     for item in conf:
         if "=" not in item:
             raise click.UsageError(f"--conf takes KEY=VALUE, got '{item}'")

@@ -54,7 +54,7 @@ def quiet_java_options(existing: str, log_file: Optional[str]) -> str:
     return " ".join([existing.strip(), *extra]).strip()
 
 
-def test_session_conf(conf: Optional[dict] = None) -> dict:
+def scenario_test_conf(conf: Optional[dict] = None) -> dict:
     """``conf`` (ledgerflow.yml's ``spark`` settings) for the session of ``ledgerflow test``: the driver
     JVM also gets ``TEST_JAVA_OPTIONS`` unless ``conf`` sets its Java options itself."""
     conf = dict(conf or {})

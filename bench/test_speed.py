@@ -40,8 +40,8 @@ def main() -> None:
     shutil.copytree(os.path.join(REPO, "projects", "finance"), ws_dir,
                     ignore=shutil.ignore_patterns("target", ".ledgerflow"))
     try:
-        from ledgerflow.adapters.spark import local_session, test_session_conf
-        conf = test_session_conf() if args.jvm == "test" else None
+        from ledgerflow.adapters.spark import local_session, scenario_test_conf
+        conf = scenario_test_conf() if args.jvm == "test" else None
         clock = time.monotonic()
         spark = local_session(args.master, conf)
         spark.range(1).collect()

@@ -353,5 +353,5 @@ def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatc
         cli(finance, *args)
     assert [spark_settings.session_settings(c)["spark.driver.extraJavaOptions"].split(" -D")[0] for c in seen] == [
         "-Xss16m -XX:TieredStopAtLevel=1", "-Xss16m"]
-    assert spark_settings.test_session_conf({"spark.driver.extraJavaOptions": "-Xss64m"}) == {
+    assert spark_settings.scenario_test_conf({"spark.driver.extraJavaOptions": "-Xss64m"}) == {
         "spark.driver.extraJavaOptions": "-Xss64m"}

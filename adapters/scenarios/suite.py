@@ -180,5 +180,5 @@ def exit_code(results: list[TestResult]) -> int:
 
 
 def _default_factory():
-    from ..spark import local_session, test_session_conf
-    return local_session(conf=test_session_conf())
+    from ..spark import local_session, scenario_test_conf
+    return local_session(conf=scenario_test_conf())
