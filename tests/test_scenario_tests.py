@@ -325,9 +325,10 @@ def test_a_test_computes_what_a_run_writes(spark, finance):
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"  # the caller's session keeps its settings
 
 
-def test_record_narrows_join_rows_with_escaped_sample_values():
+def test_record_narrows_join_rows_with_escaped_sample_values(spark):
     """The filter that keeps the join rows a recorded sample needs is SQL nodes: a value with a quote or
-    a backslash is one literal and a name with a backtick one identifier, never SQL text."""
+    a backslash is one literal and a name with a backtick one identifier, never SQL text; every type a
+    collected row holds selects exactly its own rows on Spark."""
     import sqlglot
     from sqlglot import expressions as exp
     from ledgerflow.adapters.scenarios.record import _in_sample
@@ -337,6 +338,14 @@ def test_record_narrows_join_rows_with_escaped_sample_values():
     assert parsed.this.name == "cust`omer"
     assert {lit.this for lit in parsed.expressions} == values
     assert _in_sample("c", set()).sql(dialect="spark") == "FALSE"
+    rows = spark.createDataFrame(
+        [("O'Brien", Decimal("0.00000001"), float("inf"), datetime.date(2026, 1, 31), True, 7),
+         ("x') OR (1=1", Decimal("2.50"), 1.5, datetime.date(2026, 2, 1), False, 8)],
+        "s string, d decimal(18,10), f double, dt date, b boolean, i int")
+    for column, wanted in (("s", {"O'Brien"}), ("d", {Decimal("0.00000001")}), ("f", {float("inf")}),
+                           ("dt", {datetime.date(2026, 1, 31)}), ("b", {True}), ("i", {7})):
+        kept = rows.where(_in_sample(column, wanted).sql(dialect="spark")).collect()
+        assert [r[column] for r in kept] == list(wanted), (column, kept)
 
 
 def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatch):
@@ -351,7 +360,7 @@ def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatc
     monkeypatch.setattr(spark_settings, "local_session", launch)
     for args in (("test", "ts01_output_only"), ("run", "ts01_output_only", "--period", "2026-01")):
         cli(finance, *args)
-    assert [spark_settings.session_settings(c)["spark.driver.extraJavaOptions"].split(" -D")[0] for c in seen] == [
+    assert [spark_settings.session_settings(c, quiet=False)["spark.driver.extraJavaOptions"] for c in seen] == [
         "-Xss16m -XX:TieredStopAtLevel=1", "-Xss16m"]
     assert spark_settings.scenario_test_conf({"spark.driver.extraJavaOptions": "-Xss64m"}) == {
         "spark.driver.extraJavaOptions": "-Xss64m"}

@@ -20,11 +20,13 @@ from cli_support import check_row_ids, read_output, run_ok, started
 def new_york(monkeypatch):
     """The Python process's local time zone is America/New_York for the test (the JVM's stays UTC)."""
     monkeypatch.setenv("TZ", "America/New_York")
-    time.tzset()
-    assert time.strftime("%Z", time.localtime(0)) in ("EST", "EDT")
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    try:
+        time.tzset()
+        assert time.strftime("%Z", time.localtime(0)) in ("EST", "EDT"), "no America/New_York zone data (tzdata)"
+        yield
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
 
 def _strings(df, column: str) -> set:

@@ -97,12 +97,22 @@ def _join_filters(project: Project, input_table: str, input_columns: set[str]) -
     return out
 
 
+def _literal(value: Any) -> exp.Expression:
+    """A collected value as a SQL literal of its own type: a float through its text (infinities and NaN
+    have no numeric literal), a decimal in positional notation (``1E-8`` would read as a DOUBLE)."""
+    if isinstance(value, float):
+        return exp.cast(exp.Literal.string(repr(value)), "double")
+    if isinstance(value, Decimal):
+        return exp.Literal.number(format(value, "f"))
+    return exp.convert(value)
+
+
 def _in_sample(column: str, values: set) -> exp.Expression:
     """``column IN (values)`` built as SQL nodes (sqlglot quotes the name and escapes every literal);
     no values match no row."""
     if not values:
         return exp.false()
-    return exp.column(column, quoted=True).isin(*(exp.convert(v) for v in sorted(values, key=repr)))
+    return exp.column(column, quoted=True).isin(*(_literal(v) for v in sorted(values, key=repr)))
 
 
 def _dump(data: Any) -> str:
