@@ -49,6 +49,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--out", help="also append the output to this file, as a dated run block")
     args = parser.parse_args()
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
     folder = tempfile.mkdtemp(prefix="lf-test-process-")
     try:
         shipped = _workspace(folder, "shipped", None)
