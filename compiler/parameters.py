@@ -36,7 +36,7 @@ _LEXER = re.compile(r"""
 def values(period: Period, started_at: datetime.datetime) -> dict:
     """The value of every parameter for a run of ``period`` started at ``started_at`` (naive: UTC)."""
     return {"period_identifier": period.identifier, "period_start": period.start, "period_end": period.end,
-            "run_started_at": utc_aware(started_at)}
+            "run_started_at": started_at}
 
 
 def utc_aware(moment: datetime.datetime) -> datetime.datetime:
@@ -53,7 +53,8 @@ def used(sql: str) -> set[str]:
 
 
 def arguments(sql: str, args: dict) -> dict:
-    """The entries of ``args`` that ``sql`` uses: what to pass as ``spark.sql(sql, args=...)``."""
+    """The entries of ``args`` that ``sql`` uses: what to pass as ``spark.sql(sql, args=...)``, times as
+    UTC instants (:func:`utc_aware`)."""
     names = used(sql)
-    return {k: v for k, v in args.items() if k in names}
+    return {k: utc_aware(v) if isinstance(v, datetime.datetime) else v for k, v in args.items() if k in names}
 
