@@ -227,7 +227,8 @@ def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[st
     # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
     quiet = not inv.debug
     log_file = os.path.join(inv.root, "target", "logs", "spark.log")
-    return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file)), chosen
+    archive = "test" if for_tests else "run"  # the driver JVM's class archive (adapters/class_archive.py)
+    return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file, archive=archive)), chosen
 
 
 @main.command("run")

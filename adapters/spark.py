@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from . import parser_warmup
+from . import class_archive, java_options, parser_warmup
 
 LOCAL_DEFAULTS = {
     "spark.ui.enabled": "false",
@@ -38,9 +38,7 @@ def _quiet() -> None:
 
 def _java_option(name: str, value: str) -> str:
     """``-Dname=value``, quoted for the launcher's option parser when the value holds spaces or quotes."""
-    if any(c in value for c in " \t\"'\\"):
-        return '"-D%s=%s"' % (name, value.replace("\\", "\\\\").replace('"', '\\"'))
-    return f"-D{name}={value}"
+    return java_options.quote(f"-D{name}={value}")
 
 
 def quiet_java_options(existing: str, log_file: Optional[str]) -> str:
@@ -81,41 +79,63 @@ def quiet_python_loggers() -> None:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _launch_quiet_jvm(master: str, settings: dict, log_file: str) -> None:
+def _launch_quiet_jvm(master: str, settings: dict, log_file: str, archive: Optional[str] = None) -> None:
     """Start the driver JVM with its stderr in ``log_file``, when no JVM runs in this process yet.
 
     What the JVM itself prints before any logging is set up (``WARNING: Using incubator modules``,
     from the ``--add-modules`` option Spark's launcher always adds) cannot be configured away, so the
     JVM's stderr goes to the log file; pyspark's ``launch_gateway(popen_kwargs=...)`` is the hook
-    it offers for this. Spark's own logging is governed by the log4j2 configuration."""
+    it offers for this. Spark's own logging is governed by the log4j2 configuration.
+
+    ``archive`` (a command kind of :mod:`.class_archive`): the JVM maps that kind's class archive, or
+    writes it at exit when there is none yet. Should a JVM given an archive fail to start, it is
+    started again without one."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
     if SparkContext._gateway is not None:  # the JVM of this process already runs: nothing to launch
         return
-    conf = SparkConf().setMaster(master).setAppName("ledgerflow")
-    for k, v in settings.items():
-        conf.set(k, v)
+    option = "spark.driver.extraJavaOptions"
+    plan = class_archive.plan(archive, settings.get(option, "")) if archive else None
     os.makedirs(os.path.dirname(os.path.abspath(log_file)), exist_ok=True)
-    with open(log_file, "wb") as stderr:  # one file per run; the JVM keeps its own descriptor
-        gateway = launch_gateway(conf, popen_kwargs={"stderr": stderr})
+
+    def launch(plan_):
+        conf = SparkConf().setMaster(master).setAppName("ledgerflow")
+        for k, v in settings.items():
+            conf.set(k, v)
+        if plan_ is not None:  # first, so the workspace's own -Xlog options still apply after it
+            conf.set(option, f"{plan_.options} {settings.get(option, '')}".strip())
+        with open(log_file, "wb") as stderr:  # one file per run; the JVM keeps its own descriptor
+            return conf, launch_gateway(conf, popen_kwargs={"stderr": stderr})
+
+    try:
+        conf, gateway = launch(plan)
+    except Exception:
+        if plan is None:
+            raise
+        class_archive.discard(plan)
+        plan = None
+        conf, gateway = launch(None)
+    if plan is not None and plan.partial:
+        class_archive.publish_at_exit(plan, gateway)
     parser_warmup.start(gateway)  # parses the run's statements while the context starts
     SparkContext(conf=conf, gateway=gateway)
 
 
 def local_session(master: str = "local[2]", conf: Optional[dict] = None, quiet: bool = True,
-                  log_file: Optional[str] = None):
+                  log_file: Optional[str] = None, archive: Optional[str] = None):
     """A local (or standalone-cluster) SparkSession with ledgerflow's settings.
 
     ``quiet``: Spark logs (WARN and above) go to ``log_file`` (or nowhere), never to the terminal; a
     new driver JVM also writes its stderr to ``log_file``. ``quiet=False`` keeps Spark's default
-    console output. Both apply only when this call starts the JVM (an existing session is reused)."""
+    console output. Both apply only when this call starts the JVM (an existing session is reused).
+    ``archive``: the command kind whose class archive a new quiet driver JVM uses (:mod:`.class_archive`)."""
     _quiet()
     from pyspark.sql import SparkSession
     settings = session_settings(conf, quiet, log_file)
     if quiet:
         quiet_python_loggers()
         if log_file:
-            _launch_quiet_jvm(master, settings, log_file)
+            _launch_quiet_jvm(master, settings, log_file, archive)
     builder = SparkSession.builder.master(master).appName("ledgerflow")
     for k, v in settings.items():
         builder = builder.config(k, v)

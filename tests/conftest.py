@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,10 @@ import sys
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# The CLI processes the tests start write and map no JVM class archive (adapters/class_archive.py):
+# each test sees the same cold JVM, and nothing is written into the user's cache folder.
+# tests/test_class_archive.py turns it on with a folder of its own.
+os.environ["LEDGERFLOW_JVM_ARCHIVE"] = "off"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # for bench.projectgen
 
