@@ -80,7 +80,7 @@ def quiet_python_loggers() -> None:
 
 
 def _launch_quiet_jvm(master: str, settings: dict, log_file: str, archive: Optional[str] = None) -> None:
-    """Start the driver JVM with its stderr in ``log_file``, when no JVM runs in this process yet.
+    """Start the driver JVM with its stdout and stderr in ``log_file``, when no JVM runs in this process yet.
 
     What the JVM itself prints before any logging is set up (``WARNING: Using incubator modules``,
     from the ``--add-modules`` option Spark's launcher always adds) cannot be configured away, so the
@@ -102,10 +102,13 @@ def _launch_quiet_jvm(master: str, settings: dict, log_file: str, archive: Optio
         conf = SparkConf().setMaster(master).setAppName("ledgerflow")
         for k, v in settings.items():
             conf.set(k, v)
-        if plan_ is not None:  # first, so the workspace's own -Xlog options still apply after it
-            conf.set(option, f"{plan_.options} {settings.get(option, '')}".strip())
-        with open(log_file, "wb") as stderr:  # one file per run; the JVM keeps its own descriptor
-            return conf, launch_gateway(conf, popen_kwargs={"stderr": stderr})
+        # A JVM crash report goes beside the log, not into the working folder. The archive's options
+        # come first, so the workspace's own -Xlog options still apply after them.
+        crash = java_options.quote("-XX:ErrorFile=" + os.path.join(os.path.dirname(os.path.abspath(log_file)),
+                                                                     "hs_err_pid%p.log"))
+        conf.set(option, " ".join([plan_.options if plan_ else "", crash, settings.get(option, "")]).strip())
+        with open(log_file, "wb") as out:  # one file per run; the JVM keeps its own descriptors
+            return conf, launch_gateway(conf, popen_kwargs={"stderr": out, "stdout": out})
 
     try:
         conf, gateway = launch(plan)
