@@ -108,6 +108,12 @@ def cache_root() -> str:
     return os.path.join(base, "ledgerflow")
 
 
+def existing(kind: str) -> Optional[str]:
+    """The archive a new JVM of ``kind`` would map now, if any (for reports and benchmarks)."""
+    folder = os.path.join(cache_root(), "jvm")
+    return usable_archive(folder, f"{kind}-{_key()}") if os.path.isdir(folder) else None
+
+
 def usable_archive(folder: str, stem: str) -> Optional[str]:
     """The archive ``folder/stem-<bytes>.jsa`` when it is whole (its size as written) and private;
     a damaged one is removed (it is ledgerflow's own file)."""

@@ -101,10 +101,24 @@ def ledgerflow_cmd(base: list[str], ws: str, driver_memory: str) -> list[str]:
                    "--conf", f"spark.driver.memory={driver_memory}"]
 
 
+# `--handwritten-archive`: the Java options that give the hand-written script's JVM ledgerflow's class
+# archive too (set in main once the archive exists).
+HANDWRITTEN_JAVA_OPTIONS: list[str] = []
+
+
 def handwritten_cmd(ws: str, layout: str, out: str, driver_memory: str, started_at: str | None) -> list[str]:
     cmd = [sys.executable, HANDWRITTEN, "--data", os.path.join(ws, "data"), "--layout", layout, "--out", out,
            "--period", PERIOD, "--driver-memory", driver_memory]
-    return cmd + (["--started-at", started_at] if started_at else [])
+    return cmd + (["--started-at", started_at] if started_at else []) + HANDWRITTEN_JAVA_OPTIONS
+
+
+def archive_state() -> str:
+    """Whether ledgerflow's next `run` JVM maps its class archive (adapters/class_archive.py)."""
+    from ledgerflow.adapters import class_archive
+    if not class_archive.enabled():
+        return "off (LEDGERFLOW_JVM_ARCHIVE / CI)"
+    found = class_archive.existing("run")
+    return f"mapped ({found})" if found else "none yet: the next ledgerflow process writes it at its end"
 
 
 def run_started_at(ws: str, stdout: str) -> str:
@@ -241,6 +255,8 @@ def main(argv=None) -> int:
                         help="the ledgerflow command (default: this python -m ledgerflow.adapters.cli)")
     parser.add_argument("--driver-memory", default=os.environ.get("LEDGERFLOW_BENCH_DRIVER_MEMORY", "4g"))
     parser.add_argument("--out", default=None, help="results file (default bench/results/cold_<rows>.txt)")
+    parser.add_argument("--handwritten-archive", action="store_true",
+                        help="give the hand-written script's JVM ledgerflow's class archive too (a fairness check)")
     parser.add_argument("--compare", nargs=2, metavar=("LEDGERFLOW_DIR", "HANDWRITTEN_DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.compare:
@@ -265,6 +281,15 @@ def main(argv=None) -> int:
     for rows in rows_list:
         ensure_data(rows, layouts, log)
         for layout in layouts:
+            if args.handwritten_archive:
+                from ledgerflow.adapters import class_archive
+                if not class_archive.existing("run"):  # one untimed ledgerflow run writes it
+                    timed(ledgerflow_cmd(lf_base, source_root(rows, layout), args.driver_memory),
+                          os.path.join(cache_root(), "archive-run.log"), source_root(rows, layout))
+                HANDWRITTEN_JAVA_OPTIONS[:] = ["--java-options", f"-XX:SharedArchiveFile={class_archive.existing('run')}"
+                                               f" {class_archive.JVM_LOG}"]
+            log(f"# {layout}: ledgerflow's class archive: {archive_state()}; hand-written: "
+                f"{'the same archive' if HANDWRITTEN_JAVA_OPTIONS else 'none (as a user would start it)'}")
             r = bench_layout(rows, layout, pairs, warmup, lf_base, args.driver_memory, log)
             results.append(r)
             c = r["check"]

@@ -130,6 +130,8 @@ def main() -> None:
     parser.add_argument("--period", default="2026-02")
     parser.add_argument("--started-at", default=None, help="ISO timestamp for _updated_at (default: now, UTC)")
     parser.add_argument("--driver-memory", default=None)
+    parser.add_argument("--java-options", default=None,
+                        help="more driver JVM options (cold_process --handwritten-archive: a class archive)")
     args = parser.parse_args()
     started_at = (datetime.datetime.fromisoformat(args.started_at) if args.started_at
                   else datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
@@ -139,6 +141,9 @@ def main() -> None:
         builder = builder.config(k, v)
     if args.driver_memory:
         builder = builder.config("spark.driver.memory", args.driver_memory)
+    if args.java_options:
+        builder = builder.config("spark.driver.extraJavaOptions",
+                                 f"{SESSION.get('spark.driver.extraJavaOptions', '')} {args.java_options}".strip())
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     run(spark, args.data, args.layout, args.out, args.period, started_at)

@@ -32,6 +32,8 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--jvm", choices=["test", "default"], default="test",
                         help="the driver JVM as `ledgerflow test` starts it (default) or as `run` does")
+    parser.add_argument("--no-archive", action="store_true",
+                        help="start the JVM without its class archive (adapters/class_archive.py)")
     parser.add_argument("--out", help="also append the output to this file, as a dated run block")
     args = parser.parse_args()
     start_load = os.getloadavg()[0]
@@ -40,10 +42,13 @@ def main() -> None:
     shutil.copytree(os.path.join(REPO, "projects", "finance"), ws_dir,
                     ignore=shutil.ignore_patterns("target", ".ledgerflow"))
     try:
+        from ledgerflow.adapters import class_archive
         from ledgerflow.adapters.spark import local_session, scenario_test_conf
         conf = scenario_test_conf() if args.jvm == "test" else None
+        archive = None if args.no_archive else "test"
+        mode = _archive_mode(class_archive, archive)
         clock = time.monotonic()
-        spark = local_session(args.master, conf)
+        spark = local_session(args.master, conf, log_file=os.path.join(folder, "spark.log"), archive=archive)
         spark.range(1).collect()
         session_s = time.monotonic() - clock
         ws = load_workspace(ws_dir)
@@ -54,10 +59,17 @@ def main() -> None:
             rounds.append([(r.name, r.seconds) for r in results])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    lines = report(rounds, args.rounds, f"{args.master}, {args.jvm} JVM", session_s, start_load)
+    lines = report(rounds, args.rounds, f"{args.master}, {args.jvm} JVM, class archive {mode}", session_s, start_load)
     print("\n".join(lines))
     if args.out:
         append_run(args.out, lines)
+
+
+def _archive_mode(class_archive, kind) -> str:
+    """Whether the JVM will map the class archive, write it (as the first process on a machine does), or neither."""
+    if kind is None or not class_archive.enabled():
+        return "off"
+    return "mapped" if class_archive.existing(kind) else "written at exit (a first process)"
 
 
 def report(rounds: list, n_rounds: int, master: str, session_s: float, start_load: float) -> list[str]:
