@@ -142,7 +142,7 @@ def publish(plan_: Plan, proc) -> Optional[str]:
     the same kind (other keys) are removed. Never raises: the archive is an optimisation."""
     try:
         if proc is not None:
-            _stop_context()  # before the JVM goes: pyspark's accumulator server would report its end
+            _stop_context(proc)  # before the JVM goes: pyspark's accumulator server would report its end
             try:
                 proc.stdin.close()
             except Exception:  # already closed
@@ -166,11 +166,13 @@ def publish(plan_: Plan, proc) -> Optional[str]:
         release(plan_)
 
 
-def _stop_context() -> None:
+def _stop_context(proc) -> None:
+    """Stop this process's SparkContext when ``proc`` is its JVM."""
     try:
         from pyspark import SparkContext
-        if SparkContext._active_spark_context is not None:
-            SparkContext._active_spark_context.stop()
+        context = SparkContext._active_spark_context
+        if context is not None and getattr(SparkContext._gateway, "proc", None) is proc:
+            context.stop()
     except Exception:  # the JVM is gone already
         pass
 
