@@ -32,6 +32,7 @@ import os
 import shutil
 import stat
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Optional
 
@@ -46,6 +47,8 @@ _DYNAMIC_MAGIC = 0xF00BABA8
 # they go to stderr, which ledgerflow sends to target/logs/spark.log. These come first in the
 # options, so -Xlog settings of the workspace still apply after them.
 JVM_LOG = "-Xlog:disable -Xlog:all=warning:stderr"
+NOTICE = ("ledgerflow: saving the JVM's class archive so later commands start faster (once; "
+          "LEDGERFLOW_JVM_ARCHIVE=off skips it)")
 _OWN_FLAGS = ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare", "AutoCreateSharedArchive", "DumpSharedSpaces")
 
 
@@ -142,6 +145,8 @@ def publish(plan_: Plan, proc) -> Optional[str]:
     the same kind (other keys) are removed. Never raises: the archive is an optimisation."""
     try:
         if proc is not None:
+            sys.stderr.write(NOTICE + "\n")
+            sys.stderr.flush()
             _stop_context(proc)  # before the JVM goes: pyspark's accumulator server would report its end
             try:
                 proc.stdin.close()
