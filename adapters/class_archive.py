@@ -11,7 +11,8 @@ How it works, per command kind (``run``: run, replay, test --record; ``test``: l
 - The archive is ``<cache>/jvm/<kind>-<key>-<bytes>.jsa``, where ``<key>`` hashes what the archive
   depends on (the ``java`` executable, pyspark's version and jars, this module's format) and
   ``<bytes>`` is its size when it was written. A file whose size differs (truncated by a full disk
-  or a crash: the JVM would die mapping it) is never used, and is replaced.
+  or a crash: the JVM would die mapping it) is never used, and is replaced. The three archives of a
+  kind used last are kept (one per installation: virtual environments, Java versions), older ones go.
 - No archive yet: one process at a time (a lock file holding its pid) has its JVM write one at
   exit into a ``.partial`` file; at the end of the command, ledgerflow closes the JVM's pipe, waits
   for it to exit (the dump takes a few seconds, once), and only after a clean exit renames the
@@ -41,6 +42,7 @@ from . import java_options
 FORMAT = 1
 KINDS = ("run", "test")
 DUMP_TIMEOUT_S = 180
+KEEP = 3  # archives kept per kind: one per installation (virtual environment, Java) used lately
 # Magic numbers of a dynamic (top-layer) archive's header, JDK 13-21 (little-endian u4).
 _DYNAMIC_MAGIC = 0xF00BABA8
 # The JVM prints its own warnings (e.g. about classes it cannot archive) on stdout by default:
@@ -77,6 +79,7 @@ def plan(kind: str, java_options: str = "") -> Optional[Plan]:
     stem = f"{kind}-{_key()}"
     found = usable_archive(folder, stem)
     if found:
+        _touch(found)
         return Plan(f"{_option('SharedArchiveFile', found)} {JVM_LOG}", archive=found)
     lock = os.path.join(folder, stem + ".lock")
     if not _take_lock(lock):
@@ -160,10 +163,7 @@ def publish(plan_: Plan, proc) -> Optional[str]:
             os.fsync(fh.fileno())
         final = os.path.join(plan_.folder, f"{plan_.stem}-{os.path.getsize(plan_.partial)}.jsa")
         os.replace(plan_.partial, final)
-        kind = plan_.stem.split("-", 1)[0]
-        for old in glob.glob(os.path.join(glob.escape(plan_.folder), glob.escape(kind) + "-*.jsa")):
-            if old != final and os.path.basename(old).count("-") == 2:
-                _remove(old)
+        _keep_recent(plan_.folder, plan_.stem.split("-", 1)[0], final)
         return final
     except Exception:  # a full disk, a JVM that did not exit in time: run without an archive next time too
         return None
@@ -193,6 +193,24 @@ def discard(plan_: Plan) -> None:
     to map (a damaged file the size check could not see), so the next start writes a new one."""
     release(plan_)
     _remove(plan_.archive)
+
+
+def _keep_recent(folder: str, kind: str, newest: str) -> None:
+    """Keep the ``KEEP`` archives of ``kind`` used last (one per installation: several virtual
+    environments on one machine each keep theirs), remove older ones."""
+    paths = [p for p in glob.glob(os.path.join(glob.escape(folder), glob.escape(kind) + "-*.jsa"))
+             if os.path.basename(p).count("-") == 2 and p != newest]
+    paths.sort(key=lambda p: os.lstat(p).st_mtime if os.path.lexists(p) else 0, reverse=True)
+    for old in paths[KEEP - 1:]:
+        _remove(old)
+
+
+def _touch(path: str) -> None:
+    """Mark an archive as used now (its modification time orders :func:`_keep_recent`)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 def _key() -> str:

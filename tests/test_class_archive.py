@@ -45,16 +45,19 @@ def test_without_an_archive_the_jvm_writes_one_and_a_second_process_does_not(cac
     assert not os.path.exists(plan.lock)
 
 
-def test_publish_renames_a_whole_archive_with_its_size_and_removes_older_ones(cache):
+def test_publish_renames_a_whole_archive_with_its_size_and_keeps_the_three_used_last(cache):
     plan = ca.plan("test")
-    old = _archive(plan.folder, "test-0123456789abcdef")
+    others = [_archive(plan.folder, f"test-{i:016x}") for i in range(3)]  # other installations
+    for age, path in enumerate(others):
+        os.utime(path, (1_000_000 + age, 1_000_000 + age))
+    old = others[0]  # used longest ago
     other_kind = _archive(plan.folder, "run-0123456789abcdef")
     with open(plan.partial, "wb") as fh:
         fh.write(MAGIC + b"y" * 1000)
     final = ca.publish(plan, None)
     assert final == os.path.join(plan.folder, f"{plan.stem}-1004.jsa")
     assert not os.path.exists(plan.partial) and not os.path.exists(plan.lock) and not os.path.exists(old)
-    assert os.path.exists(other_kind)
+    assert os.path.exists(other_kind) and os.path.exists(others[1]) and os.path.exists(others[2])
     again = ca.plan("test")
     assert again.archive == final and again.partial is None
     assert "-XX:SharedArchiveFile=" + final in again.options and ca.JVM_LOG in again.options
