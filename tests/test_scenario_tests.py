@@ -350,17 +350,21 @@ def test_record_narrows_join_rows_with_escaped_sample_values(spark):
 
 def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatch):
     """`ledgerflow test` launches a driver JVM tuned for a few rows (C1 only, BENCHMARKS.md 0c), `run` the
-    default one; a workspace that sets its own Java options keeps them."""
+    default one; a workspace that sets its own Java options keeps them. Each maps its own kind of class
+    archive (adapters/class_archive.py)."""
     from ledgerflow.adapters import spark as spark_settings
     seen: list[dict] = []
+    kinds: list[str] = []
 
-    def launch(master, conf, quiet=True, log_file=None):
+    def launch(master, conf, quiet=True, log_file=None, archive=None):
         seen.append(dict(conf))
+        kinds.append(archive)
         raise RuntimeError("no JVM in this test")
     monkeypatch.setattr(spark_settings, "local_session", launch)
     for args in (("test", "ts01_output_only"), ("run", "ts01_output_only", "--period", "2026-01")):
         cli(finance, *args)
     assert [spark_settings.session_settings(c, quiet=False)["spark.driver.extraJavaOptions"] for c in seen] == [
         "-Xss16m -XX:TieredStopAtLevel=1", "-Xss16m"]
+    assert kinds == ["test", "run"]
     assert spark_settings.scenario_test_conf({"spark.driver.extraJavaOptions": "-Xss64m"}) == {
         "spark.driver.extraJavaOptions": "-Xss64m"}
