@@ -38,7 +38,7 @@ import sys
 from dataclasses import dataclass
 from typing import Optional
 
-from . import java_options
+from .java_options import quote as quote_option
 
 FORMAT = 1
 KINDS = ("run", "test")
@@ -61,10 +61,18 @@ class Plan:
 
     options: str
     archive: Optional[str] = None  # the archive the JVM maps
-    partial: Optional[str] = None  # the file the JVM writes its archive into at exit
-    folder: Optional[str] = None
-    stem: Optional[str] = None
+    partial: Optional[str] = None  # the file the JVM writes its archive into at exit: <stem>.<pid>.partial
     lock: Optional[str] = None
+
+    @property
+    def folder(self) -> str:
+        """The archive folder (of the partial file)."""
+        return os.path.dirname(self.partial)
+
+    @property
+    def stem(self) -> str:
+        """``<kind>-<key>``: the partial file's name without ``.<pid>.partial``."""
+        return os.path.basename(self.partial).rsplit(".", 2)[0]
 
 
 def plan(kind: str, java_options: str = "") -> Optional[Plan]:
@@ -74,21 +82,21 @@ def plan(kind: str, java_options: str = "") -> Optional[Plan]:
         return None
     if any(flag in java_options for flag in _OWN_FLAGS):
         return None
-    folder = _private_folder(os.path.join(cache_root(), "jvm"))
+    folder = _private_folder(_folder())
     if folder is None or os.pathsep in folder:  # the JVM reads "a:b" as a base and a top archive
         return None
-    stem = f"{kind}-{_key()}"
+    stem = _stem(kind)
     found = usable_archive(folder, stem)
     if found:
         _touch(found)
-        return Plan(f"{_option('SharedArchiveFile', found)} {JVM_LOG}", archive=found)
+        return Plan(mapping_options(found), archive=found)
     lock = os.path.join(folder, stem + ".lock")
     if not _take_lock(lock):
         return None
     for left in glob.glob(os.path.join(glob.escape(folder), glob.escape(stem) + ".*.partial")):
         _remove(left)  # written by a process killed before it could publish (the lock is ours now)
     partial = os.path.join(folder, f"{stem}.{os.getpid()}.partial")
-    return Plan(f"{_option('ArchiveClassesAtExit', partial)} {JVM_LOG}", None, partial, folder, stem, lock)
+    return Plan(f"{quote_option('-XX:ArchiveClassesAtExit=' + partial)} {JVM_LOG}", None, partial, lock)
 
 
 def enabled() -> bool:
@@ -103,8 +111,9 @@ def enabled() -> bool:
     return not os.environ.get("CI")
 
 
-def _option(flag: str, path: str) -> str:
-    return java_options.quote(f"-XX:{flag}={path}")
+def mapping_options(archive: str) -> str:
+    """The Java options that make a JVM map ``archive`` (its own messages on stderr)."""
+    return f"{quote_option('-XX:SharedArchiveFile=' + archive)} {JVM_LOG}"
 
 
 def cache_root() -> str:
@@ -117,8 +126,16 @@ def cache_root() -> str:
 
 def existing(kind: str) -> Optional[str]:
     """The archive a new JVM of ``kind`` would map now, if any (for reports and benchmarks)."""
-    folder = os.path.join(cache_root(), "jvm")
-    return usable_archive(folder, f"{kind}-{_key()}") if os.path.isdir(folder) else None
+    folder = _folder()
+    return usable_archive(folder, _stem(kind)) if os.path.isdir(folder) else None
+
+
+def _folder() -> str:
+    return os.path.join(cache_root(), "jvm")
+
+
+def _stem(kind: str) -> str:
+    return f"{kind}-{_key()}"
 
 
 def usable_archive(folder: str, stem: str) -> Optional[str]:
@@ -145,8 +162,8 @@ def publish_at_exit(plan_: Plan, gateway) -> None:
 
 def publish(plan_: Plan, proc) -> Optional[str]:
     """Close the JVM's pipe (it exits and writes the archive), wait for it, and rename the partial file
-    to its final name only after a clean exit; returns the archive's path or None. Older archives of
-    the same kind (other keys) are removed. Never raises: the archive is an optimisation."""
+    to its final name only after a clean exit; returns the archive's path or None. Of the kind's
+    archives, the ``KEEP`` used last stay. Never raises: the archive is an optimisation."""
     try:
         if proc is not None:
             sys.stderr.write(NOTICE + "\n")

@@ -101,15 +101,12 @@ def ledgerflow_cmd(base: list[str], ws: str, driver_memory: str) -> list[str]:
                    "--conf", f"spark.driver.memory={driver_memory}"]
 
 
-# `--handwritten-archive`: the Java options that give the hand-written script's JVM ledgerflow's class
-# archive too (set in main once the archive exists).
-HANDWRITTEN_JAVA_OPTIONS: list[str] = []
-
-
-def handwritten_cmd(ws: str, layout: str, out: str, driver_memory: str, started_at: str | None) -> list[str]:
+def handwritten_cmd(ws: str, layout: str, out: str, driver_memory: str, started_at: str | None,
+                    java_options: str | None = None) -> list[str]:
     cmd = [sys.executable, HANDWRITTEN, "--data", os.path.join(ws, "data"), "--layout", layout, "--out", out,
            "--period", PERIOD, "--driver-memory", driver_memory]
-    return cmd + (["--started-at", started_at] if started_at else []) + HANDWRITTEN_JAVA_OPTIONS
+    return (cmd + (["--started-at", started_at] if started_at else [])
+            + (["--java-options", java_options] if java_options else []))
 
 
 def archive_state() -> str:
@@ -119,6 +116,16 @@ def archive_state() -> str:
         return "off (LEDGERFLOW_JVM_ARCHIVE / CI)"
     found = class_archive.existing("run")
     return f"mapped ({found})" if found else "none yet: the next ledgerflow process writes it at its end"
+
+
+def handwritten_archive_options(lf_base: list[str], rows: int, layout: str, driver_memory: str) -> str:
+    """``--handwritten-archive``: the Java options that make the hand-written script's JVM map ledgerflow's
+    `run` class archive; one untimed ledgerflow run writes the archive first when there is none."""
+    from ledgerflow.adapters import class_archive
+    if not class_archive.existing("run"):
+        timed(ledgerflow_cmd(lf_base, source_root(rows, layout), driver_memory),
+              os.path.join(cache_root(), "archive-run.log"), source_root(rows, layout))
+    return class_archive.mapping_options(class_archive.existing("run"))
 
 
 def run_started_at(ws: str, stdout: str) -> str:
@@ -132,7 +139,7 @@ def run_started_at(ws: str, stdout: str) -> str:
 
 
 def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[str], driver_memory: str,
-                 log) -> dict:
+                 log, hw_java_options: str | None = None) -> dict:
     ws = source_root(rows, layout)
     hw_out = os.path.join(ws, "target", "out", "handwritten")
     logs = os.path.join(ws, "target", "bench-logs")
@@ -152,7 +159,7 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
                 got["lf"], out = timed(lf_cmd, os.path.join(logs, "ledgerflow.log"), ws)
                 started_at = run_started_at(ws, out)
             else:
-                got["hw"], _ = timed(handwritten_cmd(ws, layout, hw_out, driver_memory, started_at),
+                got["hw"], _ = timed(handwritten_cmd(ws, layout, hw_out, driver_memory, started_at, hw_java_options),
                                      os.path.join(logs, "handwritten.log"), ws)
                 if lf_first:
                     compared_started = started_at  # this hand-written output used the ledgerflow run start
@@ -166,7 +173,7 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
             ratios.append(ratio)
     if compared_started != started_at or not order or order[-1] != "hw":
         # the last pair ran the hand-written job first: one more, untimed, with ledgerflow's last run start
-        timed(handwritten_cmd(ws, layout, hw_out, driver_memory, started_at), os.path.join(logs, "handwritten.log"), ws)
+        timed(handwritten_cmd(ws, layout, hw_out, driver_memory, started_at, hw_java_options), os.path.join(logs, "handwritten.log"), ws)
     check = compare(os.path.join(ws, "target", "out", "pipeline_p", f"_period={PERIOD}"),
                     os.path.join(hw_out, f"_period={PERIOD}"), driver_memory)
     return {"rows": rows, "layout": layout, "pairs": pairs, "ledgerflow_s": lf_times, "handwritten_s": hw_times,
@@ -280,17 +287,12 @@ def main(argv=None) -> int:
                                    f"cold_{'quick' if args.quick else '_'.join(str(r) for r in rows_list)}.txt")
     for rows in rows_list:
         ensure_data(rows, layouts, log)
+        hw_java_options = handwritten_archive_options(lf_base, rows, layouts[0], args.driver_memory) \
+            if args.handwritten_archive else None
         for layout in layouts:
-            if args.handwritten_archive:
-                from ledgerflow.adapters import class_archive
-                if not class_archive.existing("run"):  # one untimed ledgerflow run writes it
-                    timed(ledgerflow_cmd(lf_base, source_root(rows, layout), args.driver_memory),
-                          os.path.join(cache_root(), "archive-run.log"), source_root(rows, layout))
-                HANDWRITTEN_JAVA_OPTIONS[:] = ["--java-options", f"-XX:SharedArchiveFile={class_archive.existing('run')}"
-                                               f" {class_archive.JVM_LOG}"]
             log(f"# {layout}: ledgerflow's class archive: {archive_state()}; hand-written: "
-                f"{'the same archive' if HANDWRITTEN_JAVA_OPTIONS else 'none (as a user would start it)'}")
-            r = bench_layout(rows, layout, pairs, warmup, lf_base, args.driver_memory, log)
+                f"{'the same archive' if hw_java_options else 'none (as a user would start it)'}")
+            r = bench_layout(rows, layout, pairs, warmup, lf_base, args.driver_memory, log, hw_java_options)
             results.append(r)
             c = r["check"]
             ok = ok and c["identical"]

@@ -142,8 +142,7 @@ def main() -> None:
     if args.driver_memory:
         builder = builder.config("spark.driver.memory", args.driver_memory)
     if args.java_options:
-        builder = builder.config("spark.driver.extraJavaOptions",
-                                 f"{SESSION.get('spark.driver.extraJavaOptions', '')} {args.java_options}".strip())
+        builder = builder.config("spark.driver.extraJavaOptions", args.java_options)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     run(spark, args.data, args.layout, args.out, args.period, started_at)
