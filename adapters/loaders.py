@@ -249,14 +249,14 @@ def file_root(location: ResolvedLocation) -> str:
 
 
 def load_input(spark, view: str, dataset: Dataset, version: int, locations: list[ResolvedLocation],
-               args: dict, row_ids: bool = True) -> int:
+               args: dict, row_ids: bool = True, row_identity: int = sysc.ROW_IDENTITY) -> int:
     """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
 
     The view holds only the run's rows (the period filter is applied below the row identity).
     ``row_ids`` False (a view the SQL only joins or aggregates): Parquet rows without ``_row_id`` are
     not given Spark's ``_metadata`` column, which Spark materialises for every row of every scan of a
     relation that has it, used or not; their ``_row_id`` stays the content hash, which Spark prunes
-    when nothing reads it."""
+    when nothing reads it. ``row_identity``: how ids are derived (a replay passes its run's)."""
     selects = []
     for i, loc in enumerate(locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
@@ -274,7 +274,7 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
-                                         file_root=root, period_rows=True))
+                                         file_root=root, period_rows=True, row_identity=row_identity))
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)
@@ -300,6 +300,7 @@ class InputLoad:
     version: int
     locations: list[ResolvedLocation]
     row_ids: bool = True  # whether the SQL reads the view's _row_id (InputView.row_ids)
+    row_identity: int = sysc.ROW_IDENTITY  # how generated _row_ids are derived (system_columns.ROW_IDENTITIES)
 
 
 def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
@@ -310,7 +311,7 @@ def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
     several inputs starts sooner. Every load finishes before the first error, in input order, is raised.
     """
     def load(i: InputLoad) -> int:
-        return load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids)
+        return load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids, i.row_identity)
 
     if len(inputs) <= 1:
         return [load(i) for i in inputs]

@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..compiler import parameters, resolver as resolver_engine
+from ..compiler import parameters, resolver as resolver_engine, system_columns as sysc
 from ..compiler.compile import CompiledProject, compile_project, require_project
 from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
 from ..compiler.model import Dataset, Project, Workspace
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 Echo = Callable[[str], None]
 # How _row_id is derived for input rows that arrive without one (README "Row identity"); recorded so
 # that a replay can tell when the original run derived them differently.
-ROW_IDENTITY = 3  # 3: the identity hashed as delimited text, not JSON (issue 9)
 
 
 def new_run_id(now: datetime.datetime) -> str:
@@ -72,6 +71,7 @@ class RunContext:
     # in this invocation; an unpinned read of it takes exactly that version (adapters/multi_run.py)
     upstream: dict = field(default_factory=dict)
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
+    row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def base_record(ctx: RunContext) -> dict:
             "started_at": (ctx.actual_start or ctx.started_at).isoformat(timespec="milliseconds"),
             "run_started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
             "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
-            "row_identity": ROW_IDENTITY,
+            "row_identity": ctx.row_identity,
             "resolver_snapshot": resolver_snapshot(ctx) if ctx.resolutions else None, "outputs": [],
             **({"upstream_runs": ctx.upstream_runs} if ctx.upstream_runs else {}),
             **(ctx.input_check or {})}  # a replay: allow_changed_inputs, inputs_changed, inputs_unverified
@@ -304,7 +304,9 @@ class Runner:
             raise ResolutionError(f"run {original['run_id']} has no recorded resolution for {', '.join(missing)}.")
         ctx.resolutions = {view: Resolution.from_json(data) for view, data in snap.items()}
         self._check_inputs(original, ctx, allow_changed_inputs)
-        if original.get("row_identity") != ROW_IDENTITY:
+        if original.get("row_identity") in sysc.ROW_IDENTITIES:
+            ctx.row_identity = original["row_identity"]
+        else:
             self.echo(f"Warning: run {original['run_id']} was recorded by an earlier ledgerflow, which derived the "
                       "_row_id of input rows arriving without one differently: those "
                       "rows get new _row_ids in this replay; every other value is reproduced.")
@@ -436,7 +438,8 @@ class Runner:
         metrics = self.metrics = RunMetrics(spark, ctx.run_id)
         args = parameters.values(ctx.period, ctx.started_at)
         inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
-                                    ctx.resolutions[v.view].locations, v.row_ids) for v in ctx.compiled.inputs]
+                                    ctx.resolutions[v.view].locations, v.row_ids, ctx.row_identity)
+                  for v in ctx.compiled.inputs]
         for item in inputs:  # again at load: a replay reads recorded locations
             for loc in item.locations:
                 loaders.check_exists(loc, item.dataset)

@@ -73,6 +73,15 @@ def _summary(events: list[dict]) -> dict:
         job_lines.append(f"job {j['Job ID']}: +{(j['Submission Time'] - start) / 1000:.2f} s, "
                          f"{(ends.get(j['Job ID'], j['Submission Time']) - j['Submission Time']) / 1000:.2f} s, "
                          f"{len(j['Stage IDs'])} stage(s); {what}")
+    run_ms: dict = {}
+    for t in tasks:
+        run_ms[t["Stage ID"]] = run_ms.get(t["Stage ID"], 0) + t.get("Task Metrics", {}).get("Executor Run Time", 0)
+    for s in stages:
+        i = s["Stage Info"]
+        job_lines.append(f"stage {i['Stage ID']}: +{(i['Submission Time'] - start) / 1000:.2f} s, "
+                         f"{(i['Completion Time'] - i['Submission Time']) / 1000:.2f} s wall, "
+                         f"{run_ms.get(i['Stage ID'], 0) / 1000:.2f} s task time, {i['Number of Tasks']} task(s): "
+                         f"{i['Stage Name'][:50]}")
     for e in events:
         if e["Event"].endswith("SparkListenerSQLExecutionStart"):
             job_lines.append(f"sql {e['executionId']}: +{(e['time'] - start) / 1000:.2f} s starts: "

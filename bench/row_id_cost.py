@@ -1,14 +1,15 @@
 """What a generated ``_row_id`` costs per input row, warm and in process (issue 9, a second table).
 
 Reads the GL rows of one period of the source-shaped benchmark data (``bench/datagen.py --source
-flat``, Parquet without ``_row_id``) with Spark's ``_metadata`` column and writes them to Spark's
-``noop`` sink, once without an id and once with each way of deriving it, alternating, several rounds:
+flat``, Parquet without ``_row_id``) through the loading query ledgerflow builds
+(:func:`ledgerflow.compiler.loading.normalised_select`) and writes them to Spark's ``noop`` sink, once
+without an id and once with each derivation a run or a replay can use, alternating, several rounds:
 
-- ``json + regexp`` — :func:`ledgerflow.compiler.system_columns.uuidv7` over the row's position
-  (``to_json`` of a struct, SHA-256, a regular expression inserting the dashes): the derivation of
-  ``row_identity`` 2, still used for the few rows aggregate and append create;
-- ``delimited + substr`` — :func:`~ledgerflow.compiler.system_columns.input_row_uuidv7`: the same
-  position hashed as delimited text, dashes placed with substrings (``row_identity`` 3).
+- ``no id`` — the same query over data given a ``_row_id`` column (kept as it is);
+- ``row_identity 3`` — a SHA-256 of the position (file relative to the location, row index) as
+  delimited text, the UUID's digits placed with substrings;
+- ``row_identity 4`` — two xxhash64 of the position's fields (the file as bytes), the digits looked
+  up in a table of lower-case hex.
 
 The figure that matters is the extra time over ``no id``; the headline of issue 9 stays the whole
 cold process (``bench/cold_process.py``).
@@ -18,42 +19,39 @@ cold process (``bench/cold_process.py``).
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import statistics
 import time
 
-from sqlglot import exp
-
-from ledgerflow.compiler import system_columns as sysc
+from ledgerflow.adapters.loaders import file_root
+from ledgerflow.compiler import parameters
+from ledgerflow.compiler.loading import METADATA_COLUMN, normalised_select
+from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
+from ledgerflow.compiler.periods import parse_period
+from ledgerflow.compiler.resolver import ResolvedLocation
 
 from .cold_process import PERIOD, ensure_data, loadavg, source_root
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COLUMNS = ("journal_id, line_number, posting_date, account_code, cost_center_code, customer_id, currency, "
-           "amount_local, amount_reporting, description, source_system, _period")
 
 
-def _position(root: str) -> list[exp.Expression]:
-    path = exp.Dot(this=exp.column("_metadata"), expression=exp.to_identifier("file_path"))
-    relative = exp.Case(ifs=[exp.If(this=exp.Anonymous(this="startswith", expressions=[path.copy(), exp.Literal.string(root)]),
-                                    true=exp.Substring(this=path.copy(), start=exp.Literal.number(len(root) + 1)))],
-                        default=path.copy())
-    index = exp.Dot(this=exp.column("_metadata"), expression=exp.to_identifier("row_index"))
-    return [relative, index]
-
-
-def variants(root: str) -> dict[str, str]:
-    """Name -> the extra SELECT item (empty: no id), as Spark SQL with the run start bound."""
-    started = exp.Literal.string("2026-03-01 12:00:00")
-
-    def bind(node: exp.Expression) -> str:
-        node = node.transform(lambda n: exp.Cast(this=started.copy(), to=exp.DataType.build("timestamp"))
-                              if isinstance(n, exp.Placeholder) else n)
-        return ", " + node.sql("spark") + " AS `_row_id`"
-    ds = "0c000000-0000-4000-8000-000000000001"
-    old = sysc.uuidv7([exp.Literal.string(ds), exp.Literal.number(1), exp.Literal.number(0), *_position(root)])
-    new = sysc.input_row_uuidv7(f"{len(ds)}:{ds}|1|0|", _position(root))
-    return {"no id": "", "json + regexp": bind(old), "delimited + substr": bind(new)}
+def queries(spark, data: str) -> dict[str, tuple[str, dict]]:
+    """Name -> (loading query, its parameter values) over the raw views this registers."""
+    raw = spark.read.parquet(data)
+    raw.select("*", METADATA_COLUMN).createOrReplaceTempView("gl_raw")
+    raw.selectExpr("*", "'kept' AS _row_id").createOrReplaceTempView("gl_with_ids")
+    present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
+    columns = [ColumnDef(name, typ) for name, typ in present.items() if not name.startswith("_")]
+    gl = Dataset("0c000000-0000-4000-8000-000000000001", "gl", "active", "gl", "period", columns, [DatasetVersion(1)])
+    root = file_root(ResolvedLocation("path", data, "parquet"))
+    args = parameters.values(parse_period(PERIOD), datetime.datetime(2026, 3, 1, 12))
+    out = {"no id": normalised_select(gl, 1, "gl_with_ids", {**present, "_row_id": "string"}, data, None,
+                                      period_rows=True)}
+    for identity in (3, 4):
+        out[f"row_identity {identity}"] = normalised_select(gl, 1, "gl_raw", present, data, None, file_root=root,
+                                                            period_rows=True, row_identity=identity)
+    return {name: (sql, parameters.arguments(sql, args)) for name, sql in out.items()}
 
 
 def main(argv=None) -> int:
@@ -69,31 +67,30 @@ def main(argv=None) -> int:
         lines.append(text)
     ensure_data(args.rows, ["flat"], lambda *_: None)
     from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").appName("row_id_cost").config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.ansi.enabled", "true").config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    spark = (SparkSession.builder.master("local[2]").appName("row_id_cost").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.ansi.enabled", "true")
+             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     data = os.path.join(source_root(args.rows, "flat"), "data", "gl", "v1")
-    spark.read.parquet(data).select("*", "_metadata").createOrReplaceTempView("gl")
-    root = "file:" + os.path.abspath(data) + "/"
-    queries = {name: f"SELECT {COLUMNS}{extra} FROM gl WHERE _period = '{PERIOD}'"
-               for name, extra in variants(root).items()}
-    rows = spark.sql(queries["no id"]).count()
+    variants = queries(spark, data)
+    rows = spark.sql(*variants["no id"]).count()
+    ids = {name: spark.sql(*q).select("_row_id").limit(1).first()[0] for name, q in variants.items()}
     log(f"# _row_id cost per input row, warm, in process; {args.rows:,} GL rows, {rows:,} in period {PERIOD}; "
         f"local[2]; {args.rounds} rounds after 1 untimed; load average {loadavg()}")
-    times: dict[str, list[float]] = {name: [] for name in queries}
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for round_ in range(args.rounds + 1):
-        for name, query in queries.items():
+        for name, (sql, values) in variants.items():
             start = time.perf_counter()
-            spark.sql(query).write.format("noop").mode("overwrite").save()
+            spark.sql(sql, args=values).write.format("noop").mode("overwrite").save()
             if round_:
                 times[name].append(time.perf_counter() - start)
     base = statistics.median(times["no id"])
-    log("| derivation | median s | extra over no id | extra per million period rows |")
-    log("|---|---|---|---|")
+    log("| derivation | median s | extra over no id | extra per million period rows | an id |")
+    log("|---|---|---|---|---|")
     for name, got in times.items():
         med = statistics.median(got)
         extra = med - base
-        log(f"| {name} | {med:.2f} | {extra:+.2f} s | {extra / rows * 1e6:+.2f} s |")
+        log(f"| {name} | {med:.2f} | {extra:+.2f} s | {extra / rows * 1e6:+.2f} s | {ids[name]} |")
     log(f"# load average at the end {loadavg()}")
     spark.stop()
     with open(args.out, "w") as fh:

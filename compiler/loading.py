@@ -192,8 +192,9 @@ def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Ex
 
 
 # ------------------------------------------------------------------------------- row identity
-# A row that arrives without `_row_id` gets a UUIDv7 (system_columns.uuidv7) whose random part is a
-# SHA-256 of the row's identity (system_columns.input_row_uuidv7): dataset id, version, location index, and
+# A row that arrives without `_row_id` gets a UUIDv7 whose random part is a hash of the row's identity
+# (system_columns.input_row_uuidv7, derivation system_columns.ROW_IDENTITY unless a replay asks for the one
+# its run used): dataset id, version, location index, and
 # - where the reader tells each row's position (Parquet: `_metadata.row_index`), the file's path
 #   relative to the location plus that row index: no shuffle, computed in the scan's projection
 #   after the period filter is pushed into it;
@@ -208,19 +209,24 @@ ORDINAL_COLUMN = "__lf_ordinal"
 METADATA_COLUMN = "_metadata"  # Spark's hidden file-metadata struct, selected into the raw relation
 
 
-def _relative_file(root: str) -> exp.Expression:
+def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
     """``_metadata.file_path`` relative to the location ``root`` (Spark's URI form of it), so that a
-    moved workspace keeps its ids; the whole path when the file is not under that prefix."""
+    moved workspace keeps its ids; the whole path when the file is not under that prefix. As UTF-8
+    bytes when ``as_bytes`` (derivation 4 hashes them): a byte substring is about half the cost of a
+    string one per row, which counts characters first."""
     path = exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True), expression=exp.to_identifier("file_path"))
-    prefix = exp.Literal.string(root)
-    under = _fn("startswith", path.copy(), prefix.copy())
-    rest = exp.Substring(this=path.copy(), start=exp.Literal.number(len(root) + 1))
+    under = _fn("startswith", path.copy(), exp.Literal.string(root))
+    if as_bytes:
+        path = exp.Cast(this=path, to=exp.DataType.build("binary"))
+    start = len(root.encode("utf-8")) if as_bytes else len(root)
+    rest = exp.Substring(this=path.copy(), start=exp.Literal.number(start + 1))
     return exp.Case(ifs=[exp.If(this=under, true=rest)], default=path)
 
 
 def normalised_select(dataset: Dataset, version: int, relation: str, present: dict[str, str], where: str,
                       location_period: Optional[str], location_index: int = 0,
-                      file_root: Optional[str] = None, period_rows: bool = False) -> str:
+                      file_root: Optional[str] = None, period_rows: bool = False,
+                      row_identity: int = sysc.ROW_IDENTITY) -> str:
     """A SELECT over ``relation`` (a view name) giving the dataset's declared + system columns.
 
     ``present`` maps the columns the location actually has to their Spark types (simple strings).
@@ -230,6 +236,8 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     ``period_rows``: keep only the run's rows (``periods.period_filter`` of the dataset's temporal
     mode, with its parameter markers) before any row id is computed; the compiled SQL applies the
     same filter again on the view, which costs nothing.
+    ``row_identity``: how generated ``_row_id``s are derived (``system_columns.ROW_IDENTITIES``; a
+    replay passes the one its run recorded).
     """
     missing = [c.name for c in dataset.columns if c.name not in present]
     if missing:
@@ -261,7 +269,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         cols.append(exp.alias_(value, name, quoted=True))
     helpers: list[str] = []
     if generate_id and file_root is not None:
-        cols.append(exp.alias_(_relative_file(file_root), FILE_COLUMN, quoted=True))
+        cols.append(exp.alias_(_relative_file(file_root, row_identity != 3), FILE_COLUMN, quoted=True))
         cols.append(exp.alias_(exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True),
                                        expression=exp.to_identifier("row_index")), ROW_INDEX_COLUMN, quoted=True))
         helpers = [FILE_COLUMN, ROW_INDEX_COLUMN]
@@ -286,9 +294,11 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         position = [CONTENT_COLUMN, ORDINAL_COLUMN]
     else:
         position = helpers
-    # "<len>:<dataset id>|<version>|<location>|<file or content>|<row index or ordinal>" (see input_row_uuidv7)
-    prefix = f"{len(dataset.id)}:{dataset.id}|{version}|{location_index}|"
-    row_id = sysc.input_row_uuidv7(prefix, [exp.column(n, quoted=True) for n in position])
+    if row_identity != 3:  # the digit table once in the text; Spark folds it into the id's lookups
+        query = exp.select(exp.Star(), exp.alias_(sysc.hex_table(), sysc.HEX_TABLE_COLUMN, quoted=True)).from_(
+            query.subquery("positioned"))
+    row_id = sysc.input_row_uuidv7(dataset.id, version, location_index, [exp.column(n, quoted=True) for n in position],
+                                   row_identity)
     names = [c.name for c in dataset.columns] + [n for n, _ in system]
     out = [exp.alias_(row_id, n, quoted=True) if n == "_row_id" else exp.column(n, quoted=True) for n in names]
     return exp.select(*out).from_(query.subquery("identified")).sql("spark")

@@ -129,11 +129,67 @@ def default_value(name: str, origin: RowOrigin) -> Optional[exp.Expression]:
     return None
 
 
-def input_row_uuidv7(prefix: str, parts: list[exp.Expression]) -> exp.Expression:
-    """The UUIDv7 of an input row that arrives without ``_row_id`` (millions of rows per run): the
-    :func:`uuidv7` layout, its random part from a SHA-256 of ``prefix`` followed by ``parts`` joined
-    by ``|``. About half of :func:`uuidv7`'s cost per row, which builds a JSON text per row (issue 9's
-    measurements).
+# How the _row_id of an input row that arrives without one is derived ("row_identity" in the run record).
+# A replay derives ids as the run it replays did, for every derivation listed in ROW_IDENTITIES.
+ROW_IDENTITY = 4  # 4: two xxhash64 of the identity fields, digits from a lookup table (issue 9)
+ROW_IDENTITIES = (3, 4)  # 3: a SHA-256 of the identity as delimited text
+HEX_TABLE_COLUMN = "__lf_hex"  # hex_table(), a column of the query that computes derivation 4
+_ONE_DIGIT = 257  # hex_table()'s index of '0'; the entries 1..256 are '00'..'ff'
+
+
+def hex_table() -> exp.Expression:
+    """``ARRAY('00', ..., 'ff', '0', ..., 'f')``: lower-case hex digits by lookup (derivation 4). Spark's
+    ``hex`` writes upper case, and its ``lower`` costs ~2 s of a cold process the first time it runs
+    (Spark 4 builds a title-case table over every Unicode code point when it first lower-cases)."""
+    return exp.Array(expressions=[exp.Literal.string(f"{i:02x}") for i in range(256)]
+                     + [exp.Literal.string(f"{i:x}") for i in range(16)])
+
+
+def input_row_uuidv7(dataset_id: str, version: int, location_index: int, parts: list[exp.Expression],
+                     derivation: int = ROW_IDENTITY) -> exp.Expression:
+    """The UUIDv7 of an input row that arrives without ``_row_id`` (millions of rows per run), from its
+    identity: the dataset id, version and location index, then ``parts`` (file and row index, or
+    content hash and ordinal). ``derivation`` is one of :data:`ROW_IDENTITIES`:
+
+    - 4: the 74 random bits of UUIDv7 from two xxhash64 of the identity (differently seeded; each
+      field hashed on its own, chained, so no delimiter is needed), written with digits looked up in
+      :func:`hex_table`, which must be a column named :data:`HEX_TABLE_COLUMN` of the query this
+      expression is evaluated on; a third of 3's cost per row (``bench/row_id_cost.py``);
+    - 3: the random bits from a SHA-256 of the identity as delimited text, placed with substrings.
+    """
+    if derivation == 3:
+        prefix = f"{len(dataset_id)}:{dataset_id}|{version}|{location_index}|"
+        return _sha256_input_row_uuidv7(prefix, parts)
+    if derivation != ROW_IDENTITY:
+        raise ValueError(f"unknown row identity derivation {derivation}")
+    num, s = exp.Literal.number, exp.Literal.string
+    # the constant fields hashed once (Spark folds the inner hash), then each row's parts
+    seeds = (_fn("xxhash64", num(n), s(dataset_id), num(version), num(location_index)) for n in (1, 2))
+    first, second = (_fn("xxhash64", seed, *[p.copy() for p in parts]) for seed in seeds)
+
+    def lookup(h: exp.Expression, shift: int, bits: int, base: int) -> exp.Expression:
+        """hex_table()[base + (``bits`` bits of ``h`` from bit ``shift``)] (1-based)."""
+        value = exp.BitwiseAnd(this=_fn("shiftrightunsigned", h.copy(), num(shift)), expression=num((1 << bits) - 1))
+        index = exp.Add(this=exp.Cast(this=value, to=exp.DataType.build("int")), expression=num(base))
+        return _fn("element_at", exp.column(HEX_TABLE_COLUMN, quoted=True), index)
+
+    def pair(h: exp.Expression, shift: int) -> exp.Expression:
+        return lookup(h, shift, 8, 1)
+
+    def digit(h: exp.Expression, shift: int) -> exp.Expression:
+        return lookup(h, shift, 4, _ONE_DIGIT)
+
+    ts = _run_start_hex()  # constant: folded by Spark
+    variant = lookup(first, 12, 2, _ONE_DIGIT + 8)  # 8, 9, a or b: the variant bits 10, then 2 random bits
+    # tttttttt-tttt-7aaa-Vbbb-cccccccccccc: 12 + 2 + 12 + 48 = 74 random bits
+    return _fn("concat", _fn("substr", ts.copy(), num(1), num(8)), s("-"), _fn("substr", ts, num(9), num(4)),
+               s("-7"), digit(first, 0), pair(first, 4), s("-"), variant, digit(first, 16), pair(first, 20), s("-"),
+               *[pair(second, shift) for shift in range(0, 48, 8)])
+
+
+def _sha256_input_row_uuidv7(prefix: str, parts: list[exp.Expression]) -> exp.Expression:
+    """Derivation 3 of :func:`input_row_uuidv7`: the :func:`uuidv7` layout, its random part from a
+    SHA-256 of ``prefix`` followed by ``parts`` joined by ``|``.
 
     Unambiguous when ``prefix`` is and every part after the first is never NULL and never holds a
     ``|`` (a row index, an ordinal, a hex digest): the first part is whatever lies between.

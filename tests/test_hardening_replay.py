@@ -211,11 +211,11 @@ def test_replay_of_a_run_with_another_row_identity_says_its_row_ids_differ(spark
     replay of a current run does not."""
     from ledgerflow.adapters.runstore import RunStore
     original = run_ok(finance, PROJECT)
-    assert original["row_identity"] == 3  # runner.ROW_IDENTITY
+    assert original["row_identity"] == 4  # system_columns.ROW_IDENTITY
     same = cli(finance, "replay", original["run_id"])
     assert same.exit_code == 0, describe(same)
     assert "earlier ledgerflow" not in same.stdout
-    for earlier in (None, 2):  # no field (before issue 9), 2 (JSON-hashed identity)
+    for earlier in (None, 2):  # no field (before issue 9), 2 (JSON-hashed identity); 3 is replayed as it was
         old = json.loads(json.dumps(original))
         if earlier is None:
             del old["row_identity"]

@@ -112,13 +112,40 @@ def test_replay_reproduces_generated_row_ids(spark, tmp_path, layout):
     assert written(spark, again) == first
 
 
-def load_ids(spark, target: str, fmt: str, period: str = "2026-01", row_ids: bool = True) -> list[tuple]:
+@pytest.mark.parametrize("layout", ["parquet", "csv"])
+def test_a_replay_derives_ids_as_its_run_did(spark, tmp_path, layout):
+    """A run recorded with another derivation ledgerflow still knows (``row_identity`` 3: a SHA-256 of
+    the identity) is replayed with that derivation: the replay writes the ids that run wrote, not
+    the ones a new run writes (derivation 4), and records the derivation it used."""
+    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.compiler import system_columns as sysc
+    ws = workspace(spark, tmp_path / "ws", layout)
+    original = run_ok(ws, "copy", "2026-01")
+    assert original["row_identity"] == sysc.ROW_IDENTITY == 4
+    started = datetime.datetime.fromisoformat(original["run_started_at"])
+    _, by_three = load_ids(spark, str(ws / "data" / "lines"), "csv" if layout == "csv" else "parquet",
+                           started=started, row_identity=3)
+    assert all(UUID7.match(i) for _, _, i in by_three)
+    assert {i for _, _, i in by_three}.isdisjoint({i for _, _, i in written(spark, original)})
+    older = json.loads(json.dumps(original))
+    older["row_identity"] = 3  # as a run of the previous ledgerflow recorded it
+    RunStore(str(ws)).save_run(older)
+    replayed = cli(ws, "replay", original["run_id"])
+    assert replayed.exit_code == 0, describe(replayed)
+    assert "earlier ledgerflow" not in replayed.stdout
+    again = record(ws, run_id_of(replayed))
+    assert again["row_identity"] == 3
+    assert written(spark, again) == by_three
+
+
+def load_ids(spark, target: str, fmt: str, period: str = "2026-01", row_ids: bool = True,
+             started: datetime.datetime = datetime.datetime(2026, 2, 1, 12), row_identity: int = 4) -> list[tuple]:
     ds = Dataset(id="0e000000-0000-4000-8000-0000000000a1", name="lines", status="active", table_name="lines",
                  temporal_mode="period", columns=[ColumnDef("k", "string"), ColumnDef("v", "decimal(18,2)")],
                  versions=[DatasetVersion(1)])
     view = f"ds_identity_{next(_names)}"
-    args = parameters(parse_period(period), datetime.datetime(2026, 2, 1, 12))
-    loaders.load_input(spark, view, ds, 1, [ResolvedLocation("path", target, fmt)], args, row_ids)
+    args = parameters(parse_period(period), started)
+    loaders.load_input(spark, view, ds, 1, [ResolvedLocation("path", target, fmt)], args, row_ids, row_identity)
     df = spark.table(view)
     return df, sorted((r["k"], str(r["v"]), r["_row_id"]) for r in df.collect())
 

@@ -27,7 +27,7 @@ from ...compiler.resolver import Resolution
 from ...compiler.workspace import dataset_from_data, from_snapshot, project_from_data
 from ...compiler.yaml_source import load_yaml_text
 from .. import folders, loaders
-from ...compiler import parameters
+from ...compiler import parameters, system_columns as sysc
 from ..runstore import RunStore
 from . import execute
 from .prepare import Compiler, prepare
@@ -174,11 +174,12 @@ def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factor
         raise LedgerflowError(f"run {run_id} has no recorded resolution for {', '.join(missing)}.")
     spark = Session(session_factory).get()
     args = parameters.values(period, started)
-    for view in compiled.inputs:  # the data as the run read it: recorded versions and locations
+    identity = rec.get("row_identity") if rec.get("row_identity") in sysc.ROW_IDENTITIES else sysc.ROW_IDENTITY
+    for view in compiled.inputs:  # the data as the run read it: recorded versions and locations, its row ids
         res = Resolution.from_json(recorded[view.view])
         for loc in res.locations:
             loaders.check_exists(loc, view.dataset)
-        loaders.load_input(spark, view.view, view.dataset, res.version, res.locations, args)
+        loaders.load_input(spark, view.view, view.dataset, res.version, res.locations, args, row_identity=identity)
     main = next(v for v in compiled.inputs if v.role == "input")
     sample = _rows(spark, main.view, limit=rows)
     given: dict[str, list[dict]] = {main.dataset.name: sample}
