@@ -75,7 +75,14 @@ def _summary(events: list[dict]) -> dict:
                          f"{len(j['Stage IDs'])} stage(s); {what}")
     run_ms: dict = {}
     for t in tasks:
-        run_ms[t["Stage ID"]] = run_ms.get(t["Stage ID"], 0) + t.get("Task Metrics", {}).get("Executor Run Time", 0)
+        m = t.get("Task Metrics", {})
+        run_ms[t["Stage ID"]] = run_ms.get(t["Stage ID"], 0) + m.get("Executor Run Time", 0)
+        job_lines.append(f"task {t['Task Info']['Task ID']}: +{(t['Task Info']['Launch Time'] - start) / 1000:.2f} s, "
+                         f"stage {t['Stage ID']}: run {m.get('Executor Run Time', 0) / 1000:.2f} s, "
+                         f"CPU {m.get('Executor CPU Time', 0) / 1e9:.2f} s, GC {m.get('JVM GC Time', 0) / 1000:.2f} s, "
+                         f"read {m.get('Input Metrics', {}).get('Records Read', 0)} rows, "
+                         f"wrote {m.get('Output Metrics', {}).get('Records Written', 0)} rows "
+                         f"{m.get('Output Metrics', {}).get('Bytes Written', 0) / 1e6:.1f} MB")
     for s in stages:
         i = s["Stage Info"]
         job_lines.append(f"stage {i['Stage ID']}: +{(i['Submission Time'] - start) / 1000:.2f} s, "
