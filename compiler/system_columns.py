@@ -154,7 +154,7 @@ def input_row_uuidv7(dataset_id: str, version: int, location_index: int, parts: 
     - 4: the 74 random bits of UUIDv7 from two xxhash64 of the identity (differently seeded; each
       field hashed on its own, chained, so no delimiter is needed), written with digits looked up in
       :func:`hex_table`, which must be a column named :data:`HEX_TABLE_COLUMN` of the query this
-      expression is evaluated on; a third of 3's cost per row (``bench/row_id_cost.py``);
+      expression is evaluated on; about half of 3's cost per row (``bench/row_id_cost.py``);
     - 3: the random bits from a SHA-256 of the identity as delimited text, placed with substrings.
     """
     if derivation == 3:
