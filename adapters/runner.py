@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from ..compiler.compile import Statement
 
 Echo = Callable[[str], None]
-# How _row_id is derived for input rows that arrive without one (README "Row identity"); recorded so
-# that a replay can tell when the original run derived them differently.
 
 
 def new_run_id(now: datetime.datetime) -> str:
@@ -304,8 +302,9 @@ class Runner:
             raise ResolutionError(f"run {original['run_id']} has no recorded resolution for {', '.join(missing)}.")
         ctx.resolutions = {view: Resolution.from_json(data) for view, data in snap.items()}
         self._check_inputs(original, ctx, allow_changed_inputs)
-        if original.get("row_identity") in sysc.ROW_IDENTITIES:
-            ctx.row_identity = original["row_identity"]
+        recorded = sysc.reproducible_row_identity(original.get("row_identity"))
+        if recorded is not None:
+            ctx.row_identity = recorded
         else:
             self.echo(f"Warning: run {original['run_id']} was recorded by an earlier ledgerflow, which derived the "
                       "_row_id of input rows arriving without one differently: those "

@@ -246,6 +246,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     cols = [exp.alias_(_checked_cast(c.name, c.type, present[c.name], dataset.name, where), c.name, quoted=True)
             for c in dataset.columns]
     generate_id = "_row_id" not in present
+    hashed_as_text = row_identity == sysc.SHA256_ROW_IDENTITY  # else the fields hashed as they are
     system = sysc.system_columns(dataset.temporal_mode)
     origin = sysc.loaded_row(dataset.id, location_period)
     for name, typ in system:
@@ -269,7 +270,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         cols.append(exp.alias_(value, name, quoted=True))
     helpers: list[str] = []
     if generate_id and file_root is not None:
-        cols.append(exp.alias_(_relative_file(file_root, row_identity != 3), FILE_COLUMN, quoted=True))
+        cols.append(exp.alias_(_relative_file(file_root, as_bytes=not hashed_as_text), FILE_COLUMN, quoted=True))
         cols.append(exp.alias_(exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True),
                                        expression=exp.to_identifier("row_index")), ROW_INDEX_COLUMN, quoted=True))
         helpers = [FILE_COLUMN, ROW_INDEX_COLUMN]
@@ -294,7 +295,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         position = [CONTENT_COLUMN, ORDINAL_COLUMN]
     else:
         position = helpers
-    if row_identity != 3:  # the digit table once in the text; Spark folds it into the id's lookups
+    if not hashed_as_text:  # the digit table once in the text; Spark folds it into the id's lookups
         query = exp.select(exp.Star(), exp.alias_(sysc.hex_table(), sysc.HEX_TABLE_COLUMN, quoted=True)).from_(
             query.subquery("positioned"))
     row_id = sysc.input_row_uuidv7(dataset.id, version, location_index, [exp.column(n, quoted=True) for n in position],

@@ -132,9 +132,16 @@ def default_value(name: str, origin: RowOrigin) -> Optional[exp.Expression]:
 # How the _row_id of an input row that arrives without one is derived ("row_identity" in the run record).
 # A replay derives ids as the run it replays did, for every derivation listed in ROW_IDENTITIES.
 ROW_IDENTITY = 4  # 4: two xxhash64 of the identity fields, digits from a lookup table (issue 9)
-ROW_IDENTITIES = (3, 4)  # 3: a SHA-256 of the identity as delimited text
+SHA256_ROW_IDENTITY = 3  # 3: a SHA-256 of the identity as delimited text
+ROW_IDENTITIES = (SHA256_ROW_IDENTITY, ROW_IDENTITY)
 HEX_TABLE_COLUMN = "__lf_hex"  # hex_table(), a column of the query that computes derivation 4
 _ONE_DIGIT = 257  # hex_table()'s index of '0'; the entries 1..256 are '00'..'ff'
+
+
+def reproducible_row_identity(recorded) -> Optional[int]:
+    """The derivation a run record's ``row_identity`` names, when this version can derive ids that way
+    again (:data:`ROW_IDENTITIES`); None for older records (no field, 2), whose ids cannot be reproduced."""
+    return recorded if recorded in ROW_IDENTITIES else None
 
 
 def hex_table() -> exp.Expression:
@@ -157,7 +164,7 @@ def input_row_uuidv7(dataset_id: str, version: int, location_index: int, parts: 
       expression is evaluated on; about half of 3's cost per row (``bench/row_id_cost.py``);
     - 3: the random bits from a SHA-256 of the identity as delimited text, placed with substrings.
     """
-    if derivation == 3:
+    if derivation == SHA256_ROW_IDENTITY:
         prefix = f"{len(dataset_id)}:{dataset_id}|{version}|{location_index}|"
         return _sha256_input_row_uuidv7(prefix, parts)
     if derivation != ROW_IDENTITY:

@@ -174,7 +174,7 @@ def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factor
         raise LedgerflowError(f"run {run_id} has no recorded resolution for {', '.join(missing)}.")
     spark = Session(session_factory).get()
     args = parameters.values(period, started)
-    identity = rec.get("row_identity") if rec.get("row_identity") in sysc.ROW_IDENTITIES else sysc.ROW_IDENTITY
+    identity = sysc.reproducible_row_identity(rec.get("row_identity")) or sysc.ROW_IDENTITY
     for view in compiled.inputs:  # the data as the run read it: recorded versions and locations, its row ids
         res = Resolution.from_json(recorded[view.view])
         for loc in res.locations:
