@@ -368,3 +368,36 @@ def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatc
     assert kinds == ["test", "run"]
     assert spark_settings.scenario_test_conf({"spark.driver.extraJavaOptions": "-Xss64m"}) == {
         "spark.driver.extraJavaOptions": "-Xss64m"}
+
+
+def test_inline_rows_arrive_exactly_without_python_workers(spark):
+    """Given rows reach Spark as one JSON parameter cast per column: every value exact at its declared
+    type (quotes, backslashes, control characters, the extremes of each type; TIMESTAMP as the UTC
+    wall clock, FLOAT as a Python float rounds), and the plan holds no Python-made RDD (whose first
+    Python worker costs a process ~1.5 s). VARCHAR columns arrive as strings (createDataFrame refused them)."""
+    from ledgerflow.adapters.scenarios.execute import collect
+    from ledgerflow.adapters.scenarios.given import frame
+    from ledgerflow.adapters.scenarios.prepare import GivenTable
+    from ledgerflow.compiler.periods import parse_period
+    columns = [("s", "string"), ("d", "decimal(38,6)"), ("i", "int"), ("b", "bigint"), ("f", "double"),
+               ("fl", "float"), ("ok", "boolean"), ("dt", "date"), ("ts", "timestamp"), ("ntz", "timestamp_ntz"),
+               ("v", "varchar(10)"), ("t", "tinyint"), ("odd `name", "smallint")]
+    texts = ["it's", "back\\slash", "a\\'b", "new\nline\r\n", "\x00nul", "''", "--", "/*", "uni ✓ \U0001F600", "", "null"]
+    rows = [(text, Decimal("-12345678901234567890123456789012.123456") if k % 2 else Decimal("0.000001"),
+             -2**31 + k, 2**63 - 1 - k, 0.1 + k, 1 / 3 if k else 3.4e38, k % 2 == 0,
+             datetime.date(1, 1, 1) if k == 1 else datetime.date(2026, 1, k + 1),
+             datetime.datetime(2026, 11, 1, 5, 30, 0, 123456) if k == 2 else datetime.datetime(1969, 12, 31, 23, 59, 59, 999999),
+             datetime.datetime(9999, 12, 31, 23, 59, 59, 999999), text[:10], -128 if k == 0 else 127, k)
+            for k, text in enumerate(texts)] + [tuple([None] * len(columns))]
+    df = frame(spark, GivenTable(dataset=None, columns=columns, rows=rows, source="tests/x.yml given t"), parse_period("2026-01"))
+    assert "LogicalRDD" not in df._jdf.queryExecution().analyzed().toString()
+    names, types, got = collect(df)
+    assert names == [n for n, _ in columns]
+    assert [types[n] for n in names] == [t if t != "varchar(10)" else "string" for _, t in columns]
+    import struct
+    as_float = [None if r[5] is None else struct.unpack("f", struct.pack("f", r[5]))[0] for r in rows]
+    expected = [r[:5] + (f,) + r[6:] for r, f in zip(rows, as_float)]
+    key = lambda r: (r[-1] is None, r[-1])
+    assert sorted(got, key=key) == sorted(expected, key=key)
+    empty = frame(spark, GivenTable(dataset=None, columns=columns, rows=[], source="t"), parse_period("2026-01"))
+    assert collect(empty)[2] == [] and empty.schema.simpleString() == df.schema.simpleString()

@@ -54,3 +54,18 @@ def test_given_timestamps_are_the_utc_wall_clock(spark, new_york):
     df = frame(spark, given, parse_period("2026-01"))
     assert _strings(df, "at") == {"2026-01-15 12:00:00", None}
     assert _strings(df, "wall") == {"2026-01-15 12:00:00", None}
+
+
+def test_collected_timestamps_are_the_utc_wall_clock(spark, new_york):
+    """A test's outputs compare TIMESTAMP values as the UTC wall clock: exact to the microsecond in New
+    York's repeated hour (01:30 EDT and 01:30 EST are 05:30 and 06:30 UTC), its skipped hour and before 1970."""
+    from ledgerflow.adapters.scenarios.execute import collect
+    instants = ["2026-11-01 05:30:00.123456", "2026-11-01 06:30:00.654321", "2026-03-08 07:00:00",
+                "1969-12-31 23:59:59.999999", "2026-01-31 08:30:00.123"]
+    sql = " UNION ALL ".join(f"SELECT {i} AS n, TIMESTAMP'{t}' AS at, TIMESTAMP_NTZ'{t}' AS wall"
+                             for i, t in enumerate(instants)) + " UNION ALL SELECT 9, NULL, NULL"
+    columns, types, rows = collect(spark.sql(sql))
+    assert columns == ["n", "at", "wall"] and types["at"] == "timestamp"
+    expected = [datetime.datetime.fromisoformat(t) for t in instants] + [None]
+    assert [r[1] for r in sorted(rows)] == expected
+    assert [r[2] for r in sorted(rows, key=lambda r: r[0])] == expected
