@@ -6,12 +6,14 @@ shipped (the test command's driver JVM, ``spark.TEST_JAVA_OPTIONS``, mapping its
 
 - ``default-jvm``: a workspace whose ``ledgerflow.yml`` sets ``spark.driver.extraJavaOptions`` itself
   (the JVM as ``run`` starts it), with the class archive;
-- ``no-archive``: the shipped JVM without the class archive (``LEDGERFLOW_JVM_ARCHIVE=off``).
+- ``no-archive``: the shipped JVM without the class archive (``LEDGERFLOW_JVM_ARCHIVE=off``);
+- ``--against-commit REV``: ledgerflow's code as of git revision REV (a temporary worktree imported
+  first through ``PYTHONPATH``), the same JVM and archive: what a change gained.
 
 The archive lives in a cache folder of the benchmark's own; one untimed process writes it first (its
 seconds are printed: a user pays them once). Alternating pairs; prints each process's seconds and the
 median of the per-pair ratios.
-Run: ``python -m bench.test_process [--pairs 3] [--against no-archive] [--out bench/results/test_speed.txt]``.
+Run: ``python -m bench.test_process [--pairs 3] [--against no-archive | --against-commit REV] [--out bench/results/test_speed.txt]``.
 """
 from __future__ import annotations
 
@@ -42,6 +44,16 @@ def _workspace(folder: str, name: str, java_options: str | None) -> str:
     return path
 
 
+def _commit_code(folder: str, rev: str) -> str:
+    """A folder to put first on ``PYTHONPATH`` so that ``import ledgerflow`` finds the code of ``rev``."""
+    tree = os.path.join(folder, "commit")
+    subprocess.run(["git", "-C", REPO, "worktree", "add", "--detach", tree, rev], check=True, capture_output=True)
+    shim = os.path.join(folder, "shim")
+    os.makedirs(shim)
+    os.symlink(tree, os.path.join(shim, "ledgerflow"))  # the repository's root is the package
+    return shim
+
+
 def _timed(workspace: str, env: dict) -> float:
     clock = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", workspace, "test"],
@@ -55,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--against", choices=["no-archive", "default-jvm"], default="no-archive")
+    parser.add_argument("--against-commit", metavar="REV", help="against the code of this git revision instead")
     parser.add_argument("--out", help="also append the output to this file, as a dated run block")
     args = parser.parse_args()
     if args.pairs < 1:
@@ -63,7 +76,10 @@ def main() -> None:
     try:
         shipped = _workspace(folder, "shipped", None)
         env = {**os.environ, "LEDGERFLOW_CACHE_DIR": os.path.join(folder, "cache"), "LEDGERFLOW_JVM_ARCHIVE": "on"}
-        if args.against == "default-jvm":
+        if args.against_commit:
+            other = (shipped, {**env, "PYTHONPATH": _commit_code(folder, args.against_commit)},
+                     f"code of {args.against_commit}")
+        elif args.against == "default-jvm":
             other = (_workspace(folder, "default", "-Xss16m"), env, "default JVM")
         else:
             other = (shipped, {**env, "LEDGERFLOW_JVM_ARCHIVE": "off"}, "no class archive")
@@ -79,6 +95,9 @@ def main() -> None:
                          f"{seconds['shipped']:.2f} s, {other[2]} {seconds['other']:.2f} s, ratio {ratios[-1]:.2f}")
         lines.append(f"median of per-pair ratios (shipped / {other[2]}): {statistics.median(ratios):.2f}")
     finally:
+        if args.against_commit:
+            subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", os.path.join(folder, "commit")],
+                           capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)
     print("\n".join(lines))
     if args.out:

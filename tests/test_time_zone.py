@@ -69,3 +69,21 @@ def test_collected_timestamps_are_the_utc_wall_clock(spark, new_york):
     expected = [datetime.datetime.fromisoformat(t) for t in instants] + [None]
     assert [r[1] for r in sorted(rows)] == expected
     assert [r[2] for r in sorted(rows, key=lambda r: r[0])] == expected
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Tokyo", "UTC"])
+def test_collected_timestamps_at_the_ends_of_the_range(spark, monkeypatch, zone):
+    """Year 1 and the last instant of 9999 are beyond what Python's local time holds (in Tokyo, 9999-12-31
+    12:00 UTC is already year 10000 locally): they are still collected as the UTC wall clock."""
+    from ledgerflow.adapters.scenarios.execute import collect
+    monkeypatch.setenv("TZ", zone)
+    try:
+        time.tzset()
+        sql = ("SELECT 1 AS n, TIMESTAMP'0001-01-01 00:00:00' AS at UNION ALL "
+               "SELECT 2, TIMESTAMP'9999-12-31 23:59:59.999999' UNION ALL SELECT 3, TIMESTAMP'2026-01-31 08:30:00'")
+        _, _, rows = collect(spark.sql(sql))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert sorted(rows) == [(1, datetime.datetime(1, 1, 1)), (2, datetime.datetime(9999, 12, 31, 23, 59, 59, 999999)),
+                            (3, datetime.datetime(2026, 1, 31, 8, 30))]

@@ -45,14 +45,21 @@ def collect(df) -> tuple[list[str], dict[str, str], list[tuple]]:
     """Rows as Python values; timestamps as the UTC wall clock (naive), whatever the local time zone.
 
     PySpark turns a TIMESTAMP into a naive datetime in the Python process's local zone; that is turned
-    back into its instant and then into UTC here. Casting in Spark instead (to TIMESTAMP_NTZ) would make
-    a second query, which Spark analyses and optimises again from the start: 0.3-0.5 s of a test."""
-    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-    rows = [tuple(r) for r in df.collect()]
-    zoned = [i for i, t in enumerate(types.values()) if t == "timestamp"]
-    if zoned and rows:
-        rows = [tuple(utc_wall_clock(v) if i in zoned else v for i, v in enumerate(row)) for row in rows]
-    return list(types), types, rows
+    back into its instant and then into UTC here. Casting in Spark instead (to TIMESTAMP_NTZ) makes a
+    second query, which Spark analyses and optimises again from the start (0.3-0.5 s of a test): it is
+    done only when a value is beyond what Python's local time can hold (year 1, or year 9999 east of UTC)."""
+    fields = df.schema.fields
+    types = {f.name: f.dataType.simpleString() for f in fields}
+    zoned = {i for i, f in enumerate(fields) if f.dataType.simpleString() == "timestamp"}
+    try:
+        rows = [tuple(r) for r in df.collect()]
+        if zoned:
+            rows = [tuple(utc_wall_clock(v) if i in zoned else v for i, v in enumerate(row)) for row in rows]
+    except (ValueError, OverflowError, OSError):  # "year 0 is out of range": read them without a zone
+        columns = [f"`{f.name.replace('`', '``')}`" for f in fields]
+        df = df.selectExpr(*[f"CAST({c} AS timestamp_ntz) AS {c}" if i in zoned else c for i, c in enumerate(columns)])
+        rows = [tuple(r) for r in df.collect()]
+    return [f.name for f in fields], types, rows
 
 
 _EPOCH = datetime.datetime(1970, 1, 1)
@@ -111,12 +118,15 @@ def drop_views(spark, views: list[str]) -> None:
     """Forget a test's temporary views. Straight from the session's catalog: ``Catalog.dropTempView``
     first looks for cached data of the view, which analyses its whole plan again (~0.1 s a test);
     a test caches nothing."""
-    try:
-        catalog = spark._jsparkSession.sessionState().catalog()
-        for view in views:
-            catalog.dropTempView(view)
-    except Exception:  # the session is gone: nothing left to clean
-        pass
+    jsession = getattr(spark, "_jsparkSession", None)
+    for view in views:
+        try:
+            if jsession is not None:
+                jsession.sessionState().catalog().dropTempView(view)
+            else:  # not a classic session (Spark Connect)
+                spark.catalog.dropTempView(view)
+        except Exception:  # the session is gone: nothing left to clean
+            return
 
 
 def first_line(text: Any) -> str:
