@@ -2,9 +2,10 @@
 
 Inline rows become a DataFrame with the declared types, made by Spark from one JSON parameter (the
 values were converted exactly by :mod:`.prepare`, so the loader's checked casts have nothing to
-do); a CSV or Parquet fixture is read as a resolved location of that format is read (CSV columns as text from the header line, then the
-loader's checked casts: a value that does not fit stops the test, naming the file). Either way the
-loader then adds the system columns, the period filter and the row ids exactly as in a run.
+do); a CSV or Parquet fixture is read as a resolved location of that format is read (CSV columns as
+text from the header line, then the loader's checked casts: a value that does not fit stops the
+test, naming the file). Either way the loader then adds the system columns, the period filter and
+the row ids exactly as in a run.
 Nothing is written.
 """
 from __future__ import annotations
