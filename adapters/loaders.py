@@ -253,10 +253,10 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
 
     The view holds only the run's rows (the period filter is applied below the row identity).
-    ``row_ids`` False (a view the SQL only joins or aggregates): Parquet rows without ``_row_id`` are
-    not given Spark's ``_metadata`` column, which Spark materialises for every row of every scan of a
-    relation that has it, used or not; their ``_row_id`` stays the content hash, which Spark prunes
-    when nothing reads it. ``row_identity``: how ids are derived (a replay passes its run's)."""
+    ``row_ids`` False (a view the SQL only joins or aggregates, never reading ``_row_id``): rows
+    without ``_row_id`` get NULL, not a derived id; in particular Parquet rows are not given Spark's
+    ``_metadata`` column, which Spark materialises for every row of every scan of a relation that has
+    it, used or not. ``row_identity``: how ids are derived (a replay passes its run's)."""
     selects = []
     for i, loc in enumerate(locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
@@ -274,7 +274,8 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
-                                         file_root=root, period_rows=True, row_identity=row_identity))
+                                         file_root=root, period_rows=True, row_identity=row_identity,
+                                         row_ids=row_ids))
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)
@@ -288,7 +289,7 @@ def warmup_query(dataset: Dataset, row_ids: bool) -> str:
     present = {c.name: c.type for c in dataset.columns}
     present.update(dict(sysc.TEMPORAL_COLUMNS[dataset.temporal_mode]))
     return normalised_select(dataset, 1, "lf_warmup", present, "the parser warm-up", None,
-                             file_root="file:/lf-warmup/" if row_ids else None, period_rows=True)
+                             file_root="file:/lf-warmup/" if row_ids else None, period_rows=True, row_ids=row_ids)
 
 
 @dataclass(frozen=True)

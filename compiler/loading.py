@@ -226,7 +226,7 @@ def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
 def normalised_select(dataset: Dataset, version: int, relation: str, present: dict[str, str], where: str,
                       location_period: Optional[str], location_index: int = 0,
                       file_root: Optional[str] = None, period_rows: bool = False,
-                      row_identity: int = sysc.ROW_IDENTITY) -> str:
+                      row_identity: int = sysc.ROW_IDENTITY, row_ids: bool = True) -> str:
     """A SELECT over ``relation`` (a view name) giving the dataset's declared + system columns.
 
     ``present`` maps the columns the location actually has to their Spark types (simple strings).
@@ -238,6 +238,10 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     same filter again on the view, which costs nothing.
     ``row_identity``: how generated ``_row_id``s are derived (``system_columns.ROW_IDENTITIES``; a
     replay passes the one its run recorded).
+    ``row_ids`` False: no statement reads the view's ``_row_id`` (``plan.InputView.row_ids``: a join
+    side or an aggregated append's source, whose expressions cannot name it), so rows without one get
+    NULL instead of a derived id: Spark would prune the id, but every analysis of a plan reading the
+    view still walks its expressions and window.
     """
     missing = [c.name for c in dataset.columns if c.name not in present]
     if missing:
@@ -245,7 +249,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
                               f"column(s) {', '.join(missing)} (it has: {', '.join(sorted(present)) or 'nothing'}).")
     cols = [exp.alias_(_checked_cast(c.name, c.type, present[c.name], dataset.name, where), c.name, quoted=True)
             for c in dataset.columns]
-    generate_id = "_row_id" not in present
+    generate_id = "_row_id" not in present and row_ids
     hashed_as_text = row_identity == sysc.SHA256_ROW_IDENTITY  # else the fields hashed as they are
     system = sysc.system_columns(dataset.temporal_mode)
     origin = sysc.loaded_row(dataset.id, location_period)
@@ -255,8 +259,10 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
             fill = sysc.null_fill(name)
             if fill is not None:
                 value = exp.Coalesce(this=value, expressions=[fill])
-        elif name == "_row_id":
+        elif name == "_row_id" and generate_id:
             continue  # generated below, after the period filter
+        elif name == "_row_id":  # read by no statement (row_ids False)
+            value = exp.cast(exp.null(), exp.DataType.build(typ, dialect="spark"))
         else:
             value = sysc.default_value(name, origin)
         if value is None and name == "_period":

@@ -392,3 +392,28 @@ def test_inputs_load_concurrently_and_the_first_error_in_input_order_wins(spark,
         with pytest.raises(LedgerflowError, match="lacks the declared column\\(s\\) note "):
             loaders.load_inputs(spark, inputs, args)
     assert [r[0] for r in spark.table("ds_concurrent_0").orderBy("item_id").collect()] == ["A-1", "B-2", "C-3"]
+
+
+def test_a_view_no_statement_reads_ids_of_gets_no_derived_ids(spark, ws):
+    """A join side (``InputView.row_ids`` False) of rows without ``_row_id``: the view's ``_row_id`` is
+    NULL and its plan has no content hash, ordinal window or id expression for every later analysis
+    to walk; the same rows loaded for a statement that reads ids get distinct UUIDv7s."""
+    from ledgerflow.compiler import parameters
+    from ledgerflow.compiler.periods import parse_period
+    from ledgerflow.compiler.workspace import load_workspace
+    ds = load_workspace(str(ws)).find_dataset("items")
+    args = parameters.values(parse_period("2026-01"), datetime.datetime(2026, 1, 31))
+    frame = spark.createDataFrame(ROWS, SCHEMA)
+    location = loaders.register_memory("row-ids-test", frame, "2026-01")
+    try:
+        ids = {}
+        for row_ids in (False, True):
+            view = f"lf_row_ids_{row_ids}"
+            loaders.load_input(spark, view, ds, 1, [location], args, row_ids=row_ids)
+            plan = spark.table(view)._jdf.queryExecution().analyzed().toString()
+            assert ("row_number()" in plan and "xxhash64" in plan) is row_ids, plan
+            ids[row_ids] = [r[0] for r in spark.table(view).select("_row_id").collect()]
+    finally:
+        loaders.MEMORY.pop("row-ids-test", None)
+    assert ids[False] == [None] * len(ROWS)
+    assert len(set(ids[True])) == len(ROWS) and all(UUID7.match(i) for i in ids[True])

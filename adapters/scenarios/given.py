@@ -101,7 +101,7 @@ def register(spark, prepared, key_prefix: str) -> tuple[list, list[str]]:
             frames[ds.name] = loaders.register_memory(name, frame(spark, data, period), period.identifier)
             keys.append(name)
         version = view.pinned_version or ds.latest_active_version() or 1
-        inputs.append(loaders.InputLoad(view.view, ds, version, [frames[ds.name]]))
+        inputs.append(loaders.InputLoad(view.view, ds, version, [frames[ds.name]], view.row_ids))
     return inputs, keys
 
 
