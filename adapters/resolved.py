@@ -127,7 +127,7 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
             else:
                 present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
                 what = comment(f"{view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}")
-                if loc.format == "parquet" and not loc.options and "_row_id" not in present:
+                if view.row_ids and loc.format == "parquet" and not loc.options and "_row_id" not in present:
                     # rows identified by file + row index, as the runner does (a USING view hides _metadata)
                     root = file_root(loc)
                     out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} AS SELECT *, "
@@ -141,7 +141,7 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                                       f"OPTIONS ({options})"))
                 relation = raw
             selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i,
-                                             file_root=root, period_rows=True))
+                                             file_root=root, period_rows=True, row_ids=view.row_ids))
         query = union_all(selects)
         out.append((comment(f"{view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
                             f"{res.resolver_id}, {res.resolver_source})"),
