@@ -17,6 +17,7 @@ from ...compiler.errors import LedgerflowError
 from ..errors_text import spark_error_text
 from ..loaders import load_inputs
 from ...compiler import parameters
+from ...compiler.render import ident
 from . import given
 from .prepare import PreparedTest
 
@@ -48,18 +49,18 @@ def collect(df) -> tuple[list[str], dict[str, str], list[tuple]]:
     back into its instant and then into UTC here. Casting in Spark instead (to TIMESTAMP_NTZ) makes a
     second query, which Spark analyses and optimises again from the start (0.3-0.5 s of a test): it is
     done only when a value is beyond what Python's local time can hold (year 1, or year 9999 east of UTC)."""
-    fields = df.schema.fields
-    types = {f.name: f.dataType.simpleString() for f in fields}
-    zoned = {i for i, f in enumerate(fields) if f.dataType.simpleString() == "timestamp"}
+    names = [f.name for f in df.schema.fields]
+    kinds = [f.dataType.simpleString() for f in df.schema.fields]
+    zoned = {i for i, kind in enumerate(kinds) if kind == "timestamp"}
     try:
         rows = [tuple(r) for r in df.collect()]
         if zoned:
             rows = [tuple(utc_wall_clock(v) if i in zoned else v for i, v in enumerate(row)) for row in rows]
     except (ValueError, OverflowError, OSError):  # "year 0 is out of range": read them without a zone
-        columns = [f"`{f.name.replace('`', '``')}`" for f in fields]
+        columns = [ident(n) for n in names]
         df = df.selectExpr(*[f"CAST({c} AS timestamp_ntz) AS {c}" if i in zoned else c for i, c in enumerate(columns)])
         rows = [tuple(r) for r in df.collect()]
-    return [f.name for f in fields], types, rows
+    return names, dict(zip(names, kinds)), rows
 
 
 _EPOCH = datetime.datetime(1970, 1, 1)
