@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
-from ..compiler.loading import JSON_TEXT, METADATA_COLUMN, normalised_select, union_all
+from ..compiler.loading import JSON_TEXT, METADATA_COLUMN, POSITION_COLUMN, normalised_select, union_all
 from ..compiler import parameters, system_columns as sysc
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
 
-# In-memory data for the "memory" location kind: name -> pyspark DataFrame (tests, Python API).
+# In-memory data for the "memory" location kind: name -> pyspark DataFrame (tests, Python API). A frame
+# may carry its rows' positions as a loading.POSITION_COLUMN (a scenario test's given data): the ids of
+# rows without _row_id are then derived from them instead of from their content.
 MEMORY: dict[str, Any] = {}
 
 
@@ -269,13 +271,14 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
             present = {k: JSON_TEXT if v == "string" else v for k, v in present.items()}
         root = None
+        positioned = loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
         if row_ids and "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
             raw = raw.select("*", METADATA_COLUMN)  # file path + row index: an id without a shuffle
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
                                          file_root=root, period_rows=True, row_identity=row_identity,
-                                         row_ids=row_ids))
+                                         row_ids=row_ids, positioned=positioned))
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)

@@ -198,7 +198,9 @@ def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Ex
 # - where the reader tells each row's position (Parquet: `_metadata.row_index`), the file's path
 #   relative to the location plus that row index: no shuffle, computed in the scan's projection
 #   after the period filter is pushed into it;
-# - elsewhere (CSV, JSON, ORC, catalog tables, in-memory DataFrames) the row's content (its raw
+# - in-memory data that carries its rows' positions (a POSITION_COLUMN: the given data of a scenario
+#   test, numbered by its place in the test or its fixture file), that position: no shuffle either;
+# - elsewhere (CSV, JSON, ORC, catalog tables, other in-memory DataFrames) the row's content (its raw
 #   declared columns and the system columns it carries) plus an ordinal among identical rows:
 #   a ROW_NUMBER over the content hash, after the period filter (one shuffle of the run's rows).
 #   Identical rows are interchangeable, so which one gets which ordinal does not matter.
@@ -207,6 +209,7 @@ ROW_INDEX_COLUMN = "__lf_row_index"
 CONTENT_COLUMN = "__lf_content"
 ORDINAL_COLUMN = "__lf_ordinal"
 METADATA_COLUMN = "_metadata"  # Spark's hidden file-metadata struct, selected into the raw relation
+POSITION_COLUMN = "__lf_position"  # a BIGINT an in-memory relation may carry: each row's distinct, stable position
 
 
 def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
@@ -226,13 +229,16 @@ def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
 def normalised_select(dataset: Dataset, version: int, relation: str, present: dict[str, str], where: str,
                       location_period: Optional[str], location_index: int = 0,
                       file_root: Optional[str] = None, period_rows: bool = False,
-                      row_identity: int = sysc.ROW_IDENTITY, row_ids: bool = True) -> str:
+                      row_identity: int = sysc.ROW_IDENTITY, row_ids: bool = True,
+                      positioned: bool = False) -> str:
     """A SELECT over ``relation`` (a view name) giving the dataset's declared + system columns.
 
     ``present`` maps the columns the location actually has to their Spark types (simple strings).
     ``file_root`` (Parquet only): the relation also has Spark's ``_metadata`` column with
     ``row_index``, and this is the location's URI prefix of ``_metadata.file_path``; rows without
     ``_row_id`` then get an id from their file and position instead of their content.
+    ``positioned`` (in-memory data only): the relation has a :data:`POSITION_COLUMN`, each row's
+    distinct and stable position, and rows without ``_row_id`` get their id from it (no window).
     ``period_rows``: keep only the run's rows (``periods.period_filter`` of the dataset's temporal
     mode, with its parameter markers) before any row id is computed; the compiled SQL applies the
     same filter again on the view, which costs nothing.
@@ -280,6 +286,9 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         cols.append(exp.alias_(exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True),
                                        expression=exp.to_identifier("row_index")), ROW_INDEX_COLUMN, quoted=True))
         helpers = [FILE_COLUMN, ROW_INDEX_COLUMN]
+    elif generate_id and positioned:
+        cols.append(exp.alias_(exp.column(POSITION_COLUMN, quoted=True), ROW_INDEX_COLUMN, quoted=True))
+        helpers = [ROW_INDEX_COLUMN]
     elif generate_id:
         raw = [c.name for c in dataset.columns] + [n for n, _ in system if n in present]
         content = _fn("sha2", _fn("to_json", exp.Struct(expressions=[exp.column(n, quoted=True) for n in raw])),

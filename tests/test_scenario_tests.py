@@ -14,7 +14,7 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from cli_support import add_project, cli, describe, edit, run_id_of, write
+from cli_support import UUID7, add_project, cli, describe, edit, run_id_of, write
 from ledgerflow.adapters.scenarios.compare import compare, identifying_columns
 from ledgerflow.adapters.scenarios.execute import OutputRows
 from ledgerflow.adapters.scenarios.spec import Expectation
@@ -305,12 +305,14 @@ def test_record_round_trip(spark, finance):
 
 def test_a_test_computes_what_a_run_writes(spark, finance):
     """The test session interprets expressions instead of compiling them (suite.TEST_CONF): its
-    outputs must still be the rows `ledgerflow run` writes, to the last digit and row id."""
+    outputs must still be the rows `ledgerflow run` writes, to the last digit. (Not the ids of input
+    rows: a run identifies CSV rows by their content, a test its given rows by their position; that
+    those ids are the same interpreted and compiled is test_given_rows_are_identified_by_their_position.)"""
     ran = cli(finance, "run", "ts03_fx_conversion", "--period", "2026-01")
     assert ran.exit_code == 0, describe(ran)
     (part,) = (finance / "data" / "ts03_fx_converted").rglob("part-*.csv")
     with open(part, newline="") as fh:  # every value as the run wrote it (empty: not compared)
-        rows = [{c: v for c, v in r.items() if v != "" and c != "_period"} for r in csv.DictReader(fh)]
+        rows = [{c: v for c, v in r.items() if v != "" and c not in ("_period", "_row_id")} for r in csv.DictReader(fh)]
     started = rows[0]["_updated_at"]  # the run's start: the time part of its UUIDv7 row ids
     assert len(rows) == 10 and any(r["amount_reporting"] == "9282.00" for r in rows)
     for name in ("gl", "exchange_rates"):
@@ -378,6 +380,7 @@ def test_inline_rows_arrive_exactly_without_python_workers(spark):
     from ledgerflow.adapters.scenarios.execute import collect
     from ledgerflow.adapters.scenarios.given import frame
     from ledgerflow.adapters.scenarios.prepare import GivenTable
+    from ledgerflow.compiler.loading import POSITION_COLUMN
     from ledgerflow.compiler.periods import parse_period
     columns = [("s", "string"), ("d", "decimal(38,6)"), ("i", "int"), ("b", "bigint"), ("f", "double"),
                ("fl", "float"), ("ok", "boolean"), ("dt", "date"), ("ts", "timestamp"), ("ntz", "timestamp_ntz"),
@@ -392,8 +395,10 @@ def test_inline_rows_arrive_exactly_without_python_workers(spark):
     df = frame(spark, GivenTable(dataset=None, columns=columns, rows=rows, source="tests/x.yml given t"), parse_period("2026-01"))
     assert "LogicalRDD" not in df._jdf.queryExecution().analyzed().toString()
     names, types, got = collect(df)
-    assert names == [n for n, _ in columns]
-    assert [types[n] for n in names] == [t if t != "varchar(10)" else "string" for _, t in columns]
+    assert names == [n for n, _ in columns] + [POSITION_COLUMN]  # and each row's index in the list
+    assert [types[n] for n in names] == [t if t != "varchar(10)" else "string" for _, t in columns] + ["bigint"]
+    assert [r[-1] for r in got] == list(range(len(rows)))
+    got = [r[:-1] for r in got]
     import struct
     as_float = [None if r[5] is None else struct.unpack("f", struct.pack("f", r[5]))[0] for r in rows]
     expected = [r[:5] + (f,) + r[6:] for r, f in zip(rows, as_float)]
@@ -401,3 +406,74 @@ def test_inline_rows_arrive_exactly_without_python_workers(spark):
     assert sorted(got, key=key) == sorted(expected, key=key)
     empty = frame(spark, GivenTable(dataset=None, columns=columns, rows=[], source="t"), parse_period("2026-01"))
     assert collect(empty)[2] == [] and empty.schema.simpleString() == df.schema.simpleString()
+
+
+def _load_given(session, ds, data, view: str):
+    """(journal_id, line_number, _row_id) of ``data`` loaded as a test loads it; and the view's analysed plan."""
+    from ledgerflow.adapters import loaders
+    from ledgerflow.adapters.scenarios.given import frame
+    from ledgerflow.compiler import parameters
+    from ledgerflow.compiler.periods import parse_period
+    period = parse_period("2026-01")
+    loaders.register_memory(view, frame(session, data, period), period.identifier)
+    try:
+        loaders.load_input(session, view, ds, 1, [loaders.ResolvedLocation("memory", view, "memory", "2026-01")],
+                           parameters.values(period, datetime.datetime(2026, 1, 31)))
+    finally:
+        loaders.MEMORY.pop(view, None)
+    df = session.table(view)
+    plan = df._jdf.queryExecution().analyzed().toString()
+    return [tuple(r) for r in df.select("journal_id", "line_number", "_row_id").collect()], plan
+
+
+def test_given_rows_are_identified_by_their_position(spark, finance):
+    """Rows given without _row_id get ids from their place in the given data (the index under rows:, the line
+    of a CSV fixture, the row index of a Parquet fixture), with no window over a content hash: the same rows
+    get the same ids inline, as CSV and as Parquet, identical rows distinct ids, and the ids are the same
+    when expressions are interpreted (the test session) as when they are compiled (a run's session)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from ledgerflow.adapters.scenarios.prepare import GivenFile, GivenTable
+    from ledgerflow.adapters.scenarios.suite import Session
+    from ledgerflow.compiler.workspace import load_workspace
+    ds = load_workspace(str(finance)).find_dataset("gl")
+    lines = (finance / "tests" / "fixtures" / "gl.csv").read_text().splitlines()
+    lines.append(lines[1])  # an identical row
+    text_rows = list(csv.reader(lines[1:]))
+    header = lines[0].split(",")
+    (finance / "tests" / "fixtures" / "twice.csv").write_text("\n".join(lines) + "\n")
+    pq.write_table(pa.table({c: [r[i] for r in text_rows] for i, c in enumerate(header)}),
+                   finance / "tests" / "fixtures" / "twice.parquet")
+    types = [(c.name, c.type) for c in ds.columns]
+    typed = [tuple(convert(v, t) if v != "" else None for v, (_, t) in zip(r, types)) for r in text_rows]
+    forms = {"inline": GivenTable(ds, types, typed, "tests/x.yml given gl"),
+             "csv": GivenFile(ds, str(finance / "tests" / "fixtures" / "twice.csv"), "csv", "twice.csv"),
+             "parquet": GivenFile(ds, str(finance / "tests" / "fixtures" / "twice.parquet"), "parquet", "twice.parquet")}
+    session = Session(lambda: spark).get()
+    loaded = {name: _load_given(session, ds, data, f"lf_given_{name}") for name, data in forms.items()}
+    ids, plan = loaded["inline"]
+    assert [(j, n) for j, n, _ in ids] == [(r[0], int(r[1])) for r in text_rows]  # in the given order
+    assert all(UUID7.match(i) for _, _, i in ids) and len({i for _, _, i in ids}) == len(ids)  # identical rows too
+    assert "row_number" not in plan and "Window" not in plan and "sha2" not in plan, plan
+    for name in ("csv", "parquet"):
+        assert sorted(loaded[name][0]) == sorted(ids), name
+    assert _load_given(session, ds, forms["csv"], "lf_given_again")[0] == loaded["csv"][0]
+    compiled = _load_given(spark, ds, forms["csv"], "lf_given_compiled")[0]  # the caller's session: codegen on
+    assert spark.conf.get("spark.sql.codegen.wholeStage") == "true" and sorted(compiled) == sorted(ids)
+
+
+def test_the_test_session_reads_a_fixture_as_one_partition(spark, tmp_path):
+    """A CSV fixture's rows are numbered in file order only if the file is one read partition: the test
+    session never splits a file, where a run's session splits a large one (here 6 MB on 2 cores)."""
+    from ledgerflow.adapters.scenarios.given import _file_position
+    from ledgerflow.adapters.scenarios.suite import Session
+    from ledgerflow.compiler.loading import POSITION_COLUMN
+    path = tmp_path / "big.csv"
+    count = 120_000
+    path.write_text("n,pad\n" + "".join(f"{i},{'x' * 40}\n" for i in range(count)))
+    assert spark.read.option("header", "true").csv(str(path)).rdd.getNumPartitions() >= 2
+    session = Session(lambda: spark).get()
+    df = session.read.option("header", "true").csv(str(path)).withColumn(POSITION_COLUMN, _file_position("csv"))
+    assert df.rdd.getNumPartitions() == 1
+    got = [(int(r[0]), r[1]) for r in df.select("n", POSITION_COLUMN).collect()]
+    assert got == [(i, i) for i in range(count)]

@@ -25,9 +25,12 @@ _CODE = re.compile(r"^[A-Z]+(?:[-_][A-Z]+)*[-_]\d{3}$")
 # partition costs a task); results do not depend on it. Expressions and operators are interpreted,
 # not compiled to Java: a test's few rows take less time to interpret than Janino takes to compile
 # every new plan shape (bench/test_speed.py: 5 s for the first run of TS-03), and the interpreted
-# paths compute the same values and raise the same errors (Spark tests both).
+# paths compute the same values and raise the same errors (Spark tests both). A file is never split
+# into several read partitions, whatever its size and the number of cores: a CSV fixture's rows are
+# numbered in file order (given._file_position), and their row ids derive from those numbers.
 TEST_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
-             "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+             "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+             "spark.sql.files.maxPartitionBytes": "1t", "spark.sql.files.openCostInBytes": "1t"}
 
 
 def load_all(root: str) -> list[tuple[str, Optional[ScenarioTest], list[Diagnostic]]]:
