@@ -254,7 +254,8 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
                args: dict, row_ids: bool = True, row_identity: int = sysc.ROW_IDENTITY) -> int:
     """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
 
-    The view holds only the run's rows (the period filter is applied below the row identity).
+    The view holds only the run's rows (the period filter is applied below the row identity), but for
+    in-memory data carrying its rows' positions, which the compiled SQL's own filter narrows.
     ``row_ids`` False (a view the SQL only joins or aggregates, never reading ``_row_id``): rows
     without ``_row_id`` get NULL, not a derived id; in particular Parquet rows are not given Spark's
     ``_metadata`` column, which Spark materialises for every row of every scan of a relation that has
@@ -271,13 +272,15 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
             present = {k: JSON_TEXT if v == "string" else v for k, v in present.items()}
         root = None
+        # Rows numbered before they reach Spark need no filter for their ids: the compiled SQL filters every
+        # read of a view by the same period or as-of condition, so the view's own would only be analysed twice.
         positioned = loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
         if row_ids and "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
             raw = raw.select("*", METADATA_COLUMN)  # file path + row index: an id without a shuffle
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
-                                         file_root=root, period_rows=True, row_identity=row_identity,
+                                         file_root=root, period_rows=not positioned, row_identity=row_identity,
                                          row_ids=row_ids, positioned=positioned))
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")

@@ -455,6 +455,7 @@ def test_given_rows_are_identified_by_their_position(spark, finance):
     assert [(j, n) for j, n, _ in ids] == [(r[0], int(r[1])) for r in text_rows]  # in the given order
     assert all(UUID7.match(i) for _, _, i in ids) and len({i for _, _, i in ids}) == len(ids)  # identical rows too
     assert "row_number" not in plan and "Window" not in plan and "sha2" not in plan, plan
+    assert "rlike" not in plan.lower(), plan  # no period filter in the view: the compiled SQL's is the one
     for name in ("csv", "parquet"):
         assert sorted(loaded[name][0]) == sorted(ids), name
     assert _load_given(session, ds, forms["csv"], "lf_given_again")[0] == loaded["csv"][0]
@@ -477,3 +478,18 @@ def test_the_test_session_reads_a_fixture_as_one_partition(spark, tmp_path):
     assert df.rdd.getNumPartitions() == 1
     got = [(int(r[0]), r[1]) for r in df.select("n", POSITION_COLUMN).collect()]
     assert got == [(i, i) for i in range(count)]
+
+
+def test_given_rows_of_other_periods_are_not_read(spark, finance):
+    """Given data is filtered by the compiled SQL's period rule alone (CONTRACT §5: the run's period or a
+    finer period inside it): a month run reads its month and its days, not the month before or after,
+    nor the quarter that holds it."""
+    periods = ["2026-01", "2026-01-15", "2026-02", "2025-12", "2026-Q1", "2026", "2026-01-31"]
+    rows = "".join(f"      - {{journal_id: J{i}, line_number: 1, amount_local: \"1.00\", _period: \"{p}\"}}\n"
+                   for i, p in enumerate(periods))
+    write(finance, "tests/periods.yml", "project: ts01_output_only\nperiod: 2026-01\ngiven:\n  gl:\n    rows:\n" + rows +
+          "expect:\n  - output: Write transactions\n    rows:\n"
+          "      - {journal_id: J0, _period: \"2026-01\"}\n      - {journal_id: J1, _period: \"2026-01-15\"}\n"
+          "      - {journal_id: J6, _period: \"2026-01-31\"}\n")
+    result = cli(finance, "test", "periods")
+    assert result.exit_code == 0, describe(result)
