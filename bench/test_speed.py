@@ -87,6 +87,10 @@ def report(rounds: list, n_rounds: int, master: str, session_s: float, start_loa
     lines.append(f"first test of the process (Spark warm-up): {rounds[0][0][1]:.2f} s")
     lines.append(f"every further test ({len(further)}): median {statistics.median(further):.2f} s, mean "
                  f"{statistics.mean(further):.2f} s, max {max(further):.2f} s; target < 1 s per further test")
+    once = [s for _, s in rounds[0][1:]]  # what one `ledgerflow test` invocation runs: round 1 after the first
+    if once:
+        lines.append(f"one invocation (round 1), the {len(once)} tests after the first: {sum(once):.2f} s, mean "
+                     f"{statistics.mean(once):.2f} s, max {max(once):.2f} s")
     return lines
 
 
