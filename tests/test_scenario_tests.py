@@ -465,7 +465,7 @@ def test_given_rows_are_identified_by_their_position(spark, finance):
 
 def test_the_test_session_reads_a_fixture_as_one_partition(spark, tmp_path):
     """A CSV fixture's rows are numbered in file order only if the file is one read partition: the test
-    session never splits a file, where a run's session splits a large one (here 6 MB on 2 cores)."""
+    session never splits a file, where a run's session splits a large one (here 5.6 MB on 2 cores)."""
     from ledgerflow.adapters.scenarios.given import _file_position
     from ledgerflow.adapters.scenarios.suite import Session
     from ledgerflow.compiler.loading import POSITION_COLUMN
