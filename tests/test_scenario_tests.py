@@ -465,14 +465,17 @@ def test_given_rows_are_identified_by_their_position(spark, finance):
 
 def test_the_test_session_reads_a_fixture_as_one_partition(spark, tmp_path):
     """A CSV fixture's rows are numbered in file order only if the file is one read partition: the test
-    session never splits a file, where a run's session splits a large one (here 5.6 MB on 2 cores)."""
+    session never splits a file, where another session splits a large one (here 5.6 MB, by its
+    maxPartitionBytes or, by default, over its cores)."""
     from ledgerflow.adapters.scenarios.given import _file_position
     from ledgerflow.adapters.scenarios.suite import Session
     from ledgerflow.compiler.loading import POSITION_COLUMN
     path = tmp_path / "big.csv"
     count = 120_000
     path.write_text("n,pad\n" + "".join(f"{i},{'x' * 40}\n" for i in range(count)))
-    assert spark.read.option("header", "true").csv(str(path)).rdd.getNumPartitions() >= 2
+    other = spark.newSession()
+    other.conf.set("spark.sql.files.maxPartitionBytes", "1m")
+    assert other.read.option("header", "true").csv(str(path)).rdd.getNumPartitions() >= 2
     session = Session(lambda: spark).get()
     df = session.read.option("header", "true").csv(str(path)).withColumn(POSITION_COLUMN, _file_position("csv"))
     assert df.rdd.getNumPartitions() == 1
