@@ -12,15 +12,19 @@ without an id and once with each derivation a run or a replay can use, alternati
   up in a table of lower-case hex.
 
 The figure that matters is the extra time over ``no id``; the headline of issue 9 stays the whole
-cold process (``bench/cold_process.py``).
+cold process (``bench/cold_process.py``). ``--sink parquet`` writes Parquet files instead (into a
+temporary folder, removed), and ``no id`` then writes no ``_row_id`` column at all, as the
+hand-written script of the cold-process benchmark does: computing the id plus writing it.
 
-    python -m bench.row_id_cost [--rows 1000000] [--rounds 5]
+    python -m bench.row_id_cost [--rows 1000000] [--rounds 5] [--sink noop|parquet]
 """
 from __future__ import annotations
 
 import argparse
 import datetime
 import os
+import shutil
+import tempfile
 import statistics
 import time
 
@@ -58,8 +62,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--out", default=os.path.join(HERE, "results", "row_id_cost.txt"))
+    parser.add_argument("--sink", choices=["noop", "parquet"], default="noop")
+    parser.add_argument("--out", help="default: bench/results/row_id_cost.txt (row_id_cost_parquet.txt with --sink parquet)")
     args = parser.parse_args(argv)
+    out = args.out or os.path.join(HERE, "results", "row_id_cost.txt" if args.sink == "noop" else "row_id_cost_parquet.txt")
     lines: list[str] = []
 
     def log(text: str) -> None:
@@ -76,24 +82,34 @@ def main(argv=None) -> int:
     rows = spark.sql(*variants["no id"]).count()
     ids = {name: spark.sql(*q).select("_row_id").limit(1).first()[0] for name, q in variants.items()}
     log(f"# _row_id cost per input row, warm, in process; {args.rows:,} GL rows, {rows:,} in period {PERIOD}; "
-        f"local[2]; {args.rounds} rounds after 1 untimed; load average {loadavg()}")
+        f"local[2]; sink {args.sink}; {args.rounds} rounds after 1 untimed; load average {loadavg()}")
     times: dict[str, list[float]] = {name: [] for name in variants}
-    for round_ in range(args.rounds + 1):
-        for name, (sql, values) in variants.items():
-            start = time.perf_counter()
-            spark.sql(sql, args=values).write.format("noop").mode("overwrite").save()
-            if round_:
-                times[name].append(time.perf_counter() - start)
+    folder = tempfile.mkdtemp(prefix="lf-row-id-cost-")
+    try:
+        for round_ in range(args.rounds + 1):
+            for name, (sql, values) in variants.items():
+                df = spark.sql(sql, args=values)
+                start = time.perf_counter()
+                if args.sink == "noop":
+                    df.write.format("noop").mode("overwrite").save()
+                else:
+                    df = df.drop("_row_id") if name == "no id" else df
+                    df.write.mode("overwrite").parquet(os.path.join(folder, "out"))
+                if round_:
+                    times[name].append(time.perf_counter() - start)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     base = statistics.median(times["no id"])
     log("| derivation | median s | extra over no id | extra per million period rows | an id |")
     log("|---|---|---|---|---|")
     for name, got in times.items():
         med = statistics.median(got)
         extra = med - base
-        log(f"| {name} | {med:.2f} | {extra:+.2f} s | {extra / rows * 1e6:+.2f} s | {ids[name]} |")
+        shown = "none written" if name == "no id" and args.sink == "parquet" else ids[name]
+        log(f"| {name} | {med:.2f} | {extra:+.2f} s | {extra / rows * 1e6:+.2f} s | {shown} |")
     log(f"# load average at the end {loadavg()}")
     spark.stop()
-    with open(args.out, "w") as fh:
+    with open(out, "w") as fh:
         fh.write("\n".join(lines) + "\n")
     return 0
 
