@@ -17,9 +17,7 @@ from ..compiler import parameters, system_columns as sysc
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
 
-# In-memory data for the "memory" location kind: name -> pyspark DataFrame (tests, Python API). A frame
-# may carry its rows' positions as a loading.POSITION_COLUMN (a scenario test's given data): the ids of
-# rows without _row_id are then derived from them instead of from their content.
+# In-memory data for the "memory" location kind: name -> pyspark DataFrame (tests, Python API).
 MEMORY: dict[str, Any] = {}
 
 
@@ -251,15 +249,18 @@ def file_root(location: ResolvedLocation) -> str:
 
 
 def load_input(spark, view: str, dataset: Dataset, version: int, locations: list[ResolvedLocation],
-               args: dict, row_ids: bool = True, row_identity: int = sysc.ROW_IDENTITY) -> int:
+               args: dict, row_ids: bool = True, row_identity: int = sysc.ROW_IDENTITY,
+               positioned: bool = False) -> int:
     """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
 
-    The view holds only the run's rows (the period filter is applied below the row identity), but for
-    in-memory data carrying its rows' positions, which the compiled SQL's own filter narrows.
+    The view holds only the run's rows (the period filter is applied below the row identity).
     ``row_ids`` False (a view the SQL only joins or aggregates, never reading ``_row_id``): rows
     without ``_row_id`` get NULL, not a derived id; in particular Parquet rows are not given Spark's
     ``_metadata`` column, which Spark materialises for every row of every scan of a relation that has
-    it, used or not. ``row_identity``: how ids are derived (a replay passes its run's)."""
+    it, used or not. ``row_identity``: how ids are derived (a replay passes its run's).
+    ``positioned``: the in-memory frames carry each row's position (a scenario test's given data, see
+    :mod:`.scenarios.given`); ids derive from it, and the view keeps every period's rows, which the
+    compiled SQL filters on every read of the view as the view would have."""
     selects = []
     for i, loc in enumerate(locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
@@ -272,16 +273,14 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
             present = {k: JSON_TEXT if v == "string" else v for k, v in present.items()}
         root = None
-        # Rows numbered before they reach Spark need no filter for their ids: the compiled SQL filters every
-        # read of a view by the same period or as-of condition, so the view's own would only be analysed twice.
-        positioned = loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
+        numbered = positioned and loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
         if row_ids and "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
             raw = raw.select("*", METADATA_COLUMN)  # file path + row index: an id without a shuffle
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
-                                         file_root=root, period_rows=not positioned, row_identity=row_identity,
-                                         row_ids=row_ids, positioned=positioned))
+                                         file_root=root, period_rows=not numbered, row_identity=row_identity,
+                                         row_ids=row_ids, positioned=numbered))
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)
@@ -308,6 +307,7 @@ class InputLoad:
     locations: list[ResolvedLocation]
     row_ids: bool = True  # whether the SQL reads the view's _row_id (InputView.row_ids)
     row_identity: int = sysc.ROW_IDENTITY  # how generated _row_ids are derived (system_columns.ROW_IDENTITIES)
+    positioned: bool = False  # the frames carry their rows' positions (load_input)
 
 
 def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
@@ -318,7 +318,8 @@ def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
     several inputs starts sooner. Every load finishes before the first error, in input order, is raised.
     """
     def load(i: InputLoad) -> int:
-        return load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids, i.row_identity)
+        return load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids, i.row_identity,
+                          i.positioned)
 
     if len(inputs) <= 1:
         return [load(i) for i in inputs]

@@ -88,8 +88,8 @@ def main(argv=None) -> int:
     try:
         for round_ in range(args.rounds + 1):
             for name, (sql, values) in variants.items():
-                df = spark.sql(sql, args=values)
                 start = time.perf_counter()
+                df = spark.sql(sql, args=values)
                 if args.sink == "noop":
                     df.write.format("noop").mode("overwrite").save()
                 else:

@@ -417,3 +417,28 @@ def test_a_view_no_statement_reads_ids_of_gets_no_derived_ids(spark, ws):
         loaders.MEMORY.pop("row-ids-test", None)
     assert ids[False] == [None] * len(ROWS)
     assert len(set(ids[True])) == len(ROWS) and all(UUID7.match(i) for i in ids[True])
+
+
+def test_only_given_data_is_identified_by_position(spark, ws):
+    """Ids come from a position column only when the caller says the frame carries positions (a scenario
+    test's given data): a user's DataFrame (``api.run(data=...)``) that happens to have a column of that
+    name still gets content-based ids, distinct even where its values repeat."""
+    from pyspark.sql import functions as F
+    from ledgerflow.compiler import parameters
+    from ledgerflow.compiler.loading import POSITION_COLUMN
+    from ledgerflow.compiler.periods import parse_period
+    from ledgerflow.compiler.workspace import load_workspace
+    ds = load_workspace(str(ws)).find_dataset("items")
+    args = parameters.values(parse_period("2026-01"), datetime.datetime(2026, 1, 31))
+    frame = spark.createDataFrame(ROWS, SCHEMA).withColumn(POSITION_COLUMN, F.lit(0).cast("bigint"))
+    location = loaders.register_memory("position-test", frame, "2026-01")
+    try:
+        ids = {}
+        for positioned in (False, True):
+            view = f"lf_positioned_{positioned}"
+            loaders.load_input(spark, view, ds, 1, [location], args, positioned=positioned)
+            ids[positioned] = [r[0] for r in spark.table(view).select("_row_id").collect()]
+    finally:
+        loaders.MEMORY.pop("position-test", None)
+    assert len(set(ids[False])) == len(ROWS)  # by content: the repeated column is not a position
+    assert len(set(ids[True])) == 1  # told it is one, the loader uses it (given data never repeats one)

@@ -5,12 +5,12 @@ values were converted exactly by :mod:`.prepare`, so the loader's checked casts 
 do); a CSV or Parquet fixture is read as a resolved location of that format is read (CSV columns as
 text from the header line, then the loader's checked casts: a value that does not fit stops the
 test, naming the file). Either way the loader then adds the system columns, the period filter and
-the row ids as in a run. Every row carries its position in the given data
-(``loading.POSITION_COLUMN``: its index under ``rows:``, its line in a CSV fixture, its row index
-in a Parquet fixture), from which the loader derives the ids of rows given without ``_row_id``, as
-it does from a Parquet file's row index: deterministic, distinct for identical rows, and without
-the window over a content hash that other in-memory data needs (a quarter of a test's time).
-Nothing is written.
+the row ids as in a run, with one difference: every row carries its position in the given data
+(``loading.POSITION_COLUMN``: its index under ``rows:``, its record's place in a CSV fixture, its
+row index in a Parquet fixture), from which the loader derives the ids of rows given without
+``_row_id``, as it does from a Parquet file's row index: deterministic, distinct for identical rows,
+and without the window over a content hash that other in-memory data needs (a fifth of the sample
+suite's time, BENCHMARKS.md 0c). Nothing is written.
 """
 from __future__ import annotations
 
@@ -101,8 +101,8 @@ def frame(spark, data: GivenData, period):
 
 def _file_position(file_format: str):
     """Each row's position in its fixture file: Parquet's row index; for CSV (Spark gives no row index) the
-    row's number in the file's one read partition, which is its line order: the test session never splits
-    a file (``suite.TEST_CONF``), and a scan numbers its rows in file order."""
+    row's number in the file's one read partition, the order of its records: the test session never
+    splits a file (``suite.WHOLE_FILES_CONF``)."""
     from pyspark.sql import functions as F
     if file_format == "parquet":
         return F.col("_metadata.row_index")
@@ -121,7 +121,7 @@ def register(spark, prepared, key_prefix: str) -> tuple[list, list[str]]:
             frames[ds.name] = loaders.register_memory(name, frame(spark, data, period), period.identifier)
             keys.append(name)
         version = view.pinned_version or ds.latest_active_version() or 1
-        inputs.append(loaders.InputLoad(view.view, ds, version, [frames[ds.name]], view.row_ids))
+        inputs.append(loaders.InputLoad(view.view, ds, version, [frames[ds.name]], view.row_ids, positioned=True))
     return inputs, keys
 
 

@@ -138,10 +138,17 @@ def _run_text(text: str, display: str, path: str, compiler: Compiler, spark) -> 
 
 
 def _same(a: execute.Outcome, b: execute.Outcome) -> bool:
-    """Whether two runs wrote the same rows to every output (in any order)."""
+    """Whether two runs wrote the same rows to every output (in any order), in the columns a recorded
+    test expects (:func:`_expected`): generated ids depend on where a row is in the given data."""
     def rows(o: execute.Outcome) -> dict:
-        return {seq: (out.columns, sorted(map(repr, out.rows))) for seq, out in o.outputs.items()}
+        return {seq: sorted(repr(row) for row in _expected(out)) for seq, out in o.outputs.items()}
     return rows(a) == rows(b)
+
+
+def _expected(out: execute.OutputRows) -> list[dict]:
+    """The rows of ``out`` as a recorded test expects them: every column but the system ones (``_deleted`` kept)."""
+    cols = [c for c in out.columns if not c.startswith("_") or c == "_deleted"]
+    return [{c: v for c, v in zip(out.columns, r) if c in cols} for r in out.rows]
 
 
 class _Raise:
@@ -172,7 +179,8 @@ def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factor
     missing = [v.view for v in compiled.inputs if v.view not in recorded]
     if missing:
         raise LedgerflowError(f"run {run_id} has no recorded resolution for {', '.join(missing)}.")
-    spark = Session(session_factory).get()
+    # it reads the run's whole inputs, split as a run splits them; the sample test gives its rows inline
+    spark = Session(session_factory, whole_files=False).get()
     args = parameters.values(period, started)
     identity = sysc.reproducible_row_identity(rec.get("row_identity")) or sysc.ROW_IDENTITY
     for view in compiled.inputs:  # the data as the run read it: recorded versions and locations, its row ids
@@ -226,9 +234,7 @@ def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factor
             text = small
     expect = []
     for out in sorted(outcome.outputs.values(), key=lambda o: o.seq):
-        cols = [c for c in out.columns if not c.startswith("_") or c == "_deleted"]
-        expect.append({"output": out.seq, "rows": [{c: _plain(v) for c, v in zip(out.columns, r) if c in cols}
-                                                    for r in out.rows]})
+        expect.append({"output": out.seq, "rows": [{c: _plain(v) for c, v in row.items()} for row in _expected(out)]})
     header = (f"# Written by `ledgerflow test --record {run_id} {name}`: the expectations are the outputs of the\n"
               f"# project as that run recorded it, run on the rows given here.\n")
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -25,12 +25,12 @@ _CODE = re.compile(r"^[A-Z]+(?:[-_][A-Z]+)*[-_]\d{3}$")
 # partition costs a task); results do not depend on it. Expressions and operators are interpreted,
 # not compiled to Java: a test's few rows take less time to interpret than Janino takes to compile
 # every new plan shape (bench/test_speed.py: 5 s for the first run of TS-03), and the interpreted
-# paths compute the same values and raise the same errors (Spark tests both). A file is never split
-# into several read partitions, whatever its size and the number of cores: a CSV fixture's rows are
-# numbered in file order (given._file_position), and their row ids derive from those numbers.
+# paths compute the same values and raise the same errors (Spark tests both).
 TEST_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
-             "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-             "spark.sql.files.maxPartitionBytes": "1t", "spark.sql.files.openCostInBytes": "1t"}
+             "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+# A fixture file is read as one partition whatever its size and the machine's cores, so that its
+# rows are numbered in file order (given._file_position).
+WHOLE_FILES_CONF = {"spark.sql.files.maxPartitionBytes": "1t", "spark.sql.files.openCostInBytes": "1t"}
 
 
 def load_all(root: str) -> list[tuple[str, Optional[ScenarioTest], list[Diagnostic]]]:
@@ -114,17 +114,19 @@ class Session:
     """The one SparkSession of an invocation, started when the first test needs Spark.
 
     It is a new session of the (possibly already running) local Spark application, so its settings
-    and temporary views are its own."""
+    and temporary views are its own. ``whole_files``: read every file as one partition
+    (:data:`WHOLE_FILES_CONF`), as tests with fixture files need."""
 
-    def __init__(self, factory: Callable[[], object]):
+    def __init__(self, factory: Callable[[], object], whole_files: bool = True):
         self.factory = factory
+        self.whole_files = whole_files
         self.spark = None
 
     def get(self):
         """The session (started on first use)."""
         if self.spark is None:
             spark = self.factory().newSession()
-            for k, v in TEST_CONF.items():
+            for k, v in {**TEST_CONF, **(WHOLE_FILES_CONF if self.whole_files else {})}.items():
                 spark.conf.set(k, v)
             self.spark = spark
         return self.spark
