@@ -394,29 +394,37 @@ def test_inputs_load_concurrently_and_the_first_error_in_input_order_wins(spark,
     assert [r[0] for r in spark.table("ds_concurrent_0").orderBy("item_id").collect()] == ["A-1", "B-2", "C-3"]
 
 
-def test_a_view_no_statement_reads_ids_of_gets_no_derived_ids(spark, ws):
-    """A join side (``InputView.row_ids`` False) of rows without ``_row_id``: the view's ``_row_id`` is
-    NULL and its plan has no content hash, ordinal window or id expression for every later analysis
-    to walk; the same rows loaded for a statement that reads ids get distinct UUIDv7s."""
+def _memory_ids(spark, ws, frame, **load: dict) -> dict:
+    """Load ``frame`` as the items dataset once per keyword set of ``load`` (name -> load_input keywords):
+    name -> (the view's _row_ids, its analysed plan)."""
     from ledgerflow.compiler import parameters
     from ledgerflow.compiler.periods import parse_period
     from ledgerflow.compiler.workspace import load_workspace
     ds = load_workspace(str(ws)).find_dataset("items")
     args = parameters.values(parse_period("2026-01"), datetime.datetime(2026, 1, 31))
-    frame = spark.createDataFrame(ROWS, SCHEMA)
-    location = loaders.register_memory("row-ids-test", frame, "2026-01")
+    location = loaders.register_memory("memory-ids-test", frame, "2026-01")
     try:
-        ids = {}
-        for row_ids in (False, True):
-            view = f"lf_row_ids_{row_ids}"
-            loaders.load_input(spark, view, ds, 1, [location], args, row_ids=row_ids)
-            plan = spark.table(view)._jdf.queryExecution().analyzed().toString()
-            assert ("row_number()" in plan and "xxhash64" in plan) is row_ids, plan
-            ids[row_ids] = [r[0] for r in spark.table(view).select("_row_id").collect()]
+        out = {}
+        for name, keywords in load.items():
+            loaders.load_input(spark, f"lf_{name}", ds, 1, [location], args, **keywords)
+            table = spark.table(f"lf_{name}")
+            out[name] = ([r[0] for r in table.select("_row_id").collect()],
+                         table._jdf.queryExecution().analyzed().toString())
+        return out
     finally:
-        loaders.MEMORY.pop("row-ids-test", None)
-    assert ids[False] == [None] * len(ROWS)
-    assert len(set(ids[True])) == len(ROWS) and all(UUID7.match(i) for i in ids[True])
+        loaders.MEMORY.pop("memory-ids-test", None)
+
+
+def test_a_view_no_statement_reads_ids_of_gets_no_derived_ids(spark, ws):
+    """A join side (``InputView.row_ids`` False) of rows without ``_row_id``: the view's ``_row_id`` is
+    NULL and its plan has no content hash, ordinal window or id expression for every later analysis
+    to walk; the same rows loaded for a statement that reads ids get distinct UUIDv7s."""
+    got = _memory_ids(spark, ws, spark.createDataFrame(ROWS, SCHEMA), no_ids={"row_ids": False}, ids={"row_ids": True})
+    for name, row_ids in (("no_ids", False), ("ids", True)):
+        plan = got[name][1]
+        assert ("row_number()" in plan and "xxhash64" in plan) is row_ids, plan
+    assert got["no_ids"][0] == [None] * len(ROWS)
+    assert len(set(got["ids"][0])) == len(ROWS) and all(UUID7.match(i) for i in got["ids"][0])
 
 
 def test_only_given_data_is_identified_by_position(spark, ws):
@@ -424,21 +432,8 @@ def test_only_given_data_is_identified_by_position(spark, ws):
     test's given data): a user's DataFrame (``api.run(data=...)``) that happens to have a column of that
     name still gets content-based ids, distinct even where its values repeat."""
     from pyspark.sql import functions as F
-    from ledgerflow.compiler import parameters
     from ledgerflow.compiler.loading import POSITION_COLUMN
-    from ledgerflow.compiler.periods import parse_period
-    from ledgerflow.compiler.workspace import load_workspace
-    ds = load_workspace(str(ws)).find_dataset("items")
-    args = parameters.values(parse_period("2026-01"), datetime.datetime(2026, 1, 31))
     frame = spark.createDataFrame(ROWS, SCHEMA).withColumn(POSITION_COLUMN, F.lit(0).cast("bigint"))
-    location = loaders.register_memory("position-test", frame, "2026-01")
-    try:
-        ids = {}
-        for positioned in (False, True):
-            view = f"lf_positioned_{positioned}"
-            loaders.load_input(spark, view, ds, 1, [location], args, positioned=positioned)
-            ids[positioned] = [r[0] for r in spark.table(view).select("_row_id").collect()]
-    finally:
-        loaders.MEMORY.pop("position-test", None)
-    assert len(set(ids[False])) == len(ROWS)  # by content: the repeated column is not a position
-    assert len(set(ids[True])) == 1  # told it is one, the loader uses it (given data never repeats one)
+    got = _memory_ids(spark, ws, frame, by_content={}, by_position={"positioned": True})
+    assert len(set(got["by_content"][0])) == len(ROWS)  # the repeated column is not a position
+    assert len(set(got["by_position"][0])) == 1  # told it is one, the loader uses it (given data never repeats one)
