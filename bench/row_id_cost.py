@@ -24,8 +24,8 @@ import argparse
 import datetime
 import os
 import shutil
-import tempfile
 import statistics
+import tempfile
 import time
 
 from ledgerflow.adapters.loaders import file_root

@@ -415,10 +415,10 @@ def _load_given(session, ds, data, view: str):
     from ledgerflow.compiler import parameters
     from ledgerflow.compiler.periods import parse_period
     period = parse_period("2026-01")
-    loaders.register_memory(view, frame(session, data, period), period.identifier)
+    location = loaders.register_memory(view, frame(session, data, period), period.identifier)
     try:
-        loaders.load_input(session, view, ds, 1, [loaders.ResolvedLocation("memory", view, "memory", "2026-01")],
-                           parameters.values(period, datetime.datetime(2026, 1, 31)), positioned=True)
+        loaders.load_input(session, view, ds, 1, [location], parameters.values(period, datetime.datetime(2026, 1, 31)),
+                           positioned=True)
     finally:
         loaders.MEMORY.pop(view, None)
     df = session.table(view)
@@ -427,8 +427,8 @@ def _load_given(session, ds, data, view: str):
 
 
 def test_given_rows_are_identified_by_their_position(spark, finance):
-    """Rows given without _row_id get ids from their place in the given data (the index under rows:, the line
-    of a CSV fixture, the row index of a Parquet fixture), with no window over a content hash: the same rows
+    """Rows given without _row_id get ids from their place in the given data (the index under rows:, the record's
+    place in a CSV fixture, the row index of a Parquet fixture), with no window over a content hash: the same rows
     get the same ids inline, as CSV and as Parquet, identical rows distinct ids, and the ids are the same
     when expressions are interpreted (the test session) as when they are compiled (a run's session)."""
     import pyarrow as pa
