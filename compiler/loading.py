@@ -199,7 +199,8 @@ def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Ex
 #   relative to the location plus that row index: no shuffle, computed in the scan's projection
 #   after the period filter is pushed into it;
 # - in-memory data that carries its rows' positions (a POSITION_COLUMN: the given data of a scenario
-#   test, numbered by its place in the test or its fixture file), that position: no shuffle either;
+#   test, numbered by its place in the test or its fixture file), that position, written into the id
+#   as it is (system_columns.positioned_row_uuidv7): no shuffle, no hash;
 # - elsewhere (CSV, JSON, ORC, catalog tables, other in-memory DataFrames) the row's content (its raw
 #   declared columns and the system columns it carries) plus an ordinal among identical rows:
 #   a ROW_NUMBER over the content hash, after the period filter (one shuffle of the run's rows).
@@ -238,7 +239,8 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     ``row_index``, and this is the location's URI prefix of ``_metadata.file_path``; rows without
     ``_row_id`` then get an id from their file and position instead of their content.
     ``positioned`` (in-memory data only): the relation has a :data:`POSITION_COLUMN`, each row's
-    distinct and stable position, and rows without ``_row_id`` get their id from it (no window).
+    distinct and stable position, and rows without ``_row_id`` get their id from it (no window):
+    ``system_columns.positioned_row_uuidv7``, whatever ``row_identity`` says.
     ``period_rows``: keep only the run's rows (``periods.period_filter`` of the dataset's temporal
     mode, with its parameter markers) before any row id is computed; the compiled SQL applies the
     same filter again on the view, which costs nothing.
@@ -310,11 +312,15 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         position = [CONTENT_COLUMN, ORDINAL_COLUMN]
     else:
         position = helpers
-    if not hashed_as_text:  # the digit table once in the text; Spark folds it into the id's lookups
-        query = exp.select(exp.Star(), exp.alias_(sysc.hex_table(), sysc.HEX_TABLE_COLUMN, quoted=True)).from_(
-            query.subquery("positioned"))
-    row_id = sysc.input_row_uuidv7(dataset.id, version, location_index, [exp.column(n, quoted=True) for n in position],
-                                   row_identity)
+    if helpers == [ROW_INDEX_COLUMN]:  # given data: the position itself, written out (no replay derives it)
+        row_id = sysc.positioned_row_uuidv7(dataset.id, version, location_index,
+                                            exp.column(ROW_INDEX_COLUMN, quoted=True))
+    else:
+        if not hashed_as_text:  # the digit table once in the text; Spark folds it into the id's lookups
+            query = exp.select(exp.Star(), exp.alias_(sysc.hex_table(), sysc.HEX_TABLE_COLUMN, quoted=True)).from_(
+                query.subquery("positioned"))
+        row_id = sysc.input_row_uuidv7(dataset.id, version, location_index,
+                                       [exp.column(n, quoted=True) for n in position], row_identity)
     names = [c.name for c in dataset.columns] + [n for n, _ in system]
     out = [exp.alias_(row_id, n, quoted=True) if n == "_row_id" else exp.column(n, quoted=True) for n in names]
     return exp.select(*out).from_(query.subquery("identified")).sql("spark")

@@ -428,9 +428,10 @@ def _load_given(session, ds, data, view: str):
 
 def test_given_rows_are_identified_by_their_position(spark, finance):
     """Rows given without _row_id get ids from their place in the given data (the index under rows:, the record's
-    place in a CSV fixture, the row index of a Parquet fixture), with no window over a content hash: the same rows
-    get the same ids inline, as CSV and as Parquet, identical rows distinct ids, and the ids are the same
-    when expressions are interpreted (the test session) as when they are compiled (a run's session)."""
+    place in a CSV fixture, the row index of a Parquet fixture), written into the id as they are, with no window
+    over a content hash and no hash of the position: the same rows get the same ids inline, as CSV and as
+    Parquet, identical rows distinct ids, and the ids are the same when expressions are interpreted (the test
+    session) as when they are compiled (a run's session)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from ledgerflow.adapters.scenarios.prepare import GivenFile, GivenTable
@@ -454,7 +455,10 @@ def test_given_rows_are_identified_by_their_position(spark, finance):
     ids, plan = loaded["inline"]
     assert [(j, n) for j, n, _ in ids] == [(r[0], int(r[1])) for r in text_rows]  # in the given order
     assert all(UUID7.match(i) for _, _, i in ids) and len({i for _, _, i in ids}) == len(ids)  # identical rows too
+    assert [i[-12:] for _, _, i in ids] == [f"{n:012x}" for n in range(len(ids))]  # the position, written out
+    assert len({i[:-12] for _, _, i in ids}) == 1
     assert "row_number" not in plan and "Window" not in plan and "sha2" not in plan, plan
+    assert "xxhash64" not in plan and "element_at" not in plan, plan  # no hash, no digit table
     assert "rlike" not in plan.lower(), plan  # no period filter in the view: the compiled SQL's is the one
     for name in ("csv", "parquet"):
         assert sorted(loaded[name][0]) == sorted(ids), name

@@ -7,10 +7,10 @@ text from the header line, then the loader's checked casts: a value that does no
 test, naming the file). Either way the loader then adds the system columns, the period filter and
 the row ids as in a run, with one difference: every row carries its position in the given data
 (``loading.POSITION_COLUMN``: its index under ``rows:``, its record's place in a CSV fixture, its
-row index in a Parquet fixture), from which the loader derives the ids of rows given without
-``_row_id``, as it does from a Parquet file's row index: deterministic, distinct for identical rows,
+row index in a Parquet fixture), which the loader writes into the ids of rows given without
+``_row_id`` (``system_columns.positioned_row_uuidv7``): deterministic, distinct for identical rows,
 and without the window over a content hash that other in-memory data needs (a fifth of the sample
-suite's time, BENCHMARKS.md 0c). Nothing is written.
+suite's time, BENCHMARKS.md 0c) or a hash of the position. Nothing is written.
 """
 from __future__ import annotations
 
