@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..compiler.errors import ResolutionError
-from ..compiler.loading import JSON_TEXT, METADATA_COLUMN, POSITION_COLUMN, normalised_select, union_all
+from ..compiler.loading import (FILE_METADATA_COLUMN, JSON_TEXT, METADATA_COLUMN, POSITION_COLUMN,
+                                normalised_select, union_all)
 from ..compiler import parameters, system_columns as sysc
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
@@ -275,7 +276,9 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         root = None
         numbered = positioned and loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
         if row_ids and "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
-            raw = raw.select("*", METADATA_COLUMN)  # file path + row index: an id without a shuffle
+            # file path + row index: an id without a shuffle (the struct Spark offers even when a data
+            # column takes its name)
+            raw = raw.select("*", raw.metadataColumn(METADATA_COLUMN).alias(FILE_METADATA_COLUMN))
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from ..compiler.compile import CompiledProject, describe
 from ..compiler.errors import LedgerflowError
-from ..compiler.loading import METADATA_COLUMN, normalised_select, union_all
+from ..compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
 from ..compiler.model import Project, Workspace
 from ..compiler.parameters import values as parameter_values
 from ..compiler.periods import Period
@@ -130,8 +130,9 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                 if view.row_ids and loc.format == "parquet" and not loc.options and "_row_id" not in present:
                     # rows identified by file + row index, as the runner does (a USING view hides _metadata)
                     root = file_root(loc)
+                    metadata = f"{ident(spark_metadata_name(present))} AS {ident(FILE_METADATA_COLUMN)}"
                     out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} AS SELECT *, "
-                                      f"{METADATA_COLUMN} FROM parquet.{ident(loc.target)}"))
+                                      f"{metadata} FROM parquet.{ident(loc.target)}"))
                 else:
                     opts = {"path": loc.target, **dict(loc.options)}
                     if loc.format == "csv":

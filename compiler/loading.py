@@ -209,8 +209,20 @@ FILE_COLUMN = "__lf_file"
 ROW_INDEX_COLUMN = "__lf_row_index"
 CONTENT_COLUMN = "__lf_content"
 ORDINAL_COLUMN = "__lf_ordinal"
-METADATA_COLUMN = "_metadata"  # Spark's hidden file-metadata struct, selected into the raw relation
+METADATA_COLUMN = "_metadata"  # Spark's hidden file-metadata struct (its name when no data column takes it)
+FILE_METADATA_COLUMN = "__lf_file_metadata"  # that struct, selected into the raw relation under this name
 POSITION_COLUMN = "__lf_position"  # a BIGINT an in-memory relation may carry: each row's distinct, stable position
+
+
+def spark_metadata_name(columns) -> str:
+    """The name under which Spark offers a Parquet relation's hidden ``_metadata`` struct when the data has
+    ``columns``: one more leading underscore while a data column (compared case-insensitively) takes the
+    name, as Spark 4 renames it (``_metadata`` -> ``__metadata``; checked in tests/test_row_identity.py)."""
+    taken = {c.lower() for c in columns}
+    name = METADATA_COLUMN
+    while name in taken:
+        name = "_" + name
+    return name
 
 
 def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
@@ -218,7 +230,7 @@ def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
     moved workspace keeps its ids; the whole path when the file is not under that prefix. As UTF-8
     bytes when ``as_bytes`` (derivation 4 hashes them): a byte substring is about half the cost of a
     string one per row, which counts characters first."""
-    path = exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True), expression=exp.to_identifier("file_path"))
+    path = exp.Dot(this=exp.column(FILE_METADATA_COLUMN, quoted=True), expression=exp.to_identifier("file_path"))
     under = _fn("startswith", path.copy(), exp.Literal.string(root))
     if as_bytes:
         path = exp.Cast(this=path, to=exp.DataType.build("binary"))
@@ -235,8 +247,8 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     """A SELECT over ``relation`` (a view name) giving the dataset's declared + system columns.
 
     ``present`` maps the columns the location actually has to their Spark types (simple strings).
-    ``file_root`` (Parquet only): the relation also has Spark's ``_metadata`` column with
-    ``row_index``, and this is the location's URI prefix of ``_metadata.file_path``; rows without
+    ``file_root`` (Parquet only): the relation also has Spark's ``_metadata`` struct as
+    :data:`FILE_METADATA_COLUMN`, and this is the location's URI prefix of its ``file_path``; rows without
     ``_row_id`` then get an id from their file and position instead of their content.
     ``positioned`` (in-memory data only): the relation has a :data:`POSITION_COLUMN`, each row's
     distinct and stable position, and rows without ``_row_id`` get their id from it (no window):
@@ -285,7 +297,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
     helpers: list[str] = []
     if generate_id and file_root is not None:
         cols.append(exp.alias_(_relative_file(file_root, as_bytes=not hashed_as_text), FILE_COLUMN, quoted=True))
-        cols.append(exp.alias_(exp.Dot(this=exp.column(METADATA_COLUMN, quoted=True),
+        cols.append(exp.alias_(exp.Dot(this=exp.column(FILE_METADATA_COLUMN, quoted=True),
                                        expression=exp.to_identifier("row_index")), ROW_INDEX_COLUMN, quoted=True))
         helpers = [FILE_COLUMN, ROW_INDEX_COLUMN]
     elif generate_id and positioned:

@@ -213,3 +213,50 @@ def test_in_memory_identical_rows_get_distinct_ids(spark):
         views.append(sorted((r["k"], r["_row_id"]) for r in spark.table(view).collect()))
     loaders.MEMORY.pop(loc.target, None)
     assert views[0] == views[1] and len({i for _, i in views[0]}) == 5
+
+
+def test_a_data_column_named_metadata_hides_no_row_index(spark, tmp_path):
+    """Parquet data may itself have a column named `_metadata` (here also a look-alike struct `__METADATA`
+    with wrong row indexes). Spark then offers its file-metadata struct under another name; the run, a
+    scenario test's Parquet fixture and `compile --resolved` all take Spark's, so the rows get the ids
+    the same files would get without those columns."""
+    import glob as globbing
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from ledgerflow.adapters.resolved import resolved_statements
+    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.scenarios.given import _file_position
+    from ledgerflow.compiler.loading import spark_metadata_name
+    ws = workspace(spark, tmp_path / "ws", "parquet")
+    data = ws / "data" / "lines"
+    plain = str(tmp_path / "plain")
+    shutil.copytree(data, plain)
+    for path in globbing.glob(str(data / "*.parquet")):
+        table = pq.read_table(path).replace_schema_metadata(None)  # not Spark's schema of the old file
+        n = table.num_rows
+        fake = pa.array([{"row_index": 999, "file_path": "elsewhere"}] * n)
+        pq.write_table(table.append_column("_metadata", pa.array(["x"] * n)).append_column("__METADATA", fake), path)
+        os.remove(os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.crc"))  # Spark's checksum of the old file
+    assert spark_metadata_name(["k", "_metadata", "__METADATA"]) == "___metadata"
+    real = sorted(r.i for r in spark.sql(f"SELECT _metadata.row_index AS i FROM parquet.`{plain}`").collect())
+    indexes = spark.sql(f"SELECT ___metadata.row_index AS i FROM parquet.`{data}`").collect()
+    assert sorted(r.i for r in indexes) == real and 999 not in real  # Spark's name: the real row indexes
+
+    rec = run_ok(ws, "copy", "2026-01")
+    ran = written(spark, rec)
+    started = datetime.datetime.fromisoformat(rec["run_started_at"])
+    assert ran == load_ids(spark, plain, "parquet", started=started)[1]
+
+    raw = spark.read.parquet(str(data))
+    assert sorted(r.i for r in raw.select(_file_position(raw, "parquet").alias("i")).collect()) == real
+
+    wsm = load_workspace(str(ws))
+    project = wsm.find_project("copy")
+    statements = resolved_statements(wsm, project, compile_project(wsm, project), parse_period("2026-01"),
+                                     RunStore(str(ws)), started_at=started)
+    views = [sql for _, sql in statements if sql.startswith("CREATE OR REPLACE TEMPORARY VIEW")][:2]
+    assert "`___metadata` AS `__lf_file_metadata`" in views[0], views[0]
+    for sql in views:
+        spark.sql(sql)
+    script = sorted((r["k"], str(r["v"]), r["_row_id"]) for r in spark.table("ds_lines").collect())
+    assert script == ran

@@ -481,7 +481,8 @@ def test_the_test_session_reads_a_fixture_as_one_partition(spark, tmp_path):
     other.conf.set("spark.sql.files.maxPartitionBytes", "1m")
     assert other.read.option("header", "true").csv(str(path)).rdd.getNumPartitions() >= 2
     session = Session(lambda: spark).get()
-    df = session.read.option("header", "true").csv(str(path)).withColumn(POSITION_COLUMN, _file_position("csv"))
+    raw = session.read.option("header", "true").csv(str(path))
+    df = raw.withColumn(POSITION_COLUMN, _file_position(raw, "csv"))
     assert df.rdd.getNumPartitions() == 1
     from pyspark.sql import functions as F
     numbered = df.agg(F.count("*"), F.sum((F.col("n").cast("bigint") != F.col(POSITION_COLUMN)).cast("int"))).first()

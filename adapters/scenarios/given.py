@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from sqlglot import exp
 
-from ...compiler.loading import POSITION_COLUMN
+from ...compiler.loading import METADATA_COLUMN, POSITION_COLUMN
 from ...compiler.resolver import ResolvedLocation
 from .. import loaders
 from .prepare import GivenData, GivenTable
@@ -88,6 +88,7 @@ def frame(spark, data: GivenData, period):
     from pyspark.sql import functions as F
     raw = loaders.read_raw(spark, ResolvedLocation("path", data.path, data.file_format, period.identifier),
                            data.dataset)
+    position = _file_position(raw, data.file_format)
     for column in data.dataset.columns:  # as for inline rows: a column the file does not have is NULL
         if column.name not in raw.columns:
             raw = raw.withColumn(column.name, F.lit(None).cast(column.type))
@@ -96,16 +97,17 @@ def frame(spark, data: GivenData, period):
             raw = raw.withColumn("_period_from", F.lit(period.start))
         if "_period_to" not in raw.columns:
             raw = raw.withColumn("_period_to", F.lit(None).cast("date"))
-    return raw.withColumn(POSITION_COLUMN, _file_position(data.file_format))
+    return raw.withColumn(POSITION_COLUMN, position)
 
 
-def _file_position(file_format: str):
-    """Each row's position in its fixture file: Parquet's row index; for CSV (Spark gives no row index) the
+def _file_position(raw, file_format: str):
+    """Each row's position in its fixture file, read as ``raw``: Parquet's row index (from the ``_metadata``
+    struct Spark offers even when a data column takes its name); for CSV (Spark gives no row index) the
     row's number in the file's one read partition, the order of its records: the test session never
     splits a file (``suite.WHOLE_FILES_CONF``)."""
     from pyspark.sql import functions as F
     if file_format == "parquet":
-        return F.col("_metadata.row_index")
+        return raw.metadataColumn(METADATA_COLUMN)["row_index"]
     return F.monotonically_increasing_id()
 
 
