@@ -327,6 +327,37 @@ def test_a_test_computes_what_a_run_writes(spark, finance):
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"  # the caller's session keeps its settings
 
 
+def test_rows_an_aggregate_creates_get_the_ids_a_run_gives_them(spark, finance):
+    """The ids of rows an operation creates (here TS-05's totals, identified by their group) do not depend on
+    given rows' positions: the test session, which interprets expressions, gives them the ids the run's
+    compiled code wrote, as every other value."""
+    from cli_support import read_output, record
+    ran = cli(finance, "run", "ts05_aggregate_by_type", "--period", "2026-01")
+    assert ran.exit_code == 0, describe(ran)
+    rec = record(finance, run_id_of(ran))
+    started = rec["started_at"]
+    _, written = read_output(spark, rec, 3)
+    assert len(written) == 14
+
+    def expected(row) -> dict:
+        named = {c: row[c] for c in ("journal_id", "line_number", "account_type", "_operation_seq")}
+        if row["_operation_seq"] == 2:  # a total: its id, sum and count too
+            named.update(_row_id=row["_row_id"], total_amount=str(row["total_amount"]), line_count=row["line_count"])
+        return named
+    totals = [expected(r) for r in written if r["_operation_seq"] == 2]
+    assert len(totals) == 4 and all(UUID7.match(t["_row_id"]) for t in totals)
+    for name in ("gl", "accounts"):
+        source = "transactions" if name == "gl" else name
+        version = "v2" if name == "accounts" else "v1"
+        (finance / "tests" / "fixtures" / f"run_{name}.csv").write_text(
+            (finance / "data" / name / version / f"{source}.csv").read_text())
+    write(finance, "tests/as_run.yml", f"project: ts05_aggregate_by_type\nperiod: 2026-01\nrun_started_at: {started}\n"
+          "given:\n  gl: {csv: fixtures/run_gl.csv}\n  accounts: {csv: fixtures/run_accounts.csv}\n"
+          "expect:\n  - output: 3\n    rows:\n" + "".join(f"      - {json.dumps(expected(r))}\n" for r in written))
+    result = cli(finance, "test", "as_run")
+    assert result.exit_code == 0, describe(result)
+
+
 def test_record_narrows_join_rows_with_escaped_sample_values(spark):
     """The filter that keeps the join rows a recorded sample needs is SQL nodes: a value with a quote or
     a backslash is one literal and a name with a backtick one identifier, never SQL text; every type a
