@@ -249,6 +249,12 @@ def file_root(location: ResolvedLocation) -> str:
     return uri if local and os.path.isfile(location.target) else uri + "/"
 
 
+def with_file_metadata(raw):
+    """``raw`` (a Parquet read) with Spark's hidden file-metadata struct as :data:`FILE_METADATA_COLUMN`:
+    the struct Spark offers even when a data column takes the name ``_metadata``."""
+    return raw.select("*", raw.metadataColumn(METADATA_COLUMN).alias(FILE_METADATA_COLUMN))
+
+
 def load_input(spark, view: str, dataset: Dataset, version: int, locations: list[ResolvedLocation],
                args: dict, row_ids: bool = True, row_identity: int = sysc.ROW_IDENTITY,
                positioned: bool = False) -> int:
@@ -276,9 +282,7 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         root = None
         numbered = positioned and loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
         if row_ids and "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
-            # file path + row index: an id without a shuffle (the struct Spark offers even when a data
-            # column takes its name)
-            raw = raw.select("*", raw.metadataColumn(METADATA_COLUMN).alias(FILE_METADATA_COLUMN))
+            raw = with_file_metadata(raw)  # file path + row index: an id without a shuffle
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,

@@ -28,9 +28,9 @@ import statistics
 import tempfile
 import time
 
-from ledgerflow.adapters.loaders import file_root
+from ledgerflow.adapters.loaders import file_root, with_file_metadata
 from ledgerflow.compiler import parameters
-from ledgerflow.compiler.loading import METADATA_COLUMN, normalised_select
+from ledgerflow.compiler.loading import normalised_select
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
 from ledgerflow.compiler.periods import parse_period
 from ledgerflow.compiler.resolver import ResolvedLocation
@@ -43,7 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def queries(spark, data: str) -> dict[str, tuple[str, dict]]:
     """Name -> (loading query, its parameter values) over the raw views this registers."""
     raw = spark.read.parquet(data)
-    raw.select("*", METADATA_COLUMN).createOrReplaceTempView("gl_raw")
+    with_file_metadata(raw).createOrReplaceTempView("gl_raw")
     raw.selectExpr("*", "'kept' AS _row_id").createOrReplaceTempView("gl_with_ids")
     present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
     columns = [ColumnDef(name, typ) for name, typ in present.items() if not name.startswith("_")]

@@ -192,9 +192,9 @@ def _date_string_loss(text: exp.Expression, converted: exp.Expression) -> exp.Ex
 
 
 # ------------------------------------------------------------------------------- row identity
-# A row that arrives without `_row_id` gets a UUIDv7 whose random part is a hash of the row's identity
+# A row that arrives without `_row_id` gets a UUIDv7 from the row's identity, its random part a hash of it
 # (system_columns.input_row_uuidv7, derivation system_columns.ROW_IDENTITY unless a replay asks for the one
-# its run used): dataset id, version, location index, and
+# its run used) except for a scenario test's given rows (below): dataset id, version, location index, and
 # - where the reader tells each row's position (Parquet: `_metadata.row_index`), the file's path
 #   relative to the location plus that row index: no shuffle, computed in the scan's projection
 #   after the period filter is pushed into it;
@@ -217,7 +217,8 @@ POSITION_COLUMN = "__lf_position"  # a BIGINT an in-memory relation may carry: e
 def spark_metadata_name(columns) -> str:
     """The name under which Spark offers a Parquet relation's hidden ``_metadata`` struct when the data has
     ``columns``: one more leading underscore while a data column (compared case-insensitively) takes the
-    name, as Spark 4 renames it (``_metadata`` -> ``__metadata``; checked in tests/test_row_identity.py)."""
+    name, as Spark 4 renames it (``_metadata`` -> ``__metadata``; checked in tests/test_row_identity.py).
+    Names are compared as Spark does by default (``spark.sql.caseSensitive`` false)."""
     taken = {c.lower() for c in columns}
     name = METADATA_COLUMN
     while name in taken:
@@ -226,10 +227,10 @@ def spark_metadata_name(columns) -> str:
 
 
 def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
-    """``_metadata.file_path`` relative to the location ``root`` (Spark's URI form of it), so that a
-    moved workspace keeps its ids; the whole path when the file is not under that prefix. As UTF-8
-    bytes when ``as_bytes`` (derivation 4 hashes them): a byte substring is about half the cost of a
-    string one per row, which counts characters first."""
+    """The ``file_path`` of :data:`FILE_METADATA_COLUMN` relative to the location ``root`` (Spark's URI form
+    of it), so that a moved workspace keeps its ids; the whole path when the file is not under that
+    prefix. As UTF-8 bytes when ``as_bytes`` (derivation 4 hashes them): a byte substring is about half
+    the cost of a string one per row, which counts characters first."""
     path = exp.Dot(this=exp.column(FILE_METADATA_COLUMN, quoted=True), expression=exp.to_identifier("file_path"))
     under = _fn("startswith", path.copy(), exp.Literal.string(root))
     if as_bytes:
@@ -295,12 +296,13 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
                                   f"{name} column.")
         cols.append(exp.alias_(value, name, quoted=True))
     helpers: list[str] = []
+    by_position = generate_id and file_root is None and positioned
     if generate_id and file_root is not None:
         cols.append(exp.alias_(_relative_file(file_root, as_bytes=not hashed_as_text), FILE_COLUMN, quoted=True))
         cols.append(exp.alias_(exp.Dot(this=exp.column(FILE_METADATA_COLUMN, quoted=True),
                                        expression=exp.to_identifier("row_index")), ROW_INDEX_COLUMN, quoted=True))
         helpers = [FILE_COLUMN, ROW_INDEX_COLUMN]
-    elif generate_id and positioned:
+    elif by_position:
         cols.append(exp.alias_(exp.column(POSITION_COLUMN, quoted=True), ROW_INDEX_COLUMN, quoted=True))
         helpers = [ROW_INDEX_COLUMN]
     elif generate_id:
@@ -324,7 +326,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         position = [CONTENT_COLUMN, ORDINAL_COLUMN]
     else:
         position = helpers
-    if helpers == [ROW_INDEX_COLUMN]:  # given data: the position itself, written out (no replay derives it)
+    if by_position:  # given data: the position itself, written out (no replay derives it)
         row_id = sysc.positioned_row_uuidv7(dataset.id, version, location_index,
                                             exp.column(ROW_INDEX_COLUMN, quoted=True))
     else:

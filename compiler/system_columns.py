@@ -45,28 +45,39 @@ def _fn(name: str, *args: exp.Expression) -> exp.Expression:
     return exp.Anonymous(this=name, expressions=list(args))
 
 
-def _run_start_hex() -> exp.Expression:
-    """The 48-bit ms timestamp of ``:run_started_at`` as 12 lower-case hex digits: the UUIDv7 time part.
+def _lower_hex(value: exp.Expression, digits: int) -> exp.Expression:
+    """A non-negative BIGINT ``value`` below 16**``digits`` as ``digits`` lower-case hex digits.
 
     Lower-cased with ``translate``, not ``lower``: Spark 4's ``lower`` loads ICU's case mappings the
     first time a process evaluates it, about 2 s of a cold run (issue 9)."""
     s = exp.Literal.string
-    upper = _fn("lpad", _fn("hex", _fn("unix_millis", exp.Placeholder(this="run_started_at"))),
-                exp.Literal.number(12), s("0"))
-    return _fn("translate", upper, s("ABCDEF"), s("abcdef"))
+    return _fn("translate", _fn("lpad", _fn("hex", value), exp.Literal.number(digits), s("0")),
+               s("ABCDEF"), s("abcdef"))
+
+
+def _time_groups() -> list[exp.Expression]:
+    """The first two groups of a UUIDv7 and the dash between them: the 48-bit ms timestamp of
+    ``:run_started_at`` as 8 + 4 lower-case hex digits (a constant, folded by Spark)."""
+    num = exp.Literal.number
+    ts = _lower_hex(_fn("unix_millis", exp.Placeholder(this="run_started_at")), 12)
+    return [_fn("substr", ts.copy(), num(1), num(8)), exp.Literal.string("-"), _fn("substr", ts, num(9), num(4))]
+
+
+def _identity_text(dataset_id: str, version: int, location_index: int) -> str:
+    """The constant part of an input row's identity as unambiguous text (the id's length first)."""
+    return f"{len(dataset_id)}:{dataset_id}|{version}|{location_index}"
 
 
 def _uuidv7_text(digest: exp.Expression) -> exp.Expression:
     """The UUIDv7 text of the run start and a lower-case hex ``digest`` (at least 18 digits): the 8-4-4-4-12
     groups of time(12) + "7" + digest[0:3] + "8" + digest[3:18], placed with substrings."""
     num, s = exp.Literal.number, exp.Literal.string
-    ts = _run_start_hex()  # constant: folded by Spark
 
     def sub(value: exp.Expression, start: int, length: int) -> exp.Expression:
         return _fn("substr", value.copy(), num(start), num(length))
 
-    return _fn("concat", sub(ts, 1, 8), s("-"), sub(ts, 9, 4), s("-7"), sub(digest, 1, 3), s("-8"),
-               sub(digest, 4, 3), s("-"), sub(digest, 7, 12))
+    return _fn("concat", *_time_groups(), s("-7"), sub(digest, 1, 3), s("-8"), sub(digest, 4, 3), s("-"),
+               sub(digest, 7, 12))
 
 
 def uuidv7(identity: list[exp.Expression]) -> exp.Expression:
@@ -170,8 +181,7 @@ def input_row_uuidv7(dataset_id: str, version: int, location_index: int, parts: 
     - 3: the random bits from a SHA-256 of the identity as delimited text, placed with substrings.
     """
     if derivation == SHA256_ROW_IDENTITY:
-        prefix = f"{len(dataset_id)}:{dataset_id}|{version}|{location_index}|"
-        return _sha256_input_row_uuidv7(prefix, parts)
+        return _sha256_input_row_uuidv7(_identity_text(dataset_id, version, location_index) + "|", parts)
     if derivation != ROW_IDENTITY:
         raise ValueError(f"unknown row identity derivation {derivation}")
     num, s = exp.Literal.number, exp.Literal.string
@@ -191,29 +201,25 @@ def input_row_uuidv7(dataset_id: str, version: int, location_index: int, parts: 
     def digit(h: exp.Expression, shift: int) -> exp.Expression:
         return lookup(h, shift, 4, _ONE_DIGIT)
 
-    ts = _run_start_hex()  # constant: folded by Spark
     variant = lookup(first, 12, 2, _ONE_DIGIT + 8)  # 8, 9, a or b: the variant bits 10, then 2 random bits
     # tttttttt-tttt-7aaa-Vbbb-cccccccccccc: 12 + 2 + 12 + 48 = 74 random bits
-    return _fn("concat", _fn("substr", ts.copy(), num(1), num(8)), s("-"), _fn("substr", ts, num(9), num(4)),
-               s("-7"), digit(first, 0), pair(first, 4), s("-"), variant, digit(first, 16), pair(first, 20), s("-"),
-               *[pair(second, shift) for shift in range(0, 48, 8)])
+    return _fn("concat", *_time_groups(), s("-7"), digit(first, 0), pair(first, 4), s("-"), variant,
+               digit(first, 16), pair(first, 20), s("-"), *[pair(second, shift) for shift in range(0, 48, 8)])
 
 
 def positioned_row_uuidv7(dataset_id: str, version: int, location_index: int,
                           position: exp.Expression) -> exp.Expression:
     """The UUIDv7 of a row given to a scenario test without ``_row_id``, from its ``position`` in the given
-    data (a BIGINT below 2**48, distinct per row): ``tttttttt-tttt-7ddd-8ddd-pppppppppppp``, the run start,
-    six hex digits of a SHA-256 of the dataset id, version and location index (computed here, a
-    literal), and the position in 12 hex digits. Distinct for distinct positions of one location, and a
-    given row's id ends with its position. A handful of nodes where :func:`input_row_uuidv7` has ~200:
-    every analysis of a test's plans walks them (issue 13).
+    data (a BIGINT, distinct per row, from 0 up: far below 2**48 for any fixture):
+    ``tttttttt-tttt-7ddd-8ddd-pppppppppppp``, the run start, six hex digits of a SHA-256 of the dataset
+    id, version and location index (computed here, a literal), and the position in 12 hex digits.
+    Distinct for distinct positions of one location, and a given row's id ends with its position; rows
+    of two datasets differ in those 24 bits of digest. A handful of nodes where
+    :func:`input_row_uuidv7` has ~200: every analysis of a test's plans walks them (issue 13).
     """
-    num, s = exp.Literal.number, exp.Literal.string
-    digest = hashlib.sha256(f"{len(dataset_id)}:{dataset_id}|{version}|{location_index}".encode()).hexdigest()
-    hex_position = _fn("translate", _fn("lpad", _fn("hex", position), num(12), s("0")), s("ABCDEF"), s("abcdef"))
-    ts = _run_start_hex()  # constant: folded by Spark
-    return _fn("concat", _fn("substr", ts.copy(), num(1), num(8)), s("-"), _fn("substr", ts, num(9), num(4)),
-               s(f"-7{digest[:3]}-8{digest[3:6]}-"), hex_position)
+    digest = hashlib.sha256(_identity_text(dataset_id, version, location_index).encode()).hexdigest()
+    return _fn("concat", *_time_groups(), exp.Literal.string(f"-7{digest[:3]}-8{digest[3:6]}-"),
+               _lower_hex(position, 12))
 
 
 def _sha256_input_row_uuidv7(prefix: str, parts: list[exp.Expression]) -> exp.Expression:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ledgerflow.adapters import parser_warmup
 from ledgerflow.adapters.runner import _offer_to_parser
 from ledgerflow.compiler.compile import compile_project
+from ledgerflow.compiler.loading import FILE_METADATA_COLUMN
 from ledgerflow.compiler.workspace import load_workspace
 
 from conftest import PROJECTS
@@ -52,7 +53,7 @@ def test_the_runner_offers_its_input_views_then_its_statements(monkeypatch):
     views, statements = warmup.texts[:len(compiled.inputs)], warmup.texts[len(compiled.inputs):]
     assert statements == [st.sql for st in compiled.statements]
     assert all(v.startswith("SELECT") and "lf_warmup" in v for v in views) and len(views) == 2
-    assert "_metadata" in views[0] and "_metadata" not in views[1]  # the input's row ids, the join's none
+    assert FILE_METADATA_COLUMN in views[0] and FILE_METADATA_COLUMN not in views[1]  # the input's ids, the join's none
 
 
 def test_the_parser_is_reached_in_a_real_jvm(spark):
