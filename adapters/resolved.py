@@ -50,11 +50,7 @@ def _string(value: str) -> str:
 
 def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
     """The columns a location holds (name -> Spark type), read cheaply without Spark."""
-    partition_cols = {}
-    if os.path.isdir(target):
-        for entry in os.listdir(target):
-            if "=" in entry and not entry.startswith("."):
-                partition_cols[entry.split("=", 1)[0]] = "string"
+    partition_cols = _partition_columns(target)
     if fmt == "csv":
         files = [target] if os.path.isfile(target) else sorted(
             f for f in glob.glob(os.path.join(target, "**", "*.csv"), recursive=True) if "/.lf_versions/" not in f)
@@ -63,12 +59,47 @@ def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
         with open(files[0], encoding="utf-8") as fh:
             header = fh.readline().strip()
         return {**{c: "string" for c in header.split(",") if c}, **partition_cols}
+    path = _first_data_file(target) if fmt in ("parquet", "orc") else None
     try:
-        import pyarrow.dataset as pads
-        schema = pads.dataset(target, format=fmt if fmt != "json" else "json").schema
-    except Exception:  # no local file to peek at (URI, json): assume the declared columns
+        if path is None:
+            raise FileNotFoundError(target)
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            schema = pq.read_schema(path)
+        else:
+            import pyarrow.orc as po
+            schema = po.ORCFile(path).schema
+    except Exception:  # no local file to peek at (URI, json, unreadable): assume the declared columns
         return {c: "" for c in declared}
     return {**{f.name: _arrow_type(f.type) for f in schema}, **partition_cols}
+
+
+def _first_data_file(target: str) -> str | None:
+    """The first file Spark would read at ``target`` (a file, or under a folder: names starting with ``.``
+    or ``_`` skipped, except ``_name=value`` partition folders), or None."""
+    if os.path.isfile(target):
+        return target
+    for root, dirs, files in os.walk(target):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and (not d.startswith("_") or "=" in d))
+        for name in sorted(files):
+            if not name.startswith((".", "_")):
+                return os.path.join(root, name)
+    return None
+
+
+def _partition_columns(target: str) -> dict[str, str]:
+    """The ``name=value`` folder levels under ``target`` (Spark's partition columns), nested ones too:
+    the first such folder of each level is followed down."""
+    out: dict[str, str] = {}
+    folder = target
+    while os.path.isdir(folder):
+        levels = sorted(e for e in os.listdir(folder)
+                        if "=" in e and not e.startswith(".") and os.path.isdir(os.path.join(folder, e)))
+        if not levels:
+            break
+        out[levels[0].split("=", 1)[0]] = "string"
+        folder = os.path.join(folder, levels[0])
+    return out
 
 
 def _arrow_type(t) -> str:

@@ -267,3 +267,21 @@ def test_a_data_column_named_metadata_hides_no_row_index(spark, tmp_path):
         spark.sql(sql)
     script = sorted((r["k"], str(r["v"]), r["_row_id"]) for r in spark.table("ds_lines").collect())
     assert script == ran
+
+
+def test_compile_resolved_sees_nested_partition_folders(tmp_path):
+    """`compile --resolved` works out the columns of a location without Spark: the schema of a file under
+    `_period=` folders (which it found none under before) and the partition folders of every level, so that
+    it names Spark's `_metadata` struct as Spark will (a partition column named `_metadata` renames it too)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from ledgerflow.adapters.resolved import peek_columns
+    from ledgerflow.compiler.loading import spark_metadata_name
+    leaf = tmp_path / "lines" / "_period=2026-01" / "_metadata=x"
+    leaf.mkdir(parents=True)
+    pq.write_table(pa.table({"k": ["a"], "v": ["1.00"]}), leaf / "part-0.parquet")
+    (tmp_path / "lines" / "_SUCCESS").write_text("")  # files Spark skips
+    (tmp_path / "lines" / ".part-0.parquet.crc").write_text("")
+    columns = peek_columns(str(tmp_path / "lines"), "parquet", ["k", "v"])
+    assert columns == {"k": "string", "v": "string", "_period": "string", "_metadata": "string"}
+    assert spark_metadata_name(columns) == "__metadata"
