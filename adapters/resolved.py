@@ -49,8 +49,8 @@ def _string(value: str) -> str:
 
 
 def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
-    """The columns a location holds (name -> Spark type), read cheaply without Spark."""
-    partition_cols = _partition_columns(target)
+    """The columns a location holds (name -> Spark type), read cheaply without Spark: those of its first
+    data file and the ``name=value`` folders that file lies in (Spark's partition columns)."""
     if fmt == "csv":
         files = [target] if os.path.isfile(target) else sorted(
             f for f in glob.glob(os.path.join(target, "**", "*.csv"), recursive=True) if "/.lf_versions/" not in f)
@@ -58,20 +58,20 @@ def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
             return {c: "string" for c in declared}
         with open(files[0], encoding="utf-8") as fh:
             header = fh.readline().strip()
-        return {**{c: "string" for c in header.split(",") if c}, **partition_cols}
+        return {**{c: "string" for c in header.split(",") if c}, **_partition_columns(target, files[0])}
     path = _first_data_file(target) if fmt in ("parquet", "orc") else None
+    if path is None:  # no local file to peek at (URI, json): assume the declared columns
+        return {c: "" for c in declared}
     try:
-        if path is None:
-            raise FileNotFoundError(target)
         if fmt == "parquet":
             import pyarrow.parquet as pq
             schema = pq.read_schema(path)
         else:
             import pyarrow.orc as po
             schema = po.ORCFile(path).schema
-    except Exception:  # no local file to peek at (URI, json, unreadable): assume the declared columns
+    except Exception:  # not readable here: assume the declared columns
         return {c: "" for c in declared}
-    return {**{f.name: _arrow_type(f.type) for f in schema}, **partition_cols}
+    return {**{f.name: _arrow_type(f.type) for f in schema}, **_partition_columns(target, path)}
 
 
 def _first_data_file(target: str) -> str | None:
@@ -87,19 +87,11 @@ def _first_data_file(target: str) -> str | None:
     return None
 
 
-def _partition_columns(target: str) -> dict[str, str]:
-    """The ``name=value`` folder levels under ``target`` (Spark's partition columns), nested ones too:
-    the first such folder of each level is followed down."""
-    out: dict[str, str] = {}
-    folder = target
-    while os.path.isdir(folder):
-        levels = sorted(e for e in os.listdir(folder)
-                        if "=" in e and not e.startswith(".") and os.path.isdir(os.path.join(folder, e)))
-        if not levels:
-            break
-        out[levels[0].split("=", 1)[0]] = "string"
-        folder = os.path.join(folder, levels[0])
-    return out
+def _partition_columns(target: str, file: str) -> dict[str, str]:
+    """The ``name=value`` folders between ``target`` and one of its data files, as Spark's partition
+    columns (strings), outermost first."""
+    folders = os.path.relpath(os.path.dirname(file), target).split(os.sep) if file != target else []
+    return {f.split("=", 1)[0]: "string" for f in folders if "=" in f and not f.startswith(".")}
 
 
 def _arrow_type(t) -> str:

@@ -303,6 +303,11 @@ def test_record_round_trip(spark, finance):
     assert again.exit_code == 1 and "exists already" in again.stderr
 
 
+def _fixture_from_data(finance, dataset: str, file: str) -> None:
+    """A CSV fixture ``tests/fixtures/run_<dataset>.csv`` holding what the run reads: ``data/<dataset>/<file>``."""
+    (finance / "tests" / "fixtures" / f"run_{dataset}.csv").write_text((finance / "data" / dataset / file).read_text())
+
+
 def test_a_test_computes_what_a_run_writes(spark, finance):
     """The test session interprets expressions instead of compiling them (suite.TEST_CONF): its
     outputs must still be the rows `ledgerflow run` writes, to the last digit. (Not the ids of input
@@ -315,9 +320,8 @@ def test_a_test_computes_what_a_run_writes(spark, finance):
         rows = [{c: v for c, v in r.items() if v != "" and c not in ("_period", "_row_id")} for r in csv.DictReader(fh)]
     started = rows[0]["_updated_at"]  # the run's start: the time part of its UUIDv7 row ids
     assert len(rows) == 10 and any(r["amount_reporting"] == "9282.00" for r in rows)
-    for name in ("gl", "exchange_rates"):
-        (finance / "tests" / "fixtures" / f"run_{name}.csv").write_text(
-            (finance / "data" / name / "v1" / f"{'transactions' if name == 'gl' else name}.csv").read_text())
+    _fixture_from_data(finance, "gl", "v1/transactions.csv")
+    _fixture_from_data(finance, "exchange_rates", "v1/exchange_rates.csv")
     write(finance, "tests/as_run.yml", f"project: ts03_fx_conversion\nperiod: 2026-01\nrun_started_at: {started}\n"
           "given:\n"
           "  gl: {csv: fixtures/run_gl.csv}\n  exchange_rates: {csv: fixtures/run_exchange_rates.csv}\n"
@@ -346,11 +350,8 @@ def test_rows_an_aggregate_creates_get_the_ids_a_run_gives_them(spark, finance):
         return named
     totals = [expected(r) for r in written if r["_operation_seq"] == 2]
     assert len(totals) == 4 and all(UUID7.match(t["_row_id"]) for t in totals)
-    for name in ("gl", "accounts"):
-        source = "transactions" if name == "gl" else name
-        version = "v2" if name == "accounts" else "v1"
-        (finance / "tests" / "fixtures" / f"run_{name}.csv").write_text(
-            (finance / "data" / name / version / f"{source}.csv").read_text())
+    _fixture_from_data(finance, "gl", "v1/transactions.csv")
+    _fixture_from_data(finance, "accounts", "v2/accounts.csv")  # the version the run read (latest active)
     write(finance, "tests/as_run.yml", f"project: ts05_aggregate_by_type\nperiod: 2026-01\nrun_started_at: {started}\n"
           "given:\n  gl: {csv: fixtures/run_gl.csv}\n  accounts: {csv: fixtures/run_accounts.csv}\n"
           "expect:\n  - output: 3\n    rows:\n" + "".join(f"      - {json.dumps(expected(r))}\n" for r in written))
