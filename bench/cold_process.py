@@ -3,7 +3,7 @@ hand-written PySpark script, on source-shaped data (no system columns), per layo
 
     python -m bench.cold_process                               # 1M rows, flat + folders + csv, 5 pairs
     python -m bench.cold_process --rows 10000000 --pairs 5     # the 10M headline (quiet machine)
-    python -m bench.cold_process --quick                       # CI: 20,000 rows, 1 pair, asserts identical rows
+    python -m bench.cold_process --quick [--layout folders]   # CI: 20,000 rows, 1 pair, asserts identical rows
     python -m bench.cold_process --layout flat --ledgerflow "ledgerflow"   # time another installation
 
 Each side is its own process that starts its own ``local[2]`` SparkSession (same driver memory):
