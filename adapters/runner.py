@@ -88,6 +88,29 @@ class OutputDestination:
         return self.kind == "path" and writers.is_local(self.target)
 
 
+def _destination_key(dest: OutputDestination) -> tuple[str, str]:
+    """What two outputs writing the same place have in common: a table's name (Spark compares names
+    case-insensitively), a local folder's real path, a URI without its trailing slash."""
+    if dest.kind == "table":
+        return "table", dest.target.replace("`", "").lower()
+    if dest.local:
+        return "path", os.path.realpath(writers.local_path(dest.target))
+    return "path", dest.target.rstrip("/")
+
+
+def _refuse_shared_destinations(destinations: dict[int, OutputDestination], period: str) -> None:
+    """Two outputs of one run may not write the same destination: the later would replace the earlier's
+    partition of the period, and the run would record both as written."""
+    seen: dict[tuple[str, str], int] = {}
+    for seq in sorted(destinations):
+        key = _destination_key(destinations[seq])
+        if key in seen:
+            raise ResolutionError(
+                f"outputs {seen[key]} and {seq} both write {destinations[seq].target} for period {period}: the "
+                f"second would replace the first's rows. Give each output a destination of its own.")
+        seen[key] = seq
+
+
 @dataclass
 class PendingOutput:
     """An output whose query ran and which is still to be written: ``rows`` is None until its staged
@@ -519,6 +542,7 @@ class Runner:
                 if out[op.seq].local:
                     writers.check_partition(out[op.seq].target, period, create_only=bool(op.register_as_dataset),
                                             where=f"output {op.seq}")
+            _refuse_shared_destinations(out, period)
         except BaseException:
             self.store.release(ctx.run_id)
             raise

@@ -6,7 +6,8 @@ reader sees the old partition or the new one, never a mix, and a failure before 
 the old partition as it was. A run stages all its local outputs first and swaps them in together
 (``commit``), so a failed run leaves every output as it was. Spark's partition discovery ignores
 the hidden ``.lf_versions``.
-URIs fall back to Spark's dynamic partition overwrite; catalog tables use ``INSERT OVERWRITE``.
+URIs: Spark overwrites the ``_period=P`` folder; catalog tables: ``INSERT OVERWRITE`` of the period's
+partition, by column name. Both replace the partition even with no rows, but not atomically for readers.
 
 Deletion rule (month-end closes must never lose a folder): ledgerflow deletes only what it created
 itself, decided on resolved real paths. A partition ``<dest>/_period=P`` is ours only when it is a
@@ -33,7 +34,8 @@ class UnsafeDestination(ResolutionError):
     """A destination holds something ledgerflow did not create where it would replace or delete."""
 
 
-def _local(target: str) -> str:
+def local_path(target: str) -> str:
+    """The file-system path of a local target (``file:`` prefix dropped)."""
     return target[len("file:"):] if target.startswith("file:") else target
 
 
@@ -56,7 +58,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
 
     ``create_only`` (an output registering a new dataset version): the partition must not exist yet."""
     data = df.drop(PARTITION) if PARTITION in df.columns else df
-    root = _local(target)
+    root = local_path(target)
     check_partition(target, period, create_only)  # raises before anything is written
     versions = versions_dir(root, period)
     name, n = run_id, 1
@@ -100,7 +102,7 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
     (None when there is none); raises :class:`UnsafeDestination` when replacing it could delete or
     write anything ledgerflow did not create (see the module's deletion rule), or, with
     ``create_only``, when the partition exists at all."""
-    root = _local(target)
+    root = local_path(target)
     prefix = f"{where}: " if where else ""
     advice = ("Nothing was written there and nothing was deleted. Move it out of the destination (or point the output "
               "elsewhere) and run again.")
@@ -206,13 +208,13 @@ def discard(staged: list[Staged]) -> None:
 
 
 def write_uri_partition(df, target: str, fmt: str, period: str) -> str:
-    """A URI destination: Spark's dynamic partition overwrite of ``_period=period``."""
-    spark = df.sparkSession
-    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-    from pyspark.sql import functions as F
-    (df.withColumn(PARTITION, F.lit(period)).write.mode("overwrite").format(fmt)
-       .options(**({"header": "true"} if fmt == "csv" else {})).partitionBy(PARTITION).save(target))
-    return f"{target}/{PARTITION}={period}"
+    """A URI destination: the folder ``<target>/_period=<period>`` overwritten by Spark (replaced even when
+    the output has no rows; Spark's dynamic partition overwrite would then keep the last run's rows)."""
+    location = f"{target.rstrip('/')}/{PARTITION}={period}"
+    data = df.drop(PARTITION) if PARTITION in df.columns else df  # the folder's name holds the period
+    (data.write.mode("overwrite").format(fmt).options(**({"header": "true"} if fmt == "csv" else {}))
+     .save(location))
+    return location
 
 
 def _swap(link: str, new_target: str) -> None:
@@ -234,14 +236,25 @@ def _point(link: str, new_target: str) -> None:
 
 
 def write_catalog_table(df, table: str, period: str) -> str:
-    """Replace partition ``_period=period`` of a catalog table (created partitioned if absent)."""
+    """Replace partition ``_period=period`` of a catalog table (created partitioned by ``_period`` if absent).
+
+    ``INSERT OVERWRITE ... PARTITION (_period = P) BY NAME``: the period's partition is replaced even when
+    the output has no rows (a dynamic overwrite replaces only the partitions the rows hold, so a rerun
+    with none would keep the last run's), and the rows go into the table's columns by name, whatever
+    order the output lists them in (a column the table lacks or misses is Spark's error). The table's
+    name and the period are parameters of the statement, never SQL text."""
+    import uuid
     from pyspark.sql import functions as F
     spark = df.sparkSession
     data = df.drop(PARTITION) if PARTITION in df.columns else df
-    data = data.withColumn(PARTITION, F.lit(period))
-    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
     if not spark.catalog.tableExists(table):
-        data.write.partitionBy(PARTITION).saveAsTable(table)
-    else:
-        data.write.insertInto(table, overwrite=True)
+        data.withColumn(PARTITION, F.lit(period)).write.partitionBy(PARTITION).saveAsTable(table)
+        return f"{table} ({PARTITION}={period})"
+    view = f"__lf_output_{uuid.uuid4().hex}"
+    data.createOrReplaceTempView(view)
+    try:
+        spark.sql(f"INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (`{PARTITION}` = :period) BY NAME "
+                  f"SELECT * FROM `{view}`", args={"table": table, "period": period})
+    finally:
+        spark.catalog.dropTempView(view)
     return f"{table} ({PARTITION}={period})"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import add_project, check_row_ids, cli, describe, run_ok, write
+from cli_support import add_project, check_row_ids, cli, describe, edit, run_ok, write
 
 SALES_ID = "0e000000-0000-4000-8000-000000000002"
 DB = "lf_outputs_test"
@@ -302,6 +302,60 @@ def test_catalog_table_rerun_replaces_only_its_period(spark, runs):
     feb_rows = rows_of(df.where("_period = '2026-02'"))
     check_row_ids(feb_rows, feb)  # untouched by January's second run
     assert without_row_id(feb_rows) == expected("2026-02", ["F-1"], _period="2026-02")
+
+
+def test_catalog_table_rerun_with_no_rows_empties_its_period_and_matches_columns_by_name(spark, runs):
+    root, _, _ = runs
+    table = f"{DB}.sales_rerun_empty"
+    add_project(root, "rerun_empty", f"""
+        - {{seq: 1, name: Drop, type: delete, selector: 'qty > 100'}}
+        - {{seq: 2, name: Catalog, type: output, arguments: {{destination: {{catalog_table: {table}}},
+           columns: [item_id, note, qty, price]}}}}
+        """, input_dataset="sales")
+    project = "projects/rerun_empty.yml"
+    run_ok(root, "rerun_empty", "2026-01")
+    feb = run_ok(root, "rerun_empty", "2026-02")
+    # the output lists its columns in another order: the rows still go into the table's columns by name
+    edit(root, project, "columns: [item_id, note, qty, price]", "columns: [note, price, qty, item_id]")
+    again = run_ok(root, "rerun_empty", "2026-01")
+    df = spark.table(table)
+    assert df.columns == ["item_id", "note", "qty", "price", "_period"]
+    assert sorted(tuple(r) for r in df.where("_period = '2026-01'").collect()) == [
+        ("S-1", "a", 1, D("1.10"), "2026-01"), ("S-3", None, 3, D("3.30"), "2026-01")]
+    assert outputs(again)[2]["rows"] == 2
+    # every January row deleted: the rerun leaves January empty (not the last run's rows); February untouched
+    edit(root, project, "qty > 100", "qty > 0")
+    empty = run_ok(root, "rerun_empty", "2026-01")
+    assert outputs(empty)[2]["rows"] == 0
+    assert spark.table(table).where("_period = '2026-01'").count() == 0
+    assert [tuple(r) for r in spark.table(table).where("_period = '2026-02'").collect()] == [
+        ("F-1", "feb", 4, D("4.40"), "2026-02")] and outputs(feb)[2]["rows"] == 1
+
+
+def test_a_uri_partition_is_replaced_even_by_no_rows(spark, tmp_path):
+    from ledgerflow.adapters import writers
+    target = f"file://{tmp_path}/uri_out"
+    rows = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
+    assert writers.write_uri_partition(rows, target, "parquet", "2026-01") == f"{target}/_period=2026-01"
+    writers.write_uri_partition(rows.limit(1), target, "parquet", "2026-02")
+    writers.write_uri_partition(rows.where("qty > 5"), target, "parquet", "2026-01")
+    df = spark.read.parquet(target)
+    assert sorted(tuple(r) for r in df.collect()) == [("S-1", 1, "2026-02")]
+    assert df.columns == ["item_id", "qty", "_period"]
+
+
+def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
+    root, _, _ = runs
+    add_project(root, "same_place", f"""
+        - {{seq: 1, name: First, type: output, arguments: {{destination: {{path: out/same, format: parquet}}}}}}
+        - {{seq: 2, name: Second, type: output, arguments: {{destination: {{path: out/./same/, format: parquet}}}}}}
+        - {{seq: 3, name: Table, type: output, arguments: {{destination: {{catalog_table: {DB}.same_t}}}}}}
+        - {{seq: 4, name: Table again, type: output, arguments: {{destination: {{catalog_table: {DB.upper()}.SAME_T}}}}}}
+        """, input_dataset="sales")
+    result = cli(root, "run", "same_place", "--period", "2026-01")
+    assert result.exit_code != 0, describe(result)
+    assert "outputs 1 and 2 both write" in result.output + result.stderr, describe(result)
+    assert not (root / "out" / "same").exists() and not spark.catalog.tableExists(f"{DB}.same_t")
 
 
 # -------------------------------------------------------------------------------- columns, include_deleted
