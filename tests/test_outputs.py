@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from decimal import Decimal as D
 from pathlib import Path
 
@@ -356,6 +357,24 @@ def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
     assert result.exit_code != 0, describe(result)
     assert "outputs 1 and 2 both write" in result.output + result.stderr, describe(result)
     assert not (root / "out" / "same").exists() and not spark.catalog.tableExists(f"{DB}.same_t")
+
+
+def test_a_registered_dataset_cannot_be_written_to_a_catalog_table(spark, runs):
+    root, _, _ = runs
+    for name, destination in [("reg_cat", f"{{catalog_table: {DB}.registered}}"),
+                              ("reg_strategy", "{table: registered, resolver: warehouse}")]:
+        add_project(root, name, f"""
+            - seq: 1
+              name: Register
+              type: output
+              arguments: {{destination: {destination}, register_as_dataset: {name}_ds}}
+            """, input_dataset="sales")
+        result = cli(root, "run", name, "--period", "2026-01")
+        assert result.exit_code != 0, describe(result)
+        assert f"registers dataset '{name}_ds', but its destination is the catalog table" in result.output + result.stderr
+    assert not spark.catalog.tableExists(f"{DB}.registered") and not spark.catalog.tableExists(f"{DB}.registered_v1")
+    with sqlite3.connect(root / ".ledgerflow" / "state.db") as conn:  # and the run store holds no version
+        assert conn.execute("SELECT * FROM registered_datasets WHERE name LIKE 'reg_%'").fetchall() == []
 
 
 # -------------------------------------------------------------------------------- columns, include_deleted
