@@ -171,7 +171,8 @@ def count_rows(df, folder: str, fmt: str) -> int:
 
 def commit(staged: list[Staged]) -> None:
     """Swap every staged partition in, all or nothing: when one swap fails, the partitions already
-    swapped are pointed back at their previous versions and the staged files are dropped. The
+    swapped are pointed back at their previous versions (unless another run has swapped in its own
+    version since: its commit stands) and the staged files are dropped. The
     replaced versions are deleted only once every swap succeeded, and only if they are ours.
 
     Each partition is checked again just before its swap (the run may have taken a while): a
@@ -188,6 +189,8 @@ def commit(staged: list[Staged]) -> None:
             done.append((s, previous))
     except BaseException:
         for s, previous in reversed(done):
+            if os.path.realpath(s.link) != os.path.realpath(s.staged):
+                continue  # another run swapped its own version in since then: not this commit's to undo
             if previous is not None and os.path.isdir(previous):
                 _point(s.link, previous)
             elif os.path.islink(s.link):

@@ -147,6 +147,32 @@ def test_commit_rechecks_the_partition_at_the_swap(tmp_path):
     assert not os.path.exists(staged.staged)  # the staged version was dropped
 
 
+def test_a_failed_commit_never_undoes_another_runs_commit(tmp_path, monkeypatch):
+    """Runs A and B write the same partition: A swaps its first output in, B commits its own over it, then
+    A's second swap fails. A's rollback leaves B's version live (B's run completed) and undoes only
+    what is still its own."""
+    out1, out2 = tmp_path / "out1", tmp_path / "out2"
+    run0 = _staged(out1, "2026-01", "run-0")
+    writers.commit([run0])
+    a = [_staged(out1, "2026-01", "run-a"), _staged(out2, "2026-01", "run-a")]
+    b = _staged(out1, "2026-01", "run-b")
+    real_swap = writers._swap
+
+    def swap(link, target):
+        if target == a[1].staged:  # A's second swap: meanwhile B commits, then A's swap fails
+            monkeypatch.setattr(writers, "_swap", real_swap)
+            writers.commit([b])
+            raise OSError("disk full (simulated)")
+        real_swap(link, target)
+    monkeypatch.setattr(writers, "_swap", swap)
+    with pytest.raises(OSError, match="disk full"):
+        writers.commit(a)
+    assert os.path.realpath(out1 / "_period=2026-01") == os.path.realpath(b.staged)
+    assert (out1 / "_period=2026-01" / "part-0.csv").read_text() == "a\n1\n"
+    assert not os.path.lexists(out2 / "_period=2026-01")  # A's second output never appeared
+    assert not os.path.exists(a[0].staged) and not os.path.exists(a[1].staged)
+
+
 def test_version_folders_are_removed_only_when_they_are_ours(tmp_path):
     """discard and the post-swap clean-up never follow a link out of ``.lf_versions/_period=P``."""
     victim = victim_folder(tmp_path)
