@@ -389,6 +389,9 @@ class Runner:
             record = record or base_record(ctx)
             self._fail(record, ctx, err)
             raise
+        except BaseException:  # a bug, an interrupt: no reservation of this run may outlive it
+            self.store.release(ctx.run_id)
+            raise
         # held until the record is final, so a later command can tell this run's process died (recovery.py)
         record.update(process=liveness.hold(self.store.runs_dir, ctx.run_id),
                       staging=recovery.staging_entries(destinations, ctx.period.identifier))

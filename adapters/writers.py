@@ -156,7 +156,7 @@ def count_rows(df, folder: str, fmt: str) -> int:
     if fmt in ("parquet", "orc"):
         # the footers hold the row counts: read them directly instead of running a Spark job
         import glob
-        files = [f for f in glob.glob(os.path.join(folder, "part-*")) if not f.endswith(".crc")]
+        files = [f for f in glob.glob(os.path.join(glob.escape(folder), "part-*")) if not f.endswith(".crc")]
         if fmt == "parquet":
             import pyarrow.parquet as pq
             return sum(pq.ParquetFile(f).metadata.num_rows for f in files)

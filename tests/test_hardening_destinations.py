@@ -356,6 +356,21 @@ def test_pending_reservation_is_invisible_and_released_on_failure(spark, finance
     assert store.next_version("gl_snapshot") == 3
 
 
+def test_a_run_that_breaks_before_spark_releases_its_reservation(spark, finance, monkeypatch):
+    """Anything that goes wrong between taking a registered version and starting Spark (here a bug in the
+    lineage, an unexpected exception) releases the version: the next run takes it."""
+    from ledgerflow.adapters import runner as runner_module
+    store = RunStore(str(finance))
+    add_project(finance, "snap_gl", REGISTER.format(stamp="x", name="gl_snapshot",
+                                                    destination="{table: gl_snapshot}"))
+    monkeypatch.setattr(runner_module, "output_lineage", lambda ctx: (_ for _ in ()).throw(RuntimeError("a bug")))
+    result = cli(finance, "run", "snap_gl", "--period", "2026-01")
+    assert isinstance(result.exception, RuntimeError), describe(result)
+    monkeypatch.undo()
+    assert store.next_version("gl_snapshot") == 1
+    assert output_entry(run_ok(finance, "snap_gl", "2026-01"), 2)["registered_version"] == 1
+
+
 def test_state_db_written_before_reservations_is_migrated(tmp_path):
     """A registry row of an older ledgerflow (no status column) stays a committed version."""
     import sqlite3

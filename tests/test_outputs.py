@@ -345,6 +345,14 @@ def test_a_uri_partition_is_replaced_even_by_no_rows(spark, tmp_path):
     assert df.columns == ["item_id", "qty", "_period"]
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_rows_are_counted_in_a_folder_whose_name_has_glob_characters(spark, tmp_path, fmt):
+    from ledgerflow.adapters import writers
+    rows = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
+    staged = writers.stage_partition(rows, str(tmp_path / "out[1]*?"), fmt, "2026-01", "run-1")
+    assert writers.count_rows(rows, staged.staged, fmt) == 2
+
+
 def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
     root, _, _ = runs
     add_project(root, "same_place", f"""
