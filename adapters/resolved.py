@@ -53,7 +53,7 @@ def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
     data file and the ``name=value`` folders that file lies in (Spark's partition columns)."""
     if fmt == "csv":
         files = [target] if os.path.isfile(target) else sorted(
-            f for f in glob.glob(os.path.join(target, "**", "*.csv"), recursive=True) if "/.lf_versions/" not in f)
+            f for f in glob.glob(os.path.join(glob.escape(target), "**", "*.csv"), recursive=True) if "/.lf_versions/" not in f)
         if not files:
             return {c: "string" for c in declared}
         with open(files[0], encoding="utf-8") as fh:

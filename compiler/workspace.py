@@ -460,7 +460,7 @@ def load_workspace(root: str, extra_datasets: Callable[[], list[Dataset]] | None
 
     def collect(loader, pattern):
         out = []
-        for path in sorted(glob.glob(os.path.join(root, pattern))):
+        for path in sorted(glob.glob(os.path.join(glob.escape(root), pattern))):
             display = os.path.relpath(path, root)
             try:
                 obj = loader(path, display, errors)

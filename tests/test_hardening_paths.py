@@ -41,3 +41,22 @@ def test_run_refuses_an_absolute_destination_before_writing(spark, finance, tmp_
     assert result.exit_code == 1, describe(result)
     assert "OUT-VR-002" in result.stderr
     assert not target.exists()
+
+
+def test_a_workspace_whose_folder_name_has_glob_characters_is_read_whole(tmp_path):
+    """Datasets and projects are listed by pattern inside the workspace: its own folder's name is literal."""
+    from conftest import copy_workspace
+    plain = copy_workspace("finance", tmp_path / "plain")
+    odd = copy_workspace("finance", tmp_path / "close [2026]*?")
+    expected = cli(plain, "compile", "ts03_fx_conversion")
+    result = cli(odd, "compile", "ts03_fx_conversion")
+    assert expected.exit_code == 0 and result.exit_code == 0, describe(result)
+    assert result.stdout == expected.stdout
+
+
+def test_compile_resolved_reads_the_header_of_a_csv_folder_whose_name_has_glob_characters(tmp_path):
+    from ledgerflow.adapters.resolved import peek_columns
+    folder = tmp_path / "gl [v1]*?"
+    (folder / "_period=2026-01").mkdir(parents=True)
+    (folder / "_period=2026-01" / "part-0.csv").write_text("journal_id,amount\nJE-1,1.00\n")
+    assert list(peek_columns(str(folder), "csv", ["journal_id", "amount", "declared_only"])) == ["journal_id", "amount", "_period"]
