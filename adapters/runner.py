@@ -385,17 +385,17 @@ class Runner:
             record = base_record(ctx)
             destinations = self._destinations(ctx)
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
+            # held until the record is final, so a later command can tell this run's process died (recovery.py)
+            record.update(process=liveness.hold(self.store.runs_dir, ctx.run_id),
+                          staging=recovery.staging_entries(destinations, ctx.period.identifier))
+            self.store.save_run(record, ctx.compiled.script())
         except LedgerflowError as err:
             record = record or base_record(ctx)
             self._fail(record, ctx, err)
             raise
-        except BaseException:  # a bug, an interrupt: no reservation of this run may outlive it
+        except BaseException:  # a bug, an interrupt, a full disk: no reservation of this run may outlive it
             self.store.release(ctx.run_id)
             raise
-        # held until the record is final, so a later command can tell this run's process died (recovery.py)
-        record.update(process=liveness.hold(self.store.runs_dir, ctx.run_id),
-                      staging=recovery.staging_entries(destinations, ctx.period.identifier))
-        self.store.save_run(record, ctx.compiled.script())
         try:
             spark = self._session()
             record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
@@ -602,6 +602,11 @@ class Runner:
         # Local outputs first: they are computed by their (staged) write, so a failure there must come
         # before any URI or catalog table is replaced.
         order = sorted(pending, key=lambda p: p.rows is not None)
+        for out in order:  # a table that cannot take an output's rows fails the run before anything is written
+            dest = destinations[out.statement.operation.seq]
+            if dest.kind == "table":
+                writers.check_catalog_table(out.frame.sparkSession, dest.target, out.frame.columns,
+                                            f"output {out.statement.operation.seq}")
         try:
             for out in order:
                 op, df = out.statement.operation, out.frame
@@ -609,7 +614,7 @@ class Runner:
                     self.metrics.start_output(op.seq, op.name)
                 dest = destinations[op.seq]
                 if dest.kind == "table":
-                    location = writers.write_catalog_table(df, dest.target, period)
+                    location = writers.write_catalog_table(df, dest.target, period, out.rows)
                 elif dest.local:
                     registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
                     staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
@@ -619,7 +624,7 @@ class Runner:
                         out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
                         self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
                 else:
-                    location = writers.write_uri_partition(df, dest.target, dest.format, period)
+                    location = writers.write_uri_partition(df, dest.target, dest.format, period, out.rows)
                 written.append(WrittenOutput(out, dest, location))
                 if self.metrics:
                     self.metrics.end_output(op.seq)

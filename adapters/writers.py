@@ -6,8 +6,8 @@ reader sees the old partition or the new one, never a mix, and a failure before 
 the old partition as it was. A run stages all its local outputs first and swaps them in together
 (``commit``), so a failed run leaves every output as it was. Spark's partition discovery ignores
 the hidden ``.lf_versions``.
-URIs: Spark overwrites the ``_period=P`` folder; catalog tables: ``INSERT OVERWRITE`` of the period's
-partition, by column name. Both replace the partition even with no rows, but not atomically for readers.
+URIs and catalog tables: Spark's dynamic partition overwrite (catalog tables matched by column name);
+an output with no rows overwrites the period's partition statically, so that it is emptied too.
 
 Deletion rule (month-end closes must never lose a folder): ledgerflow deletes only what it created
 itself, decided on resolved real paths. A partition ``<dest>/_period=P`` is ours only when it is a
@@ -190,7 +190,11 @@ def commit(staged: list[Staged]) -> None:
     except BaseException:
         for s, previous in reversed(done):
             if os.path.realpath(s.link) != os.path.realpath(s.staged):
-                continue  # another run swapped its own version in since then: not this commit's to undo
+                # another run swapped its own version in since then: not this commit's to undo; the version
+                # this commit replaced is no longer live either
+                if previous is not None and previous != os.path.realpath(s.link):
+                    remove_version(previous, *_root_period(s))
+                continue
             if previous is not None and os.path.isdir(previous):
                 _point(s.link, previous)
             elif os.path.islink(s.link):
@@ -210,13 +214,21 @@ def discard(staged: list[Staged]) -> None:
             remove_version(s.staged, *_root_period(s))
 
 
-def write_uri_partition(df, target: str, fmt: str, period: str) -> str:
-    """A URI destination: the folder ``<target>/_period=<period>`` overwritten by Spark (replaced even when
-    the output has no rows; Spark's dynamic partition overwrite would then keep the last run's rows)."""
+def write_uri_partition(df, target: str, fmt: str, period: str, rows: int) -> str:
+    """A URI destination: partition ``_period=period`` of ``target`` replaced by ``df`` (``rows`` rows).
+
+    Rows: Spark's dynamic partition overwrite (written aside, the partition replaced when the job
+    commits; a failed job leaves it as it was). No rows: the partition's folder is overwritten, as a
+    dynamic overwrite replaces only the partitions its rows hold and would keep the last run's."""
     location = f"{target.rstrip('/')}/{PARTITION}={period}"
-    data = df.drop(PARTITION) if PARTITION in df.columns else df  # the folder's name holds the period
-    (data.write.mode("overwrite").format(fmt).options(**({"header": "true"} if fmt == "csv" else {}))
-     .save(location))
+    data = df.drop(PARTITION) if PARTITION in df.columns else df
+    header = {"header": "true"} if fmt == "csv" else {}
+    if rows == 0:
+        data.write.mode("overwrite").format(fmt).options(**header).save(location)
+        return location
+    from pyspark.sql import functions as F
+    (data.withColumn(PARTITION, F.lit(period)).write.mode("overwrite").format(fmt).options(**header)
+     .option("partitionOverwriteMode", "dynamic").partitionBy(PARTITION).save(target))
     return location
 
 
@@ -238,26 +250,56 @@ def _point(link: str, new_target: str) -> None:
     os.replace(tmp, link)
 
 
-def write_catalog_table(df, table: str, period: str) -> str:
-    """Replace partition ``_period=period`` of a catalog table (created partitioned by ``_period`` if absent).
+def check_catalog_table(spark, table: str, columns: list[str], where: str) -> None:
+    """An existing catalog table an output writes must be partitioned by ``_period`` alone and have
+    the output's columns (compared case-insensitively, in any order); checked before any output is
+    written. A table that does not exist yet is created by the write."""
+    if not spark.catalog.tableExists(table):
+        return
+    listed = spark.catalog.listColumns(table)
+    partitions = [c.name for c in listed if c.isPartition]
+    if [p.lower() for p in partitions] != [PARTITION]:
+        raise ResolutionError(f"{where}: the catalog table {table} is partitioned by {partitions or 'nothing'}, "
+                              f"not by {PARTITION} alone: ledgerflow replaces one period's partition of a table. "
+                              "Write to a table ledgerflow created, or recreate it partitioned by _period.")
+    have = {c.name.lower() for c in listed if not c.isPartition}
+    want = {c.lower() for c in columns if c.lower() != PARTITION}
+    if have != want:
+        missing, extra = sorted(want - have), sorted(have - want)
+        raise ResolutionError(f"{where}: the catalog table {table} does not have the output's columns"
+                              + (f"; the table lacks {', '.join(missing)}" if missing else "")
+                              + (f"; the output lacks {', '.join(extra)}" if extra else "")
+                              + ". Change the output's columns, or the table.")
 
-    ``INSERT OVERWRITE ... PARTITION (_period = P) BY NAME``: the period's partition is replaced even when
-    the output has no rows (a dynamic overwrite replaces only the partitions the rows hold, so a rerun
-    with none would keep the last run's), and the rows go into the table's columns by name, whatever
-    order the output lists them in (a column the table lacks or misses is Spark's error). The table's
-    name and the period are parameters of the statement, never SQL text."""
-    import uuid
+
+def write_catalog_table(df, table: str, period: str, rows: int) -> str:
+    """Replace partition ``_period=period`` of a catalog table by ``df`` (``rows`` rows), its columns
+    matched to the table's by name (:func:`check_catalog_table` checked them); a table that does not
+    exist is created partitioned by ``_period``.
+
+    Rows: a dynamic partition overwrite (the partition replaced when the job commits; a failed job
+    leaves it as it was). No rows: ``INSERT OVERWRITE ... PARTITION (_period = P)`` of nothing, which
+    empties the partition (a dynamic overwrite replaces only the partitions its rows hold). The
+    table's name and the period are parameters of that statement, never SQL text."""
     from pyspark.sql import functions as F
     spark = df.sparkSession
     data = df.drop(PARTITION) if PARTITION in df.columns else df
     if not spark.catalog.tableExists(table):
         data.withColumn(PARTITION, F.lit(period)).write.partitionBy(PARTITION).saveAsTable(table)
         return f"{table} ({PARTITION}={period})"
-    view = f"__lf_output_{uuid.uuid4().hex}"
-    data.createOrReplaceTempView(view)
-    try:
-        spark.sql(f"INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (`{PARTITION}` = :period) BY NAME "
-                  f"SELECT * FROM `{view}`", args={"table": table, "period": period})
-    finally:
-        spark.catalog.dropTempView(view)
+    by_name = {c.lower(): c for c in data.columns}
+    ordered = data.select(*[F.col(f"`{by_name[c.name.lower()]}`").alias(c.name)
+                            for c in spark.catalog.listColumns(table) if not c.isPartition])
+    if rows == 0:
+        import uuid
+        view = f"__lf_output_{uuid.uuid4().hex}"
+        ordered.createOrReplaceTempView(view)
+        try:
+            spark.sql(f"INSERT OVERWRITE TABLE IDENTIFIER(:table) PARTITION (`{PARTITION}` = :period) "
+                      f"SELECT * FROM `{view}`", args={"table": table, "period": period})
+        finally:
+            spark.catalog.dropTempView(view)
+    else:
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        ordered.withColumn(PARTITION, F.lit(period)).write.insertInto(table, overwrite=True)
     return f"{table} ({PARTITION}={period})"

@@ -105,7 +105,7 @@ CODES: tuple[Code, ...] = (
     Code("SEL-001", "named selectors refer to each other in a cycle", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
     Code("SEL-002", "named selectors nest too deeply", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
     # outputs
-    Code("OUT-VR-001", "a registered output's destination path without {{version}}", f"{README} (guarantees)"),
+    Code("OUT-VR-001", "a registered output's destination without {{version}} in its path, or a catalog table", f"{README} (guarantees)"),
     Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI or a '..' climb)",
          f"{README} (guarantees)"),
     # the workspace graph (projects feeding projects)

@@ -171,6 +171,7 @@ def test_a_failed_commit_never_undoes_another_runs_commit(tmp_path, monkeypatch)
     assert (out1 / "_period=2026-01" / "part-0.csv").read_text() == "a\n1\n"
     assert not os.path.lexists(out2 / "_period=2026-01")  # A's second output never appeared
     assert not os.path.exists(a[0].staged) and not os.path.exists(a[1].staged)
+    assert not os.path.exists(run0.staged)  # the version A replaced is not left behind either
 
 
 def test_version_folders_are_removed_only_when_they_are_ours(tmp_path):

@@ -324,6 +324,14 @@ def test_catalog_table_rerun_with_no_rows_empties_its_period_and_matches_columns
     assert sorted(tuple(r) for r in df.where("_period = '2026-01'").collect()) == [
         ("S-1", "a", 1, D("1.10"), "2026-01"), ("S-3", None, 3, D("3.30"), "2026-01")]
     assert outputs(again)[2]["rows"] == 2
+    # an output without one of the table's columns is refused before anything is written (not filled with NULL)
+    edit(root, project, "columns: [note, price, qty, item_id]", "columns: [note, qty, item_id]")
+    result = cli(root, "run", "rerun_empty", "--period", "2026-01")
+    assert result.exit_code != 0 and "does not have the output's columns; the output lacks price" in result.stderr, \
+        describe(result)
+    assert sorted(tuple(r) for r in spark.table(table).where("_period = '2026-01'").collect()) == [
+        ("S-1", "a", 1, D("1.10"), "2026-01"), ("S-3", None, 3, D("3.30"), "2026-01")]
+    edit(root, project, "columns: [note, qty, item_id]", "columns: [note, price, qty, item_id]")
     # every January row deleted: the rerun leaves January empty (not the last run's rows); February untouched
     edit(root, project, "qty > 100", "qty > 0")
     empty = run_ok(root, "rerun_empty", "2026-01")
@@ -337,9 +345,10 @@ def test_a_uri_partition_is_replaced_even_by_no_rows(spark, tmp_path):
     from ledgerflow.adapters import writers
     target = f"file://{tmp_path}/uri_out"
     rows = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
-    assert writers.write_uri_partition(rows, target, "parquet", "2026-01") == f"{target}/_period=2026-01"
-    writers.write_uri_partition(rows.limit(1), target, "parquet", "2026-02")
-    writers.write_uri_partition(rows.where("qty > 5"), target, "parquet", "2026-01")
+    assert writers.write_uri_partition(rows, target, "parquet", "2026-01", 2) == f"{target}/_period=2026-01"
+    writers.write_uri_partition(rows.limit(1), target, "parquet", "2026-02", 1)
+    assert spark.read.parquet(target).where("_period = '2026-01'").count() == 2  # another period is untouched
+    writers.write_uri_partition(rows.where("qty > 5"), target, "parquet", "2026-01", 0)
     df = spark.read.parquet(target)
     assert sorted(tuple(r) for r in df.collect()) == [("S-1", 1, "2026-02")]
     assert df.columns == ["item_id", "qty", "_period"]
@@ -355,16 +364,47 @@ def test_rows_are_counted_in_a_folder_whose_name_has_glob_characters(spark, tmp_
 
 def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
     root, _, _ = runs
-    add_project(root, "same_place", f"""
-        - {{seq: 1, name: First, type: output, arguments: {{destination: {{path: out/same, format: parquet}}}}}}
-        - {{seq: 2, name: Second, type: output, arguments: {{destination: {{path: out/./same/, format: parquet}}}}}}
+    add_project(root, "same_folder", """
+        - {seq: 1, name: First, type: output, arguments: {destination: {path: out/same, format: parquet}}}
+        - {seq: 2, name: Second, type: output, arguments: {destination: {path: out/./same/, format: parquet}}}
+        """, input_dataset="sales")
+    add_project(root, "same_table", f"""
         - {{seq: 3, name: Table, type: output, arguments: {{destination: {{catalog_table: {DB}.same_t}}}}}}
         - {{seq: 4, name: Table again, type: output, arguments: {{destination: {{catalog_table: {DB.upper()}.SAME_T}}}}}}
         """, input_dataset="sales")
-    result = cli(root, "run", "same_place", "--period", "2026-01")
-    assert result.exit_code != 0, describe(result)
-    assert "outputs 1 and 2 both write" in result.output + result.stderr, describe(result)
+    for project, pair in [("same_folder", "outputs 1 and 2"), ("same_table", "outputs 3 and 4")]:
+        result = cli(root, "run", project, "--period", "2026-01")
+        assert result.exit_code != 0, describe(result)
+        assert f"{pair} both write" in result.output + result.stderr, describe(result)
     assert not (root / "out" / "same").exists() and not spark.catalog.tableExists(f"{DB}.same_t")
+
+
+@pytest.mark.parametrize("kind", ["catalog table", "uri"])
+def test_a_write_that_fails_keeps_the_periods_old_rows(spark, tmp_path, kind):
+    """The rows of a failing write job never replace the period's partition: it is replaced only when the
+    job commits (here the job fails on its second row, after the first was written)."""
+    from ledgerflow.adapters import writers
+    good = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
+    source = str(tmp_path / "source")  # read from a file, so that the error is not folded away while planning
+    spark.createDataFrame([("N-1", 1), ("N-2", 2)], "item_id string, qty int").coalesce(1).write.parquet(source)
+    bad = spark.read.parquet(source).selectExpr("item_id", "IF(qty > 1, CAST(raise_error('boom') AS INT), qty) AS qty")
+    if kind == "uri":
+        target = f"file://{tmp_path}/uri_out"
+        write = lambda df, period, rows: writers.write_uri_partition(df, target, "parquet", period, rows)  # noqa: E731
+        read = lambda: spark.read.parquet(target)  # noqa: E731
+    else:
+        table = f"{DB}.fails_midway"
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB} LOCATION '{tmp_path / 'warehouse'}'")
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
+        write = lambda df, period, rows: writers.write_catalog_table(df, table, period, rows)  # noqa: E731
+        read = lambda: spark.table(table)  # noqa: E731
+    write(good, "2026-01", 2)
+    write(good, "2026-01", 2)  # the second write of a period goes through the overwrite path
+    with pytest.raises(Exception, match="boom"):
+        write(bad, "2026-01", 2)
+    assert sorted(tuple(r) for r in read().collect()) == [("S-1", 1, "2026-01"), ("S-2", 2, "2026-01")]
+    if kind != "uri":
+        spark.sql(f"DROP TABLE IF EXISTS {table}")
 
 
 def test_a_registered_dataset_cannot_be_written_to_a_catalog_table(spark, runs):
@@ -377,9 +417,11 @@ def test_a_registered_dataset_cannot_be_written_to_a_catalog_table(spark, runs):
               type: output
               arguments: {{destination: {destination}, register_as_dataset: {name}_ds}}
             """, input_dataset="sales")
+        result = cli(root, "validate", name)
+        assert result.exit_code == 1 and "OUT-VR-001" in result.stderr, describe(result)
+        assert f"projects/{name}.yml:" in result.stderr and "a registered version is immutable" in result.stderr
         result = cli(root, "run", name, "--period", "2026-01")
-        assert result.exit_code != 0, describe(result)
-        assert f"registers dataset '{name}_ds', but its destination is the catalog table" in result.output + result.stderr
+        assert result.exit_code != 0 and "OUT-VR-001" in result.stderr, describe(result)
     assert not spark.catalog.tableExists(f"{DB}.registered") and not spark.catalog.tableExists(f"{DB}.registered_v1")
     with sqlite3.connect(root / ".ledgerflow" / "state.db") as conn:  # and the run store holds no version
         assert conn.execute("SELECT * FROM registered_datasets WHERE name LIKE 'reg_%'").fetchall() == []

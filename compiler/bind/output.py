@@ -84,7 +84,12 @@ def check_version_folder(ctx: BindContext, op: OutputOperation) -> None:
     hint = "put {{version}} in the path so that each registered version gets a folder of its own"
     if d is None:
         return
-    if d.kind == "path" and d.path and "{{version}}" not in d.path:
+    table_hint = "write it to a folder with {{version}} in its path, e.g. 'out/" + name + "/v{{version}}'"
+    if d.kind == "catalog_table":
+        ctx.errors.add("OUT-VR-001", f"output {op.seq} registers dataset '{name}' in the catalog table "
+                       f"'{d.catalog_table}': a table's rows change with every run, and a registered version "
+                       "is immutable", loc_of(d.catalog_table, d.location), str(d.catalog_table), table_hint)
+    elif d.kind == "path" and d.path and "{{version}}" not in d.path:
         ctx.errors.add("OUT-VR-001", f"output {op.seq} registers dataset '{name}' at the path '{d.path}', "
                        "which has no {{version}}: a new version would replace the previous one",
                        loc_of(d.path, d.location), str(d.path), hint + ", e.g. 'out/" + name + "/v{{version}}'")
@@ -93,7 +98,12 @@ def check_version_folder(ctx: BindContext, op: OutputOperation) -> None:
         resolver = ctx.ws.config.resolvers.get(rid) if rid else None
         for rule in resolver.rules if resolver else []:
             st = rule.strategy
-            if st.type == "path" and st.path is not None and "{{version}}" not in st.path:
+            if st.type == "table":
+                ctx.errors.add("OUT-VR-001", f"output {op.seq} registers dataset '{name}' through resolver '{rid}', "
+                               f"whose rule '{rule.name}' ({rule.location or 'ledgerflow.yml'}) gives a catalog "
+                               "table: a table's rows change with every run, and a registered version is immutable",
+                               loc_of(d.table, d.location), str(d.table), table_hint + " (through a path rule)")
+            elif st.type == "path" and st.path is not None and "{{version}}" not in st.path:
                 ctx.errors.add("OUT-VR-001", f"output {op.seq} registers dataset '{name}' through resolver "
                                f"'{rid}', whose rule '{rule.name}' ({rule.location or 'ledgerflow.yml'}) gives "
                                f"the path '{st.path}' without {{{{version}}}}: a new version would replace the "
