@@ -288,7 +288,7 @@ def write_catalog_table(df, table: str, period: str, rows: int) -> str:
         data.withColumn(PARTITION, F.lit(period)).write.partitionBy(PARTITION).saveAsTable(table)
         return f"{table} ({PARTITION}={period})"
     by_name = {c.lower(): c for c in data.columns}
-    ordered = data.select(*[F.col(f"`{by_name[c.name.lower()]}`").alias(c.name)
+    ordered = data.select(*[F.col("`" + by_name[c.name.lower()].replace("`", "``") + "`").alias(c.name)
                             for c in spark.catalog.listColumns(table) if not c.isPartition])
     if rows == 0:
         import uuid
