@@ -529,13 +529,7 @@ class Runner:
 
                     def locate(version: int, op=op, found=found) -> tuple:
                         dest = found["dest"] = self._destination(ctx, op, version)
-                        if dest.kind != "path":  # a table's rows can change: it cannot hold an immutable version
-                            raise ResolutionError(
-                                f"output {op.seq} registers dataset '{op.register_as_dataset}', but its destination is "
-                                f"the catalog table {dest.target}: a registered version must be a folder of its own, "
-                                "which no later run changes. Write it to a path (e.g. {table: NAME} through a "
-                                "resolver rule of type path, with {{version}} in the path).")
-                        return dest.target, dest.format
+                        return (dest.target if dest.kind == "path" else None), dest.format
                     self.store.reserve(op.register_as_dataset, ctx.run_id, [period], locate)
                     out[op.seq] = found["dest"]
                 else:

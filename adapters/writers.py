@@ -39,6 +39,11 @@ def local_path(target: str) -> str:
     return target[len("file:"):] if target.startswith("file:") else target
 
 
+def _without_period(df):
+    """``df`` without its ``_period`` column: the partition's folder name holds the period."""
+    return df.drop(PARTITION) if PARTITION in df.columns else df
+
+
 @dataclass
 class Staged:
     """A partition written to its hidden version folder, not yet visible: ``commit`` swaps it in."""
@@ -57,7 +62,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``.
 
     ``create_only`` (an output registering a new dataset version): the partition must not exist yet."""
-    data = df.drop(PARTITION) if PARTITION in df.columns else df
+    data = _without_period(df)
     root = local_path(target)
     check_partition(target, period, create_only)  # raises before anything is written
     versions = versions_dir(root, period)
@@ -162,7 +167,7 @@ def count_rows(df, folder: str, fmt: str) -> int:
             return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         import pyarrow.orc as orc
         return sum(orc.ORCFile(f).nrows for f in files)
-    data = df.drop(PARTITION) if PARTITION in df.columns else df
+    data = _without_period(df)
     reader = df.sparkSession.read.format(fmt).schema(data.schema)
     if fmt == "csv":
         reader = reader.option("header", "true")
@@ -221,7 +226,7 @@ def write_uri_partition(df, target: str, fmt: str, period: str, rows: int) -> st
     commits; a failed job leaves it as it was). No rows: the partition's folder is overwritten, as a
     dynamic overwrite replaces only the partitions its rows hold and would keep the last run's."""
     location = f"{target.rstrip('/')}/{PARTITION}={period}"
-    data = df.drop(PARTITION) if PARTITION in df.columns else df
+    data = _without_period(df)
     header = {"header": "true"} if fmt == "csv" else {}
     if rows == 0:
         data.write.mode("overwrite").format(fmt).options(**header).save(location)
@@ -283,7 +288,7 @@ def write_catalog_table(df, table: str, period: str, rows: int) -> str:
     table's name and the period are parameters of that statement, never SQL text."""
     from pyspark.sql import functions as F
     spark = df.sparkSession
-    data = df.drop(PARTITION) if PARTITION in df.columns else df
+    data = _without_period(df)
     if not spark.catalog.tableExists(table):
         data.withColumn(PARTITION, F.lit(period)).write.partitionBy(PARTITION).saveAsTable(table)
         return f"{table} ({PARTITION}={period})"
