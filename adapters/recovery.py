@@ -11,10 +11,17 @@ and what it may have left behind is known without guessing.
 (``ledgerflow runs`` and ``ledgerflow runs clean`` check again every time). Only ``running`` rows are
 looked at, so it costs one small query when nothing was interrupted.
 
+A run that died while swapping its outputs in (or after, before its record said completed) is rolled
+back first: the run records each swap before making it (``commit.partitions``: the partition, its
+staged folder and the version it replaced), and each partition that still shows the run's folder is
+pointed back at the version before it (``writers.roll_back``), so a dead run leaves every local output
+as it was. Outputs Spark wrote to URIs or catalog tables cannot be rolled back; the error names them.
+
 Removal is deliberately narrow: only a real folder (not a symlink) named ``<run_id>`` or
 ``<run_id>.<n>`` directly inside the real ``.lf_versions/_period=P`` folder of a recorded
-destination, and never the folder the partition symlink points at. A staged folder that was
-already swapped in is live data: it is kept, and the run's error says so.
+destination, and never the folder the partition symlink points at. A staged folder that is still
+live (a run recorded by an older ledgerflow, without a journal, or a partition whose previous version
+is gone) is kept, and the run's error says so.
 """
 from __future__ import annotations
 
@@ -42,7 +49,8 @@ _CHECKED: set[str] = set()  # state databases this process has already recovered
 @dataclass
 class Outcome:
     """What recovery found for one run. ``action``: ``interrupted`` (marked failed now),
-    ``cleaned`` (leftover staging of an already failed run removed), ``finished`` (its record was
+    ``cleaned`` (leftover staging of an already failed run removed), ``retired`` (versions a completed
+    run replaced, left by a process that died before deleting them, removed), ``finished`` (its record was
     final after all: the registry row is brought in line with run.json), ``live`` (its process holds
     the lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask)."""
 
@@ -154,8 +162,27 @@ def finder() -> str:
     return f"process {os.getpid()} on host {liveness.this_host()} ({os.path.basename(sys.argv[0]) or 'python'})"
 
 
-def _describe(removed: list, kept: list, problems: list) -> str:
+def roll_back_commit(rec: dict) -> tuple[list[str], list[str], list[str]]:
+    """Point the partitions a dead run had swapped in back at the versions before it, from the journal
+    its record holds (``commit.partitions``, written before each swap; ``writers.swap_in``). Only entries
+    whose staged folder is named after the run are followed. Returns (partitions rolled back,
+    partitions that keep the run's rows, problems)."""
+    journal = (rec.get("commit") or {}).get("partitions") or []
+    own = [e for e in journal if isinstance(e, dict) and isinstance(e.get("staged"), str)
+           and _own_name(os.path.basename(e["staged"]), rec["run_id"])]
+    rolled, kept, problems = writers.roll_back(own)
+    problems += [f"unexpected commit entry {e!r}: left alone" for e in journal if e not in own]
+    return rolled, kept, problems
+
+
+def _describe(removed: list, kept: list, problems: list, rolled: tuple = (), elsewhere: tuple = ()) -> str:
     parts = []
+    if rolled:
+        parts.append(f"rolled back {len(rolled)} partition{'s' if len(rolled) != 1 else ''} it had swapped in to "
+                     f"the version before it: {', '.join(rolled)}")
+    if elsewhere:
+        parts.append(f"outputs written by Spark to {', '.join(elsewhere)} are not rolled back (they may hold this "
+                     "run's rows)")
     if removed:
         parts.append(f"removed {len(removed)} staging folder{'s' if len(removed) != 1 else ''}")
     if kept:
@@ -168,7 +195,8 @@ def _describe(removed: list, kept: list, problems: list) -> str:
 def _interrupt(store, rec: dict, found_by: str) -> Outcome:
     """Mark a run whose lock this process now holds as failed, after removing its staging."""
     run_id = rec["run_id"]
-    removed, kept, problems = [], [], []
+    rolled, _kept, problems = roll_back_commit(rec)  # a partition kept live is reported by remove_staging
+    removed, kept = [], []
     for entry in rec.get("staging") or []:
         r, k, p = remove_staging(entry, run_id)
         removed, kept, problems = removed + r, kept + k, problems + p
@@ -177,10 +205,10 @@ def _interrupt(store, rec: dict, found_by: str) -> Outcome:
     at = _now()
     error = (f"interrupted: the process (pid {proc.get('pid')} on host {proc.get('host')}) that ran it is gone; "
              f"found by {found_by} at {at}Z")
-    done = _describe(removed, kept, problems)
+    done = _describe(removed, kept, problems, rolled, (rec.get("commit") or {}).get("elsewhere") or [])
     rec.update(status="failed", finished_at=at, error=error + (f"; {done}" if done else ""),
                interrupted={"found_by": found_by, "found_at": at, "removed": removed, "kept": kept,
-                            "problems": problems})
+                            "problems": problems, "rolled_back": rolled})
     store.save_run(rec)
     return Outcome(run_id, "interrupted", rec["error"], removed, kept, problems)
 
@@ -241,11 +269,19 @@ def recover(store, found_by: Optional[str] = None, other_hosts: bool = False) ->
 def clean(store, other_hosts: bool = False) -> list[Outcome]:
     """``ledgerflow runs clean``: recover interrupted runs, then remove staging that failed runs left
     behind (a removal that failed before, or a run failed by an older ledgerflow that recorded its
-    staging)."""
+    staging) and the versions completed runs replaced but had not deleted yet (their process died
+    right after the commit point)."""
     found_by = f"`ledgerflow runs clean` (pid {os.getpid()} on host {liveness.this_host()})"
     outcomes = recover(store, found_by, other_hosts)
     seen = {o.run_id for o in outcomes}
     for rec in store.list_runs() if os.path.exists(store.db_path) else []:
+        if rec.get("status") == "completed" and rec["run_id"] not in seen:
+            # a process that died after its commit point, before deleting the versions it replaced
+            retired = writers.retire((rec.get("commit") or {}).get("partitions") or [])
+            if retired:
+                outcomes.append(Outcome(rec["run_id"], "retired", f"removed {len(retired)} version"
+                                        f"{'s' if len(retired) != 1 else ''} it replaced", retired))
+            continue
         if rec.get("status") != "failed" or rec["run_id"] in seen or not rec.get("staging"):
             continue
         removed, problems = [], []
@@ -281,6 +317,8 @@ def report(outcomes: list[Outcome]) -> list[str]:
             lines.append(f"{o.run_id}  marked failed: {o.detail}")
         elif o.action == "cleaned":
             lines.append(f"{o.run_id}  failed run: {o.detail}")
+        elif o.action == "retired":
+            lines.append(f"{o.run_id}  completed run: {o.detail}")
         elif o.action == "finished":
             lines.append(f"{o.run_id}  {o.detail}")
         else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
+import sqlite3
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -401,7 +402,8 @@ class Runner:
             record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
                                "app_id": _app_id(spark)}
             pending = self._compute(spark, ctx, destinations)
-            outputs = self._write(ctx, pending, destinations)
+            outputs, registrations, journal = self._write(ctx, pending, destinations, record)
+            warning = self._complete(ctx, record, outputs, registrations, journal, lineage, clock)
         except LedgerflowError as err:
             record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
@@ -412,16 +414,17 @@ class Runner:
             record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
             raise err
-        except BaseException as exc:  # KeyboardInterrupt, SystemExit: staged outputs were discarded by _write
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: the outputs were rolled back
             self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
             raise
-        timings = self._timings(ctx, clock)
-        for out in outputs:
-            out["lineage"] = lineage.get(out["operation_seq"])
-        record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"), outputs=outputs,
-                      timings=timings)
-        self.store.save_run(record, ctx.compiled.script())
+        try:
+            writers.retire(journal)  # the versions the run replaced; nothing can roll it back any more
+        except OSError:
+            pass  # a version folder left behind is not live (`ledgerflow runs clean` does not need it either)
         liveness.release(ctx.run_id)
+        timings = record["timings"]
+        if warning:
+            self.echo(f"Warning: {warning}")
         took = time.monotonic() - clock
         self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
         for out in outputs:
@@ -431,6 +434,25 @@ class Runner:
         if timings:
             self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
         return record
+
+    def _complete(self, ctx: RunContext, record: dict, outputs: list[dict], registrations: list[tuple],
+                  journal: list[dict], lineage: dict[int, dict], clock: float) -> Optional[str]:
+        """The run's commit point: its registered versions confirmed and its record completed, in one
+        transaction of the run store. Until that transaction commits, a failure rolls the local outputs
+        back to the versions before the run (``writers.roll_back``). Returns the store's warning, if any."""
+        try:
+            for out in outputs:
+                out["lineage"] = lineage.get(out["operation_seq"])
+            record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"),
+                          outputs=outputs, timings=self._timings(ctx, clock))
+            return self.store.complete(record, registrations, ctx.started_at.isoformat(), ctx.compiled.script())
+        except BaseException as exc:
+            record.update(status="running", finished_at=None, outputs=[])
+            writers.roll_back(journal)
+            if isinstance(exc, (OSError, sqlite3.Error)):  # not Spark's: say what failed
+                raise ExecutionError(f"run {ctx.run_id} could not record its completion in the run store ({exc}); "
+                                     "its outputs were rolled back to the versions before it.") from exc
+            raise
 
     def _timings(self, ctx: RunContext, clock: float) -> Optional[dict]:
         """The record's ``timings`` of this run (None when it failed before Spark work began)."""
@@ -585,59 +607,77 @@ class Runner:
         return OutputDestination("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text,
                                                                        f"rule '{rule.name}'"), st.format, version)
 
-    def _write(self, ctx: RunContext, pending: list[PendingOutput],
-               destinations: dict[int, OutputDestination]) -> list[dict]:
-        """Write every output; local partitions are staged first and swapped in together at the end,
-        so a failure anywhere leaves every local destination as it was (URIs and catalog tables are
-        replaced one by one by Spark)."""
+    def _write(self, ctx: RunContext, pending: list[PendingOutput], destinations: dict[int, OutputDestination],
+               record: dict) -> tuple[list[dict], list[tuple], list[dict]]:
+        """Write every output: local partitions are staged, then swapped in together, each swap recorded
+        first in ``record["commit"]`` (so recovery can roll a dead run back); URIs and catalog tables are
+        written after that, one by one by Spark. A failure anywhere rolls the local partitions back (a URI
+        or table already written stays replaced). Returns the record's outputs, the registered versions
+        to confirm at the commit point and the commit journal (``writers.swap_in``)."""
         period = ctx.period.identifier
-        staged: list = []
-        written: list[WrittenOutput] = []
-        # Local outputs first: they are computed by their (staged) write, so a failure there must come
-        # before any URI or catalog table is replaced.
-        order = sorted(pending, key=lambda p: p.rows is not None)
-        for out in order:  # a table that cannot take an output's rows fails the run before anything is written
+        local = [p for p in pending if destinations[p.statement.operation.seq].local]
+        elsewhere = [p for p in pending if not destinations[p.statement.operation.seq].local]
+        for out in elsewhere:  # a table that cannot take an output's rows fails the run before anything is written
             dest = destinations[out.statement.operation.seq]
             if dest.kind == "table":
                 writers.check_catalog_table(out.frame.sparkSession, dest.target, out.frame.columns,
                                             f"output {out.statement.operation.seq}")
+        staged: list = []
+        written: list[WrittenOutput] = []
         try:
-            for out in order:
+            for out in local:  # computed by their staged write: a failure here comes before anything is replaced
+                op, df = out.statement.operation, out.frame
+                if self.metrics:
+                    self.metrics.start_output(op.seq, op.name)
+                dest = destinations[op.seq]
+                registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
+                staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
+                                                      create_only=registers))
+                if out.rows is None:
+                    out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
+                    self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
+                written.append(WrittenOutput(out, dest, staged[-1].link))
+                if self.metrics:
+                    self.metrics.end_output(op.seq)
+        except BaseException:
+            writers.discard(staged)
+            raise
+        record["commit"] = {"partitions": [], "elsewhere": [destinations[o.statement.operation.seq].target
+                                                            for o in elsewhere]}
+
+        def save_journal(journal: list[dict]) -> None:
+            record["commit"]["partitions"] = journal
+            self.store.save_run(record)
+        save_journal([])
+        journal = writers.swap_in(staged, before_swap=save_journal)
+        try:
+            for out in elsewhere:
                 op, df = out.statement.operation, out.frame
                 if self.metrics:
                     self.metrics.start_output(op.seq, op.name)
                 dest = destinations[op.seq]
                 if dest.kind == "table":
                     location = writers.write_catalog_table(df, dest.target, period, out.rows)
-                elif dest.local:
-                    registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
-                    staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
-                                                          create_only=registers))
-                    location = staged[-1].link
-                    if out.rows is None:
-                        out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
-                        self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
                 else:
                     location = writers.write_uri_partition(df, dest.target, dest.format, period, out.rows)
                 written.append(WrittenOutput(out, dest, location))
                 if self.metrics:
                     self.metrics.end_output(op.seq)
         except BaseException:
-            writers.discard(staged)
+            writers.roll_back(journal)
             raise
-        writers.commit(staged)
         written.sort(key=lambda w: w.output.statement.operation.seq)
-        results = []
+        results, registrations = [], []
         for w in written:
             op, version = w.output.statement.operation, w.destination.version
             entry = {"operation_seq": op.seq, "location": w.location, "rows": w.output.rows,
                      "registered_dataset": None, "registered_version": None}
             if op.register_as_dataset and w.destination.kind == "path":
                 schema = [(f.name, f.dataType.simpleString()) for f in w.output.frame.schema.fields]
-                self.store.confirm(op.register_as_dataset, version, ctx.run_id, schema, ctx.started_at.isoformat())
+                registrations.append((op.register_as_dataset, version, schema))
                 entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
             results.append(entry)
-        return results
+        return results, registrations, journal
 
 
 def timing_summary(timings: dict) -> str:

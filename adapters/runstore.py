@@ -6,8 +6,9 @@ schema and the periods it holds.
 
 A registration is taken in two steps so that two runs never share a version: before anything runs
 the run reserves the next version in one ``BEGIN IMMEDIATE`` transaction (a ``pending`` row holding
-its location); after its outputs were swapped in, the run flips the row to ``committed``; a failed
-run deletes its pending rows. Readers see committed rows only.
+its location); after its outputs were swapped in, the run flips the row to ``committed`` in the same
+transaction that records it completed (``complete``: the run's commit point); a failed run deletes
+its pending rows. Readers see committed rows only.
 """
 from __future__ import annotations
 
@@ -64,6 +65,30 @@ class RunStore:
     # ---------------------------------------------------------------- runs
     def save_run(self, record: dict, sql_text: Optional[str] = None) -> str:
         """Write ``run.json`` (and the compiled SQL) and upsert the registry row; returns the run folder."""
+        folder = self._write_files(record, sql_text)
+        with closing(self._connect()) as conn, conn:
+            _upsert_run(conn, record)
+        return folder
+
+    def complete(self, record: dict, registrations: list[tuple[str, int, list[tuple[str, str]]]],
+                 created_at: str, sql_text: Optional[str] = None) -> Optional[str]:
+        """A run's commit point: in one transaction, its registered versions ``(name, version, columns)``
+        are confirmed (created at ``created_at``) and its registry row becomes ``record`` (completed); then
+        ``run.json`` follows. Raises, with nothing changed, when a reservation is missing (the caller rolls
+        the run back). Returns a warning when ``run.json`` could not be written: the run has completed all
+        the same (the registry holds its record)."""
+        with closing(self._connect()) as conn, conn:
+            for name, version, columns in registrations:
+                _confirm(conn, name, version, record["run_id"], columns, created_at)
+            _upsert_run(conn, record)
+        try:
+            self._write_files(record, sql_text)
+        except OSError as exc:
+            return (f"the run completed, but its run.json could not be written ({exc.strerror or exc}); "
+                    f"`ledgerflow runs show {record['run_id']}` reads its record from {self.db_path}")
+        return None
+
+    def _write_files(self, record: dict, sql_text: Optional[str]) -> str:
         folder = os.path.join(self.runs_dir, record["run_id"])
         os.makedirs(folder, exist_ok=True)
         tmp = os.path.join(folder, "run.json.tmp")
@@ -73,11 +98,6 @@ class RunStore:
         if sql_text is not None:
             with open(os.path.join(folder, "compiled.sql"), "w", encoding="utf-8") as fh:
                 fh.write(sql_text)
-        with closing(self._connect()) as conn, conn:
-            conn.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)", (
-                record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
-                record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                record.get("error"), json.dumps(record, default=str)))
         return folder
 
     def list_runs(self) -> list[dict]:
@@ -168,12 +188,7 @@ class RunStore:
     def confirm(self, name: str, version: int, run_id: str, columns: list[tuple[str, str]], created_at: str) -> None:
         """Flip ``run_id``'s reservation of ``name`` v``version`` to committed (its outputs are in place)."""
         with closing(self._connect()) as conn, conn:
-            cur = conn.execute("UPDATE registered_datasets SET status = 'committed', columns = ?, created_at = ? "
-                               "WHERE name = ? AND version = ? AND run_id = ? AND status = 'pending'",
-                               (json.dumps(columns), created_at, name, version, run_id))
-            if cur.rowcount != 1:
-                raise LedgerflowError(f"run {run_id} holds no reservation of registered dataset '{name}' version "
-                                      f"{version}; its output is in place but is not registered.")
+            _confirm(conn, name, version, run_id, columns, created_at)
 
     def release(self, run_id: str) -> None:
         """Drop the pending reservations of ``run_id`` (the run failed: its versions were never visible)."""
@@ -231,6 +246,23 @@ class RunStore:
                                versions=[DatasetVersion(r["version"]) for r in regs], file=".ledgerflow/state.db",
                                registered=True))
         return out
+
+
+def _confirm(conn: sqlite3.Connection, name: str, version: int, run_id: str, columns: list[tuple[str, str]],
+             created_at: str) -> None:
+    cur = conn.execute("UPDATE registered_datasets SET status = 'committed', columns = ?, created_at = ? "
+                       "WHERE name = ? AND version = ? AND run_id = ? AND status = 'pending'",
+                       (json.dumps(columns), created_at, name, version, run_id))
+    if cur.rowcount != 1:
+        raise LedgerflowError(f"run {run_id} holds no reservation of registered dataset '{name}' version {version}, "
+                              "so its outputs were not made visible.")
+
+
+def _upsert_run(conn: sqlite3.Connection, record: dict) -> None:
+    conn.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)", (
+        record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
+        record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
+        record.get("error"), json.dumps(record, default=str)))
 
 
 def locations_overlap(a: str, b: str) -> bool:

@@ -4,8 +4,10 @@ Local paths: the rows are written to ``<dest>/.lf_versions/_period=P/<run_id>`` 
 ``<dest>/_period=P`` is a symbolic link swapped to the new folder with one ``os.replace``, so a
 reader sees the old partition or the new one, never a mix, and a failure before the swap leaves
 the old partition as it was. A run stages all its local outputs first and swaps them in together
-(``commit``), so a failed run leaves every output as it was. Spark's partition discovery ignores
-the hidden ``.lf_versions``.
+(``swap_in``), recording each swap in a journal first; the versions they replace are kept until the
+run's record says it completed (``retire``), so a run that fails, or whose process dies, before
+then is rolled back (``roll_back``) and leaves every local output as it was. Spark's partition
+discovery ignores the hidden ``.lf_versions``.
 URIs and catalog tables: Spark's dynamic partition overwrite (catalog tables matched by column name);
 an output with no rows overwrites the period's partition statically, so that it is emptied too.
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from ..compiler.errors import ResolutionError
 
@@ -174,15 +176,18 @@ def count_rows(df, folder: str, fmt: str) -> int:
     return reader.load(folder).count()
 
 
-def commit(staged: list[Staged]) -> None:
-    """Swap every staged partition in, all or nothing: when one swap fails, the partitions already
-    swapped are pointed back at their previous versions (unless another run has swapped in its own
-    version since: its commit stands) and the staged files are dropped. The
-    replaced versions are deleted only once every swap succeeded, and only if they are ours.
+def swap_in(staged: list[Staged], before_swap: Callable[[list[dict]], None] = lambda journal: None) -> list[dict]:
+    """Swap every staged partition in, all or nothing; returns the journal: one ``{link, staged, previous}``
+    per partition, ``previous`` the version folder it replaced (None: there was none). Nothing is
+    deleted here: the replaced versions stay until :func:`retire`, so that the run can still be rolled
+    back (:func:`roll_back`) until its record says it completed.
 
-    Each partition is checked again just before its swap (the run may have taken a while): a
-    partition someone replaced by anything ledgerflow did not create fails the commit untouched."""
-    done: list[tuple[Staged, Optional[str]]] = []
+    ``before_swap(journal)`` is called before each swap with the journal including that partition, so a
+    process that dies in the middle has recorded what to roll back (``recovery.py``). When a swap (or
+    ``before_swap``) fails, the partitions already swapped are rolled back, the staged files dropped
+    and the error raised. Each partition is checked again just before its swap (the run may have taken
+    a while): a partition someone replaced by anything ledgerflow did not create fails the commit."""
+    journal: list[dict] = []
     ours = {os.path.realpath(s.staged) for s in staged}
     try:
         for s in staged:
@@ -190,26 +195,90 @@ def commit(staged: list[Staged]) -> None:
             previous = check_partition(root, period)
             if s.create_only and os.path.lexists(s.link) and previous not in ours:
                 check_partition(root, period, create_only=True)  # raises: appeared while the run ran
+            journal.append({"link": s.link, "staged": s.staged, "previous": previous})
+            before_swap(journal)
             _swap(s.link, s.staged)
-            done.append((s, previous))
     except BaseException:
-        for s, previous in reversed(done):
-            if os.path.realpath(s.link) != os.path.realpath(s.staged):
-                # another run swapped its own version in since then: not this commit's to undo; the version
-                # this commit replaced is no longer live either
-                if previous is not None and previous != os.path.realpath(s.link):
-                    remove_version(previous, *_root_period(s))
-                continue
-            if previous is not None and os.path.isdir(previous):
-                _point(s.link, previous)
-            elif os.path.islink(s.link):
-                os.remove(s.link)  # the link this commit created (a link: removing it touches no files)
+        roll_back(journal)
         discard(staged)
         raise
-    final = {os.path.realpath(s.link) for s in staged}
-    for s, previous in done:
-        if previous and previous not in final:
-            remove_version(previous, *_root_period(s))
+    return journal
+
+
+def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
+    """Undo the swaps of ``journal`` (:func:`swap_in`), last first: a partition that still shows its
+    ``staged`` version is pointed back at ``previous``, or its link removed when there was none. A
+    partition another run has swapped its own version into since is that run's (its commit stands; the
+    version this journal replaced is no longer live and is deleted). The staged folders no partition
+    shows any more are deleted. When ``previous`` is gone, the partition keeps the staged rows rather
+    than show nothing. Entries that do not describe a partition and version folders of one destination
+    are left alone (a journal may come from a damaged record).
+    Returns (partitions rolled back, partitions that keep the staged version, problems)."""
+    rolled: list[str] = []
+    kept: list[str] = []
+    problems: list[str] = []
+    for entry in reversed(journal):
+        link, staged, previous = entry.get("link"), entry.get("staged"), entry.get("previous")
+        if not _journal_entry_ok(link, staged, previous):
+            problems.append(f"unexpected commit entry {entry!r}: left alone")
+            continue
+        root, period = os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
+        if not os.path.islink(link) or os.path.realpath(link) != os.path.realpath(staged):
+            if previous is not None and os.path.lexists(link) and previous != os.path.realpath(link):
+                remove_version(previous, root, period)
+            remove_version(staged, root, period)
+            continue
+        try:
+            if previous is None:
+                os.remove(link)  # the link this commit created (a link: removing it touches no files)
+            elif os.path.isdir(previous) and not os.path.islink(previous):
+                _point(link, previous)
+            else:
+                kept.append(link)
+                problems.append(f"{link}: the version it replaced ({previous}) is gone, so the partition keeps "
+                                f"the rows of {staged}")
+                continue
+        except (OSError, UnsafeDestination) as exc:
+            kept.append(link)
+            problems.append(f"could not roll back {link}: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        rolled.append(link)
+        remove_version(staged, root, period)
+    return rolled, kept, problems
+
+
+def _journal_entry_ok(link, staged, previous) -> bool:
+    """Whether a journal entry names a partition link ``<root>/_period=P`` and version folders directly
+    inside ``<root>/.lf_versions/_period=P``."""
+    if not (isinstance(link, str) and isinstance(staged, str) and os.path.isabs(link)
+            and os.path.basename(link).startswith(f"{PARTITION}=")):
+        return False
+    root, period = os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
+    versions = os.path.realpath(versions_dir(root, period))
+    folders = [staged] + ([previous] if previous is not None else [])
+    return all(isinstance(f, str) and os.path.dirname(os.path.realpath(f)) == versions for f in folders)
+
+
+def retire(journal: list[dict]) -> list[str]:
+    """Delete the versions a completed commit replaced, when they are ours and no longer shown; returns
+    the folders deleted (entries that do not describe a partition's version folders are skipped)."""
+    entries = [e for e in journal if _journal_entry_ok(e.get("link"), e.get("staged"), e.get("previous"))]
+    live = {os.path.realpath(e["link"]) for e in entries}
+    removed = []
+    for e in entries:
+        previous = e["previous"]
+        if previous and previous not in live and os.path.lexists(previous):
+            root = os.path.dirname(e["link"])
+            if remove_version(previous, root, os.path.basename(e["link"]).split("=", 1)[1]):
+                removed.append(previous)
+    return removed
+
+
+def commit(staged: list[Staged]) -> list[dict]:
+    """:func:`swap_in` then :func:`retire`: for a caller with nothing to record between the two."""
+    journal = swap_in(staged)
+    retire(journal)
+    return journal
 
 
 def discard(staged: list[Staged]) -> None:

@@ -1,0 +1,247 @@
+"""A run's outputs become visible all together or not at all, up to its commit point.
+
+A run stages its local outputs, records each swap in its run record before making it (the journal:
+partition, staged folder, the version it replaces), swaps them in, writes catalog tables and URIs,
+then confirms its registered versions and records itself completed in one transaction of the run
+store (the commit point). Until then every failure rolls the local partitions back; a process that
+dies is rolled back by the next command from the journal (``recovery.py``). The versions a run
+replaced are deleted only after the commit point.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cli_support import add_project, cli, describe, read_output, record, run, run_id_of, run_ok, versions_dir
+from test_hardening_destinations import REGISTER
+from test_hardening_interrupted import fake_dead_run, many_outputs_project, own_folders, stage, OUTPUTS, PERIOD
+
+from ledgerflow.adapters import writers
+from ledgerflow.adapters.runstore import RunStore
+
+KILL_AT_SWAP = textwrap.dedent("""
+    import os, signal, sys
+    from ledgerflow.adapters import cli, writers
+    real, swaps = writers._swap, []
+
+    def swap(link, target):
+        swaps.append(link)
+        if len(swaps) == int(sys.argv[1]):
+            os.kill(os.getpid(), signal.SIGKILL)  # the process dies between two swaps of its commit
+        real(link, target)
+    writers._swap = swap
+    cli.main(sys.argv[2:])
+""")
+
+STAMP = REGISTER.split("- seq: 2")[0]  # seq 1: source_system = {stamp}
+
+
+def stamped(stamp: str, copy: str) -> str:
+    """The GL stamped with ``stamp``, written to a local folder (seq 2) and to ``copy`` (seq 3)."""
+    return STAMP.format(stamp=stamp) + textwrap.dedent(f"""\
+        - {{seq: 2, name: Local copy, type: output, arguments: {{destination: {{path: out/local, format: csv}}}}}}
+        - {{seq: 3, name: Copy, type: output, arguments: {copy}}}
+        """)
+
+
+def stamps(spark, location: str) -> set[str]:
+    """The ``source_system`` values of the partition at ``location``."""
+    return {r[0] for r in spark.read.option("header", "true").csv(location).select("source_system").collect()}
+
+
+def test_a_run_killed_between_two_swaps_is_rolled_back_by_the_next_command(spark, finance):
+    """SIGKILL after 3 of 10 partitions were swapped in: the next command points them back at the first
+    run's versions (the old code kept them, so the outputs mixed two runs) and removes the staging."""
+    many_outputs_project(finance)
+    first = run_ok(finance, "many_outputs")
+    locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
+    live_before = [os.path.realpath(loc) for loc in locations]
+
+    proc = subprocess.Popen([sys.executable, "-c", KILL_AT_SWAP, "4", "--workspace", str(finance), "run",
+                             "many_outputs", "--period", PERIOD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == -signal.SIGKILL, (out, err)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # its JVM, if still there
+    except ProcessLookupError:
+        pass
+    run_id = [p.name for p in (finance / "target" / "runs").iterdir() if p.name != first["run_id"]][0]
+    dead = json.loads((finance / "target" / "runs" / run_id / "run.json").read_text())
+    assert dead["status"] == "running"
+    journal = dead["commit"]["partitions"]
+    assert [e["link"] for e in journal] == locations[:4]  # the 4th was recorded before its swap
+    assert [e["previous"] for e in journal] == live_before[:4]
+    assert [os.path.realpath(loc) == live_before[i] for i, loc in enumerate(locations)] == [False] * 3 + [True] * 7
+
+    cleaned = cli(finance, "runs", "clean")
+    assert cleaned.exit_code == 0, describe(cleaned)
+    failed = record(finance, run_id)
+    assert failed["status"] == "failed" and failed["error"].startswith("interrupted: ")
+    assert f"rolled back 3 partitions it had swapped in to the version before it: {', '.join(locations[2::-1])}" \
+        in failed["error"]
+    assert failed["interrupted"]["rolled_back"] == locations[2::-1] and failed["interrupted"]["kept"] == []
+    assert [os.path.realpath(loc) for loc in locations] == live_before
+    assert all(own_folders(loc, run_id) == [] for loc in locations)
+    for seq in range(1, OUTPUTS + 1):
+        assert len(read_output(spark, first, seq)[1]) == 10
+
+
+def test_a_failure_at_the_commit_point_rolls_every_output_back_and_releases_the_version(spark, finance,
+                                                                                       monkeypatch):
+    """The run store fails to record the run completed: its partitions show the previous run's versions
+    again, its registered version is not committed, and the versions it replaced are still there."""
+    add_project(finance, "stamped", stamped("first", '{destination: {path: "out/snap/v{{version}}", format: csv}, '
+                                                     'register_as_dataset: stamped_snap}'))
+    first = run_ok(finance, "stamped")
+    local = first["outputs"][0]["location"]
+    before = os.path.realpath(local)
+    project = finance / "projects" / "stamped.yml"
+    project.write_text(project.read_text().replace('"first"', '"second"'))
+
+    def fail(*_args, **_kwargs):
+        raise sqlite3.OperationalError("disk I/O error (simulated)")
+    monkeypatch.setattr(RunStore, "complete", fail)
+    result = run(finance, "stamped", expect=3)
+    monkeypatch.undo()
+    assert "could not record its completion in the run store (disk I/O error (simulated)); its outputs were " \
+           "rolled back to the versions before it." in result.stderr
+    rec = record(finance, run_id_of(result))
+    assert rec["status"] == "failed" and rec["outputs"] == []
+    assert os.path.realpath(local) == before and os.path.isdir(before)
+    assert stamps(spark, local) == {"first"}
+    assert own_folders(local, rec["run_id"]) == []
+    registered = finance / "out" / "snap" / "v2" / f"_period={PERIOD}"
+    assert not os.path.lexists(registered) and own_folders(str(registered), rec["run_id"]) == []
+    assert [(g["version"], g["run_id"]) for g in RunStore(str(finance)).registrations("stamped_snap")] == \
+        [(1, first["run_id"])]
+    # the next run commits normally and only then deletes the version it replaced
+    second = run_ok(finance, "stamped")
+    assert stamps(spark, local) == {"second"} and not os.path.exists(before)
+    assert [g["version"] for g in RunStore(str(finance)).registrations("stamped_snap")] == [1, 2]
+    assert second["outputs"][1]["registered_version"] == 2
+
+
+def test_a_catalog_table_is_written_only_after_the_local_partitions_are_swapped_in(spark, finance, monkeypatch):
+    """A swap that fails leaves the table as the last run wrote it (the old code replaced the table's
+    period before the local swaps, so a failed run left the table with its rows)."""
+    db = "commit_order_db"
+    spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+    spark.sql(f"CREATE DATABASE {db} LOCATION '{finance / 'warehouse' / db}'")
+    try:
+        add_project(finance, "stamped_table", stamped("first", f"{{destination: {{catalog_table: {db}.stamped}}}}"))
+        first = run_ok(finance, "stamped_table")
+        local = first["outputs"][0]["location"]
+        project = finance / "projects" / "stamped_table.yml"
+        project.write_text(project.read_text().replace('"first"', '"second"'))
+
+        def swap(link, target):
+            raise OSError("no space left on device (simulated)")
+        monkeypatch.setattr(writers, "_swap", swap)
+        result = run(finance, "stamped_table", expect=3)
+        monkeypatch.undo()
+        assert "no space left on device (simulated)" in result.stderr
+        table = {r[0] for r in spark.sql(f"SELECT source_system FROM {db}.stamped WHERE _period = '{PERIOD}'")
+                 .collect()}
+        assert table == {"first"}
+        assert stamps(spark, local) == {"first"}
+        run_ok(finance, "stamped_table")
+        table = {r[0] for r in spark.sql(f"SELECT source_system FROM {db}.stamped WHERE _period = '{PERIOD}'")
+                 .collect()}
+        assert table == {"second"} and stamps(spark, local) == {"second"}
+    finally:
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+# ------------------------------------------------------------------------------------ the journal itself
+def _version(root: Path, name: str) -> str:
+    folder = root / ".lf_versions" / f"_period={PERIOD}" / name
+    folder.mkdir(parents=True)
+    (folder / "part-0.csv").write_text(f"run\n{name}\n")
+    return str(folder)
+
+
+def test_roll_back_keeps_the_rows_when_the_replaced_version_is_gone(tmp_path):
+    """A partition is never left without rows by a rollback: when the version it replaced has vanished
+    (the old code removed the link then), it keeps the staged rows and says so."""
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0"), _version(root, "run-1")
+    link = str(root / f"_period={PERIOD}")
+    journal = writers.commit([writers.Staged(link, old)])
+    journal = writers.swap_in([writers.Staged(link, new)])
+    assert journal == [{"link": link, "staged": new, "previous": old}]
+    writers.remove_version(old, str(root), PERIOD)
+    rolled, kept, problems = writers.roll_back(journal)
+    assert (rolled, kept) == ([], [link]) and "is gone, so the partition keeps the rows of" in problems[0]
+    assert os.path.realpath(link) == new
+
+
+def test_a_dead_runs_journal_is_followed_only_into_its_own_version_folders(spark, finance):
+    """A damaged journal entry (a staged folder of another run, a link outside a destination) is left alone
+    and reported; the run's own entry is rolled back."""
+    first = run_ok(finance, "ts01_output_only")
+    location = first["outputs"][0]["location"]
+    live = os.path.realpath(location)
+    run_id = fake_dead_run(finance, first, staging=[{"link": location, "versions": str(versions_dir(location))}])
+    staged = stage(location, run_id)
+    os.remove(location)
+    os.symlink(os.path.relpath(staged, Path(location).parent), location)  # swapped in before it died
+    foreign = stage(location, "another-run")
+    store = RunStore(str(finance))
+    rec = store.get_run(run_id)
+    rec["commit"] = {"partitions": [{"link": location, "staged": str(staged), "previous": live},
+                                    {"link": location, "staged": str(foreign), "previous": live},
+                                    {"link": "/etc/passwd", "staged": str(staged), "previous": None}],
+                     "elsewhere": ["spark_catalog.default.t"]}
+    store.save_run(rec)
+    cleaned = cli(finance, "runs", "clean")
+    assert cleaned.exit_code == 0, describe(cleaned)
+    failed = record(finance, run_id)
+    assert os.path.realpath(location) == live and not staged.exists() and foreign.is_dir()
+    assert failed["interrupted"]["rolled_back"] == [location]
+    assert "unexpected commit entry {'link': '/etc/passwd'" in failed["error"]
+    assert f"'staged': '{foreign}'" in failed["error"]
+    assert "outputs written by Spark to spark_catalog.default.t are not rolled back" in failed["error"]
+    assert len(read_output(spark, first, 1)[1]) == 10
+
+
+@pytest.mark.parametrize("broken", ["staged", "previous"])
+def test_roll_back_refuses_entries_outside_the_partitions_version_folder(tmp_path, broken):
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0"), _version(root, "run-1")
+    link = str(root / f"_period={PERIOD}")
+    writers.commit([writers.Staged(link, new)])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    entry = {"link": link, "staged": new, "previous": old, broken: str(elsewhere)}
+    assert writers.roll_back([entry]) == ([], [], [f"unexpected commit entry {entry!r}: left alone"])
+    assert os.path.realpath(link) == new and elsewhere.is_dir()
+
+
+def test_runs_clean_deletes_the_versions_a_completed_run_had_not_deleted_yet(spark, finance, monkeypatch):
+    """A process that dies right after its commit point leaves the versions it replaced behind (not live):
+    `ledgerflow runs clean` deletes them, and only them."""
+    first = run_ok(finance, "ts01_output_only")
+    location = first["outputs"][0]["location"]
+    replaced = os.path.realpath(location)
+    monkeypatch.setattr(writers, "retire", lambda journal: [])  # as if the process died before deleting
+    second = run_ok(finance, "ts01_output_only")
+    monkeypatch.undo()
+    assert second["commit"]["partitions"] == [{"link": location, "staged": os.path.realpath(location),
+                                               "previous": replaced}]
+    assert os.path.isdir(replaced)
+    cleaned = cli(finance, "runs", "clean")
+    assert cleaned.exit_code == 0, describe(cleaned)
+    assert cleaned.stdout.splitlines() == [f"{second['run_id']}  completed run: removed 1 version it replaced",
+                                           f"    removed {replaced}"]
+    assert not os.path.exists(replaced) and len(read_output(spark, second, 1)[1]) == 10
+    assert cli(finance, "runs", "clean").stdout.strip() == \
+        "nothing to clean: no interrupted run, no leftover staging folder"
