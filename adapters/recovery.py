@@ -162,17 +162,26 @@ def finder() -> str:
     return f"process {os.getpid()} on host {liveness.this_host()} ({os.path.basename(sys.argv[0]) or 'python'})"
 
 
+def _journal(rec: dict) -> tuple[list[dict], list, list[str]]:
+    """The commit journal of a run record (``commit``: ``writers.swap_in``'s entries and the outputs Spark
+    writes elsewhere), as (entries whose staged folder is named after the run, every other entry,
+    the destinations elsewhere); whatever has the wrong shape counts as another entry."""
+    commit = rec.get("commit")
+    commit = commit if isinstance(commit, dict) else {}
+    entries = commit.get("partitions") if isinstance(commit.get("partitions"), list) else []
+    own = [e for e in entries if isinstance(e, dict) and isinstance(e.get("staged"), str)
+           and _own_name(os.path.basename(e["staged"]), str(rec.get("run_id")))]
+    elsewhere = commit.get("elsewhere") if isinstance(commit.get("elsewhere"), list) else []
+    return own, [e for e in entries if e not in own], [str(d) for d in elsewhere]
+
+
 def roll_back_commit(rec: dict) -> tuple[list[str], list[str], list[str]]:
     """Point the partitions a dead run had swapped in back at the versions before it, from the journal
-    its record holds (``commit.partitions``, written before each swap; ``writers.swap_in``). Only entries
-    whose staged folder is named after the run are followed. Returns (partitions rolled back,
-    partitions that keep the run's rows, problems)."""
-    journal = (rec.get("commit") or {}).get("partitions") or []
-    own = [e for e in journal if isinstance(e, dict) and isinstance(e.get("staged"), str)
-           and _own_name(os.path.basename(e["staged"]), rec["run_id"])]
+    its record holds (written before each swap). Only entries whose staged folder is named after the
+    run are followed. Returns (partitions rolled back, partitions that keep the run's rows, problems)."""
+    own, other, _ = _journal(rec)
     rolled, kept, problems = writers.roll_back(own)
-    problems += [f"unexpected commit entry {e!r}: left alone" for e in journal if e not in own]
-    return rolled, kept, problems
+    return rolled, kept, problems + [f"unexpected commit entry {e!r}: left alone" for e in other]
 
 
 def _describe(removed: list, kept: list, problems: list, rolled: tuple = (), elsewhere: tuple = ()) -> str:
@@ -205,7 +214,7 @@ def _interrupt(store, rec: dict, found_by: str) -> Outcome:
     at = _now()
     error = (f"interrupted: the process (pid {proc.get('pid')} on host {proc.get('host')}) that ran it is gone; "
              f"found by {found_by} at {at}Z")
-    done = _describe(removed, kept, problems, rolled, (rec.get("commit") or {}).get("elsewhere") or [])
+    done = _describe(removed, kept, problems, rolled, _journal(rec)[2])
     rec.update(status="failed", finished_at=at, error=error + (f"; {done}" if done else ""),
                interrupted={"found_by": found_by, "found_at": at, "removed": removed, "kept": kept,
                             "problems": problems, "rolled_back": rolled})
@@ -277,7 +286,7 @@ def clean(store, other_hosts: bool = False) -> list[Outcome]:
     for rec in store.list_runs() if os.path.exists(store.db_path) else []:
         if rec.get("status") == "completed" and rec["run_id"] not in seen:
             # a process that died after its commit point, before deleting the versions it replaced
-            retired = writers.retire((rec.get("commit") or {}).get("partitions") or [])
+            retired = writers.retire(_journal(rec)[0])
             if retired:
                 outcomes.append(Outcome(rec["run_id"], "retired", f"removed {len(retired)} version"
                                         f"{'s' if len(retired) != 1 else ''} it replaced", retired))

@@ -403,7 +403,7 @@ class Runner:
                                "app_id": _app_id(spark)}
             pending = self._compute(spark, ctx, destinations)
             outputs, registrations, journal = self._write(ctx, pending, destinations, record)
-            warning = self._complete(ctx, record, outputs, registrations, journal, lineage, clock)
+            self._commit(ctx, record, outputs, registrations, journal, lineage, clock)
         except LedgerflowError as err:
             record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
@@ -417,14 +417,18 @@ class Runner:
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: the outputs were rolled back
             self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
             raise
+        # Committed: from here on nothing rolls the run back or records it failed.
         try:
-            writers.retire(journal)  # the versions the run replaced; nothing can roll it back any more
+            self.store.write_files(record, ctx.compiled.script())
+        except Exception as exc:  # noqa: BLE001 - the registry holds the completed record
+            self.echo(f"Warning: the run completed, but its run.json could not be written ({exc}); `ledgerflow "
+                      f"runs show {ctx.run_id}` reads its record from {self.store.db_path}")
+        try:
+            writers.retire(journal)  # the versions the run replaced
         except OSError:
-            pass  # a version folder left behind is not live (`ledgerflow runs clean` does not need it either)
+            pass  # a version folder left behind is not live; `ledgerflow runs clean` deletes it
         liveness.release(ctx.run_id)
         timings = record["timings"]
-        if warning:
-            self.echo(f"Warning: {warning}")
         took = time.monotonic() - clock
         self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
         for out in outputs:
@@ -435,24 +439,35 @@ class Runner:
             self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
         return record
 
-    def _complete(self, ctx: RunContext, record: dict, outputs: list[dict], registrations: list[tuple],
-                  journal: list[dict], lineage: dict[int, dict], clock: float) -> Optional[str]:
+    def _commit(self, ctx: RunContext, record: dict, outputs: list[dict], registrations: list[tuple],
+                journal: list[dict], lineage: dict[int, dict], clock: float) -> None:
         """The run's commit point: its registered versions confirmed and its record completed, in one
         transaction of the run store. Until that transaction commits, a failure rolls the local outputs
-        back to the versions before the run (``writers.roll_back``). Returns the store's warning, if any."""
+        back to the versions before the run (``writers.roll_back``)."""
         try:
             for out in outputs:
                 out["lineage"] = lineage.get(out["operation_seq"])
             record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"),
                           outputs=outputs, timings=self._timings(ctx, clock))
-            return self.store.complete(record, registrations, ctx.started_at.isoformat(), ctx.compiled.script())
+            self.store.complete(record, registrations, ctx.started_at.isoformat())
         except BaseException as exc:
             record.update(status="running", finished_at=None, outputs=[])
-            writers.roll_back(journal)
+            undone = self._roll_back(record, journal)
             if isinstance(exc, (OSError, sqlite3.Error)):  # not Spark's: say what failed
                 raise ExecutionError(f"run {ctx.run_id} could not record its completion in the run store ({exc}); "
-                                     "its outputs were rolled back to the versions before it.") from exc
+                                     f"{undone}") from exc
             raise
+
+    @staticmethod
+    def _roll_back(record: dict, journal: list[dict]) -> str:
+        """Roll the local partitions of ``journal`` back (``writers.roll_back``), record what happened in
+        ``record["rolled_back"]`` and say it in a sentence."""
+        rolled, kept, problems = writers.roll_back(journal)
+        record["rolled_back"] = {"partitions": rolled, "kept": kept, "problems": problems}
+        if kept or problems:
+            return (f"its outputs were rolled back to the versions before it, except: {'; '.join(problems)}"
+                    + (f" (these partitions keep this run's rows: {', '.join(kept)})" if kept else ""))
+        return "its outputs were rolled back to the versions before it."
 
     def _timings(self, ctx: RunContext, clock: float) -> Optional[dict]:
         """The record's ``timings`` of this run (None when it failed before Spark work began)."""
@@ -617,11 +632,18 @@ class Runner:
         period = ctx.period.identifier
         local = [p for p in pending if destinations[p.statement.operation.seq].local]
         elsewhere = [p for p in pending if not destinations[p.statement.operation.seq].local]
+        tables: dict[str, int] = {}
         for out in elsewhere:  # a table that cannot take an output's rows fails the run before anything is written
-            dest = destinations[out.statement.operation.seq]
+            seq, dest = out.statement.operation.seq, destinations[out.statement.operation.seq]
             if dest.kind == "table":
-                writers.check_catalog_table(out.frame.sparkSession, dest.target, out.frame.columns,
-                                            f"output {out.statement.operation.seq}")
+                spark = out.frame.sparkSession
+                name = writers.qualified_table(spark, dest.target)
+                if name in tables:  # e.g. `db.t` and `spark_catalog.db.t`: the names differ, the table does not
+                    raise ResolutionError(f"outputs {tables[name]} and {seq} both write the catalog table {name} for "
+                                          f"period {period}: the second would replace the first's rows. Give each "
+                                          "output a destination of its own.")
+                tables[name] = seq
+                writers.check_catalog_table(spark, dest.target, out.frame.columns, f"output {seq}")
         staged: list = []
         written: list[WrittenOutput] = []
         try:
@@ -645,12 +667,13 @@ class Runner:
         record["commit"] = {"partitions": [], "elsewhere": [destinations[o.statement.operation.seq].target
                                                             for o in elsewhere]}
 
-        def save_journal(journal: list[dict]) -> None:
-            record["commit"]["partitions"] = journal
+        def save_journal(entries: list[dict]) -> None:
+            record["commit"]["partitions"] = entries
             self.store.save_run(record)
-        save_journal([])
-        journal = writers.swap_in(staged, before_swap=save_journal)
+        journal: list[dict] = []
         try:
+            save_journal(journal)
+            writers.swap_in(staged, journal, before_swap=save_journal)
             for out in elsewhere:
                 op, df = out.statement.operation, out.frame
                 if self.metrics:
@@ -664,7 +687,8 @@ class Runner:
                 if self.metrics:
                     self.metrics.end_output(op.seq)
         except BaseException:
-            writers.roll_back(journal)
+            self._roll_back(record, journal)
+            writers.discard(staged)
             raise
         written.sort(key=lambda w: w.output.statement.operation.seq)
         results, registrations = [], []

@@ -65,30 +65,24 @@ class RunStore:
     # ---------------------------------------------------------------- runs
     def save_run(self, record: dict, sql_text: Optional[str] = None) -> str:
         """Write ``run.json`` (and the compiled SQL) and upsert the registry row; returns the run folder."""
-        folder = self._write_files(record, sql_text)
+        folder = self.write_files(record, sql_text)
         with closing(self._connect()) as conn, conn:
             _upsert_run(conn, record)
         return folder
 
     def complete(self, record: dict, registrations: list[tuple[str, int, list[tuple[str, str]]]],
-                 created_at: str, sql_text: Optional[str] = None) -> Optional[str]:
+                 created_at: str) -> None:
         """A run's commit point: in one transaction, its registered versions ``(name, version, columns)``
-        are confirmed (created at ``created_at``) and its registry row becomes ``record`` (completed); then
-        ``run.json`` follows. Raises, with nothing changed, when a reservation is missing (the caller rolls
-        the run back). Returns a warning when ``run.json`` could not be written: the run has completed all
-        the same (the registry holds its record)."""
+        are confirmed (created at ``created_at``) and its registry row becomes ``record`` (completed).
+        Raises, with nothing changed, when a reservation is missing (the caller rolls the run back).
+        ``run.json`` follows with :meth:`write_files`; until then the registry holds the newer record."""
         with closing(self._connect()) as conn, conn:
             for name, version, columns in registrations:
                 _confirm(conn, name, version, record["run_id"], columns, created_at)
             _upsert_run(conn, record)
-        try:
-            self._write_files(record, sql_text)
-        except OSError as exc:
-            return (f"the run completed, but its run.json could not be written ({exc.strerror or exc}); "
-                    f"`ledgerflow runs show {record['run_id']}` reads its record from {self.db_path}")
-        return None
 
-    def _write_files(self, record: dict, sql_text: Optional[str]) -> str:
+    def write_files(self, record: dict, sql_text: Optional[str] = None) -> str:
+        """Write ``run.json`` (and the compiled SQL) into the run's folder; returns the folder."""
         folder = os.path.join(self.runs_dir, record["run_id"])
         os.makedirs(folder, exist_ok=True)
         tmp = os.path.join(folder, "run.json.tmp")

@@ -140,15 +140,19 @@ def _what(path: str) -> str:
 
 
 def remove_version(folder: str, root: str, period: str) -> bool:
-    """Delete one version folder, only if it is ours: a real folder (not a link) directly inside
-    ``<root>/.lf_versions/_period=P``, real paths compared, neither level above it a link. Anything
-    else is left where it is. Returns whether it is gone. The one deletion rule: staging cleanup,
-    commit and ``runs clean`` (recovery.py) all delete version folders through this function."""
+    """Delete one version folder, only if it is ours and not shown: a real folder (not a link) directly
+    inside ``<root>/.lf_versions/_period=P``, real paths compared, neither level above it a link, and
+    not the folder the partition ``<root>/_period=P`` points at. Anything else is left where it is.
+    Returns whether it is gone. The one deletion rule: staging cleanup, commit, rollback and ``runs
+    clean`` (recovery.py) all delete version folders through this function."""
     versions = versions_dir(root, period)
     if any(os.path.islink(p) for p in (os.path.join(root, VERSIONS), versions, folder)):
         return False
     if not os.path.isdir(folder) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(versions):
         return False
+    link = partition_link(root, period)
+    if os.path.lexists(link) and os.path.realpath(link) == os.path.realpath(folder):
+        return False  # the version the partition shows: never deleted, whoever asks
     shutil.rmtree(folder, ignore_errors=True)  # rmtree unlinks links inside the folder, never follows them
     return not os.path.lexists(folder)
 
@@ -176,33 +180,26 @@ def count_rows(df, folder: str, fmt: str) -> int:
     return reader.load(folder).count()
 
 
-def swap_in(staged: list[Staged], before_swap: Callable[[list[dict]], None] = lambda journal: None) -> list[dict]:
-    """Swap every staged partition in, all or nothing; returns the journal: one ``{link, staged, previous}``
-    per partition, ``previous`` the version folder it replaced (None: there was none). Nothing is
-    deleted here: the replaced versions stay until :func:`retire`, so that the run can still be rolled
-    back (:func:`roll_back`) until its record says it completed.
+def swap_in(staged: list[Staged], journal: list[dict],
+            before_swap: Callable[[list[dict]], None] = lambda journal: None) -> None:
+    """Swap every staged partition in, appending one ``{link, staged, previous}`` per partition to
+    ``journal`` first (``previous``: the version folder it replaces, None when there is none) and calling
+    ``before_swap(journal)``, so that a process that dies in the middle has recorded what to roll back
+    (``recovery.py``). Nothing is deleted here: the replaced versions stay until :func:`retire`.
 
-    ``before_swap(journal)`` is called before each swap with the journal including that partition, so a
-    process that dies in the middle has recorded what to roll back (``recovery.py``). When a swap (or
-    ``before_swap``) fails, the partitions already swapped are rolled back, the staged files dropped
-    and the error raised. Each partition is checked again just before its swap (the run may have taken
-    a while): a partition someone replaced by anything ledgerflow did not create fails the commit."""
-    journal: list[dict] = []
+    When a swap (or ``before_swap``) fails, the error is raised and the caller rolls ``journal`` back
+    (:func:`roll_back`) and drops the staged files (:func:`discard`). Each partition is checked again
+    just before its swap (the run may have taken a while): a partition someone replaced by anything
+    ledgerflow did not create fails the commit."""
     ours = {os.path.realpath(s.staged) for s in staged}
-    try:
-        for s in staged:
-            root, period = _root_period(s)
-            previous = check_partition(root, period)
-            if s.create_only and os.path.lexists(s.link) and previous not in ours:
-                check_partition(root, period, create_only=True)  # raises: appeared while the run ran
-            journal.append({"link": s.link, "staged": s.staged, "previous": previous})
-            before_swap(journal)
-            _swap(s.link, s.staged)
-    except BaseException:
-        roll_back(journal)
-        discard(staged)
-        raise
-    return journal
+    for s in staged:
+        root, period = _root_period(s)
+        previous = check_partition(root, period)
+        if s.create_only and os.path.lexists(s.link) and previous not in ours:
+            check_partition(root, period, create_only=True)  # raises: appeared while the run ran
+        journal.append({"link": s.link, "staged": s.staged, "previous": previous})
+        before_swap(journal)
+        _swap(s.link, s.staged)
 
 
 def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
@@ -218,13 +215,14 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
     kept: list[str] = []
     problems: list[str] = []
     for entry in reversed(journal):
-        link, staged, previous = entry.get("link"), entry.get("staged"), entry.get("previous")
+        link, staged, previous = (entry.get(k) for k in ("link", "staged", "previous")) \
+            if isinstance(entry, dict) else (None, None, None)
         if not _journal_entry_ok(link, staged, previous):
             problems.append(f"unexpected commit entry {entry!r}: left alone")
             continue
         root, period = os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
         if not os.path.islink(link) or os.path.realpath(link) != os.path.realpath(staged):
-            if previous is not None and os.path.lexists(link) and previous != os.path.realpath(link):
+            if previous is not None and os.path.lexists(link) and os.path.realpath(previous) != os.path.realpath(link):
                 remove_version(previous, root, period)
             remove_version(staged, root, period)
             continue
@@ -262,12 +260,13 @@ def _journal_entry_ok(link, staged, previous) -> bool:
 def retire(journal: list[dict]) -> list[str]:
     """Delete the versions a completed commit replaced, when they are ours and no longer shown; returns
     the folders deleted (entries that do not describe a partition's version folders are skipped)."""
-    entries = [e for e in journal if _journal_entry_ok(e.get("link"), e.get("staged"), e.get("previous"))]
+    entries = [e for e in journal if isinstance(e, dict)
+               and _journal_entry_ok(e.get("link"), e.get("staged"), e.get("previous"))]
     live = {os.path.realpath(e["link"]) for e in entries}
     removed = []
     for e in entries:
         previous = e["previous"]
-        if previous and previous not in live and os.path.lexists(previous):
+        if previous and os.path.realpath(previous) not in live and os.path.lexists(previous):
             root = os.path.dirname(e["link"])
             if remove_version(previous, root, os.path.basename(e["link"]).split("=", 1)[1]):
                 removed.append(previous)
@@ -275,8 +274,15 @@ def retire(journal: list[dict]) -> list[str]:
 
 
 def commit(staged: list[Staged]) -> list[dict]:
-    """:func:`swap_in` then :func:`retire`: for a caller with nothing to record between the two."""
-    journal = swap_in(staged)
+    """:func:`swap_in`, rolled back on failure, then :func:`retire`: for a caller with nothing to record
+    in between. Returns the journal."""
+    journal: list[dict] = []
+    try:
+        swap_in(staged, journal)
+    except BaseException:
+        roll_back(journal)
+        discard(staged)
+        raise
     retire(journal)
     return journal
 
@@ -322,6 +328,20 @@ def _point(link: str, new_target: str) -> None:
                                 "away and run again.")  # never deleted, never renamed over
     os.symlink(os.path.relpath(new_target, os.path.dirname(link)), tmp)
     os.replace(tmp, link)
+
+
+def qualified_table(spark, table: str) -> str:
+    """``table`` as its catalog, database and name, each quoted, in lower case; the parts it leaves out
+    filled as Spark fills them (the session's current catalog and database), so that ``t``, ``db.t``
+    and ``spark_catalog.db.t`` compare equal when they name one table."""
+    from sqlglot import exp
+    parsed = exp.to_table(table, dialect="spark")
+    catalog, db = parsed.catalog, parsed.db
+    current = spark.catalog.currentCatalog()
+    if not catalog and db and db.lower() == current.lower():  # `spark_catalog.t`: a catalog and a table
+        catalog, db = db, ""
+    parts = [catalog or current, db or spark.catalog.currentDatabase(), parsed.name]
+    return ".".join("`" + p.replace("`", "``") + "`" for p in parts).lower()
 
 
 def check_catalog_table(spark, table: str, columns: list[str], where: str) -> None:

@@ -175,8 +175,9 @@ def test_roll_back_keeps_the_rows_when_the_replaced_version_is_gone(tmp_path):
     root = tmp_path / "out"
     old, new = _version(root, "run-0"), _version(root, "run-1")
     link = str(root / f"_period={PERIOD}")
-    journal = writers.commit([writers.Staged(link, old)])
-    journal = writers.swap_in([writers.Staged(link, new)])
+    writers.commit([writers.Staged(link, old)])
+    journal: list[dict] = []
+    writers.swap_in([writers.Staged(link, new)], journal)
     assert journal == [{"link": link, "staged": new, "previous": old}]
     writers.remove_version(old, str(root), PERIOD)
     rolled, kept, problems = writers.roll_back(journal)
@@ -235,8 +236,9 @@ def test_runs_clean_deletes_the_versions_a_completed_run_had_not_deleted_yet(spa
     monkeypatch.setattr(writers, "retire", lambda journal: [])  # as if the process died before deleting
     second = run_ok(finance, "ts01_output_only")
     monkeypatch.undo()
-    assert second["commit"]["partitions"] == [{"link": location, "staged": os.path.realpath(location),
-                                               "previous": replaced}]
+    [entry] = second["commit"]["partitions"]
+    assert (entry["link"], os.path.realpath(entry["staged"]), entry["previous"]) == \
+        (location, os.path.realpath(location), replaced)
     assert os.path.isdir(replaced)
     cleaned = cli(finance, "runs", "clean")
     assert cleaned.exit_code == 0, describe(cleaned)
@@ -245,3 +247,55 @@ def test_runs_clean_deletes_the_versions_a_completed_run_had_not_deleted_yet(spa
     assert not os.path.exists(replaced) and len(read_output(spark, second, 1)[1]) == 10
     assert cli(finance, "runs", "clean").stdout.strip() == \
         "nothing to clean: no interrupted run, no leftover staging folder"
+
+
+def test_a_journal_never_gets_the_live_version_deleted(tmp_path):
+    """A damaged journal naming the live version as the one replaced (spelt with a trailing slash, so the
+    strings differ) deletes nothing, through a rollback, a retirement or a direct removal."""
+    root = tmp_path / "out"
+    live, other = _version(root, "run-1"), _version(root, "run-2")
+    link = str(root / f"_period={PERIOD}")
+    writers.commit([writers.Staged(link, live)])
+    entry = {"link": link, "staged": other, "previous": live + "/"}
+    writers.roll_back([entry])
+    assert writers.retire([{**entry, "staged": live}]) == []
+    assert not writers.remove_version(live, str(root), PERIOD)
+    assert os.path.realpath(link) == live and os.listdir(live) == ["part-0.csv"]
+
+
+def test_a_record_whose_journal_has_the_wrong_shape_breaks_no_command(spark, finance):
+    first = run_ok(finance, "ts01_output_only")
+    location = first["outputs"][0]["location"]
+    dead = fake_dead_run(finance, first, staging=[])
+    store = RunStore(str(finance))
+    for run_id, commit in ((dead, "x"), (first["run_id"], {"partitions": ["a", 1], "elsewhere": [None]})):
+        rec = store.get_run(run_id)
+        rec["commit"] = commit
+        store.save_run(rec)
+    cleaned = cli(finance, "runs", "clean")
+    assert cleaned.exit_code == 0, describe(cleaned)
+    assert record(finance, dead)["status"] == "failed"
+    assert cli(finance, "runs", "list").exit_code == 0
+    assert len(read_output(spark, first, 1)[1]) == 10 and os.path.islink(location)
+
+
+def test_after_the_commit_point_a_failure_to_write_run_json_only_warns(spark, finance, monkeypatch):
+    """The registry holds the completed record: the run is not rolled back or recorded failed because its
+    run.json could not be written."""
+    first = run_ok(finance, "ts01_output_only")
+    replaced = os.path.realpath(first["outputs"][0]["location"])
+    real = RunStore.write_files
+
+    def write_files(self, rec, sql_text=None):
+        if rec["status"] == "completed":
+            raise OSError(28, "No space left on device")
+        return real(self, rec, sql_text)
+    monkeypatch.setattr(RunStore, "write_files", write_files)
+    result = run(finance, "ts01_output_only")
+    monkeypatch.undo()
+    assert "Warning: the run completed, but its run.json could not be written" in result.stdout
+    rec = RunStore(str(finance)).get_run(run_id_of(result))
+    assert rec["status"] == "completed"
+    location = rec["outputs"][0]["location"]
+    assert os.path.realpath(location).endswith(rec["run_id"])
+    assert not os.path.exists(replaced)  # the version it replaced was deleted after the commit point

@@ -372,11 +372,19 @@ def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
         - {{seq: 3, name: Table, type: output, arguments: {{destination: {{catalog_table: {DB}.same_t}}}}}}
         - {{seq: 4, name: Table again, type: output, arguments: {{destination: {{catalog_table: {DB.upper()}.SAME_T}}}}}}
         """, input_dataset="sales")
-    for project, pair in [("same_folder", "outputs 1 and 2"), ("same_table", "outputs 3 and 4")]:
+    add_project(root, "same_table_qualified", f"""
+        - {{seq: 5, name: Table, type: output, arguments: {{destination: {{catalog_table: {DB}.qualified_t}}}}}}
+        - {{seq: 6, name: Catalog too, type: output,
+            arguments: {{destination: {{catalog_table: spark_catalog.{DB}.qualified_t}}}}}}
+        """, input_dataset="sales")
+    for project, pair in [("same_folder", "outputs 1 and 2"), ("same_table", "outputs 3 and 4"),
+                          ("same_table_qualified", "outputs 5 and 6")]:
         result = cli(root, "run", project, "--period", "2026-01")
         assert result.exit_code != 0, describe(result)
         assert f"{pair} both write" in result.output + result.stderr, describe(result)
+    assert f"both write the catalog table `spark_catalog`.`{DB}`.`qualified_t` for period 2026-01" in result.stderr
     assert not (root / "out" / "same").exists() and not spark.catalog.tableExists(f"{DB}.same_t")
+    assert not spark.catalog.tableExists(f"{DB}.qualified_t")
 
 
 @pytest.mark.parametrize("kind", ["catalog table", "uri"])
