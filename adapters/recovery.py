@@ -223,7 +223,15 @@ def _interrupt(store, rec: dict, found_by: str) -> Outcome:
 
 
 def _current(store, run_id: str) -> dict:
-    """A run's newest record: ``run.json`` (written before the registry row), else the registry's."""
+    """A run's newest record. ``save_run`` writes ``run.json`` before the registry row, and ``complete``
+    (the commit point) the registry row before ``run.json``: a final status in the registry wins, else
+    ``run.json``, else the registry's."""
+    try:
+        registered = store.get_run(run_id)
+    except LedgerflowError:  # no registry row yet
+        registered = None
+    if registered is not None and registered.get("status") != "running":
+        return registered
     try:
         with open(os.path.join(store.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
             rec = json.load(fh)
@@ -231,7 +239,15 @@ def _current(store, run_id: str) -> dict:
             return rec
     except (OSError, ValueError):
         pass
-    return store.get_run(run_id)
+    return registered if registered is not None else store.get_run(run_id)
+
+
+def _run_json_status(store, run_id: str) -> Optional[str]:
+    try:
+        with open(os.path.join(store.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
+            return json.load(fh).get("status")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> Outcome:
@@ -260,6 +276,9 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
             if registered != current.get("status"):  # its process died between run.json and the registry row
                 store.save_run(current)
                 detail += "; registry updated from its run.json"
+            elif _run_json_status(store, run_id) != current.get("status"):  # died between the commit and run.json
+                store.write_files(current)
+                detail += "; run.json updated from the registry"
             lock.settled()
             return Outcome(run_id, "finished", detail)
         outcome = _interrupt(store, current, found_by)

@@ -7,9 +7,11 @@ each period partition swapped in atomically.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import os
+import signal
 import sqlite3
 import time
 import uuid
@@ -93,7 +95,7 @@ def _destination_key(dest: OutputDestination) -> tuple[str, str]:
     """What two outputs writing the same place have in common: a table's name (Spark compares names
     case-insensitively), a local folder's real path, a URI without its trailing slash."""
     if dest.kind == "table":
-        return "table", dest.target.replace("`", "").lower()
+        return "table", dest.target.lower()  # other spellings of one table: writers.qualified_table
     if dest.local:
         return "path", os.path.realpath(writers.local_path(dest.target))
     return "path", dest.target.rstrip("/")
@@ -403,7 +405,7 @@ class Runner:
                                "app_id": _app_id(spark)}
             pending = self._compute(spark, ctx, destinations)
             outputs, registrations, journal = self._write(ctx, pending, destinations, record)
-            self._commit(ctx, record, outputs, registrations, journal, lineage, clock)
+            late = self._commit(ctx, record, outputs, registrations, journal, lineage, clock)
         except LedgerflowError as err:
             record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
@@ -428,6 +430,8 @@ class Runner:
         except OSError:
             pass  # a version folder left behind is not live; `ledgerflow runs clean` deletes it
         liveness.release(ctx.run_id)
+        if late is not None:
+            raise late
         timings = record["timings"]
         took = time.monotonic() - clock
         self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
@@ -440,10 +444,12 @@ class Runner:
         return record
 
     def _commit(self, ctx: RunContext, record: dict, outputs: list[dict], registrations: list[tuple],
-                journal: list[dict], lineage: dict[int, dict], clock: float) -> None:
+                journal: list[dict], lineage: dict[int, dict], clock: float) -> Optional[BaseException]:
         """The run's commit point: its registered versions confirmed and its record completed, in one
         transaction of the run store. Until that transaction commits, a failure rolls the local outputs
-        back to the versions before the run (``writers.roll_back``)."""
+        back to the versions before the run (``writers.roll_back``) and is raised. An exception that came
+        after the transaction committed (Ctrl-C while SQLite syncs) is returned instead: the run stands,
+        and the caller raises it once the run is recorded."""
         try:
             for out in outputs:
                 out["lineage"] = lineage.get(out["operation_seq"])
@@ -451,23 +457,25 @@ class Runner:
                           outputs=outputs, timings=self._timings(ctx, clock))
             self.store.complete(record, registrations, ctx.started_at.isoformat())
         except BaseException as exc:
+            if self.store.run_status(ctx.run_id) == "completed":
+                return exc
             record.update(status="running", finished_at=None, outputs=[])
             undone = self._roll_back(record, journal)
             if isinstance(exc, (OSError, sqlite3.Error)):  # not Spark's: say what failed
                 raise ExecutionError(f"run {ctx.run_id} could not record its completion in the run store ({exc}); "
                                      f"{undone}") from exc
             raise
+        return None
 
     @staticmethod
     def _roll_back(record: dict, journal: list[dict]) -> str:
-        """Roll the local partitions of ``journal`` back (``writers.roll_back``), record what happened in
-        ``record["rolled_back"]`` and say it in a sentence."""
-        rolled, kept, problems = writers.roll_back(journal)
+        """Roll the local partitions of ``journal`` back (``writers.roll_back``, with Ctrl-C and SIGTERM
+        held until it is done: a rollback cut short would leave the run's rows in some partitions), record
+        what happened in ``record["rolled_back"]`` and say it in a sentence."""
+        with signals_held():
+            rolled, kept, problems = writers.roll_back(journal)
         record["rolled_back"] = {"partitions": rolled, "kept": kept, "problems": problems}
-        if kept or problems:
-            return (f"its outputs were rolled back to the versions before it, except: {'; '.join(problems)}"
-                    + (f" (these partitions keep this run's rows: {', '.join(kept)})" if kept else ""))
-        return "its outputs were rolled back to the versions before it."
+        return _rollback_sentence(record)
 
     def _timings(self, ctx: RunContext, clock: float) -> Optional[dict]:
         """The record's ``timings`` of this run (None when it failed before Spark work began)."""
@@ -481,8 +489,14 @@ class Runner:
             return None
 
     def _fail(self, record: dict, ctx: RunContext, err: LedgerflowError) -> None:
+        if record.get("commit") is not None and self.store.run_status(ctx.run_id) == "completed":
+            return  # an interrupt that came just after the commit point: the run stands as completed
         self.store.release(ctx.run_id)  # its reserved registered versions were never visible
-        record.update(status="failed", error=str(err), finished_at=utcnow().isoformat(timespec="milliseconds"))
+        error = str(err)
+        if record.get("rolled_back") and (record["rolled_back"]["kept"] or record["rolled_back"]["problems"]):
+            error += f" Then {_rollback_sentence(record)}"
+            self.echo(f"Warning: {_rollback_sentence(record)}")
+        record.update(status="failed", error=error, finished_at=utcnow().isoformat(timespec="milliseconds"))
         self.store.save_run(record, ctx.compiled.script())
         liveness.release(ctx.run_id)
 
@@ -702,6 +716,29 @@ class Runner:
                 entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
             results.append(entry)
         return results, registrations, journal
+
+
+def _rollback_sentence(record: dict) -> str:
+    """What the rollback recorded in ``record["rolled_back"]`` did, in one sentence."""
+    done = record["rolled_back"]
+    if done["kept"] or done["problems"]:
+        return (f"its outputs were rolled back to the versions before it, except: {'; '.join(done['problems'])}"
+                + (f" (these partitions keep this run's rows: {', '.join(done['kept'])})" if done["kept"] else ""))
+    return "its outputs were rolled back to the versions before it."
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Hold SIGINT and SIGTERM in this thread while the block runs (delivered when it ends), where the
+    platform can; elsewhere the block simply runs."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def timing_summary(timings: dict) -> str:

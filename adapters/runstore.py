@@ -94,6 +94,15 @@ class RunStore:
                 fh.write(sql_text)
         return folder
 
+    def run_status(self, run_id: str) -> Optional[str]:
+        """The status the registry holds for ``run_id`` (None when it has no row or cannot be read)."""
+        try:
+            with closing(self._connect()) as conn:
+                row = conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        except (OSError, sqlite3.Error):
+            return None
+        return row[0] if row else None
+
     def list_runs(self) -> list[dict]:
         """Every run, newest first."""
         with closing(self._connect()) as conn:

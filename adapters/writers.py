@@ -206,7 +206,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
     """Undo the swaps of ``journal`` (:func:`swap_in`), last first: a partition that still shows its
     ``staged`` version is pointed back at ``previous``, or its link removed when there was none. A
     partition another run has swapped its own version into since is that run's (its commit stands; the
-    version this journal replaced is no longer live and is deleted). The staged folders no partition
+    version this journal replaced is shown by no partition any more and is deleted). The staged folders no partition
     shows any more are deleted. When ``previous`` is gone, the partition keeps the staged rows rather
     than show nothing. Entries that do not describe a partition and version folders of one destination
     are left alone (a journal may come from a damaged record).
@@ -252,9 +252,12 @@ def _journal_entry_ok(link, staged, previous) -> bool:
             and os.path.basename(link).startswith(f"{PARTITION}=")):
         return False
     root, period = os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
-    versions = os.path.realpath(versions_dir(root, period))
     folders = [staged] + ([previous] if previous is not None else [])
-    return all(isinstance(f, str) and os.path.dirname(os.path.realpath(f)) == versions for f in folders)
+    try:
+        versions = os.path.realpath(versions_dir(root, period))
+        return all(isinstance(f, str) and os.path.dirname(os.path.realpath(f)) == versions for f in folders)
+    except ValueError:  # a NUL byte in a damaged record's path
+        return False
 
 
 def retire(journal: list[dict]) -> list[str]:
@@ -326,21 +329,27 @@ def _point(link: str, new_target: str) -> None:
     if os.path.lexists(link) and not os.path.islink(link):
         raise UnsafeDestination(f"the partition {link} is {_what(link)}, which ledgerflow did not create; move it "
                                 "away and run again.")  # never deleted, never renamed over
-    os.symlink(os.path.relpath(new_target, os.path.dirname(link)), tmp)
+    # relative between real paths: the kernel resolves a relative link from the folder it really is in,
+    # which differs from dirname(link) when a folder above it is a symbolic link
+    os.symlink(os.path.relpath(os.path.realpath(new_target), os.path.realpath(os.path.dirname(link))), tmp)
     os.replace(tmp, link)
 
 
 def qualified_table(spark, table: str) -> str:
-    """``table`` as its catalog, database and name, each quoted, in lower case; the parts it leaves out
-    filled as Spark fills them (the session's current catalog and database), so that ``t``, ``db.t``
-    and ``spark_catalog.db.t`` compare equal when they name one table."""
+    """``table`` as every part of its name (catalog, namespaces, name), each quoted, in lower case; the
+    parts a one- or two-part name leaves out filled as Spark fills them (the session's current catalog
+    and database), so that ``t``, ``db.t`` and ``spark_catalog.db.t`` compare equal when they name one
+    table. A name sqlglot cannot read is compared as written (lower case)."""
     from sqlglot import exp
-    parsed = exp.to_table(table, dialect="spark")
-    catalog, db = parsed.catalog, parsed.db
+    try:
+        parts = [p.name for p in exp.to_table(table, dialect="spark").parts]
+    except Exception:  # noqa: BLE001 - Spark itself will say what is wrong with the name
+        return table.lower()
     current = spark.catalog.currentCatalog()
-    if not catalog and db and db.lower() == current.lower():  # `spark_catalog.t`: a catalog and a table
-        catalog, db = db, ""
-    parts = [catalog or current, db or spark.catalog.currentDatabase(), parsed.name]
+    if len(parts) == 2 and parts[0].lower() == current.lower():  # `spark_catalog.t`: a catalog and a table
+        parts = [parts[0], spark.catalog.currentDatabase(), parts[1]]
+    elif len(parts) < 3:
+        parts = [current, *([spark.catalog.currentDatabase()] if len(parts) == 1 else []), *parts]
     return ".".join("`" + p.replace("`", "``") + "`" for p in parts).lower()
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,11 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import add_project, cli, describe, read_output, record, run, run_id_of, run_ok, versions_dir
+from cli_support import (add_project, cli, describe, output_entry, read_output, record, run, run_id_of, run_ok,
+                         versions_dir)
 from test_hardening_destinations import REGISTER
-from test_hardening_interrupted import fake_dead_run, many_outputs_project, own_folders, stage, OUTPUTS, PERIOD
+from test_hardening_interrupted import (OUTPUTS, PERIOD, dead_pid, fake_dead_run, many_outputs_project, own_folders,
+                                        stage)
 
-from ledgerflow.adapters import writers
+from ledgerflow.adapters import liveness, recovery, writers
+from ledgerflow.adapters.runner import Runner
 from ledgerflow.adapters.runstore import RunStore
 
 KILL_AT_SWAP = textwrap.dedent("""
@@ -299,3 +303,123 @@ def test_after_the_commit_point_a_failure_to_write_run_json_only_warns(spark, fi
     location = rec["outputs"][0]["location"]
     assert os.path.realpath(location).endswith(rec["run_id"])
     assert not os.path.exists(replaced)  # the version it replaced was deleted after the commit point
+
+
+# ------------------------------------------------------------------------------------ second review
+def test_a_rollback_through_a_symlinked_folder_points_at_the_earlier_version(tmp_path):
+    """The destination reached through a link to a folder at another depth (a workspace under a
+    symlinked /tmp or /data): the link written back must resolve from where it really is."""
+    real = tmp_path / "deep" / "er" / "real"
+    real.mkdir(parents=True)
+    os.symlink(real, tmp_path / "a")
+    root = tmp_path / "a" / "ws" / "out"
+    old, new = _version(root, "run-0"), _version(root, "run-1")
+    link = str(root / f"_period={PERIOD}")
+    writers.commit([writers.Staged(link, old)])
+    journal: list[dict] = []
+    writers.swap_in([writers.Staged(link, new)], journal)
+    assert writers.roll_back(journal) == ([link], [], [])
+    assert os.path.realpath(link) == os.path.realpath(old)
+    assert (Path(link) / "part-0.csv").read_text() == "run\nrun-0\n"
+
+
+def test_ctrl_c_just_after_the_commit_point_leaves_the_run_completed(spark, finance, monkeypatch):
+    """The transaction committed, then the interrupt arrived: the run stands (its registered version
+    keeps its partition) and the interrupt is raised once the run is recorded."""
+    add_project(finance, "stamped", stamped("first", '{destination: {path: "out/snap/v{{version}}", format: csv}, '
+                                                     'register_as_dataset: stamped_snap}'))
+    real = RunStore.complete
+
+    def complete_then_interrupt(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(RunStore, "complete", complete_then_interrupt)
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        Runner(str(finance), echo=lines.append, session_factory=lambda: spark).run("stamped", PERIOD)
+    monkeypatch.undo()
+    [rec] = RunStore(str(finance)).list_runs()
+    assert rec["status"] == "completed"
+    assert json.loads((finance / "target" / "runs" / rec["run_id"] / "run.json").read_text())["status"] == "completed"
+    registered = output_entry(rec, 3)["location"]
+    assert os.path.realpath(registered).endswith(rec["run_id"]) and stamps(spark, registered) == {"first"}
+    assert [(g["version"], g["run_id"]) for g in RunStore(str(finance)).registrations("stamped_snap")] == \
+        [(1, rec["run_id"])]
+
+
+def test_a_check_that_saw_a_run_running_never_rolls_it_back_once_committed(spark, finance):
+    """A command lists a run as running; the run commits and dies before writing its run.json. The
+    registry's completed record wins over the stale run.json: nothing is rolled back, run.json is mended."""
+    rec = run_ok(finance, "ts01_output_only")
+    location = rec["outputs"][0]["location"]
+    live = os.path.realpath(location)
+    store = RunStore(str(finance))
+    stale = json.loads(json.dumps(rec))
+    stale.update(status="running", finished_at=None, outputs=[], process={**rec["process"], "pid": dead_pid()})
+    store.write_files(stale)  # what run.json held before the commit point
+    Path(liveness.lock_path(store.runs_dir, rec["run_id"])).touch()  # its lock, not held
+    outcome = recovery.recover_run(store, stale, "a test")
+    assert (outcome.action, outcome.detail) == ("finished", "finished (completed) before it was checked; run.json "
+                                                            "updated from the registry")
+    assert os.path.realpath(location) == live
+    assert json.loads((finance / "target" / "runs" / rec["run_id"] / "run.json").read_text())["status"] == "completed"
+
+
+def test_a_rollback_that_cannot_restore_a_partition_says_so(spark, finance, monkeypatch):
+    """The version the first partition replaced vanishes before the second swap fails: that partition
+    keeps the failed run's rows, and the error and the record name it."""
+    many_outputs_project(finance)
+    first = run_ok(finance, "many_outputs")
+    locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
+    gone = os.path.realpath(locations[0])
+    real, swaps = writers._swap, []
+
+    def swap(link, target):
+        swaps.append(link)
+        if len(swaps) == 2:
+            shutil.rmtree(gone)
+            raise OSError("no space left on device (simulated)")
+        real(link, target)
+    monkeypatch.setattr(writers, "_swap", swap)
+    result = run(finance, "many_outputs", expect=3)
+    monkeypatch.undo()
+    rec = record(finance, run_id_of(result))
+    assert rec["rolled_back"]["kept"] == [locations[0]]
+    assert f"(these partitions keep this run's rows: {locations[0]})" in rec["error"]
+    assert f"the version it replaced ({gone}) is gone" in result.stderr + result.stdout
+    assert os.path.realpath(locations[0]).endswith(rec["run_id"])  # rows, not nothing
+    assert [os.path.realpath(loc) for loc in locations[1:]] == [os.path.realpath(o["location"])
+                                                                for o in first["outputs"][1:]]
+
+
+def test_signals_are_held_while_a_rollback_runs():
+    from ledgerflow.adapters.runner import signals_held
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            done = True  # reached: the interrupt waits for the block's end
+    assert done
+
+
+class _Catalog:
+    def currentCatalog(self):
+        return "spark_catalog"
+
+    def currentDatabase(self):
+        return "default"
+
+
+class _Session:
+    catalog = _Catalog()
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("t", "default.t", True), ("db.t", "spark_catalog.db.t", True), ("`DB`.`T`", "db.t", True),
+    ("spark_catalog.t", "default.t", True), ("ice.a.b.t", "ice.a.c.t", False), ("`a.b`.t", "a.`b.t`", False),
+    ("db.t", "db.u", False)])
+def test_catalog_table_names_are_compared_as_spark_resolves_them(a, b, same):
+    assert (writers.qualified_table(_Session(), a) == writers.qualified_table(_Session(), b)) is same
+
+
+def test_a_catalog_table_name_sqlglot_cannot_read_is_compared_as_written():
+    assert writers.qualified_table(_Session(), "db.T;x") == "db.t;x"
