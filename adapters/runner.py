@@ -457,9 +457,12 @@ class Runner:
                           outputs=outputs, timings=self._timings(ctx, clock))
             self.store.complete(record, registrations, ctx.started_at.isoformat())
         except BaseException as exc:
-            if self.store.run_status(ctx.run_id) == "completed":
+            status = self.store.run_status(ctx.run_id)
+            if status == "completed":
                 return exc
             record.update(status="running", finished_at=None, outputs=[])
+            if status is None:  # the run store cannot tell whether it committed: recovery decides later
+                raise
             undone = self._roll_back(record, journal)
             if isinstance(exc, (OSError, sqlite3.Error)):  # not Spark's: say what failed
                 raise ExecutionError(f"run {ctx.run_id} could not record its completion in the run store ({exc}); "
@@ -469,12 +472,12 @@ class Runner:
 
     @staticmethod
     def _roll_back(record: dict, journal: list[dict]) -> str:
-        """Roll the local partitions of ``journal`` back (``writers.roll_back``, with Ctrl-C and SIGTERM
-        held until it is done: a rollback cut short would leave the run's rows in some partitions), record
-        what happened in ``record["rolled_back"]`` and say it in a sentence."""
-        with signals_held():
+        """Roll the local partitions of ``journal`` back (``writers.roll_back``; a Ctrl-C or SIGTERM meanwhile
+        waits until it is done, as a rollback cut short would leave the run's rows in some partitions),
+        record what happened in ``record["rolled_back"]`` and say it in a sentence."""
+        with signals_deferred():
             rolled, kept, problems = writers.roll_back(journal)
-        record["rolled_back"] = {"partitions": rolled, "kept": kept, "problems": problems}
+            record["rolled_back"] = {"partitions": rolled, "kept": kept, "problems": problems}
         return _rollback_sentence(record)
 
     def _timings(self, ctx: RunContext, clock: float) -> Optional[dict]:
@@ -489,8 +492,13 @@ class Runner:
             return None
 
     def _fail(self, record: dict, ctx: RunContext, err: LedgerflowError) -> None:
-        if record.get("commit") is not None and self.store.run_status(ctx.run_id) == "completed":
-            return  # an interrupt that came just after the commit point: the run stands as completed
+        if isinstance(record.get("commit"), dict):  # the run got to its swaps
+            status = self.store.run_status(ctx.run_id)
+            if status != "running":  # completed after all (an interrupt just after the commit point), or the
+                liveness.release(ctx.run_id)  # store cannot tell: the next command's recovery decides
+                return
+            if "rolled_back" not in record:  # the rollback was cut short (or never began): again, from the journal
+                self._roll_back(record, record["commit"]["partitions"])
         self.store.release(ctx.run_id)  # its reserved registered versions were never visible
         error = str(err)
         if record.get("rolled_back") and (record["rolled_back"]["kept"] or record["rolled_back"]["problems"]):
@@ -728,17 +736,24 @@ def _rollback_sentence(record: dict) -> str:
 
 
 @contextlib.contextmanager
-def signals_held():
-    """Hold SIGINT and SIGTERM in this thread while the block runs (delivered when it ends), where the
-    platform can; elsewhere the block simply runs."""
-    if not hasattr(signal, "pthread_sigmask"):
+def signals_deferred():
+    """Run the block with SIGINT and SIGTERM deferred: one that arrives meanwhile is acted on when the
+    block ends (Ctrl-C raises KeyboardInterrupt there). Python runs signal handlers in the main thread
+    only, so elsewhere (a runner in a worker thread) the block simply runs."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    arrived: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, _frame: arrived.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if arrived:
+            signal.raise_signal(arrived[0])  # now handled as it would have been
 
 
 def timing_summary(timings: dict) -> str:

@@ -17,6 +17,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -392,13 +394,24 @@ def test_a_rollback_that_cannot_restore_a_partition_says_so(spark, finance, monk
                                                                 for o in first["outputs"][1:]]
 
 
-def test_signals_are_held_while_a_rollback_runs():
-    from ledgerflow.adapters.runner import signals_held
-    with pytest.raises(KeyboardInterrupt):
-        with signals_held():
-            os.kill(os.getpid(), signal.SIGINT)
-            done = True  # reached: the interrupt waits for the block's end
-    assert done
+def test_ctrl_c_waits_while_a_rollback_runs_even_with_other_threads_alive():
+    """The signal mask would hold SIGINT only for its own thread: with another thread alive the kernel
+    delivers it there and Python raises it in the main thread at once. The deferring handler holds it."""
+    from ledgerflow.adapters.runner import signals_deferred
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    steps, before = [], signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with signals_deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+                steps.append("rolled back")  # reached: the interrupt waits for the block's end
+    finally:
+        stop.set()
+    assert steps == ["rolled back"]
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 class _Catalog:
@@ -423,3 +436,35 @@ def test_catalog_table_names_are_compared_as_spark_resolves_them(a, b, same):
 
 def test_a_catalog_table_name_sqlglot_cannot_read_is_compared_as_written():
     assert writers.qualified_table(_Session(), "db.T;x") == "db.t;x"
+
+
+def test_a_rollback_cut_short_is_finished_before_the_run_is_recorded_failed(spark, finance, monkeypatch):
+    """A second Ctrl-C stops the first rollback before it began: the failed run is not recorded until its
+    journal has been rolled back again, so no partition keeps its rows."""
+    many_outputs_project(finance)
+    first = run_ok(finance, "many_outputs")
+    locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
+    live_before = [os.path.realpath(loc) for loc in locations]
+    real_swap, real_roll_back, swaps, calls = writers._swap, writers.roll_back, [], []
+
+    def swap(link, target):
+        swaps.append(link)
+        if len(swaps) == 3:
+            raise OSError("no space left on device (simulated)")
+        real_swap(link, target)
+
+    def roll_back(journal):
+        calls.append(len(journal))
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # the user presses Ctrl-C again as the rollback starts
+        return real_roll_back(journal)
+    monkeypatch.setattr(writers, "_swap", swap)
+    monkeypatch.setattr(writers, "roll_back", roll_back)
+    with pytest.raises(KeyboardInterrupt):
+        Runner(str(finance), echo=lambda _line: None, session_factory=lambda: spark).run("many_outputs", PERIOD)
+    monkeypatch.undo()
+    assert calls == [3, 3]
+    rec = [r for r in RunStore(str(finance)).list_runs() if r["run_id"] != first["run_id"]][0]
+    assert rec["status"] == "failed" and rec["error"] == "interrupted: KeyboardInterrupt in the process that ran it"
+    assert rec["rolled_back"]["partitions"] == locations[1::-1]
+    assert [os.path.realpath(loc) for loc in locations] == live_before
