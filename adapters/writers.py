@@ -206,11 +206,11 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
     """Undo the swaps of ``journal`` (:func:`swap_in`), last first: a partition that still shows its
     ``staged`` version is pointed back at ``previous``, or its link removed when there was none. A
     partition another run has swapped its own version into since is that run's (its commit stands; the
-    version this journal replaced is shown by no partition any more and is deleted). The staged folders no partition
-    shows any more are deleted. When ``previous`` is gone, the partition keeps the staged rows rather
-    than show nothing. Entries that do not describe a partition and version folders of one destination
-    are left alone (a journal may come from a damaged record).
-    Returns (partitions rolled back, partitions that keep the staged version, problems)."""
+    version this journal replaced is shown by no partition any more and is deleted). Staged folders
+    no partition shows are deleted. When ``previous`` is gone, the partition keeps the staged rows
+    rather than show nothing. Entries that do not describe a partition and version folders of one
+    destination are left alone (a journal may come from a damaged record). Safe to repeat. Returns
+    (partitions rolled back, partitions that keep the staged version, problems)."""
     rolled: list[str] = []
     kept: list[str] = []
     problems: list[str] = []
@@ -222,7 +222,8 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             continue
         root, period = os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
         if not os.path.islink(link) or os.path.realpath(link) != os.path.realpath(staged):
-            if previous is not None and os.path.lexists(link) and os.path.realpath(previous) != os.path.realpath(link):
+            shown = os.path.realpath(link) if os.path.lexists(link) else None
+            if previous is not None and shown is not None and os.path.realpath(previous) != shown:
                 remove_version(previous, root, period)
             remove_version(staged, root, period)
             continue
