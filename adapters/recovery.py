@@ -26,7 +26,6 @@ is gone) is kept, and the run's error says so.
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
 import sqlite3
@@ -232,22 +231,10 @@ def _current(store, run_id: str) -> dict:
         registered = None
     if registered is not None and registered.get("status") != "running":
         return registered
-    try:
-        with open(os.path.join(store.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
-            rec = json.load(fh)
-        if rec.get("run_id") == run_id:
-            return rec
-    except (OSError, ValueError):
-        pass
+    rec = store.read_run_json(run_id)
+    if rec is not None:
+        return rec
     return registered if registered is not None else store.get_run(run_id)
-
-
-def _run_json_status(store, run_id: str) -> Optional[str]:
-    try:
-        with open(os.path.join(store.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
-            return json.load(fh).get("status")
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> Outcome:
@@ -276,7 +263,8 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
             if registered != current.get("status"):  # its process died between run.json and the registry row
                 store.save_run(current)
                 detail += "; registry updated from its run.json"
-            elif _run_json_status(store, run_id) != current.get("status"):  # died between the commit and run.json
+            elif (store.read_run_json(run_id) or {}).get("status") != current.get("status"):
+                # its process died between the commit point and run.json
                 store.write_files(current)
                 detail += "; run.json updated from the registry"
             lock.settled()

@@ -13,6 +13,7 @@ import hashlib
 import os
 import signal
 import sqlite3
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -501,9 +502,11 @@ class Runner:
                 self._roll_back(record, record["commit"]["partitions"])
         self.store.release(ctx.run_id)  # its reserved registered versions were never visible
         error = str(err)
-        if record.get("rolled_back") and (record["rolled_back"]["kept"] or record["rolled_back"]["problems"]):
-            error += f" Then {_rollback_sentence(record)}"
-            self.echo(f"Warning: {_rollback_sentence(record)}")
+        done = record.get("rolled_back")
+        if done and (done["kept"] or done["problems"]):
+            sentence = _rollback_sentence(record)
+            error += f" Then {sentence}"
+            self.echo(f"Warning: {sentence}")
         record.update(status="failed", error=error, finished_at=utcnow().isoformat(timespec="milliseconds"))
         self.store.save_run(record, ctx.compiled.script())
         liveness.release(ctx.run_id)
@@ -644,6 +647,15 @@ class Runner:
         return OutputDestination("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text,
                                                                        f"rule '{rule.name}'"), st.format, version)
 
+    @contextlib.contextmanager
+    def _timed_output(self, op):
+        """The block writes output ``op``: its start and end go to the run's metrics (when collected)."""
+        if self.metrics:
+            self.metrics.start_output(op.seq, op.name)
+        yield
+        if self.metrics:
+            self.metrics.end_output(op.seq)
+
     def _write(self, ctx: RunContext, pending: list[PendingOutput], destinations: dict[int, OutputDestination],
                record: dict) -> tuple[list[dict], list[tuple], list[dict]]:
         """Write every output: local partitions are staged, then swapped in together, each swap recorded
@@ -671,18 +683,15 @@ class Runner:
         try:
             for out in local:  # computed by their staged write: a failure here comes before anything is replaced
                 op, df = out.statement.operation, out.frame
-                if self.metrics:
-                    self.metrics.start_output(op.seq, op.name)
                 dest = destinations[op.seq]
-                registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
-                staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
-                                                      create_only=registers))
-                if out.rows is None:
-                    out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
-                    self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
+                with self._timed_output(op):
+                    registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
+                    staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
+                                                          create_only=registers))
+                    if out.rows is None:
+                        out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
+                        self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
                 written.append(WrittenOutput(out, dest, staged[-1].link))
-                if self.metrics:
-                    self.metrics.end_output(op.seq)
         except BaseException:
             writers.discard(staged)
             raise
@@ -698,16 +707,13 @@ class Runner:
             writers.swap_in(staged, journal, before_swap=save_journal)
             for out in elsewhere:
                 op, df = out.statement.operation, out.frame
-                if self.metrics:
-                    self.metrics.start_output(op.seq, op.name)
                 dest = destinations[op.seq]
-                if dest.kind == "table":
-                    location = writers.write_catalog_table(df, dest.target, period, out.rows)
-                else:
-                    location = writers.write_uri_partition(df, dest.target, dest.format, period, out.rows)
+                with self._timed_output(op):
+                    if dest.kind == "table":
+                        location = writers.write_catalog_table(df, dest.target, period, out.rows)
+                    else:
+                        location = writers.write_uri_partition(df, dest.target, dest.format, period, out.rows)
                 written.append(WrittenOutput(out, dest, location))
-                if self.metrics:
-                    self.metrics.end_output(op.seq)
         except BaseException:
             self._roll_back(record, journal)
             writers.discard(staged)
@@ -740,7 +746,6 @@ def signals_deferred():
     """Run the block with SIGINT and SIGTERM deferred: one that arrives meanwhile is acted on when the
     block ends (Ctrl-C raises KeyboardInterrupt there). Python runs signal handlers in the main thread
     only, so elsewhere (a runner in a worker thread) the block simply runs."""
-    import threading
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -118,14 +118,19 @@ class RunStore:
             known = {r[0] for r in conn.execute("SELECT run_id FROM runs")}
         out = [json.loads(r[0]) for r in rows]
         for run_id in sorted(set(os.listdir(self.runs_dir)) - known if os.path.isdir(self.runs_dir) else ()):
-            try:
-                with open(os.path.join(self.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
-                    rec = json.load(fh)
-            except (OSError, ValueError):
-                continue
-            if rec.get("status") == "running" and rec.get("run_id") == run_id:
+            rec = self.read_run_json(run_id)
+            if rec is not None and rec.get("status") == "running":
                 out.append(rec)
         return out
+
+    def read_run_json(self, run_id: str) -> Optional[dict]:
+        """The record in ``run_id``'s ``run.json`` (None when there is none, or it is not that run's record)."""
+        try:
+            with open(os.path.join(self.runs_dir, run_id, "run.json"), encoding="utf-8") as fh:
+                rec = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        return rec if isinstance(rec, dict) and rec.get("run_id") == run_id else None
 
     def get_run(self, run_id: str) -> dict:
         """The record of ``run_id`` (a unique prefix is enough)."""

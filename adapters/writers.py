@@ -157,8 +157,9 @@ def remove_version(folder: str, root: str, period: str) -> bool:
     return not os.path.lexists(folder)
 
 
-def _root_period(s: Staged) -> tuple[str, str]:
-    return os.path.dirname(s.link), os.path.basename(s.link).split("=", 1)[1]
+def _root_period(link: str) -> tuple[str, str]:
+    """The destination folder and the period of a partition link ``<root>/_period=P``."""
+    return os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
 
 
 def count_rows(df, folder: str, fmt: str) -> int:
@@ -193,7 +194,7 @@ def swap_in(staged: list[Staged], journal: list[dict],
     ledgerflow did not create fails the commit."""
     ours = {os.path.realpath(s.staged) for s in staged}
     for s in staged:
-        root, period = _root_period(s)
+        root, period = _root_period(s.link)
         previous = check_partition(root, period)
         if s.create_only and os.path.lexists(s.link) and previous not in ours:
             check_partition(root, period, create_only=True)  # raises: appeared while the run ran
@@ -215,12 +216,12 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
     kept: list[str] = []
     problems: list[str] = []
     for entry in reversed(journal):
-        link, staged, previous = (entry.get(k) for k in ("link", "staged", "previous")) \
-            if isinstance(entry, dict) else (None, None, None)
-        if not _journal_entry_ok(link, staged, previous):
+        fields = _entry_fields(entry)
+        if fields is None:
             problems.append(f"unexpected commit entry {entry!r}: left alone")
             continue
-        root, period = os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
+        link, staged, previous = fields
+        root, period = _root_period(link)
         if not os.path.islink(link) or os.path.realpath(link) != os.path.realpath(staged):
             shown = os.path.realpath(link) if os.path.lexists(link) else None
             if previous is not None and shown is not None and os.path.realpath(previous) != shown:
@@ -246,33 +247,33 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
     return rolled, kept, problems
 
 
-def _journal_entry_ok(link, staged, previous) -> bool:
-    """Whether a journal entry names a partition link ``<root>/_period=P`` and version folders directly
-    inside ``<root>/.lf_versions/_period=P``."""
+def _entry_fields(entry) -> Optional[tuple[str, str, Optional[str]]]:
+    """A journal entry's (link, staged, previous) when it names a partition link ``<root>/_period=P`` and
+    version folders directly inside ``<root>/.lf_versions/_period=P``; None for anything else."""
+    if not isinstance(entry, dict):
+        return None
+    link, staged, previous = entry.get("link"), entry.get("staged"), entry.get("previous")
     if not (isinstance(link, str) and isinstance(staged, str) and os.path.isabs(link)
             and os.path.basename(link).startswith(f"{PARTITION}=")):
-        return False
-    root, period = os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
+        return None
     folders = [staged] + ([previous] if previous is not None else [])
     try:
-        versions = os.path.realpath(versions_dir(root, period))
-        return all(isinstance(f, str) and os.path.dirname(os.path.realpath(f)) == versions for f in folders)
+        versions = os.path.realpath(versions_dir(*_root_period(link)))
+        ok = all(isinstance(f, str) and os.path.dirname(os.path.realpath(f)) == versions for f in folders)
     except ValueError:  # a NUL byte in a damaged record's path
-        return False
+        return None
+    return (link, staged, previous) if ok else None
 
 
 def retire(journal: list[dict]) -> list[str]:
     """Delete the versions a completed commit replaced, when they are ours and no longer shown; returns
     the folders deleted (entries that do not describe a partition's version folders are skipped)."""
-    entries = [e for e in journal if isinstance(e, dict)
-               and _journal_entry_ok(e.get("link"), e.get("staged"), e.get("previous"))]
-    live = {os.path.realpath(e["link"]) for e in entries}
+    entries = [fields for fields in map(_entry_fields, journal) if fields is not None]
+    live = {os.path.realpath(link) for link, _, _ in entries}
     removed = []
-    for e in entries:
-        previous = e["previous"]
+    for link, _, previous in entries:
         if previous and os.path.realpath(previous) not in live and os.path.lexists(previous):
-            root = os.path.dirname(e["link"])
-            if remove_version(previous, root, os.path.basename(e["link"]).split("=", 1)[1]):
+            if remove_version(previous, *_root_period(link)):
                 removed.append(previous)
     return removed
 
@@ -295,7 +296,7 @@ def discard(staged: list[Staged]) -> None:
     """Delete staged version folders that are not (or no longer) visible."""
     for s in staged:
         if os.path.realpath(s.link) != os.path.realpath(s.staged):
-            remove_version(s.staged, *_root_period(s))
+            remove_version(s.staged, *_root_period(s.link))
 
 
 def write_uri_partition(df, target: str, fmt: str, period: str, rows: int) -> str:
