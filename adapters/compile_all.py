@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from ..compiler.compile import compile_project
-from ..compiler.errors import CompileError
+from ..compiler.errors import CompileError, LedgerflowError
 from ..compiler.model import Workspace
 from . import folders
 
@@ -26,10 +26,14 @@ def relative_path(project_name: str) -> str:
 def compile_all(workspace: Workspace) -> dict[str, str]:
     """Every project's file content by relative path; raises :class:`CompileError` with every error of
     every project."""
-    out, diagnostics = {}, []
+    out, diagnostics, owner = {}, [], {}
     for project in workspace.projects:
+        rel = relative_path(project.name)
+        if rel in owner:  # folders.segment is injective: this would be a bug, never a silent overwrite
+            raise LedgerflowError(f"projects '{owner[rel]}' and '{project.name}' would both be written to {rel}.")
+        owner[rel] = project.name
         try:
-            out[relative_path(project.name)] = compile_project(workspace, project).script() + "\n"
+            out[rel] = compile_project(workspace, project).script() + "\n"
         except CompileError as err:
             diagnostics += err.diagnostics
     if diagnostics:

@@ -1,22 +1,44 @@
-"""Folder and file names made from names a user wrote (project names in ``target/``).
+"""Folder and file names made from names a user wrote (project names in ``target/`` and ``--out``).
 
 A project name may hold anything (``../..``, ``/``, control characters); used as a path segment it
 could climb out of ``target/`` — and the resolved script's ``INSERT OVERWRITE DIRECTORY`` clears the
-folder it writes to. :func:`segment` gives one path segment that stays where it is put.
+folder it writes to. :func:`segment` gives one path segment that stays where it is put, and two
+different names never get the same segment, not even on a case-insensitive file system (macOS and
+Windows by default, where a committed ``--out`` folder is often checked out): project names are
+compared case-sensitively, so ``Close`` and ``close`` are two projects and need two folders.
+
+The encoding is injective by construction:
+
+* a plain name — lower-case letters, digits, ``_``, ``.`` and ``-``, starting with a letter, digit
+  or ``_``, not ending with ``.``, at most :data:`MAX_CHARS` characters — is its own segment;
+* any other name is escaped: each UTF-8 byte other than a lower-case letter, a digit, ``_`` or a
+  ``-`` that does not start the name (so an upper-case letter, every ``.``, ``+`` itself) becomes
+  ``+`` and two lower-case hex digits, e.g. ``Close`` -> ``+43lose``, ``a b`` -> ``a+20b``,
+  ``../x`` -> ``+2e+2e+2fx``; the empty name is ``+``. Every such segment holds a ``+``, which no
+  plain name does, and the escape can be read back, so two names never meet. Segments hold
+  lower-case ASCII only, so case folding merges none of them;
+* an escaped segment longer than :data:`MAX_CHARS` characters (or a plain-looking name longer than
+  that) is cut and ends with ``+h`` and the SHA-256 of the whole name (``+h`` never occurs in an
+  escape: ``+`` is always followed by a hex digit). File names stay far below the usual 255 bytes.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 
-_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+MAX_CHARS = 120
+_KEEP = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_-")
+_PLAIN = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,%d}[a-z0-9_-])?" % (MAX_CHARS - 2))
 
 
 def segment(name: str) -> str:
-    """``name`` itself when it is a plain file name (letters, digits, ``_ . -``, not starting with
-    ``.``); otherwise its plain characters with every other run replaced by ``_`` and a short hash of
-    the whole name, so two different names never share a folder."""
+    """The path segment of ``name``: ``name`` itself when it is plain, else its escape (see the module)."""
     if _PLAIN.fullmatch(name):
         return name
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._-")[:60] or "project"
-    return f"{stem}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+    if not name:
+        return "+"
+    data = name.encode("utf-8", errors="surrogatepass")
+    out = "".join(chr(b) if b in _KEEP and not (i == 0 and b == ord("-")) else f"+{b:02x}" for i, b in enumerate(data))
+    if len(out) <= MAX_CHARS and "+" in out:
+        return out
+    return out[:50] + "+h" + hashlib.sha256(data).hexdigest()
