@@ -12,6 +12,7 @@ import json
 from typing import Iterable, Optional
 
 from .graph import WorkspaceGraph
+from .graph_text import dot_string, mermaid_string
 
 FORMATS = ("text", "json", "dot", "mermaid")
 
@@ -46,28 +47,28 @@ def _text(data: dict) -> str:
     return "\n".join(lines)
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
 def _dot(data: dict) -> str:
+    """A Graphviz digraph; node ids are ``n0``, ``n1``... labelled with the graph's ids (escaped by
+    :func:`.graph_text.dot_string`: a name never breaks the source nor merges two nodes)."""
+    ids = {n["id"]: f"n{i}" for i, n in enumerate(data["nodes"])}
     lines = ["digraph ledgerflow {", "  rankdir=LR;"]
     for n in data["nodes"]:
         shape = "box" if n["kind"] == "project" else "ellipse"
-        lines.append(f"  {_quote(n['id'])} [shape={shape}];")
+        lines.append(f"  {ids[n['id']]} [label={dot_string(n['id'])}, shape={shape}];")
     for e in data["edges"]:
-        lines.append(f"  {_quote(e['from'])} -> {_quote(e['to'])} [label={_quote(e['role'])}];")
+        lines.append(f"  {ids[e['from']]} -> {ids[e['to']]} [label={dot_string(e['role'])}];")
     lines.append("}")
     return "\n".join(lines)
 
 
 def _mermaid(data: dict) -> str:
-    """``flowchart LR``; node ids are ``n0``, ``n1``... (Mermaid ids cannot hold ':'), labels the node ids."""
+    """``flowchart LR``; node ids are ``n0``, ``n1``... (Mermaid ids cannot hold ':'), labels the node ids
+    (escaped by :func:`.graph_text.mermaid_string`)."""
     ids = {n["id"]: f"n{i}" for i, n in enumerate(data["nodes"])}
     lines = ["flowchart LR"]
     for n in data["nodes"]:
-        label = n["id"].replace('"', "#quot;")
-        lines.append(f'  {ids[n["id"]]}["{label}"]' if n["kind"] == "project" else f'  {ids[n["id"]]}[("{label}")]')
+        label = mermaid_string(n["id"])
+        lines.append(f'  {ids[n["id"]]}[{label}]' if n["kind"] == "project" else f'  {ids[n["id"]]}[({label})]')
     for e in data["edges"]:
         lines.append(f"  {ids[e['from']]} -->|{e['role']}| {ids[e['to']]}")
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+from .graph_text import dot_string, mermaid_string
 from .lineage import ROW_KINDS, ColumnLineage, Input
 from .model import OutputOperation
 from .plan import Plan
@@ -96,34 +97,42 @@ def to_openlineage(columns: list[ColumnLineage], plan: Plan, namespace: str) -> 
                          "facets": {"columnLineage": facet}} for seq, facet in outputs.items()]}
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _graph(columns: list[ColumnLineage], plan: Plan):
-    """Nodes (id, label, is_output) and edges (from, to, kind, via) shared by dot and mermaid."""
+    """Nodes ``{id: (label, is_output)}`` and edges (from, to, kind, via) shared by dot and mermaid.
+
+    A node is an input (dataset, column) or an output (seq, column) pair; its id is ``n1``, ``n2``...
+    in order of appearance, never made from the names, so no two pairs share a node whatever the names
+    hold (``cost``.``centers_code`` and ``cost_centers``.``code`` are two nodes)."""
     names = output_names(plan)
+    ids: dict[tuple, str] = {}
     nodes: dict[str, tuple[str, bool]] = {}
     edges = []
+
+    def node(key: tuple, label: str, is_out: bool) -> str:
+        if key not in ids:
+            ids[key] = f"n{len(ids) + 1}"
+            nodes[ids[key]] = (label, is_out)
+        return ids[key]
+
     for c in columns:
-        out_id = f"o_{c.output}_{c.column}"
-        nodes[out_id] = (f"{plan.project.name}.{c.output} ({names.get(c.output, '?')}).{c.column}", True)
+        out_id = node(("output", c.output, c.column),
+                      f"{plan.project.name}.{c.output} ({names.get(c.output, '?')}).{c.column}", True)
         for i in c.inputs:
-            in_id = f"i_{i.dataset}_{i.column}"
-            nodes.setdefault(in_id, (f"{i.dataset}.{i.column}", False))
+            in_id = node(("input", i.dataset, i.column), f"{i.dataset}.{i.column}", False)
             edges.append((in_id, out_id, i.kind, " via " + ", ".join(i.via) if i.via else ""))
     return nodes, edges
 
 
 def to_dot(columns: list[ColumnLineage], plan: Plan) -> str:
-    """A Graphviz digraph: input dataset columns -> output columns, edges labelled by kind (row kinds dashed)."""
+    """A Graphviz digraph: input dataset columns -> output columns, edges labelled by kind (row kinds
+    dashed); nodes ``"n1"``, ``"n2"``... labelled with their names (escaped: :mod:`.graph_text`)."""
     nodes, edges = _graph(columns, plan)
-    lines = [f"digraph {_quote('lineage ' + plan.project.name)} {{", "  rankdir=LR;"]
+    lines = [f"digraph {dot_string('lineage ' + plan.project.name)} {{", "  rankdir=LR;"]
     for nid, (label, is_out) in nodes.items():
-        lines.append(f"  {_quote(nid)} [label={_quote(label)}, shape={'box' if is_out else 'ellipse'}];")
+        lines.append(f"  {dot_string(nid)} [label={dot_string(label)}, shape={'box' if is_out else 'ellipse'}];")
     for a, b, kind, via in edges:
         style = ", style=dashed" if kind in ROW_KINDS or kind == "conditional" else ""
-        lines.append(f"  {_quote(a)} -> {_quote(b)} [label={_quote(kind + via)}{style}];")
+        lines.append(f"  {dot_string(a)} -> {dot_string(b)} [label={dot_string(kind + via)}{style}];")
     lines.append("}")
     return "\n".join(lines)
 
@@ -131,15 +140,14 @@ def to_dot(columns: list[ColumnLineage], plan: Plan) -> str:
 def to_mermaid(columns: list[ColumnLineage], plan: Plan) -> str:
     """A mermaid flowchart: input dataset columns -> output columns, edges labelled by kind (row kinds dotted)."""
     nodes, edges = _graph(columns, plan)
-    ids = {nid: f"n{k}" for k, nid in enumerate(nodes)}
     lines = ["flowchart LR"]
     for nid, (label, is_out) in nodes.items():
-        text = label.replace('"', "#quot;")
-        lines.append(f'  {ids[nid]}["{text}"]' if is_out else f'  {ids[nid]}(["{text}"])')
+        text = mermaid_string(label)
+        lines.append(f"  {nid}[{text}]" if is_out else f"  {nid}([{text}])")
     for a, b, kind, via in edges:
-        label = (kind + via).replace('"', "#quot;").replace("|", "/")
-        arrow = f'-.->|"{label}"|' if kind in ROW_KINDS or kind == "conditional" else f'-->|"{label}"|'
-        lines.append(f"  {ids[a]} {arrow} {ids[b]}")
+        label = mermaid_string(kind + via)
+        arrow = f"-.->|{label}|" if kind in ROW_KINDS or kind == "conditional" else f"-->|{label}|"
+        lines.append(f"  {a} {arrow} {b}")
     return "\n".join(lines)
 
 

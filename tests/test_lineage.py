@@ -220,11 +220,11 @@ def test_dot(finance):
     nodes = [line for line in lines[2:-1] if DOT_NODE.match(line)]
     found = [DOT_EDGE.match(line) for line in lines[2:-1] if not DOT_NODE.match(line)]
     assert all(found), [line for line in lines if not (DOT_NODE.match(line) or DOT_EDGE.match(line))]
-    declared = {re.match(r'^  "([^"]+)"', n).group(1) for n in nodes}
+    declared = {re.match(r'^  "([^"]+)"', n).group(1): re.search(r'label="([^"]*)"', n).group(1) for n in nodes}
     assert all(m.group(1) in declared and m.group(2) in declared for m in found)
-    labelled = {(m.group(1), m.group(3), bool(m.group(4))) for m in found}
-    assert ("i_gl_amount_local", "transformation", False) in labelled
-    assert ("i_gl_currency", "join", True) in labelled
+    labelled = {(declared[m.group(1)], m.group(3), bool(m.group(4))) for m in found}  # node ids are n1, n2...
+    assert ("gl.amount_local", "transformation", False) in labelled
+    assert ("gl.currency", "join", True) in labelled
     assert len(found) == len(edges(load_workspace(str(finance)), "ts03_fx_conversion", 2, "amount_reporting"))
 
 
