@@ -3,19 +3,25 @@
 Text is styled with :func:`click.style`; ``click.echo`` drops the colours when the output is not a
 terminal. Markdown: a summary table, then per changed project a ``<details>`` section with its
 operation and column changes and the SQL diff in a ```` ```diff ```` block, each SQL diff cut at
-:data:`MARKDOWN_SQL_DIFF_CHARS` characters and all of them together at :data:`MARKDOWN_TOTAL_CHARS`
-(GitHub refuses comments over 65,536 characters), with a note saying so when cut.
+:data:`MARKDOWN_SQL_DIFF_CHARS` characters and the whole comment kept under :data:`MARKDOWN_MAX_CHARS`
+(GitHub refuses comments over 65,536 characters), with a note saying what was left out. Every name
+and text from the workspace is escaped for where it lands (code span, HTML, markdown text).
 """
 from __future__ import annotations
 
+import html
 import json
+import re
+import shlex
+import unicodedata
 
 import click
 
 from ..compiler.diff.result import Category, ProjectDiff, Status, WorkspaceDiff, to_json
 
 MARKDOWN_SQL_DIFF_CHARS = 12_000
-MARKDOWN_TOTAL_CHARS = 50_000
+MARKDOWN_MAX_CHARS = 60_000  # the whole comment (GitHub refuses one over 65,536 characters)
+MARKDOWN_ITEMS = 50  # reasons, operation lines and column changes shown per project
 
 _COLOURS = {Category.BREAKING: "red", Category.NON_BREAKING: "yellow", Category.NO_OP: "green"}
 _MARKS = {Category.BREAKING: "🔴 breaking", Category.NON_BREAKING: "🟡 non_breaking", Category.NO_OP: "⚪ no_op"}
@@ -99,8 +105,61 @@ def render_text(diff: WorkspaceDiff, sql: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# ------------------------------------------------------------------------------------ markdown
+# Every name and text taken from a workspace goes through one of these three, by where it lands:
+# a code span (names: nothing inside is markdown or HTML), raw HTML (the <summary> line) or markdown
+# text (reasons and change lines, which mix our words with names).
+_SPECIAL = set("\\`*[]<>&|#!~$")
+
+
+def _printable(text: str) -> str:
+    """``text`` on one line: line breaks become spaces, other control characters ``\\uXXXX`` text."""
+    out = []
+    for ch in text.replace("\r\n", " "):
+        if ch in "\n\r\t\u2028\u2029":
+            out.append(" ")
+        elif unicodedata.category(ch) in ("Cc", "Cs") or ch in "\ufffe\uffff":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _code(text: str, in_table: bool = False) -> str:
+    """``text`` as a code span: fenced by more backticks than it holds in a row, ``|`` escaped in a table."""
+    text = _printable(text)
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) or not text else ""
+    span = f"{ticks}{pad}{text}{pad}{ticks}"
+    return span.replace("|", "\\|") if in_table else span
+
+
+def _html(text: str) -> str:
+    """``text`` inside raw HTML (an HTML block is not markdown: entities, not backslashes)."""
+    return html.escape(_printable(text), quote=True)
+
+
+def _text(text: str) -> str:
+    """``text`` as markdown that shows exactly ``text``: characters that start markup are
+    backslash-escaped (``_`` only where it could emphasise: not between two letters or digits), and
+    a start that would open a block (a list, a heading, a quote, indented code) is escaped too."""
+    text = _printable(text)
+    out = []
+    for i, ch in enumerate(text):
+        if ch in _SPECIAL:
+            out.append("\\" + ch)
+        elif ch == "_" and not (0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()):
+            out.append("\\_")
+        else:
+            out.append(ch)
+    escaped = "".join(out)
+    lead = re.match(r"^( *)(\d+(?=[.)])|[-+=])?", escaped)
+    spaces, marker = lead.group(1), lead.group(2) or ""
+    if marker.isdigit():
+        marker += "\\"  # 1. or 1) would start an ordered list: escape its delimiter
+    elif marker:
+        marker = "\\" + marker
+    return "&#32;" * len(spaces) + marker + escaped[lead.end():]
 
 
 def _fence(text: str) -> str:
@@ -117,51 +176,102 @@ def _cut(text: str, limit: int) -> tuple[str, bool]:
     return cut, True
 
 
+def _sql_text(text: str) -> str:
+    """A SQL diff for a code block: control characters but line breaks and tabs as ``\\uXXXX`` text."""
+    return "\n".join(_printable(line.replace("\t", "    ")) for line in text.split("\n"))
+
+
+def _capped(lines: list[str], limit: int, what: str) -> list[str]:
+    return lines if len(lines) <= limit else lines[:limit] + [f"- … and {len(lines) - limit} more {what}"]
+
+
+def _section(p: ProjectDiff, sql_chars: int) -> list[str]:
+    """A changed project's ``<details>`` section, its SQL diff cut at ``sql_chars`` characters."""
+    out = ["", f"<details><summary><b>{_html(p.name)}</b> — {_MARKS.get(p.category, '-')} "
+               f"({p.status.value})</summary>", ""]
+    out += _capped([f"- {_text(r)}" for r in p.reasons], 20, "reasons")
+    ops = _operation_lines(p)
+    if ops:
+        out += ["", "**Operations**", ""] + _capped([f"- {_text(o)}" for o in ops], MARKDOWN_ITEMS, "operations")
+    rows = [(head, c) for head, columns in _output_lines(p) for c in (columns or [""])]
+    if rows:
+        out += ["", "| output | column change |", "|---|---|"]
+        out += [f"| {_text(head)} | {_text(c)} |" for head, c in rows[:MARKDOWN_ITEMS]]
+        if len(rows) > MARKDOWN_ITEMS:
+            out.append(f"| … and {len(rows) - MARKDOWN_ITEMS} more column changes | |")
+    if p.sql_diff:
+        sql = _sql_text(p.sql_diff)
+        limit = min(MARKDOWN_SQL_DIFF_CHARS, sql_chars)
+        text, cut = _cut(sql, limit)
+        total = sql.count("\n") + 1
+        if text:
+            fence = _fence(text)
+            out += ["", f"{fence}diff", text, fence]
+        if cut:
+            command = _code(f"ledgerflow compile {shlex.quote(p.name)}")
+            where = (f"cut at {text.count(chr(10)) + 1} of {total} lines ({limit:,} characters)" if text
+                     else f"of {total} lines left out to keep the comment short")
+            out.append(f"\n_SQL diff {where}; run `ledgerflow diff` or {command} locally for the rest._")
+    out += ["", "</details>"]
+    return out
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
+
+
 def render_markdown(diff: WorkspaceDiff) -> str:
-    """A pull-request comment: summary table, then a collapsible section per changed project."""
+    """A pull-request comment: summary table, then a collapsible section per changed project; under
+    :data:`MARKDOWN_MAX_CHARS` characters in all, what does not fit left out with a line saying so."""
     changed = _changed(diff)
-    out = [f"### ledgerflow diff: `{diff.base}` → `{diff.head}`", ""]
+    budget = MARKDOWN_MAX_CHARS - 600  # room for the line saying what was left out
+    out = [f"### ledgerflow diff: {_code(diff.base)} → {_code(diff.head)}", ""]
+    rows_left = sections_left = datasets_left = 0
     if not changed:
         out.append(f"No project changed ({len(diff.projects)} compared).")
     else:
         out += ["| project | status | category | operations changed | outputs changed |", "|---|---|---|---|---|"]
-        for p in changed:
+        for k, p in enumerate(changed):
             ops = sum(1 for o in p.operations if o.status != Status.UNCHANGED)
-            out.append(f"| `{_cell(p.name)}` | {p.status.value} | {_MARKS.get(p.category, '-')} | {ops} | "
-                       f"{len(p.outputs)} |")
+            row = (f"| {_code(p.name, in_table=True)} | {p.status.value} | {_MARKS.get(p.category, '-')} | {ops} | "
+                   f"{len(p.outputs)} |")
+            if _size(out) + len(row) + 1 > budget // 2:  # the table takes at most half: details need room
+                rows_left = len(changed) - k
+                break
+            out.append(row)
         unchanged = len(diff.projects) - len(changed)
         if unchanged:
             out += ["", f"{unchanged} project{'s' if unchanged != 1 else ''} unchanged."]
     datasets = [d for d in diff.datasets if d.status != Status.UNCHANGED]
     if datasets:
         out += ["", "**Datasets**", ""]
-        for d in datasets:
-            out.append(f"- `{d.name}` ({d.status.value}): " + "; ".join(_cell(c) for c in d.changes))
-    budget = MARKDOWN_TOTAL_CHARS
-    for p in changed:
-        out += ["", f"<details><summary><b>{_cell(p.name)}</b> — {_MARKS.get(p.category, '-')} "
-                    f"({p.status.value})</summary>", ""]
-        out += [f"- {r}" for r in p.reasons[:20]]
-        if len(p.reasons) > 20:
-            out.append(f"- … and {len(p.reasons) - 20} more")
-        ops = _operation_lines(p)
-        if ops:
-            out += ["", "**Operations**", ""] + [f"- {_cell(o)}" for o in ops]
-        rows = [(head, c) for head, columns in _output_lines(p) for c in (columns or [""])]
-        if rows:
-            out += ["", "| output | column change |", "|---|---|"]
-            out += [f"| {_cell(head)} | {_cell(c)} |" for head, c in rows]
-        if p.sql_diff:
-            limit = min(MARKDOWN_SQL_DIFF_CHARS, max(budget, 0))
-            text, cut = _cut(p.sql_diff, limit)
-            budget -= len(text)
-            total = p.sql_diff.count("\n") + 1
-            if text:
-                fence = _fence(text)
-                out += ["", f"{fence}diff", text, fence]
-            if cut:
-                shown = text.count("\n") + 1 if text else 0
-                out.append(f"\n_SQL diff cut at {shown} of {total} lines ({limit:,} characters); run "
-                           f"`ledgerflow diff` or `ledgerflow compile {p.name}` locally for the rest._")
-        out += ["", "</details>"]
+        for k, d in enumerate(datasets):
+            line = f"- {_code(d.name)} ({d.status.value}): " + "; ".join(_text(c) for c in d.changes)
+            if _size(out) + len(line) + 1 > budget * 3 // 4:
+                datasets_left = len(datasets) - k
+                break
+            out.append(line)
+    # Every project whose section fits (without its SQL diff) gets one; the SQL diffs share what is left.
+    shown, used = [], _size(out)
+    for k, p in enumerate(changed):
+        size = _size(_section(p, 0))
+        if used + size > budget:
+            sections_left = len(changed) - k
+            break
+        shown.append(p)
+        used += size
+    spare = budget - used
+    for p in shown:
+        bare = _section(p, 0)
+        section = _section(p, max(0, spare - 200))
+        if _size(section) - _size(bare) > spare:
+            section = bare
+        spare -= _size(section) - _size(bare)
+        out += section
+    if rows_left or sections_left or datasets_left:
+        parts = [f"{n} {what}" for n, what in ((rows_left, "rows of the project table"),
+                                               (sections_left, "changed projects' details"),
+                                               (datasets_left, "changed datasets")) if n]
+        out += ["", f"_This comment is cut to stay under GitHub's 65,536 characters: {', '.join(parts)} "
+                    "left out. Run `ledgerflow diff` (text) or `ledgerflow diff --format json` to see everything._"]
     return "\n".join(out)

@@ -192,3 +192,95 @@ def test_dag_dot_and_mermaid_escape_names():
     assert not re.search(r"[\x00-\x08\x0b-\x1f\u2028]", dot)
     mermaid = render(graph, "mermaid")
     assert len(check_mermaid(mermaid)[0]) == 4 and "#lt;b#gt;" in mermaid
+
+
+# ------------------------------------------------------------------------------------ diff --format markdown
+def hostile_diff(name: str = HOSTILE):
+    from ledgerflow.compiler.diff.result import (Category, ColumnChange, ColumnChangeKind, DatasetDiff, OperationChange,
+                                                 OutputChange, ProjectDiff, Status, WorkspaceDiff)
+    project = ProjectDiff(name, Status.MODIFIED, Category.BREAKING,
+                          operations=[OperationChange(1, name, Status.MODIFIED, "update")],
+                          outputs=[OutputChange(2, name, True, [ColumnChange(name, ColumnChangeKind.EXPRESSION, name)])],
+                          sql_diff=f"--- base/x.sql\n+++ head/x.sql\n-SELECT '{name}'\n+SELECT 1\n```\n</details>",
+                          reasons=[f"operation 1 '{name}' changed", "1. a list?", "# a heading?", "    code?", "_x_ *y*"])
+    return WorkspaceDiff(f"`{name}`", "working tree", [project],
+                         [DatasetDiff(name, Status.MODIFIED, [f"column '{name}' added"])])
+
+
+def unescape_markdown(text: str) -> str:
+    """What markdown text written by diff_format shows (backslash escapes and &#32;)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text.replace("&#32;", " "))
+
+
+def without_code_spans(line: str) -> str:
+    return re.sub(r"(`+)(.+?)\1", "", line)
+
+
+def test_markdown_escapes_every_name_and_text():
+    from ledgerflow.adapters.diff_format import render_markdown
+    md = render_markdown(hostile_diff())
+    lines = md.split("\n")
+    shown = HOSTILE.replace("\r", " ").replace("\n", " ").replace("\x07", "\\u0007").replace("\u2028", " ")
+    fence_open = lines.index(next(line for line in lines if line.endswith("diff") and line.startswith("```")))
+    fence = lines[fence_open][:-len("diff")]
+    fence_close = lines.index(fence, fence_open + 1)
+    assert "</details>" in lines[fence_close - 1] and len(fence) > 3  # the SQL's own ``` and </details> stay inside
+    # the structure: one section, opened and closed by our own lines only (the SQL diff is fenced)
+    summary = next(line for line in lines if line.startswith("<details><summary><b>"))
+    assert [line for k, line in enumerate(lines) if "details>" in without_code_spans(line)
+            and not fence_open < k < fence_close] == [summary, "</details>"]
+    name_html = summary[len("<details><summary><b>"):summary.index("</b>")]
+    assert "<" not in name_html and ">" not in name_html and '"' not in name_html
+    import html
+    assert html.unescape(name_html) == shown
+    outside_code = [without_code_spans(line) for k, line in enumerate(lines)
+                    if not fence_open <= k <= fence_close and line not in (summary, "</details>")]
+    for line in outside_code:
+        assert not re.search(r"(?<!\\)[<>]", line), line  # no raw HTML from a name anywhere else
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\u2028]", line), line
+    table = [line for line in lines if line.startswith("| `")]
+    assert len(table) == 1 and len(re.findall(r"(?<!\\)\|", table[0])) == 6, table  # five cells, name's | escaped
+    column_rows = [line for line in lines if line.startswith("| output 2")]
+    assert len(column_rows) == 1 and len(re.findall(r"(?<!\\)\|", column_rows[0])) == 3, column_rows
+    reasons = [line[2:] for line in lines[lines.index(summary) + 2:] if line.startswith("- ")][:5]
+    assert [unescape_markdown(r) for r in reasons] == [f"operation 1 '{shown}' changed", "1. a list?", "# a heading?",
+                                                       "    code?", "_x_ *y*"]
+    assert reasons[1].startswith("1\\.") and reasons[2].startswith("\\#") and reasons[3].startswith("&#32;")
+    assert lines[0].startswith("### ledgerflow diff: ``") and "\n" not in lines[0]
+
+
+def many_changed_projects(n: int, sql_lines: int = 40):
+    from ledgerflow.compiler.diff.result import (Category, ColumnChange, ColumnChangeKind, OperationChange,
+                                                 OutputChange, ProjectDiff, Status, WorkspaceDiff)
+    projects = []
+    for k in range(n):
+        name = f"project_{k:05d}_with_a_rather_long_descriptive_name"
+        sql = "\n".join(f"-SELECT amount_{j} * rate AS converted_{j} FROM transactions_{k}" for j in range(sql_lines))
+        projects.append(ProjectDiff(name, Status.MODIFIED, Category.BREAKING,
+                                    [OperationChange(j, f"operation {j}", Status.MODIFIED, "update") for j in range(1, 8)],
+                                    [OutputChange(9, "Write", True, [ColumnChange(f"c{j}", ColumnChangeKind.EXPRESSION)
+                                                                    for j in range(12)])],
+                                    sql_diff=sql, reasons=[f"operation {j} changed" for j in range(1, 8)]))
+    return WorkspaceDiff("HEAD (0123456789ab)", "working tree", projects)
+
+
+@pytest.mark.parametrize("n", [120, 3000])
+def test_markdown_comment_stays_under_60000_characters_and_says_what_is_left_out(n):
+    """120 changed projects made a 65,653-character comment, which GitHub refuses (65,536 at most)."""
+    from ledgerflow.adapters.diff_format import render_markdown
+    md = render_markdown(many_changed_projects(n))
+    assert len(md) < 60_000, len(md)
+    note = md.rstrip().split("\n")[-1]
+    assert "left out" in note and "ledgerflow diff" in note and "changed projects' details" in note, note
+    assert md.count("<details>") == md.count("</details>") > 0
+    if n == 3000:
+        assert "rows of the project table" in note
+    shown_rows = md.count("\n| `project_")
+    left = int(re.search(r"(\d+) changed projects' details", note).group(1))
+    assert md.count("<details>") + left == n and shown_rows <= n
+
+
+def test_markdown_of_a_small_diff_is_not_cut():
+    from ledgerflow.adapters.diff_format import render_markdown
+    md = render_markdown(many_changed_projects(3))
+    assert "left out" not in md and md.count("<details>") == 3 and "SQL diff cut" not in md
