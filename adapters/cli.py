@@ -141,6 +141,9 @@ def _compile_one(inv: Invocation, project, out, period, resolved):
     from ..compiler.compile import compile_project
     from ..compiler.periods import parse_period
     from . import folders
+    from .output_paths import check_folder, write_failed
+    if out:
+        check_folder(out, "--out")
     proj = inv.project(project)
     compiled = compile_project(inv.workspace, proj)
     if resolved:
@@ -155,10 +158,13 @@ def _compile_one(inv: Invocation, project, out, period, resolved):
     if out:
         name = folders.segment(proj.name)  # a project name never climbs out of DIR
         folder = os.path.join(out, name)
-        os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, f"{name}{'.' + period if resolved else ''}.sql")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text + "\n")
+        except OSError as err:
+            raise write_failed(path, err, f"the SQL of project '{proj.name}'") from None
         click.echo(path)
     else:
         click.echo(text)
@@ -173,6 +179,9 @@ def _compile_all(inv: Invocation, project, out, check, resolved, all_projects):
         raise click.UsageError("--all compiles every project: give no PROJECT, --period or --resolved")
     if bool(out) == bool(check):
         raise click.UsageError("--all needs exactly one of --out DIR or --check DIR")
+    if out:
+        from .output_paths import check_folder
+        check_folder(out, "--out")
     ws = inv.workspace
     if out:
         for path in compile_all.write_all(ws, out):
@@ -309,6 +318,9 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
 @command
 def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
     """Run the workspace's scenario tests (tests/*.yml) in one local SparkSession (exit 4 when one fails)."""
+    if junit_xml:
+        from .output_paths import check_file
+        check_file(junit_xml, "--junit-xml")  # before the tests run: their results are never lost to a bad path
     # --record reads the recorded run's whole input, where C2's code pays: the test JVM tuning is for running tests
     factory, _ = _session_factory(inv, None, None, (), for_tests=not record_run)
     if record_run:

@@ -13,6 +13,7 @@ from ..compiler.compile import compile_project
 from ..compiler.errors import CompileError, LedgerflowError
 from ..compiler.model import Workspace
 from . import folders
+from .output_paths import write_failed
 
 EXIT_STALE = 4
 
@@ -46,9 +47,13 @@ def write_all(workspace: Workspace, folder: str) -> list[str]:
     written = []
     for rel, text in compile_all(workspace).items():
         path = os.path.join(folder, *rel.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as err:
+            done = f" ({len(written)} written before it)" if written else ""
+            raise write_failed(path, err, f"the compiled SQL{done}") from None
         written.append(path)
     return written
 

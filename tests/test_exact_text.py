@@ -284,3 +284,69 @@ def test_markdown_of_a_small_diff_is_not_cut():
     from ledgerflow.adapters.diff_format import render_markdown
     md = render_markdown(many_changed_projects(3))
     assert "left out" not in md and md.count("<details>") == 3 and "SQL diff cut" not in md
+
+
+# ------------------------------------------------------------------------------------ JUnit XML, --junit-xml, --out
+def one_paragraph(result, code: int) -> str:
+    """The stderr of a failed command: exit ``code``, one paragraph, no traceback."""
+    assert result.exit_code == code, describe(result)
+    assert "Traceback" not in result.output, describe(result)
+    assert result.exception is None or isinstance(result.exception, SystemExit), describe(result)
+    err = result.stderr.strip()
+    assert err.startswith("Error: ") and "\n\n" not in err and err.count("Error:") == 1, err
+    return err
+
+
+def test_junit_xml_is_well_formed_for_any_name():
+    from ledgerflow.adapters.scenarios.report import FAILED, INVALID, PASSED, TestResult, junit_xml
+    from ledgerflow.compiler.errors import Diagnostic, Location
+    rng = random.Random(7)
+    names = ADVERSARIAL + ["".join(chr(rng.randint(0, 0x10FFFF)) for _ in range(8)) for _ in range(300)]
+    results = []
+    for k, name in enumerate(names):
+        status = (PASSED, FAILED, INVALID)[k % 3]
+        results.append(TestResult(name, f"tests/{name}.yml", status, lines=[f"row {name} differs", name],
+                                  diagnostics=[Diagnostic("TEST-001", name, Location(f"tests/{name}.yml", 1, 1), name)]))
+    text = junit_xml(results, 1.0)
+    root = ET.fromstring(text.encode("utf-8"))  # well-formed XML, whatever the names held
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == len(names)
+    plain = {n for n in names if not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff\r]", n)}
+    assert plain and all(c.get("name") == n for c, n in zip(cases, names) if n in plain)
+    assert cases[names.index("\x00")].get("name") == "\\u0000"
+
+
+def test_junit_xml_below_a_file_is_refused_before_any_test_runs(finance):
+    (finance / "report").write_text("not a folder")
+    result = cli(finance, "test", "-k", "no_such_test_zzz", "--junit-xml", finance / "report" / "junit.xml")
+    err = one_paragraph(result, 2)
+    assert "--junit-xml" in err and "report is a file" in err, err
+    assert "no test selected" not in result.stdout  # refused before the tests, not after
+
+
+def test_junit_xml_that_cannot_be_written_after_the_tests_keeps_the_printed_results(finance, monkeypatch):
+    from ledgerflow.adapters import output_paths
+    monkeypatch.setattr(output_paths, "check_file", lambda path, option: None)  # the path breaks after the check
+    (finance / "report").write_text("not a folder")
+    result = cli(finance, "test", "-k", "no_such_test_zzz", "--junit-xml", finance / "report" / "junit.xml")
+    err = one_paragraph(result, 1)
+    assert "0 passed, 0 failed, 0 invalid" in result.stdout  # what ran is still on the terminal
+    assert "JUnit XML could not be written to" in err and "junit.xml" in err, err
+
+
+def test_compile_out_below_a_file_is_one_paragraph(finance, tmp_path):
+    (tmp_path / "file").write_text("x")
+    for args in (["compile", "ts01_output_only", "--out", tmp_path / "file" / "sql"],
+                 ["compile", "--all", "--out", tmp_path / "file" / "sql"]):
+        err = one_paragraph(cli(finance, *args), 2)
+        assert "--out" in err and "file" in err, err
+
+
+def test_compile_out_write_failure_is_one_paragraph(finance, tmp_path, monkeypatch):
+    from ledgerflow.adapters import output_paths
+    monkeypatch.setattr(output_paths, "check_folder", lambda path, option: None)
+    (tmp_path / "file").write_text("x")
+    err = one_paragraph(cli(finance, "compile", "ts01_output_only", "--out", tmp_path / "file" / "sql"), 1)
+    assert "SQL of project 'ts01_output_only' could not be written" in err, err
+    err = one_paragraph(cli(finance, "compile", "--all", "--out", tmp_path / "file" / "sql"), 1)
+    assert "compiled SQL could not be written" in err, err

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ...compiler.errors import Diagnostic
+from ..output_paths import write_failed
 
 PASSED, FAILED, INVALID = "passed", "failed", "invalid"
 
@@ -59,19 +61,30 @@ def totals(results: list[TestResult], seconds: Optional[float] = None) -> str:
     return text + (f" in {seconds:.1f} s" if seconds is not None else "")
 
 
+# What XML 1.0 cannot hold at all, even as a character reference: most control characters, lone
+# surrogates (from a file name read with surrogateescape), U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with every character XML cannot hold written as ``\\uXXXX`` (ElementTree escapes the rest)."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def junit_xml(results: list[TestResult], seconds: float) -> str:
     """JUnit XML: one ``testsuite`` named ledgerflow; a failed test has a ``failure``, an invalid one an
-    ``error`` (message = the first line, text = every line)."""
+    ``error`` (message = the first line, text = every line). Well-formed whatever the names hold."""
     suite = ET.Element("testsuite", name="ledgerflow", tests=str(len(results)),
                        failures=str(sum(r.status == FAILED for r in results)),
                        errors=str(sum(r.status == INVALID for r in results)), skipped="0", time=f"{seconds:.3f}")
     for r in results:
-        case = ET.SubElement(suite, "testcase", name=r.name, classname=os.path.splitext(r.file)[0].replace("/", "."),
-                             file=r.file, time=f"{r.seconds:.3f}")
+        case = ET.SubElement(suite, "testcase", name=xml_text(r.name),
+                             classname=xml_text(os.path.splitext(r.file)[0].replace("/", ".")),
+                             file=xml_text(r.file), time=f"{r.seconds:.3f}")
         if r.status == FAILED:
-            ET.SubElement(case, "failure", message=r.message, type="ScenarioFailure").text = r.details()
+            ET.SubElement(case, "failure", message=xml_text(r.message), type="ScenarioFailure").text = xml_text(r.details())
         elif r.status == INVALID:
-            ET.SubElement(case, "error", message=r.message, type="InvalidTest").text = r.details()
+            ET.SubElement(case, "error", message=xml_text(r.message), type="InvalidTest").text = xml_text(r.details())
     root = ET.Element("testsuites", tests=suite.get("tests"), failures=suite.get("failures"),
                       errors=suite.get("errors"), time=suite.get("time"))
     root.append(suite)
@@ -80,8 +93,12 @@ def junit_xml(results: list[TestResult], seconds: float) -> str:
 
 
 def write_junit(path: str, results: list[TestResult], seconds: float) -> None:
-    """Write :func:`junit_xml` to ``path`` (its folder created)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(junit_xml(results, seconds))
+    """Write :func:`junit_xml` to ``path`` (its folder created); a failure is one paragraph
+    (:class:`..output_paths.OutputWriteError`) saying the results printed above were not written."""
+    text = junit_xml(results, seconds)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as err:
+        raise write_failed(path, err, f"the results above ({totals(results)}) as JUnit XML") from None
