@@ -350,3 +350,62 @@ def test_compile_out_write_failure_is_one_paragraph(finance, tmp_path, monkeypat
     assert "SQL of project 'ts01_output_only' could not be written" in err, err
     err = one_paragraph(cli(finance, "compile", "--all", "--out", tmp_path / "file" / "sql"), 1)
     assert "compiled SQL could not be written" in err, err
+
+
+# ------------------------------------------------------------------------------------ diff of revisions
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(repo: Path, *args: str, stdin: str = None) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, env={**os.environ, **GIT_ENV},
+                          capture_output=True, text=True, input=stdin).stdout
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    copy_workspace("finance", root / "ws")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_diff_of_a_revision_with_links_reads_them_in_the_repository_and_never_outside(repo, tmp_path):
+    ws = repo / "ws"
+    shared = repo / "shared"
+    shared.mkdir()
+    (ws / "projects" / "ts01_output_only.yml").rename(shared / "ts01.yml")
+    os.symlink("../../shared/ts01.yml", ws / "projects" / "ts01_output_only.yml")  # inside the repository
+    secret = tmp_path / "outside.yml"
+    secret.write_text("name: not in the repository\n")
+    os.symlink(str(secret), ws / "projects" / "zz_outside.yml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "links")
+    (ws / "projects" / "zz_outside.yml").unlink()
+    git(repo, "rm", "-q", "--cached", "ws/projects/zz_outside.yml")
+    git(repo, "commit", "-q", "-m", "no link outside")
+    same = cli(ws, "diff", "--format", "json")  # HEAD (an in-repository link) against the working tree
+    assert same.exit_code == 0, describe(same)
+    assert {p["status"] for p in json.loads(same.stdout)["projects"]} == {"unchanged"}
+    outside = cli(ws, "diff", "HEAD~1", "HEAD")
+    err = one_paragraph(outside, 1)
+    assert "projects/zz_outside.yml is a symbolic link to" in err and "outside the repository" in err, err
+    assert "not in the repository" not in outside.output
+
+
+def test_diff_of_a_revision_with_tens_of_thousands_of_files(repo):
+    """Every path of the revision used to be passed to `git archive` on its command line: `Argument list
+    too long` at about 25,000 files."""
+    blob = git(repo, "hash-object", "-w", "--stdin", stdin="notes\n").strip()
+    long = "n" * 180
+    entries = "".join(f"100644 {blob}\tws/projects/{long}_{k:05d}.txt\n" for k in range(20_000))
+    git(repo, "update-index", "--add", "--index-info", stdin=entries)
+    git(repo, "commit", "-q", "-m", "many files")
+    git(repo, "rm", "-r", "-q", "--cached", "ws/projects/")  # the working tree never had them
+    git(repo, "add", "ws/projects")
+    result = cli(repo / "ws", "diff", "HEAD", "--format", "json")
+    assert result.exit_code == 0, describe(result)
+    assert {p["status"] for p in json.loads(result.stdout)["projects"]} == {"unchanged"}
