@@ -62,12 +62,48 @@ class Invocation:
     def _registered(self):
         if self._store is None and not os.path.exists(os.path.join(self.root, ".ledgerflow", "state.db")):
             return None  # nothing ever ran or registered here (the store is created by the first run)
-        return self.store.registered_datasets
+        if not _store_optional():
+            return self.store.registered_datasets
+        from .store_health import RunStoreDamaged, damaged, warning
+        try:
+            store = self.store
+        except RunStoreDamaged as err:  # validate, compile, lineage, dag, diff: go on without the store
+            click.echo(warning(err), err=True)
+            return None
+
+        def registered():
+            try:
+                return store.registered_datasets()
+            except Exception as err:  # corruption deeper in the file shows only when read
+                found = damaged(err, store.db_path)
+                if found is None:
+                    raise
+                click.echo(warning(found), err=True)
+                return []
+        return registered
 
     def project(self, ref: str) -> Project:
         """The project ``ref`` (name, id or YAML path) of the workspace, or an error listing its projects."""
         from ..compiler.compile import require_project
         return require_project(self.workspace, ref)
+
+
+# Commands that work without the run store (a damaged one is a warning for them, an error for the rest).
+_WITHOUT_STORE = ("validate", "compile", "lineage", "dag", "diff", "test")
+
+
+def _store_optional() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return (ctx is not None and ctx.info_name in _WITHOUT_STORE
+            and not ctx.params.get("record_run") and not ctx.params.get("resolved"))
+
+
+def _store_damage(inv: Invocation, err: Exception) -> Optional[LedgerflowError]:
+    """The one-paragraph error for a damaged ``state.db`` found deep in a command, or None."""
+    if "sqlite3" not in sys.modules or inv._root is None:
+        return None
+    from .store_health import damaged
+    return damaged(err, os.path.join(inv._root, ".ledgerflow", "state.db"))
 
 
 def command(fn):
@@ -87,6 +123,14 @@ def command(fn):
                 traceback.print_exc()
             click.echo(f"Error: {err.render()}", err=True)
             sys.exit(err.exit_code)
+        except Exception as err:  # a damaged run store read deep inside a command (store_health.py)
+            damage = _store_damage(inv, err)
+            if damage is None:
+                raise
+            if inv.debug:
+                traceback.print_exc()
+            click.echo(f"Error: {damage.render()}", err=True)
+            sys.exit(damage.exit_code)
     wrapper = click.option("--workspace", "workspace", type=click.Path(file_okay=False), default=None,
                            help="Workspace folder (default: $LEDGERFLOW_WORKSPACE or the nearest ancestor with "
                                 "ledgerflow.yml).")(wrapper)

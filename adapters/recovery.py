@@ -311,13 +311,18 @@ def clean(store, other_hosts: bool = False) -> list[Outcome]:
 
 def on_open(store) -> None:
     """Recover interrupted runs the first time this process opens ``store``'s workspace. Never fails
-    the command that opened it: a problem is one warning on stderr."""
+    the command that opened it: a problem is one warning on stderr; but a damaged database is raised
+    as :class:`.store_health.RunStoreDamaged` (the command's one paragraph, or its warning)."""
     if store.db_path in _CHECKED:
         return
     _CHECKED.add(store.db_path)
     try:
         outcomes = recover(store)
     except (OSError, sqlite3.Error, ValueError, LedgerflowError) as exc:
+        from .store_health import damaged
+        damage = damaged(exc, store.db_path)
+        if damage is not None:
+            raise damage from None
         print(f"ledgerflow: warning: could not check for interrupted runs: {exc}", file=sys.stderr)
         return
     for o in outcomes:

@@ -45,8 +45,9 @@ class RunStore:
         self.root = root
         self.db_path = os.path.join(root, ".ledgerflow", "state.db")
         self.runs_dir = os.path.join(root, "target", "runs")
-        from . import recovery  # runs whose process died are marked failed once per process (recovery.py)
-        recovery.on_open(self)
+        from . import recovery, store_health
+        store_health.check(self.db_path)  # a damaged state.db: one paragraph (RunStoreDamaged), not a traceback
+        recovery.on_open(self)  # runs whose process died are marked failed once per process (recovery.py)
 
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)

@@ -409,3 +409,60 @@ def test_diff_of_a_revision_with_tens_of_thousands_of_files(repo):
     result = cli(repo / "ws", "diff", "HEAD", "--format", "json")
     assert result.exit_code == 0, describe(result)
     assert {p["status"] for p in json.loads(result.stdout)["projects"]} == {"unchanged"}
+
+
+# ------------------------------------------------------------------------------------ a damaged run store
+def not_a_database(ws: Path) -> Path:
+    db = ws / ".ledgerflow" / "state.db"
+    db.parent.mkdir(exist_ok=True)
+    db.write_bytes(b"this is not an SQLite database\n" * 200)
+    return db
+
+
+def corrupt_pages(ws: Path) -> Path:
+    """A real run store whose schema reads fine but whose tables' pages are overwritten."""
+    import sqlite3
+    from ledgerflow.adapters.runstore import RunStore
+    store = RunStore(str(ws))
+    assert store.list_runs() == []  # the database and its tables made
+    with sqlite3.connect(store.db_path) as conn:
+        conn.executescript("CREATE TABLE IF NOT EXISTS filler (x TEXT);")
+        conn.executemany("INSERT INTO runs (run_id, status, started_at, record) VALUES (?, 'completed', '2026', ?)",
+                         [(f"r{k:04d}", json.dumps({"run_id": f"r{k:04d}", "pad": "x" * 400})) for k in range(400)])
+    data = bytearray(Path(store.db_path).read_bytes())
+    page = 4096
+    data[3 * page:len(data) - page] = b"\xab" * (len(data) - 4 * page)
+    Path(store.db_path).write_bytes(bytes(data))
+    from ledgerflow.adapters import recovery
+    recovery._CHECKED.discard(store.db_path)  # as in a new process: the next open checks for interrupted runs
+    return Path(store.db_path)
+
+
+@pytest.mark.parametrize("damage", [not_a_database, corrupt_pages])
+def test_commands_that_need_no_run_store_work_with_a_damaged_one(finance, damage):
+    db = damage(finance)
+    for args in (["validate"], ["compile", "ts01_output_only"], ["lineage", "ts01_output_only"], ["dag"],
+                 ["diff", finance, finance]):
+        result = cli(finance, *args)
+        assert result.exit_code == 0, describe(result)
+        assert "Traceback" not in result.output and result.stderr.count("\n") <= 1, describe(result)  # one warning
+        if damage is not_a_database or args[0] == "validate":
+            assert f"the run store {db} is damaged" in result.stderr, describe(result)
+
+
+@pytest.mark.parametrize("damage", [not_a_database, corrupt_pages])
+def test_commands_that_need_the_run_store_name_the_damaged_file_and_what_to_do(finance, damage):
+    db = damage(finance)
+    for args in (["runs", "list"], ["runs", "show", "r0001"], ["datasets"]):
+        err = one_paragraph(cli(finance, *args), 1)
+        assert f"the run store {db} is damaged" in err and f"mv {db} {db}.damaged" in err, err
+        assert "warning" not in err
+
+
+def test_a_run_stops_at_a_damaged_run_store_before_anything_runs(finance):
+    from ledgerflow.adapters.runner import Runner
+    from ledgerflow.adapters.store_health import RunStoreDamaged
+    db = not_a_database(finance)
+    with pytest.raises(RunStoreDamaged) as caught:
+        Runner(str(finance), session_factory=lambda: pytest.fail("no session for a damaged store"))
+    assert str(db) in caught.value.render() and caught.value.exit_code == 1
