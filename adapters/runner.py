@@ -24,11 +24,12 @@ from ..compiler.compile import CompiledProject, compile_project, require_project
 from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
 from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
-from ..compiler.resolver import Resolution, ResolvedLocation
+from ..compiler.resolver import Resolution
 from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
 from . import fingerprint, liveness, loaders, parser_warmup, recovery, writers
 from .errors_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
+from .registered_reads import registered_resolution
 from .runstore import RunStore, registered_id
 
 if TYPE_CHECKING:
@@ -79,12 +80,14 @@ class RunContext:
 @dataclass(frozen=True)
 class OutputDestination:
     """Where one output writes, resolved before anything runs: a folder (``kind`` "path", with its
-    ``format``) or a catalog table (``kind`` "table"), at ``version`` (the registered dataset's, else 1)."""
+    ``format``) or a catalog table (``kind`` "table"), at ``version`` (the registered dataset's, else 1).
+    ``within``: for a folder a relative path gave, the workspace its real path must stay inside."""
 
     kind: str
     target: str
     format: str
     version: int
+    within: Optional[str] = None
 
     @property
     def local(self) -> bool:
@@ -169,10 +172,9 @@ def resolve_inputs(ctx: RunContext, store: RunStore, memory: Optional[dict] = No
         if frame is not None:
             loc = loaders.register_memory(f"{ctx.run_id}/{view.view}", frame, ctx.period.identifier)
             res = Resolution(ds.id, ds.name, version, "memory", "in_memory", "", [loc])
-        elif ds.registered:
-            reg = next(r for r in store.registrations(ds.name) if r["version"] == version)
-            res = Resolution(ds.id, ds.name, version, "registered", "registered", "",
-                             [ResolvedLocation("path", reg["location"], reg["format"], None)])
+        elif ds.registered:  # a version lacking the run's period is refused, pinned or not
+            res = registered_resolution(ds, version, store.registrations(ds.name), ctx.period,
+                                        pinned=view.pinned_version is not None)
         else:
             res = resolver_engine.resolve(ctx.workspace, ctx.project, ds, version, ctx.period)
         for loc in res.locations:
@@ -625,8 +627,9 @@ class Runner:
                              columns=[], versions=[])
             text = resolver_engine.substitute(d.path, pseudo, version, ctx.period, f"output {op.seq}") \
                 if "{{" in d.path else d.path
-            return OutputDestination("path", resolver_engine.absolute_path(ctx.workspace.root, d.path, text,
-                                                                           f"output {op.seq}"), d.format, version)
+            return OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, d.path, text,
+                                                                              f"output {op.seq}"), d.format, version,
+                                     ctx.workspace.root)
         return self._table_destination(ctx, op, version)
 
     def _table_destination(self, ctx: RunContext, op, version: int) -> OutputDestination:
@@ -643,9 +646,11 @@ class Runner:
         text = resolver_engine.substitute((st.path if st.type == "path" else st.table) or "", pseudo, version,
                                           ctx.period, rule.name)
         if st.type == "table":
-            return OutputDestination("table", text, "table", version)
-        return OutputDestination("path", resolver_engine.absolute_path(ctx.workspace.root, st.path, text,
-                                                                       f"rule '{rule.name}'"), st.format, version)
+            return OutputDestination("table", resolver_engine.table_name(text, f"rule '{rule.name}'"), "table", version)
+        within = None if resolver_engine.is_absolute_or_uri(st.path) else ctx.workspace.root
+        return OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, st.path, text,
+                                                                          f"rule '{rule.name}'"), st.format, version,
+                                 within)
 
     @contextlib.contextmanager
     def _timed_output(self, op):
@@ -687,7 +692,7 @@ class Runner:
                 with self._timed_output(op):
                     registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
                     staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
-                                                          create_only=registers))
+                                                          create_only=registers, within=dest.within))
                     if out.rows is None:
                         out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
                         self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..compiler.errors import ResolutionError
+from ..compiler.realpaths import escape
 
 PARTITION = "_period"
 VERSIONS = ".lf_versions"
@@ -53,6 +54,8 @@ class Staged:
     link: str
     staged: str
     create_only: bool = False  # a registered version's partition: never replaces an existing one
+    within: Optional[str] = None  # a destination a relative path gave: the workspace it must stay inside
+    real: Optional[str] = None  # the staged folder's real path when it was written
 
 
 def is_local(target: str) -> bool:
@@ -60,13 +63,17 @@ def is_local(target: str) -> bool:
     return target.startswith("/") or target.startswith("file:")
 
 
-def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_only: bool = False) -> Staged:
+def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_only: bool = False,
+                    within: Optional[str] = None) -> Staged:
     """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``.
 
-    ``create_only`` (an output registering a new dataset version): the partition must not exist yet."""
+    ``create_only`` (an output registering a new dataset version): the partition must not exist yet.
+    ``within`` (a destination a relative path gave): the workspace folder whose inside ``target`` must
+    be, as a real path."""
     data = _without_period(df)
     root = local_path(target)
-    check_partition(target, period, create_only)  # raises before anything is written
+    check_inside(root, within)  # raises before anything is written
+    check_partition(target, period, create_only)
     versions = versions_dir(root, period)
     name, n = run_id, 1
     while os.path.lexists(os.path.join(versions, name)):  # two outputs of one run to one partition
@@ -91,7 +98,35 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
                 break
             folder = os.path.dirname(folder)
         raise
-    return Staged(partition_link(root, period), staged, create_only)
+    return Staged(partition_link(root, period), staged, create_only, within, os.path.realpath(staged))
+
+
+def check_inside(root: str, within: Optional[str], where: str = "") -> None:
+    """Raise :class:`UnsafeDestination` when the destination folder ``root`` is not inside the folder
+    ``within`` once both are real paths (a folder on the way became a symbolic link out of the
+    workspace); nothing to check when ``within`` is None (an absolute path of a resolver rule)."""
+    if within is None:
+        return
+    real = escape(within, root)
+    if real is not None:
+        prefix = f"{where}: " if where else ""
+        raise UnsafeDestination(f"{prefix}the destination {root} leads to {real} through a symbolic link, not inside "
+                                f"the workspace {within} (OUT-VR-002). Nothing was written there and nothing was "
+                                "deleted. Remove the link (or point the output elsewhere) and run again.")
+
+
+def check_staged_in_place(s: Staged) -> None:
+    """Raise :class:`UnsafeDestination` unless the staged version of ``s`` is still where it was written
+    (its real path then and now compared) and, for a relative destination, inside the workspace: a
+    folder on the way replaced by a symbolic link while the run ran would otherwise get a partition
+    link written wherever the new link points."""
+    root, _ = _root_period(s.link)
+    check_inside(root, s.within)
+    now = os.path.realpath(s.staged)
+    if s.real is not None and now != s.real:
+        raise UnsafeDestination(f"the destination {root} now leads to {os.path.realpath(root)}, not "
+                                f"to the folder its rows were written in ({s.real}): a folder on the way was "
+                                "replaced while the run ran. Nothing was swapped in there.")
 
 
 def versions_dir(root: str, period: str) -> str:
@@ -195,6 +230,7 @@ def swap_in(staged: list[Staged], journal: list[dict],
     ours = {os.path.realpath(s.staged) for s in staged}
     for s in staged:
         root, period = _root_period(s.link)
+        check_staged_in_place(s)
         previous = check_partition(root, period)
         if s.create_only and os.path.lexists(s.link) and previous not in ours:
             check_partition(root, period, create_only=True)  # raises: appeared while the run ran

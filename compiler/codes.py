@@ -106,8 +106,10 @@ CODES: tuple[Code, ...] = (
     Code("SEL-002", "named selectors nest too deeply", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
     # outputs
     Code("OUT-VR-001", "a registered output's destination without {{version}} in its path, or a catalog table", f"{README} (guarantees)"),
-    Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI or a '..' climb)",
-         f"{README} (guarantees)"),
+    Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI, a '..' climb or a symbolic link "
+         "out of it)", f"{README} (guarantees)"),
+    Code("TABLE-001", "a table name that is not table, database.table or catalog.database.table (a destination's "
+         "catalog_table or table, a resolver's table rule)", f"{README} (guarantees)"),
     # the workspace graph (projects feeding projects)
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{CONTRACT} §8"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{CONTRACT} §8"),
@@ -125,6 +127,7 @@ CODES: tuple[Code, ...] = (
     Code("TEST-010", "an expected row names a column the output does not write", SCENARIOS),
     Code("TEST-011", "an expected value cannot be read exactly as its output column's type", SCENARIOS),
     Code("TEST-012", "two tests of the workspace have the same name", SCENARIOS),
+    Code("TEST-013", "a given CSV or Parquet file's path leads outside the workspace", SCENARIOS),
 )
 
 BY_CODE: dict[str, Code] = {c.code: c for c in CODES}

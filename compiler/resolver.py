@@ -1,7 +1,8 @@
 """The resolver engine: which resolver a dataset uses, and which locations a rule gives for a period.
 
-Pure: no IO. Precedence for every dataset a run touches: the project's ``resolver_overrides`` ->
-the dataset's ``resolver_id`` -> the workspace's ``default_resolver`` -> ``ResolverNotFound``.
+Pure, but for :func:`destination_path`, which reads symbolic links. Precedence for every dataset a
+run touches: the project's ``resolver_overrides`` -> the dataset's ``resolver_id`` -> the workspace's
+``default_resolver`` -> ``ResolverNotFound``.
 Rules are tried in order; the first whose ``when`` is true wins; a rule's ``data_level`` finer
 than the run's period expands it into several locations.
 """
@@ -18,10 +19,11 @@ from .dsl.parser import DslSyntaxError, parse_expression
 from .errors import ResolutionError
 from .model import Dataset, Project, Resolver, ResolverRule, Workspace
 from .periods import LEVEL_ORDER, Period
+from .realpaths import escape
+from .table_names import HINT as TABLE_HINT, table_name_problem
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PERIOD_TOKENS = ("identifier", "YYYY", "MM", "QQ", "DD")
-_TABLE_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 
 
 @dataclass(frozen=True)
@@ -205,10 +207,8 @@ def rule_locations(root: str, rule: ResolverRule, dataset: Dataset, version: int
             out.append(ResolvedLocation("path", absolute_path(root, template or "", text, f"rule '{rule.name}'"), st.format,
                                         specific, st.options))
         else:
-            if not _TABLE_NAME.match(text):
-                raise ResolutionError(f"rule '{rule.name}' gives the table name '{text}', which is not a valid "
-                                      "db.table name.")
-            out.append(ResolvedLocation("table", text, "table", specific, st.options))
+            out.append(ResolvedLocation("table", table_name(text, f"rule '{rule.name}'"), "table", specific,
+                                        st.options))
     return out
 
 
@@ -247,4 +247,30 @@ def absolute_path(root: str, template: str, path: str, where: str) -> str:
     full = os.path.normpath(os.path.join(root, path))
     if os.path.commonpath([full, os.path.normpath(root)]) != os.path.normpath(root):
         raise ResolutionError(f"{where}: the path '{path}' leaves the workspace.")
+    return full
+
+
+def table_name(name: str, where: str) -> str:
+    """``name`` when it is a valid table name (:mod:`.table_names`), else a ResolutionError naming
+    ``where`` it came from (e.g. "rule 'tables'")."""
+    problem = table_name_problem(name)
+    if problem:
+        raise ResolutionError(f"{where} gives the table name '{name}', which {problem} (TABLE-001); {TABLE_HINT}.")
+    return name
+
+
+def destination_path(root: str, template: str, path: str, where: str) -> str:
+    """:func:`absolute_path` of an output's destination, which a relative ``template`` keeps inside the
+    workspace as a real path too: a folder on the way that is a symbolic link out of it (or back to the
+    workspace folder itself) is refused (OUT-VR-002) before anything is written. Checked whenever a run
+    resolves its destinations; the swap checks the staged folder again (``adapters/writers.py``)."""
+    full = absolute_path(root, template, path, where)
+    if is_absolute_or_uri(template):
+        return full
+    real = escape(root, full)
+    if real is not None:
+        raise ResolutionError(f"{where} (OUT-VR-002): the path '{path}' leads to {real} through a symbolic link, "
+                              "not inside the workspace; nothing was written. A project writes only inside its "
+                              "workspace: a location elsewhere is written as an absolute path in a resolver rule of "
+                              "ledgerflow.yml.")
     return full

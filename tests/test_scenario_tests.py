@@ -551,3 +551,63 @@ def test_given_rows_of_other_periods_are_not_read(spark, finance):
           "      - {journal_id: null, account_code: \"4100\", amount_local: \"20.00\"}\n")
     result = cli(finance, "test", "join_periods", "append_periods")
     assert result.exit_code == 0, describe(result)
+
+
+# ------------------------------------------------------------- fixture columns and paths (no Spark)
+def _fixture_test(finance, name: str, given: str) -> None:
+    write(finance, f"tests/{name}.yml", f"project: ts07_output_columns\nperiod: 2026-01\ngiven:\n  gl: {given}\n"
+          "expect: [{output: 1, rows: []}]\n")
+
+
+def test_a_fixture_column_the_dataset_does_not_have_is_located_like_an_inline_one(finance):
+    """A misspelt CSV header (amount_lcoal) or Parquet column was dropped and the declared column read as
+    NULL; it is TEST-006 at the fixture's place in the test, before Spark, as an inline row's key is."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    write(finance, "tests/fixtures/typo.csv", "journal_id,line_number,amount_lcoal\nJE-1,1,100.00\n")
+    pq.write_table(pa.table({"journal_id": ["JE-1"], "Amount_Local": ["1.00"]}),
+                   finance / "tests" / "fixtures" / "typo.parquet")
+    _fixture_test(finance, "typo_csv", "{csv: fixtures/typo.csv}")
+    _fixture_test(finance, "typo_pq", "{parquet: fixtures/typo.parquet}")
+    result = cli(finance, "test", "typo_csv", "typo_pq")
+    assert result.exit_code == 1, describe(result)
+    assert ("tests/typo_csv.yml:4:13: TEST-006 dataset 'gl' has no column 'amount_lcoal' (a column of "
+            "fixtures/typo.csv) (at 'amount_lcoal'). Hint: did you mean 'amount_local'?") in result.stdout
+    assert ("tests/typo_pq.yml:4:17: TEST-006 dataset 'gl' has no column 'Amount_Local' (a column of "
+            "fixtures/typo.parquet)") in result.stdout
+    assert "0 passed, 0 failed, 2 invalid" in result.stdout
+
+
+def test_a_fixture_path_must_stay_inside_the_workspace(finance, tmp_path):
+    """``../../x.csv``, an absolute path and a link beside the test that points out are TEST-013, before
+    anything is read (the file outside exists and is a valid fixture: it would have been read)."""
+    import os
+    outside = tmp_path / "outside.csv"
+    outside.write_text((finance / "tests" / "fixtures" / "gl.csv").read_text())
+    os.symlink(outside, finance / "tests" / "fixtures" / "linked.csv")
+    _fixture_test(finance, "climb", "{csv: ../../outside.csv}")
+    _fixture_test(finance, "absolute", f"{{csv: {outside}}}")
+    _fixture_test(finance, "linked", "{csv: fixtures/linked.csv}")
+    _fixture_test(finance, "passwd", "{csv: ../../../../../../../../etc/passwd}")
+    result = cli(finance, "test", "climb", "absolute", "linked", "passwd")
+    assert result.exit_code == 1, describe(result)
+    for name, shown in [("climb", "../../outside.csv"), ("absolute", str(outside)), ("linked", "fixtures/linked.csv"),
+                        ("passwd", "../../../../../../../../etc/passwd")]:
+        assert (f"tests/{name}.yml:4:13: TEST-013 the csv file {shown} of given dataset 'gl' is not inside the "
+                "workspace") in result.stdout, result.stdout
+    assert "0 passed, 0 failed, 4 invalid" in result.stdout
+
+
+def test_a_declared_column_a_fixture_lacks_is_null_as_in_an_inline_row(spark, finance):
+    write(finance, "tests/fixtures/no_reporting.csv", "journal_id,line_number,account_code,amount_local\n"
+          "JE-1,1,4100,100.00\n")
+    expect = ("expect:\n  - output: 1\n    rows: [{journal_id: JE-1, account_code: \"4100\", amount_local: \"100.00\", "
+              "amount_reporting: null}]\n")
+    write(finance, "tests/lacks_csv.yml", "project: ts07_output_columns\nperiod: 2026-01\ngiven:\n"
+          "  gl: {csv: fixtures/no_reporting.csv}\n" + expect)
+    write(finance, "tests/lacks_rows.yml", "project: ts07_output_columns\nperiod: 2026-01\ngiven:\n"
+          "  gl: {rows: [{journal_id: JE-1, line_number: 1, account_code: \"4100\", amount_local: \"100.00\"}]}\n"
+          + expect)
+    result = cli(finance, "test", "lacks_csv", "lacks_rows")
+    assert result.exit_code == 0, describe(result)
+    assert "2 passed" in result.stdout

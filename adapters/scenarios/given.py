@@ -86,8 +86,10 @@ def frame(spark, data: GivenData, period):
     if isinstance(data, GivenTable):
         return spark.sql(inline_rows_sql(data.columns), args={_ROWS_PARAMETER: rows_json(data.columns, data.rows)})
     from pyspark.sql import functions as F
+    # A CSV fixture is read without its dataset, whose declared columns a data file must all have: a
+    # declared column the fixture lacks is NULL, as in an inline row (prepare refused unknown columns).
     raw = loaders.read_raw(spark, ResolvedLocation("path", data.path, data.file_format, period.identifier),
-                           data.dataset)
+                           None if data.file_format == "csv" else data.dataset)
     position = _file_position(raw, data.file_format)
     for column in data.dataset.columns:  # as for inline rows: a column the file does not have is NULL
         if column.name not in raw.columns:

@@ -19,7 +19,9 @@ from ...compiler.errors import CompileError, Diagnostic, DiagnosticCollector, Lo
 from ...compiler.model import Dataset, Project, Workspace
 from ...compiler.periods import Period, PeriodError, parse_period
 from ...compiler.plan import InputView
+from ...compiler.realpaths import escape
 from ...compiler.stage import Statement
+from .fixtures import columns as fixture_columns
 from .spec import Expectation, Given, ScenarioTest
 from .values import ConversionError, convert
 
@@ -112,7 +114,7 @@ def prepare(test: ScenarioTest, compiler: Compiler) -> tuple[Optional[PreparedTe
         if given is None:
             continue
         if view.dataset.name not in converted:
-            data = _given_data(test, given, view.dataset, period, errors)
+            data = _given_data(test, given, view.dataset, period, ws.root, errors)
             if data is None:
                 continue
             converted[view.dataset.name] = data
@@ -187,17 +189,37 @@ def _check_given_names(test: ScenarioTest, ws: Workspace, compiled: Optional[Com
     return out
 
 
-def _given_data(test: ScenarioTest, given: Given, ds: Dataset, period: Period,
+def _given_data(test: ScenarioTest, given: Given, ds: Dataset, period: Period, root: str,
                 errors: DiagnosticCollector) -> Optional[GivenData]:
     source = f"{test.file} given {ds.name}"
     if given.rows is None:
+        real = escape(root, given.path or "")
+        if real is not None:  # checked first: nothing is said about files outside the workspace
+            errors.add("TEST-013", f"the {given.file_format} file {given.display} of given dataset '{ds.name}' is "
+                       "not inside the workspace", given.location, given.display,
+                       "keep fixtures inside the workspace (e.g. tests/fixtures/), named relative to the test file")
+            return None
         if not os.path.isfile(given.path or ""):
             errors.add("TEST-008", f"no {given.file_format} file {given.display} beside the test", given.location,
                        given.display, f"looked for {given.path}")
             return None
+        if not _fixture_columns_known(given, ds, errors):
+            return None
         return GivenFile(ds, given.path, given.file_format,
                          os.path.normpath(os.path.join(os.path.dirname(test.file), given.display)))
     return _given_table(given, ds, period, source, errors)
+
+
+def _fixture_columns_known(given: Given, ds: Dataset, errors: DiagnosticCollector) -> bool:
+    """TEST-006 for each column of a fixture file that its dataset does not have (declared or system), as
+    for a key of an inline row; a declared column the file lacks is NULL, as in an inline row."""
+    found = fixture_columns(given.path or "", given.file_format or "")
+    known = [c.name for c in ds.columns] + [n for n, _ in sysc.system_columns(ds.temporal_mode)]
+    unknown = [c for c in found or [] if c not in known]
+    for column in unknown:
+        errors.add("TEST-006", f"dataset '{ds.name}' has no column '{column}' (a column of {given.display})",
+                   given.location, column, did_you_mean(column, known))
+    return not unknown
 
 
 def _given_table(given: Given, ds: Dataset, period: Period, source: str,

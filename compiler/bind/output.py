@@ -1,6 +1,7 @@
 """Bind an ``output``: its columns, selector, registration and destination rules."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Optional
 
@@ -9,7 +10,9 @@ from sqlglot import exp
 from ..errors import did_you_mean
 from ..model import OutputOperation
 from ..plan import Column, Condition, ConditionKind, OutputPlan
+from ..realpaths import escape, fixed_part
 from ..resolver import is_absolute_or_uri
+from ..table_names import HINT as TABLE_HINT, table_name_problem
 from .context import IDENTIFIER, BindContext, and_all, loc_of, not_deleted
 
 
@@ -33,6 +36,8 @@ def bind_output(ctx: BindContext, op: OutputOperation) -> Optional[OutputPlan]:
         ctx.errors.add("YAML-005", f"register_as_dataset '{name}' is a declared dataset",
                        loc_of(name, op.location), str(name), "registered datasets need their own name")
     check_destination_path(ctx, op)
+    check_rule_paths(ctx, op)
+    check_table_names(ctx, op)
     if name:
         check_version_folder(ctx, op)
     if bad:
@@ -71,6 +76,58 @@ def check_destination_path(ctx: BindContext, op: OutputOperation) -> None:
     if depth <= 0:
         what = "leaves the workspace" if depth < 0 else "is the workspace folder itself"
         ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which {what}", where, path, hint)
+        return
+    real = _escape_through_links(ctx.ws.root, path)
+    if real is not None:
+        ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which leads to {real} through a symbolic "
+                       "link, not inside the workspace", where, path, hint)
+
+
+def _escape_through_links(root: str, template: str):
+    """The real path the folders of ``template`` before its first ``{{token}}`` reach when that is not
+    inside the workspace ``root`` (a symbolic link on the way), else None. The folders after a token
+    are checked by the run, which knows the tokens' values."""
+    fixed = os.path.normpath(os.path.join(root, fixed_part(template)))
+    if fixed == os.path.normpath(root):  # a path starting with a token: nothing to check before the run
+        return None
+    return escape(root, fixed)
+
+
+def check_rule_paths(ctx: BindContext, op: OutputOperation) -> None:
+    """OUT-VR-002 for ``{table: T}``: every relative path rule of the destination's resolver (any of them
+    may match a period, as for OUT-VR-001) stays inside the workspace, as text and as a real path; an
+    absolute path or a URI in ledgerflow.yml is the workspace owner's choice of a location elsewhere."""
+    d = op.destination
+    if d is None or d.kind != "table":
+        return
+    rid = d.resolver or ctx.ws.config.default_resolver
+    resolver = ctx.ws.config.resolvers.get(rid) if rid else None
+    hint = ("keep the rule's relative path inside the workspace, or write the location it means as an absolute "
+            "path in that rule")
+    for rule in resolver.rules if resolver else []:
+        st = rule.strategy
+        if st.type != "path" or not st.path or is_absolute_or_uri(st.path) or st.path.startswith("\\"):
+            continue
+        root, full = os.path.normpath(ctx.ws.root), os.path.normpath(os.path.join(ctx.ws.root, st.path))
+        real = full if os.path.commonpath([full, root]) != root else _escape_through_links(root, st.path)
+        if real is not None:
+            ctx.errors.add("OUT-VR-002", f"output {op.seq} writes through resolver '{rid}', whose rule '{rule.name}' "
+                           f"({rule.location or 'ledgerflow.yml'}) gives the path '{st.path}', which leads to {real}, "
+                           "not inside the workspace", loc_of(d.table, d.location), str(d.table), hint)
+
+
+def check_table_names(ctx: BindContext, op: OutputOperation) -> None:
+    """TABLE-001: a destination's ``catalog_table`` or ``table`` is a table name Spark can take."""
+    d = op.destination
+    if d is None:
+        return
+    for key, value in (("catalog_table", d.catalog_table), ("table", d.table)):
+        if d.kind != key or value is None:
+            continue
+        problem = table_name_problem(value)
+        if problem:
+            ctx.errors.add("TABLE-001", f"output {op.seq}: the destination's {key} '{value}' {problem}",
+                           loc_of(value, d.location), str(value), TABLE_HINT)
 
 
 def check_version_folder(ctx: BindContext, op: OutputOperation) -> None:
