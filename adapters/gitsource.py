@@ -26,6 +26,7 @@ from ..compiler.errors import LedgerflowError
 from ..compiler.workspace import MARKER
 
 WORKSPACE_PARTS = (MARKER, "datasets", "projects")
+_FILE_MODES = ("100644", "100755", "120000")  # a file, an executable file, a symbolic link
 
 
 class GitSourceError(LedgerflowError):
@@ -182,8 +183,8 @@ def export_revision(workspace_root: str, commit: str, dest: str) -> str:
             folder = os.path.join(root, part)
             os.makedirs(folder, exist_ok=True)
             for mode, name, oid in _tree_entries(content, id_bytes):
-                if not name.endswith((".yml", ".yaml")) or name in (".", "..") or mode not in ("100644", "100755", "120000"):
-                    continue  # what load_workspace reads: the YAML files directly in the folder
+                if not name.endswith((".yml", ".yaml")) or mode not in _FILE_MODES or "/" in name:
+                    continue  # what load_workspace reads: the YAML files directly in the folder ('/': a forged tree)
                 path = f"{prefix}{part}/{name}"
                 kind, data = objects.get(oid if mode != "120000" else f"{commit}:{path}")
                 if kind == "tree":

@@ -82,9 +82,11 @@ def junit_xml(results: list[TestResult], seconds: float) -> str:
                              classname=xml_text(os.path.splitext(r.file)[0].replace("/", ".")),
                              file=xml_text(r.file), time=f"{r.seconds:.3f}")
         if r.status == FAILED:
-            ET.SubElement(case, "failure", message=xml_text(r.message), type="ScenarioFailure").text = xml_text(r.details())
+            failure = ET.SubElement(case, "failure", message=xml_text(r.message), type="ScenarioFailure")
+            failure.text = xml_text(r.details())
         elif r.status == INVALID:
-            ET.SubElement(case, "error", message=xml_text(r.message), type="InvalidTest").text = xml_text(r.details())
+            error = ET.SubElement(case, "error", message=xml_text(r.message), type="InvalidTest")
+            error.text = xml_text(r.details())
     root = ET.Element("testsuites", tests=suite.get("tests"), failures=suite.get("failures"),
                       errors=suite.get("errors"), time=suite.get("time"))
     root.append(suite)
