@@ -69,6 +69,29 @@ def _dataset_of(path: str, locations: Optional[dict]) -> Optional[str]:
     return None
 
 
+def _malformed_record(uri: str, whole: str, head: str) -> Optional[str]:
+    """The paragraph for a record Spark refused (mode FAILFAST) or a CSV header that is not the one
+    ledgerflow read: the file and, found by parsing the file again in Python, the record's line."""
+    from .input_files import locate_malformed
+    path = re.sub(r"^file:(//)?", "", uri)
+    if "CSV header does not conform to the schema" in whole:
+        return (f"INPUT-003 {head}the header of {path} is not the one read before the run started (was the file "
+                "replaced while the run read it?); nothing was written. Run again once the file is complete.")
+    if "MALFORMED_CSV_RECORD" in whole:
+        fmt, kind = "csv", "CSV"
+    elif "MALFORMED_RECORD_IN_PARSING" in whole:
+        fmt, kind = "json", "JSON"
+    else:
+        return None
+    from urllib.parse import unquote
+    found = locate_malformed(unquote(path), fmt)
+    where = f"{unquote(path)} line {found[0]}" if found else unquote(path)
+    what = f" ({found[1]}): {found[2][:120]!r}" if found else ""
+    return (f"INPUT-003 {head}{where}: a malformed {kind} record{what}; a file cut short while it was being "
+            "written, a quote or delimiter too many or missing. No record is skipped or padded: nothing was "
+            "written. Fix or re-export the file.")
+
+
 def spark_error_text(exc: BaseException, locations: Optional[dict] = None) -> str:
     """The useful part of a Spark exception as one paragraph (no stack trace, no Py4J wrapper).
 
@@ -88,6 +111,9 @@ def spark_error_text(exc: BaseException, locations: Optional[dict] = None) -> st
         dataset = _dataset_of(path, locations)
         root = messages[-1]
         head = f"dataset '{dataset}': " if dataset else ""
+        record = _malformed_record(path, whole, head)
+        if record:
+            return record
         text = f"{head}cannot read data file {re.sub(r'^file:(//)?', '', path)}: the file is unreadable or corrupt"
         if not root.startswith("[FAILED_READ_FILE"):
             text += f" ({root})"

@@ -17,6 +17,7 @@ from ..compiler.loading import (FILE_METADATA_COLUMN, JSON_TEXT, METADATA_COLUMN
 from ..compiler import parameters, system_columns as sysc
 from ..compiler.model import Dataset
 from ..compiler.resolver import ResolvedLocation
+from . import input_files
 
 # In-memory data for the "memory" location kind: name -> pyspark DataFrame (tests, Python API).
 MEMORY: dict[str, Any] = {}
@@ -58,16 +59,19 @@ def has_data_files(folder: str) -> bool:
 
 # ------------------------------------------------------------------ schemas without an inference pass
 # Without a schema Spark runs a job before the pipeline's own: CSV reads the header line of a file,
-# JSON reads every line to infer types. For local files ledgerflow reads what it needs itself: the
-# header line of every CSV file (the schema is its columns, all strings, as Spark would read them
-# without inferSchema), the keys of the first JSON lines (the declared columns and the system
-# columns found, as strings: a JSON number keeps the digits it was written with, and the checked
-# cast of loading.py then reads it exactly or fails, located). Anything unusual (other reader
-# options, compressed or non-UTF-8 files, headers that differ between files, a declared JSON column
-# not seen in the sample) leaves the schema to Spark, as before, so its errors stay the same.
+# JSON reads every line to infer types. For local files ledgerflow reads what it needs itself: every
+# CSV file (its header, see input_files.scan_csv; the schema is its columns, all strings, as Spark
+# would read them without inferSchema), the keys of the first JSON lines (the declared columns and the
+# system columns found, as strings: a JSON number keeps the digits it was written with, and the
+# checked cast of loading.py then reads it exactly or fails, located). Anything unusual (other reader
+# options, compressed or non-UTF-8 files, a declared JSON column not seen in the sample) leaves the
+# schema to Spark, as before, so its errors stay the same.
 _PEEK_BYTES = 1 << 20
 _PEEK_FILES = 1000
 _COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".xz", ".br")
+# CSV reader options ledgerflow's own CSV reading understands; any other leaves the read to Spark's rules.
+_CSV_OWN_OPTIONS = {"header", "sep", "delimiter"}
+_UNUSED = "__lf_unused_"  # a header name no statement reads that Spark could not take as it is
 
 
 def _local_files(target: str) -> Optional[tuple[list[str], list[str]]]:
@@ -107,24 +111,6 @@ def _ddl(names: list[str]) -> str:
     return ", ".join(f"`{n.replace('`', '``')}` STRING" for n in names)
 
 
-def _csv_schema(files: list[str], partitions: list[str]) -> Optional[str]:
-    import csv
-    header = None
-    for path in files[:_PEEK_FILES]:
-        text = _first_bytes(path, 64 * 1024)
-        if text is None or "\n" not in text and len(text) == 64 * 1024:
-            return None
-        line = text.splitlines()[0] if text else ""
-        if header is not None and line != header:
-            return None  # files with different headers: Spark's rules, as before
-        header = line
-    names = next(csv.reader([header]), []) if header else []
-    lowered = [n.lower() for n in names + partitions]
-    if not names or any(not n for n in names) or len(set(lowered)) != len(lowered):
-        return None
-    return _ddl(names + partitions)
-
-
 def _json_schema(files: list[str], partitions: list[str], dataset: Dataset) -> Optional[str]:
     import json
     keys: set[str] = set()
@@ -142,7 +128,7 @@ def _json_schema(files: list[str], partitions: list[str], dataset: Dataset) -> O
             try:
                 row = json.loads(line)
             except ValueError:
-                continue  # a line cut by the byte budget, or a malformed one (Spark's PERMISSIVE rules)
+                continue  # a line cut by the byte budget; a malformed one fails the read (mode FAILFAST)
             if not isinstance(row, dict):
                 return None
             keys.update(row)
@@ -185,44 +171,160 @@ def _parquet_schema(files: list[str], partitions: list[str]) -> Optional[str]:
 
 
 def declared_schema(location: ResolvedLocation, dataset: Optional[Dataset]) -> Optional[str]:
-    """The schema (DDL) a CSV, JSON or Parquet location is read with, or None to let Spark infer it."""
-    if location.kind != "path" or location.format not in ("csv", "json", "parquet") or dataset is None:
+    """The schema (DDL) a JSON or Parquet location is read with, or None to let Spark infer it (CSV:
+    :func:`csv_reads` gives each group of files its own)."""
+    if location.kind != "path" or location.format not in ("json", "parquet") or dataset is None:
         return None
+    found = _local_files(location.target)
     if location.format == "parquet":
-        found = _local_files(location.target)
         if location.options or not found or not found[0]:
             return None
         return _parquet_schema(*found)
-    options = {k: str(v).lower() for k, v in location.options}
-    if location.format == "csv" and set(options) - {"header"} or options.get("header", "true") != "true":
+    if location.options or not found or not found[0]:
         return None
-    if location.format == "json" and options:
+    return _json_schema(found[0], found[1], dataset)
+
+
+@dataclass(frozen=True)
+class CsvRead:
+    """One read of CSV files sharing a header: the paths given to Spark (literal), the schema, and the
+    options (``multiLine`` when a quoted field of one of them holds a line break)."""
+
+    paths: tuple[str, ...]
+    schema: Optional[str]
+    options: tuple[tuple[str, str], ...]
+    columns: tuple[str, ...]  # the header's names as the frame has them
+
+
+def _csv_sep(options: dict) -> Optional[str]:
+    """The delimiter of a CSV location ledgerflow reads itself, or None to leave it to Spark's rules."""
+    lowered = {k.lower(): str(v) for k, v in options.items()}
+    if set(lowered) - _CSV_OWN_OPTIONS or lowered.get("header", "true").lower() != "true":
         return None
-    found = _local_files(location.target)
-    if not found or not found[0]:
+    sep = lowered.get("sep", lowered.get("delimiter", ","))
+    return sep if len(sep) == 1 and sep.isascii() and sep not in "\"\r\n" else None
+
+
+def csv_reads(location: ResolvedLocation, dataset: Optional[Dataset]) -> Optional[list[CsvRead]]:
+    """How to read a local CSV location exactly: one :class:`CsvRead` per distinct header (files whose
+    columns come in another order are read with their own schema and the frames joined by name), or
+    None when it is not a local location ledgerflow reads itself. Every file is scanned first
+    (:func:`.input_files.scan_csv`), and with a ``dataset`` each file must hold its declared columns
+    (:func:`.input_files.check_columns`); either raises a located :class:`.input_files.InputFileError`."""
+    sep = _csv_sep(dict(location.options))
+    found = _local_files(location.target) if location.kind == "path" and sep is not None else None
+    if not found or not found[0] or any(f.endswith(_COMPRESSED) for f in found[0]):
         return None
     files, partitions = found
-    return _csv_schema(files, partitions) if location.format == "csv" else _json_schema(files, partitions, dataset)
+    scanned = [input_files.scan_csv(f, sep) for f in files]
+    if dataset is not None:
+        input_files.check_columns(dataset, ((f.path, f.header) for f in scanned), partitions)
+    # Files needing multiLine are read apart from the others (which Spark can still split), by line ending.
+    groups: dict[tuple, list[input_files.CsvFile]] = {}
+    for f in scanned:
+        groups.setdefault((f.header, f.multiline, f.line_end if f.multiline else None), []).append(f)
+    reads = []
+    for (header, multiline, line_end), members in groups.items():
+        names, renamed = _schema_names(header, partitions, dataset)
+        options = {"multiLine": "true"} if multiline else {}
+        if line_end:
+            options["lineSep"] = line_end
+        if names is None:  # a header column is also a partition folder: Spark's schema, header checked
+            schema, options["enforceSchema"] = None, "false"
+        else:
+            schema = _ddl(names + partitions)
+            options["enforceSchema"] = "true" if renamed else "false"  # Spark checks each file's header
+        if len(groups) == 1:
+            paths = (input_files.spark_path(location.target),)
+        else:
+            paths = tuple(input_files.spark_path(f.path) for f in members)
+            if partitions:
+                options["basePath"] = location.target  # read as it is (not a glob)
+        reads.append(CsvRead(paths, schema, tuple(options.items()), tuple(names or header)))
+    return reads
+
+
+def _schema_names(header: tuple[str, ...], partitions: list[str],
+                  dataset: Optional[Dataset]) -> tuple[Optional[list[str]], bool]:
+    """(the names a header's columns are read under, whether one was renamed): an empty or repeated
+    name (compared as Spark does, ignoring case) that no statement reads becomes a placeholder, so
+    Spark neither refuses nor confuses it; None when a header column is also a partition column."""
+    parts = {p.lower() for p in partitions}
+    if any(n.lower() in parts for n in header):
+        return None, False
+    wanted = set()
+    if dataset is not None:
+        wanted = {c.name for c in dataset.columns} | {n for n, _ in sysc.system_columns(dataset.temporal_mode)}
+    lowered = [n.lower() for n in header]
+    names, renamed = [], False
+    for i, n in enumerate(header):
+        if not n or (lowered.count(n.lower()) > 1 and n not in wanted) or n.startswith(_UNUSED):
+            names.append(f"{_UNUSED}{i}")
+            renamed = True
+        else:
+            names.append(n)
+    return names, renamed
+
+
+def _reader(spark, fmt: str, options: dict, schema: Optional[str]):
+    reader = spark.read.format(fmt)
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.schema(schema) if schema is not None else reader
+
+
+def read_options(location: ResolvedLocation) -> dict:
+    """The reader options of a file location: its own, and by default a header line for CSV, records
+    read as RFC 4180 (a quote in a quoted field doubled) and any malformed CSV or JSON record failing
+    the read (Spark's default mode drops or pads it silently). CSV records are parsed whole
+    (``columnPruning`` off): a pruned read checks only the fields the query uses, so a record cut
+    short after them, or with a field too many, passed."""
+    options = dict(location.options)
+    lowered = {k.lower() for k in options}
+    defaults = {"csv": {"header": "true", "escape": '"', "mode": "FAILFAST", "columnPruning": "false"},
+                "json": {"mode": "FAILFAST"}}
+    for k, v in defaults.get(location.format, {}).items():
+        if k.lower() not in lowered:
+            options[k] = v
+    return options
 
 
 def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = None, schema: Optional[str] = None):
-    """The raw DataFrame of one location, read with ``schema`` (default: :func:`declared_schema`)."""
+    """The raw DataFrame of one location, read with ``schema`` (default: :func:`declared_schema`; CSV:
+    :func:`csv_reads`). A path is given to Spark literally (no glob expansion)."""
     if location.kind == "memory":
         if location.target not in MEMORY:
             raise ResolutionError(f"no in-memory data registered as '{location.target}'.")
         return MEMORY[location.target]
     if location.kind == "table":
         return spark.table(location.target)
-    reader = spark.read.format(location.format)
-    options = dict(location.options)
-    if location.format == "csv":
-        options.setdefault("header", "true")
-    for k, v in options.items():
-        reader = reader.option(k, v)
+    options = read_options(location)
+    reads = csv_reads(location, dataset) if location.format == "csv" and schema is None else None
+    if reads:
+        frames = [_reader(spark, "csv", {**options, **dict(r.options)}, r.schema).load(list(r.paths))
+                  for r in reads]
+        if len(frames) == 1:
+            return frames[0]
+        common = [c for c in frames[0].columns if not c.startswith(_UNUSED) and all(c in f.columns for f in frames)]
+        out = frames[0].select(*[f"`{c.replace('`', '``')}`" for c in common])
+        for f in frames[1:]:
+            out = out.unionByName(f.select(*[f"`{c.replace('`', '``')}`" for c in common]))
+        return out
     schema = schema if schema is not None else declared_schema(location, dataset)
-    if schema is not None:
-        reader = reader.schema(schema)
-    return reader.load(location.target)
+    return _reader(spark, location.format, options, schema).load(input_files.spark_path(location.target))
+
+
+def check_file_columns(location: ResolvedLocation, dataset: Dataset) -> None:
+    """Refuse a Parquet or ORC location one of whose files lacks a declared column, whichever file
+    Spark would take the schema from (it gives the others' rows NULL): each file's footer is read."""
+    if location.kind != "path" or location.format not in ("parquet", "orc"):
+        return
+    found = _local_files(location.target)
+    if not found:
+        return
+    files, partitions = found
+    columns = ((f, cols) for f in files for cols in [input_files.footer_columns(f, location.format)] if cols is not None)
+    input_files.check_columns(dataset, columns, partitions)
 
 
 # Characters java.net.URI leaves as they are in a path (Hadoop's Path.toUri, which Spark's
@@ -274,7 +376,8 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
             raise ResolutionError(f"dataset '{dataset.name}': no catalog table {loc.target} (period "
                                   f"{loc.period or 'any'}); check the resolver rule or create the table.")
         schema = declared_schema(loc, dataset)
-        raw = read_raw(spark, loc, schema=schema)
+        check_file_columns(loc, dataset)
+        raw = read_raw(spark, loc, dataset, schema=schema)
         raw_name = f"raw_{view}_{i}"
         present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT

@@ -110,6 +110,14 @@ CODES: tuple[Code, ...] = (
          "out of it)", f"{README} (guarantees)"),
     Code("TABLE-001", "a table name that is not table, database.table or catalog.database.table (a destination's "
          "catalog_table or table, a resolver's table rule)", f"{README} (guarantees)"),
+    # input files (read exactly or refused)
+    Code("INPUT-001", "a data file of an input location lacks a declared column (the file is named)",
+         f"{README} (guarantees)"),
+    Code("INPUT-002", "a CSV header names a column twice, or files of one location disagree on their system "
+         "columns", f"{README} (guarantees)"),
+    Code("INPUT-003", "a CSV or JSON file that is not whole records: empty, a quoted field never closed, text "
+         "after a closing quote, a record with the wrong number of fields (file and line named)",
+         f"{README} (guarantees)"),
     # the workspace graph (projects feeding projects)
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{CONTRACT} §8"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{CONTRACT} §8"),
