@@ -123,6 +123,14 @@ def command(fn):
                 traceback.print_exc()
             click.echo(f"Error: {err.render()}", err=True)
             sys.exit(err.exit_code)
+        except KeyboardInterrupt as stop:  # a run's Ctrl-C says what became of the run (interrupts.py)
+            exit_code = getattr(stop, "exit_code", None)
+            if exit_code is None:
+                raise  # elsewhere: click's "Aborted!"
+            if inv.debug:
+                traceback.print_exc()
+            click.echo(f"Interrupted: {stop}", err=True)
+            sys.exit(exit_code)
         except Exception as err:  # a damaged run store read deep inside a command (store_health.py)
             damage = _store_damage(inv, err)
             if damage is None:
@@ -295,8 +303,10 @@ def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[st
 @click.option("--remote", default=None, help="Spark Connect URL, e.g. sc://127.0.0.1:15002.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
+@click.option("--wait", "wait", is_flag=True, default=False,
+              help="When another run is writing a destination partition, wait for it instead of failing.")
 @command
-def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, conf, allow_draft):
+def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, conf, allow_draft, wait):
     """Resolve, execute on Spark, write the outputs and record the run (of PROJECT, or of the projects
     --select or --all name, in dependency order in one SparkSession)."""
     if sum([bool(project), bool(select), run_all]) != 1:
@@ -311,12 +321,14 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
     from .runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
-    runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label)
-    if project:
-        runner.run(project, period, allow_draft, workspace=inv.workspace)
-        return
-    from .multi_run import run_many
-    run_many(runner, root, period, None if run_all else " ".join(select), allow_draft, echo=click.echo)
+    runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
+    from .interrupts import outside_a_run
+    with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
+        if project:
+            runner.run(project, period, allow_draft, workspace=inv.workspace)
+            return
+        from .multi_run import run_many
+        run_many(runner, root, period, None if run_all else " ".join(select), allow_draft, echo=click.echo)
 
 
 @main.command("dag")
@@ -347,8 +359,10 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)
     from .runner import Runner  # after the JVM's launch (see run_cmd)
-    Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
-        run_id, allow_changed_inputs, workspace=inv.workspace)
+    from .interrupts import outside_a_run
+    with outside_a_run():
+        Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
+            run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
 @main.command("test")

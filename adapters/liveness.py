@@ -1,7 +1,8 @@
 """Is the process that runs a run still alive? An OS lock it holds for the run's whole life.
 
-The runner takes an exclusive ``flock`` on ``target/runs/<run_id>/lock`` before it records the run
-as ``running``, and gives it up only once the record is final (completed or failed). The kernel
+The runner takes an exclusive ``flock`` on ``target/runs/<run_id>/lock`` before it claims anything
+(a registered version, a lease on a destination partition) or records the run as ``running``, and
+gives it up only once the record is final (completed or failed). The kernel
 drops the lock when the process dies, however it dies (``kill -9``, the OOM killer, a crash), so
 another process that can take the lock without waiting knows the owner is gone. A pid alone
 cannot tell that: a dead run's pid may belong to an unrelated process a minute later.
@@ -69,15 +70,17 @@ def hold(runs_dir: str, run_id: str) -> dict:
     return owner()
 
 
-def release(run_id: str) -> None:
-    """Give up ``run_id``'s lock once its record is final; the lock file goes too. Nothing happens
-    when this process does not hold it."""
+def release(run_id: str, keep_file: bool = False) -> None:
+    """Give up ``run_id``'s lock once its record is final; the lock file goes too, unless ``keep_file``
+    (the record's fate is unknown: the next command finds the lock free and recovers the run). Nothing
+    happens when this process does not hold it."""
     held = _HELD.pop(run_id, None)
     if held is None:
         return
     path, fd = held
     try:
-        os.remove(path)  # while still locked: a prober that opened it before re-reads a final record
+        if not keep_file:
+            os.remove(path)  # while still locked: a prober that opened it before re-reads a final record
     except FileNotFoundError:
         pass
     finally:

@@ -22,6 +22,12 @@ Removal is deliberately narrow: only a real folder (not a symlink) named ``<run_
 destination, and never the folder the partition symlink points at. A staged folder that is still
 live (a run recorded by an older ledgerflow, without a journal, or a partition whose previous version
 is gone) is kept, and the run's error says so.
+
+A process can also die after it reserved a registered version or leased a destination partition
+(:mod:`.leases`) and before its run was first recorded. Those claims carry the run id and the
+process (``pid``, ``host``); a claim whose run has no running record is released once the run's lock
+can be taken (or, with no lock file, once no process has that pid), so that the version number and
+the partitions are free again.
 """
 from __future__ import annotations
 
@@ -50,7 +56,8 @@ class Outcome:
     """What recovery found for one run. ``action``: ``interrupted`` (marked failed now),
     ``cleaned`` (leftover staging of an already failed run removed), ``retired`` (versions a completed
     run replaced, left by a process that died before deleting them, removed), ``finished`` (its record was
-    final after all: the registry row is brought in line with run.json), ``live`` (its process holds
+    final after all: the registry row is brought in line with run.json), ``released`` (reserved versions
+    and leases of a process that died before its run was recorded), ``live`` (its process holds
     the lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask)."""
 
     run_id: str
@@ -261,7 +268,7 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
                 registered = None
             detail = f"finished ({current.get('status')}) before it was checked"
             if registered != current.get("status"):  # its process died between run.json and the registry row
-                store.save_run(current)
+                store.save_run(current, release=True)
                 detail += "; registry updated from its run.json"
             elif (store.read_run_json(run_id) or {}).get("status") != current.get("status"):
                 # its process died between the commit point and run.json
@@ -275,11 +282,61 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
 
 
 def recover(store, found_by: Optional[str] = None, other_hosts: bool = False) -> list[Outcome]:
-    """Check every ``running`` run of ``store``; returns one :class:`Outcome` each."""
+    """Check every ``running`` run of ``store``, then the claims of runs never recorded; returns one
+    :class:`Outcome` each."""
     if not os.path.exists(store.db_path) and not os.path.isdir(store.runs_dir):
         return []  # nothing ever recorded (and no database is created just to look)
     found_by = found_by or finder()
-    return [recover_run(store, rec, found_by, other_hosts) for rec in store.running_records()]
+    outcomes = [recover_run(store, rec, found_by, other_hosts) for rec in store.running_records()]
+    seen = {o.run_id for o in outcomes}
+    for run_id, proc in store.claims().items():
+        if run_id not in seen:
+            outcome = release_claims(store, run_id, proc, other_hosts)
+            if outcome is not None:
+                outcomes.append(outcome)
+    return outcomes
+
+
+def release_claims(store, run_id: str, proc: dict, other_hosts: bool = False) -> Optional[Outcome]:
+    """Release the reserved versions and leases of ``run_id``, which has no running record, when the
+    process that took them is gone (or the run is final: they are stale); None when they stay."""
+    def release(why: str) -> Outcome:
+        held = [lease["resource"].split(" ", 1)[1] for lease in store.leases(run_id)]
+        versions = [f"{r['name']} v{r['version']}" for r in store.pending_reservations(run_id)]
+        store.release(run_id)
+        what = ([f"reserved version{'s' if len(versions) != 1 else ''} {', '.join(versions)}"] if versions else []) \
+            + ([f"lease{'s' if len(held) != 1 else ''} on {', '.join(held)}"] if held else [])
+        return Outcome(run_id, "released", f"released {' and '.join(what) or 'nothing'} ({why})")
+
+    status = store.run_status(run_id)
+    if status is not None and status != "running":
+        return release(f"the run is {status}")
+    if status is not None or store.read_run_json(run_id) is not None:
+        return None  # a running record: recover_run decides
+    if proc.get("host") != liveness.this_host() and not other_hosts:
+        return None
+    if liveness.holds(run_id) or (proc.get("host") == liveness.this_host() and proc.get("pid") == os.getpid()):
+        return None
+    with liveness.probe(store.runs_dir, run_id) as lock:
+        if lock.state == "abandoned" or (lock.state == "missing" and proc.get("host") == liveness.this_host()
+                                         and not _pid_alive(proc.get("pid"))):
+            if store.run_status(run_id) is not None or store.read_run_json(run_id) is not None:
+                return None  # recorded meanwhile: the next check looks at its record
+            outcome = release(f"its process, pid {proc.get('pid')} on host {proc.get('host')}, died before the run "
+                              "was recorded")
+            if lock.state == "abandoned":
+                lock.settled()
+                try:
+                    os.rmdir(os.path.dirname(lock.path))  # the run's folder held only its lock
+                except OSError:
+                    pass
+            return outcome
+    return None
+
+
+def _pid_alive(pid) -> bool:
+    from .leases import pid_alive
+    return pid_alive(pid)
 
 
 def clean(store, other_hosts: bool = False) -> list[Outcome]:
@@ -291,6 +348,10 @@ def clean(store, other_hosts: bool = False) -> list[Outcome]:
     outcomes = recover(store, found_by, other_hosts)
     seen = {o.run_id for o in outcomes}
     for rec in store.list_runs() if os.path.exists(store.db_path) else []:
+        if rec["run_id"] not in seen and rec.get("status") in ("completed", "failed"):
+            mended = _mend_final(store, rec)
+            if mended is not None:
+                outcomes.append(mended)
         if rec.get("status") == "completed" and rec["run_id"] not in seen:
             # a process that died after its commit point, before deleting the versions it replaced
             retired = writers.retire(_journal(rec)[0])
@@ -307,6 +368,24 @@ def clean(store, other_hosts: bool = False) -> list[Outcome]:
         if removed or problems:
             outcomes.append(Outcome(rec["run_id"], "cleaned", _describe(removed, [], problems), removed, [], problems))
     return outcomes
+
+
+def _mend_final(store, rec: dict) -> Optional[Outcome]:
+    """A run the registry records final whose lock file is still there: its process died after the
+    final record (the commit point) and before it wrote run.json or released its lock. run.json is
+    mended to the registry's record and the lock file removed, once nobody holds the lock."""
+    run_id = rec["run_id"]
+    if not os.path.exists(liveness.lock_path(store.runs_dir, run_id)) or liveness.holds(run_id):
+        return None
+    with liveness.probe(store.runs_dir, run_id) as lock:
+        if lock.state != "abandoned":
+            return None
+        detail = f"finished ({rec.get('status')}); its process died before it released its lock"
+        if (store.read_run_json(run_id) or {}).get("status") != rec.get("status"):
+            store.write_files(rec)
+            detail += "; run.json updated from the registry"
+        lock.settled()
+    return Outcome(run_id, "finished", detail)
 
 
 def on_open(store) -> None:
@@ -328,6 +407,8 @@ def on_open(store) -> None:
     for o in outcomes:
         if o.action == "interrupted":
             print(f"ledgerflow: run {o.run_id} was {o.detail}", file=sys.stderr)
+        elif o.action == "released":
+            print(f"ledgerflow: run {o.run_id}: {o.detail}", file=sys.stderr)
 
 
 def report(outcomes: list[Outcome]) -> list[str]:
@@ -340,7 +421,7 @@ def report(outcomes: list[Outcome]) -> list[str]:
             lines.append(f"{o.run_id}  failed run: {o.detail}")
         elif o.action == "retired":
             lines.append(f"{o.run_id}  completed run: {o.detail}")
-        elif o.action == "finished":
+        elif o.action in ("finished", "released"):
             lines.append(f"{o.run_id}  {o.detail}")
         else:
             lines.append(f"{o.run_id}  left running ({o.action}): {o.detail}")

@@ -26,7 +26,7 @@ from ..compiler.model import Dataset, Project, Workspace
 from ..compiler.periods import Period, parse_period
 from ..compiler.resolver import Resolution
 from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
-from . import fingerprint, liveness, loaders, parser_warmup, recovery, writers
+from . import fingerprint, interrupts, leases, liveness, loaders, parser_warmup, recovery, writers
 from .errors_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
 from .registered_reads import registered_resolution
@@ -271,8 +271,9 @@ class Runner:
     metrics: Optional[RunMetrics] = None  # timings of the current run (set by _compute)
 
     def __init__(self, root: str, echo: Echo = print, session_factory: Optional[Callable[[], object]] = None,
-                 spark_label: str = "local", memory: Optional[dict] = None):
+                 spark_label: str = "local", memory: Optional[dict] = None, wait: bool = False):
         self.root = os.path.abspath(root)
+        self.wait = wait  # a destination partition another live run writes: wait for it (else fail at once)
         self.echo = echo
         self.store = RunStore(self.root)
         self.session_factory = session_factory
@@ -381,6 +382,13 @@ class Runner:
 
     # ---------------------------------------------------------------- execution
     def _execute(self, ctx: RunContext, resolve: bool) -> dict:
+        """Run ``ctx`` with Ctrl-C handled as :mod:`.interrupts` says (Spark's jobs cancelled, the run
+        stopped at its next step): before the commit point the run is rolled back, recorded failed and
+        :class:`~.interrupts.RunInterrupted` raised; after it the run stands and a note says so."""
+        with interrupts.watching():
+            return self._execute_watched(ctx, resolve)
+
+    def _execute_watched(self, ctx: RunContext, resolve: bool) -> dict:
         clock = time.monotonic()
         p = ctx.project
         self.echo(f"Run {ctx.run_id}: project {p.name} v{p.version}, period {ctx.period.identifier}")
@@ -389,21 +397,34 @@ class Runner:
             if resolve:
                 resolve_inputs(ctx, self.store, self.memory)
             record = base_record(ctx)
-            destinations = self._destinations(ctx)
+            # held until the record is final, so a later command can tell this run's process died (recovery.py);
+            # taken before the run claims anything (a registered version, a lease), which recovery releases then
+            process = liveness.hold(self.store.runs_dir, ctx.run_id)
+            destinations = self._destinations(ctx, process)
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
-            # held until the record is final, so a later command can tell this run's process died (recovery.py)
-            record.update(process=liveness.hold(self.store.runs_dir, ctx.run_id),
-                          staging=recovery.staging_entries(destinations, ctx.period.identifier))
+            record.update(process=process, staging=recovery.staging_entries(destinations, ctx.period.identifier))
+            leases.take(self.store, ctx.run_id, process, leases.resources(destinations, ctx.period.identifier),
+                        self.wait, self.echo)  # one writer per destination partition, before any Spark query
             self.store.save_run(record, ctx.compiled.script())
         except LedgerflowError as err:
             record = record or base_record(ctx)
             self._fail(record, ctx, err)
             raise
-        except BaseException:  # a bug, an interrupt, a full disk: no reservation of this run may outlive it
+        except BaseException as exc:  # a bug, an interrupt, a full disk: nothing this run claimed may outlive it
+            if isinstance(exc, KeyboardInterrupt) and record:
+                self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that "
+                                                       "ran it, before it started"))
+                raise self._interrupted(record, ctx) from exc
             self.store.release(ctx.run_id)
+            liveness.release(ctx.run_id)
+            if isinstance(exc, KeyboardInterrupt):
+                raise interrupts.RunInterrupted(f"run {ctx.run_id} was stopped before it started; nothing was "
+                                                "written or recorded.") from exc
             raise
+        late: Optional[BaseException] = None
         try:
             spark = self._session()
+            interrupts.set_cancel(interrupts.session_cancel(spark))
             record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
                                "app_id": _app_id(spark)}
             pending = self._compute(spark, ctx, destinations)
@@ -414,37 +435,60 @@ class Runner:
             self._fail(record, ctx, err)
             raise
         except Exception as exc:  # Spark/Py4J/Connect errors: the run failed on Spark
+            if interrupts.requested():  # the failure of a job Ctrl-C cancelled
+                self._fail(record, ctx, ExecutionError("interrupted: KeyboardInterrupt in the process that ran it"))
+                raise self._interrupted(record, ctx) from exc
             err = ExecutionError(f"run {ctx.run_id} failed on Spark: {spark_error_message(exc, ctx)}")
             err.__cause__ = exc
             record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
             raise err
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: the outputs were rolled back
-            self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
-            raise
-        # Committed: from here on nothing rolls the run back or records it failed.
-        try:
-            self.store.write_files(record, ctx.compiled.script())
-        except Exception as exc:  # noqa: BLE001 - the registry holds the completed record
-            self.echo(f"Warning: the run completed, but its run.json could not be written ({exc}); `ledgerflow "
-                      f"runs show {ctx.run_id}` reads its record from {self.store.db_path}")
-        try:
-            writers.retire(journal)  # the versions the run replaced
-        except OSError:
-            pass  # a version folder left behind is not live; `ledgerflow runs clean` deletes it
-        liveness.release(ctx.run_id)
-        if late is not None:
-            raise late
-        timings = record["timings"]
-        took = time.monotonic() - clock
-        self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
-        for out in outputs:
-            reg = f" (registered {out['registered_dataset']} v{out['registered_version']})" \
-                if out.get("registered_dataset") else ""
-            self.echo(f"  output {out['operation_seq']}: {out['rows']} rows -> {out['location']}{reg}")
-        if timings:
-            self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
+            if self.store.run_status(ctx.run_id) != "completed":
+                self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
+                if isinstance(exc, KeyboardInterrupt):
+                    raise self._interrupted(record, ctx) from exc
+                raise
+            late = exc  # it arrived just after the commit point, which went through: the run stands
+        # Committed: from here on nothing rolls the run back or records it failed, and Ctrl-C only adds a note.
+        with signals_deferred(reraise_sigint=False) as arrived:
+            try:
+                self.store.write_files(record, ctx.compiled.script())
+            except Exception as exc:  # noqa: BLE001 - the registry holds the completed record
+                self.echo(f"Warning: the run completed, but its run.json could not be written ({exc}); `ledgerflow "
+                          f"runs show {ctx.run_id}` reads its record from {self.store.db_path}")
+            try:
+                writers.retire(journal)  # the versions the run replaced
+            except OSError:
+                pass  # a version folder left behind is not live; `ledgerflow runs clean` deletes it
+            liveness.release(ctx.run_id)
+            if late is not None and not isinstance(late, KeyboardInterrupt):
+                raise late
+            timings = record["timings"]
+            took = time.monotonic() - clock
+            self.echo(f"Completed run {ctx.run_id} in {took:.1f} s")
+            for out in outputs:
+                reg = f" (registered {out['registered_dataset']} v{out['registered_version']})" \
+                    if out.get("registered_dataset") else ""
+                self.echo(f"  output {out['operation_seq']}: {out['rows']} rows -> {out['location']}{reg}")
+            if timings:
+                self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
+        if late is not None or signal.SIGINT in arrived:
+            self.echo(f"Interrupted after the commit point: run {ctx.run_id} is committed (completed); nothing "
+                      "was rolled back.")
         return record
+
+    def _interrupted(self, record: dict, ctx: RunContext) -> interrupts.RunInterrupted:
+        """What Ctrl-C before the commit point did to the run, as the exception the caller raises."""
+        if record.get("status") != "failed":  # the run store could not tell whether it committed
+            return interrupts.RunInterrupted(
+                f"run {ctx.run_id} was stopped at its commit point, and the run store could not tell whether it "
+                "committed; the next ledgerflow command (e.g. `ledgerflow runs clean`) settles it.")
+        done = record.get("rolled_back")
+        outputs = (f"; {_rollback_sentence(record)}" if done
+                   else "; nothing it wrote was made visible")
+        return interrupts.RunInterrupted(f"run {ctx.run_id} was stopped before its commit point and is recorded "
+                                         f"failed{outputs.rstrip('.')}.")
 
     def _commit(self, ctx: RunContext, record: dict, outputs: list[dict], registrations: list[tuple],
                 journal: list[dict], lineage: dict[int, dict], clock: float) -> Optional[BaseException]:
@@ -458,6 +502,7 @@ class Runner:
                 out["lineage"] = lineage.get(out["operation_seq"])
             record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"),
                           outputs=outputs, timings=self._timings(ctx, clock))
+            interrupts.check()  # a Ctrl-C during a URI's or table's write (the job succeeded anyway)
             self.store.complete(record, registrations, ctx.started_at.isoformat())
         except BaseException as exc:
             status = self.store.run_status(ctx.run_id)
@@ -498,11 +543,11 @@ class Runner:
         if isinstance(record.get("commit"), dict):  # the run got to its swaps
             status = self.store.run_status(ctx.run_id)
             if status != "running":  # completed after all (an interrupt just after the commit point), or the
-                liveness.release(ctx.run_id)  # store cannot tell: the next command's recovery decides
+                # store cannot tell: the next command's recovery decides, once this process let go of the lock
+                liveness.release(ctx.run_id, keep_file=status is None)
                 return
             if "rolled_back" not in record:  # the rollback was cut short (or never began): again, from the journal
                 self._roll_back(record, record["commit"]["partitions"])
-        self.store.release(ctx.run_id)  # its reserved registered versions were never visible
         error = str(err)
         done = record.get("rolled_back")
         if done and (done["kept"] or done["problems"]):
@@ -510,7 +555,8 @@ class Runner:
             error += f" Then {sentence}"
             self.echo(f"Warning: {sentence}")
         record.update(status="failed", error=error, finished_at=utcnow().isoformat(timespec="milliseconds"))
-        self.store.save_run(record, ctx.compiled.script())
+        # its reserved versions (never visible) and its leases (its rollback is done) go with the final record
+        self.store.save_run(record, ctx.compiled.script(), release=True)
         liveness.release(ctx.run_id)
 
     def _compute(self, spark, ctx: RunContext,
@@ -543,6 +589,7 @@ class Runner:
         ops = {op.seq: op for op in ctx.project.operations}
         pending: list[PendingOutput] = []
         for i, st in enumerate(statements):
+            interrupts.check()  # a Ctrl-C that came during the last Spark call stops the run here
             if st.kind == "stage":
                 if i > last_output:
                     self.echo(f"  {st.name}: skipped, no output reads it")
@@ -576,11 +623,12 @@ class Runner:
                 pending.append(PendingOutput(st, df, rows))
         return pending
 
-    def _destinations(self, ctx: RunContext) -> dict[int, OutputDestination]:
+    def _destinations(self, ctx: RunContext, process: Optional[dict] = None) -> dict[int, OutputDestination]:
         """Where each output writes (resolved before anything runs, so a bad destination costs nothing).
 
         An output registering a dataset reserves its version here (see :meth:`RunStore.reserve`), so
-        concurrent runs never share one; the run's reservations are released when it fails. Every local
+        concurrent runs never share one; the run's reservations (held by ``process``) are released when it
+        fails. Every local
         partition is checked here to be absent or ledgerflow's own (``writers.check_partition``), and
         no output may write into a registered version's location."""
         out: dict[int, OutputDestination] = {}
@@ -594,7 +642,7 @@ class Runner:
                     def locate(version: int, op=op, found=found) -> tuple:
                         dest = found["dest"] = self._destination(ctx, op, version)
                         return (dest.target if dest.kind == "path" else None), dest.format
-                    self.store.reserve(op.register_as_dataset, ctx.run_id, [period], locate)
+                    self.store.reserve(op.register_as_dataset, ctx.run_id, [period], locate, process)
                     out[op.seq] = found["dest"]
                 else:
                     out[op.seq] = self._destination(ctx, op, 1)
@@ -687,6 +735,7 @@ class Runner:
         written: list[WrittenOutput] = []
         try:
             for out in local:  # computed by their staged write: a failure here comes before anything is replaced
+                interrupts.check()
                 op, df = out.statement.operation, out.frame
                 dest = destinations[op.seq]
                 with self._timed_output(op):
@@ -708,9 +757,11 @@ class Runner:
             self.store.save_run(record)
         journal: list[dict] = []
         try:
+            interrupts.check()  # the last moment nothing needs rolling back
             save_journal(journal)
             writers.swap_in(staged, journal, before_swap=save_journal)
             for out in elsewhere:
+                interrupts.check()
                 op, df = out.statement.operation, out.frame
                 dest = destinations[op.seq]
                 with self._timed_output(op):
@@ -747,23 +798,26 @@ def _rollback_sentence(record: dict) -> str:
 
 
 @contextlib.contextmanager
-def signals_deferred():
+def signals_deferred(reraise_sigint: bool = True):
     """Run the block with SIGINT and SIGTERM deferred: one that arrives meanwhile is acted on when the
-    block ends (Ctrl-C raises KeyboardInterrupt there). Python runs signal handlers in the main thread
-    only, so elsewhere (a runner in a worker thread) the block simply runs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    block ends (Ctrl-C raises KeyboardInterrupt there), except SIGINT with ``reraise_sigint=False``:
+    the block yields the list of signals that arrived, and the caller says what a Ctrl-C changed. Python
+    runs signal handlers in the main thread only, so elsewhere (a runner in a worker thread) the block
+    simply runs."""
     arrived: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield arrived
+        return
     previous = {sig: signal.signal(sig, lambda signum, _frame: arrived.append(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield arrived
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if arrived:
-            signal.raise_signal(arrived[0])  # now handled as it would have been
+        pending = [sig for sig in arrived if reraise_sigint or sig != signal.SIGINT]
+        if pending:
+            signal.raise_signal(pending[0])  # now handled as it would have been
 
 
 def timing_summary(timings: dict) -> str:

@@ -8,7 +8,11 @@ A registration is taken in two steps so that two runs never share a version: bef
 the run reserves the next version in one ``BEGIN IMMEDIATE`` transaction (a ``pending`` row holding
 its location); after its outputs were swapped in, the run flips the row to ``committed`` in the same
 transaction that records it completed (``complete``: the run's commit point); a failed run deletes
-its pending rows. Readers see committed rows only.
+its pending rows. Readers see committed rows only. A reservation records the process that took it
+(``pid``, ``host``), so that recovery can release it even when its run was never recorded.
+
+The ``leases`` table holds the destination partitions running runs are writing (:mod:`.leases`):
+one writer per partition. A run's leases go in the transaction that records it completed or failed.
 """
 from __future__ import annotations
 
@@ -29,7 +33,12 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS registered_datasets (
   name TEXT, version INTEGER, dataset_id TEXT, location TEXT, format TEXT, periods TEXT, columns TEXT,
   run_id TEXT, created_at TEXT, status TEXT NOT NULL DEFAULT 'committed', PRIMARY KEY (name, version));
+CREATE TABLE IF NOT EXISTS leases (
+  resource TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER, host TEXT, taken_at TEXT);
 """
+# columns added to registered_datasets after its first release: (name, declaration)
+_ADDED_COLUMNS = (("status", "TEXT NOT NULL DEFAULT 'committed'"),  # rows written before reservations: committed
+                  ("pid", "INTEGER"), ("host", "TEXT"))  # the process holding a pending reservation
 _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
 
@@ -54,9 +63,11 @@ class RunStore:
         conn = sqlite3.connect(self.db_path, timeout=60)
         conn.executescript(_SCHEMA)
         columns = [r[1] for r in conn.execute("PRAGMA table_info(registered_datasets)")]
-        if "status" not in columns:  # a state.db written before reservations: its rows are committed
+        for name, declaration in _ADDED_COLUMNS:
+            if name in columns:
+                continue
             try:
-                conn.execute("ALTER TABLE registered_datasets ADD COLUMN status TEXT NOT NULL DEFAULT 'committed'")
+                conn.execute(f"ALTER TABLE registered_datasets ADD COLUMN {name} {declaration}")
                 conn.commit()
             except sqlite3.OperationalError as err:  # another process added it at the same moment
                 if "duplicate column" not in str(err):
@@ -64,11 +75,14 @@ class RunStore:
         return conn
 
     # ---------------------------------------------------------------- runs
-    def save_run(self, record: dict, sql_text: Optional[str] = None) -> str:
-        """Write ``run.json`` (and the compiled SQL) and upsert the registry row; returns the run folder."""
+    def save_run(self, record: dict, sql_text: Optional[str] = None, release: bool = False) -> str:
+        """Write ``run.json`` (and the compiled SQL) and upsert the registry row; returns the run folder.
+        ``release`` (a final record): the run's pending reservations and leases go in the same transaction."""
         folder = self.write_files(record, sql_text)
         with closing(self._connect()) as conn, conn:
             _upsert_run(conn, record)
+            if release:
+                _release(conn, record["run_id"])
         return folder
 
     def complete(self, record: dict, registrations: list[tuple[str, int, list[tuple[str, str]]]],
@@ -76,11 +90,13 @@ class RunStore:
         """A run's commit point: in one transaction, its registered versions ``(name, version, columns)``
         are confirmed (created at ``created_at``) and its registry row becomes ``record`` (completed).
         Raises, with nothing changed, when a reservation is missing (the caller rolls the run back).
+        The run's leases are released in the same transaction.
         ``run.json`` follows with :meth:`write_files`; until then the registry holds the newer record."""
         with closing(self._connect()) as conn, conn:
             for name, version, columns in registrations:
                 _confirm(conn, name, version, record["run_id"], columns, created_at)
             _upsert_run(conn, record)
+            conn.execute("DELETE FROM leases WHERE run_id = ?", (record["run_id"],))
 
     def write_files(self, record: dict, sql_text: Optional[str] = None) -> str:
         """Write ``run.json`` (and the compiled SQL) into the run's folder; returns the folder."""
@@ -155,13 +171,14 @@ class RunStore:
         return (row[0] or 0) + 1
 
     def reserve(self, name: str, run_id: str, periods: list[str],
-                locate: Callable[[int], tuple[Optional[str], str]]) -> int:
+                locate: Callable[[int], tuple[Optional[str], str]], process: Optional[dict] = None) -> int:
         """Take the next version of ``name`` for ``run_id``, atomically: returns the version number.
 
         ``locate(version)`` gives (location, format) of that version, or (None, ...) when the output
         registers nothing there (a table). The pending row is written in the same ``BEGIN IMMEDIATE``
         transaction that read the highest version, so concurrent runs get different versions; a
         location that another live registration (of any dataset) holds, or that overlaps it, is refused.
+        ``process`` (``{pid, host}``, :func:`.liveness.owner`): who holds the reservation, for recovery.
         """
         conn = self._connect()
         conn.isolation_level = None  # explicit transactions
@@ -182,9 +199,9 @@ class RunStore:
                             "registered version is immutable. Give each registered dataset a destination path of its "
                             "own with {{version}} in it.")
                 conn.execute("INSERT INTO registered_datasets (name, version, dataset_id, location, format, periods, "
-                             "columns, run_id, created_at, status) VALUES (?,?,?,?,?,?,?,?,?,'pending')",
+                             "columns, run_id, created_at, status, pid, host) VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?)",
                              (name, version, registered_id(name), location, fmt, json.dumps(periods), "[]", run_id,
-                              None))
+                              None, (process or {}).get("pid"), (process or {}).get("host")))
             conn.execute("COMMIT")
             return version
         except BaseException:
@@ -200,11 +217,71 @@ class RunStore:
             _confirm(conn, name, version, run_id, columns, created_at)
 
     def release(self, run_id: str) -> None:
-        """Drop the pending reservations of ``run_id`` (the run failed: its versions were never visible)."""
+        """Drop the pending reservations and the leases of ``run_id`` (the run failed or never started:
+        its versions were never visible)."""
         if not os.path.exists(self.db_path):
             return
         with closing(self._connect()) as conn, conn:
-            conn.execute("DELETE FROM registered_datasets WHERE run_id = ? AND status = 'pending'", (run_id,))
+            _release(conn, run_id)
+
+    # ---------------------------------------------------------------- leases (adapters/leases.py)
+    def take_leases(self, run_id: str, process: dict, resources: list[str], taken_at: str) -> Optional[dict]:
+        """Lease every one of ``resources`` to ``run_id`` in one ``BEGIN IMMEDIATE`` transaction, or none:
+        returns None when all were taken, else the lease another run holds on one of them
+        (``{resource, run_id, pid, host, taken_at}``)."""
+        conn = self._connect()
+        conn.isolation_level = None  # explicit transactions
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for resource in resources:
+                row = conn.execute("SELECT resource, run_id, pid, host, taken_at FROM leases WHERE resource = ? "
+                                   "AND run_id != ?", (resource, run_id)).fetchone()
+                if row is not None:
+                    conn.execute("ROLLBACK")
+                    return dict(zip(("resource", "run_id", "pid", "host", "taken_at"), row))
+            conn.executemany("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?)",
+                             [(r, run_id, process.get("pid"), process.get("host"), taken_at) for r in resources])
+            conn.execute("COMMIT")
+            return None
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.close()
+
+    def leases(self, run_id: Optional[str] = None) -> list[dict]:
+        """The leases held (by ``run_id``, or all)."""
+        if not os.path.exists(self.db_path):
+            return []
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT resource, run_id, pid, host, taken_at FROM leases"
+                                + (" WHERE run_id = ?" if run_id else "") + " ORDER BY resource",
+                                (run_id,) if run_id else ()).fetchall()
+        return [dict(zip(("resource", "run_id", "pid", "host", "taken_at"), r)) for r in rows]
+
+    def claims(self) -> dict[str, dict]:
+        """Run id -> ``{pid, host}`` of every run holding a lease or a pending reservation (recovery
+        releases those of dead processes, whether or not their run was ever recorded)."""
+        if not os.path.exists(self.db_path):
+            return {}
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT run_id, pid, host FROM leases UNION ALL SELECT run_id, pid, host FROM "
+                                "registered_datasets WHERE status = 'pending' ORDER BY 1").fetchall()
+        out: dict[str, dict] = {}
+        for run_id, pid, host in rows:
+            if out.get(run_id, {}).get("pid") is None:  # a reservation taken before pids were recorded has none
+                out[run_id] = {"pid": pid, "host": host}
+        return out
+
+    def pending_reservations(self, run_id: str) -> list[dict]:
+        """The versions ``run_id`` reserved and has not confirmed (``{name, version, location}``)."""
+        if not os.path.exists(self.db_path):
+            return []
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT name, version, location FROM registered_datasets WHERE run_id = ? AND "
+                                "status = 'pending' ORDER BY name, version", (run_id,)).fetchall()
+        return [dict(zip(("name", "version", "location"), r)) for r in rows]
 
     def live_registrations_at(self, location: str) -> list[dict]:
         """Committed or pending registrations whose location is, contains or lies inside ``location``."""
@@ -265,6 +342,11 @@ def _confirm(conn: sqlite3.Connection, name: str, version: int, run_id: str, col
     if cur.rowcount != 1:
         raise LedgerflowError(f"run {run_id} holds no reservation of registered dataset '{name}' version {version}, "
                               "so its outputs were not made visible.")
+
+
+def _release(conn: sqlite3.Connection, run_id: str) -> None:
+    conn.execute("DELETE FROM registered_datasets WHERE run_id = ? AND status = 'pending'", (run_id,))
+    conn.execute("DELETE FROM leases WHERE run_id = ?", (run_id,))
 
 
 def _upsert_run(conn: sqlite3.Connection, record: dict) -> None:

@@ -163,9 +163,9 @@ def early_session(factory):
     preceding it (issue 9: a fixed cost the hand-written job does not pay).
 
     When the command fails before it needs Spark, the half-started JVM simply ends with the process
-    (it exits when its parent's pipe closes). The session's SIGINT handler (cancel running jobs, then
-    KeyboardInterrupt) is installed by pyspark only when the context is created on the main thread,
-    so the waiting factory installs the same handler there."""
+    (it exits when its parent's pipe closes). PySpark installs its SIGINT handler only when the context
+    is created on the main thread; the waiting factory installs ledgerflow's there (:mod:`.interrupts`:
+    running jobs cancelled, then KeyboardInterrupt)."""
     import threading
     result: dict = {}
 
@@ -189,20 +189,8 @@ def early_session(factory):
 
 
 def _cancel_jobs_on_interrupt(session) -> None:
-    """On the main thread, Ctrl-C cancels the session's running jobs and raises KeyboardInterrupt."""
-    import signal
-    import threading
-    context = getattr(session, "sparkContext", None) if not _is_connect(session) else None
-    if context is None or threading.current_thread() is not threading.main_thread():
-        return
-
-    def cancel(signum, frame):
-        try:
-            context.cancelAllJobs()
-        finally:
-            raise KeyboardInterrupt()
-    signal.signal(signal.SIGINT, cancel)
-
-
-def _is_connect(session) -> bool:
-    return type(session).__module__.startswith("pyspark.sql.connect")
+    """On the main thread, Ctrl-C cancels the session's running jobs and interrupts the command, never
+    with a py4j call from inside the signal handler (see :mod:`.interrupts`)."""
+    from . import interrupts
+    interrupts.set_cancel(interrupts.session_cancel(session))
+    interrupts.install()

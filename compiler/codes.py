@@ -118,6 +118,9 @@ CODES: tuple[Code, ...] = (
     Code("INPUT-003", "a CSV or JSON file that is not whole records: empty, a quoted field never closed, text "
          "after a closing quote, a record with the wrong number of fields (file and line named)",
          f"{README} (guarantees)"),
+    # runs (one writer per destination partition)
+    Code("RUN-001", "a destination partition the run needs is being written by another live run (named with "
+         "its process and host); `run --wait` waits for it", f"{README} (guarantees)"),
     # the workspace graph (projects feeding projects)
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{CONTRACT} §8"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{CONTRACT} §8"),

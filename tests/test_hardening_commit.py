@@ -327,7 +327,8 @@ def test_a_rollback_through_a_symlinked_folder_points_at_the_earlier_version(tmp
 
 def test_ctrl_c_just_after_the_commit_point_leaves_the_run_completed(spark, finance, monkeypatch):
     """The transaction committed, then the interrupt arrived: the run stands (its registered version
-    keeps its partition) and the interrupt is raised once the run is recorded."""
+    keeps its partition), is recorded, and a note says the interrupt came after its commit point (the
+    run returns: `ledgerflow run` exits 0)."""
     add_project(finance, "stamped", stamped("first", '{destination: {path: "out/snap/v{{version}}", format: csv}, '
                                                      'register_as_dataset: stamped_snap}'))
     real = RunStore.complete
@@ -337,11 +338,12 @@ def test_ctrl_c_just_after_the_commit_point_leaves_the_run_completed(spark, fina
         raise KeyboardInterrupt
     monkeypatch.setattr(RunStore, "complete", complete_then_interrupt)
     lines: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        Runner(str(finance), echo=lines.append, session_factory=lambda: spark).run("stamped", PERIOD)
+    returned = Runner(str(finance), echo=lines.append, session_factory=lambda: spark).run("stamped", PERIOD)
     monkeypatch.undo()
     [rec] = RunStore(str(finance)).list_runs()
-    assert rec["status"] == "completed"
+    assert rec["status"] == "completed" and returned["run_id"] == rec["run_id"]
+    assert lines[-1] == (f"Interrupted after the commit point: run {rec['run_id']} is committed (completed); "
+                         "nothing was rolled back.")
     assert json.loads((finance / "target" / "runs" / rec["run_id"] / "run.json").read_text())["status"] == "completed"
     registered = output_entry(rec, 3)["location"]
     assert os.path.realpath(registered).endswith(rec["run_id"]) and stamps(spark, registered) == {"first"}

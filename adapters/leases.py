@@ -1,0 +1,123 @@
+"""One writer per partition: a run leases every destination partition it will replace, in the run store.
+
+Two runs writing the same partitions at once could each swap in some of them, and a reader would
+then see outputs no run computed together. So before its first Spark query a run takes a lease on
+each partition its outputs replace, all in one ``BEGIN IMMEDIATE`` transaction of
+``.ledgerflow/state.db`` (:meth:`.RunStore.take_leases`): a local partition by the real path of its
+destination folder and the period, a URI's partition by its text, a catalog table's period by the
+table's name (its last part, as the session's catalog and database are not known before Spark:
+tables of one name in two databases are serialised too, which is safe).
+
+When another run holds one of them, its process is asked (its run lock, :mod:`.liveness`): alive,
+the run stops at once (:class:`LeaseHeld`, exit 1, naming that run, its process and host), or with
+``run --wait`` polls until the lease is free; dead, recovery rolls that run back and releases what it
+held (:mod:`.recovery`), and the lease is taken. A run's leases are released in the run-store
+transaction that records it completed (its commit point) or failed (after its rollback).
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Callable, Optional
+
+from ..compiler.errors import ResolutionError
+from . import liveness, writers
+
+if TYPE_CHECKING:
+    from .runner import OutputDestination
+    from .runstore import RunStore
+
+POLL_SECONDS = 0.5
+
+
+class LeaseHeld(ResolutionError):
+    """A destination partition the run needs is being written by another live run."""
+
+
+def resources(destinations: dict[int, OutputDestination], period: str) -> list[str]:
+    """The leases a run writing ``destinations`` for ``period`` needs, one per destination partition."""
+    out: list[str] = []
+    for dest in destinations.values():
+        partition = f"{writers.PARTITION}={period}"
+        if dest.kind == "table":
+            key = f"table {_table_name(dest.target)} {partition}"
+        elif dest.local:
+            key = f"path {os.path.join(os.path.realpath(writers.local_path(dest.target)), partition)}"
+        else:
+            key = f"uri {dest.target.rstrip('/')}/{partition}"
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def _table_name(table: str) -> str:
+    """The last part of a catalog table's name, unquoted, in lower case (Spark compares names so)."""
+    from sqlglot import exp
+    try:
+        return exp.to_table(table, dialect="spark").name.lower()
+    except Exception:  # noqa: BLE001 - Spark itself will say what is wrong with the name
+        return table.lower()
+
+
+def take(store: RunStore, run_id: str, process: dict, needed: list[str], wait: bool = False,
+         echo: Callable[[str], None] = print) -> None:
+    """Lease ``needed`` to run ``run_id`` (run by ``process``), as the module docstring says."""
+    if not needed:
+        return
+    from . import recovery
+    told: Optional[str] = None
+    recovered: set[str] = set()
+    while True:
+        held = store.take_leases(run_id, process, needed, _now())
+        if held is None:
+            return
+        if held["run_id"] not in recovered and not _alive(store, held):
+            recovered.add(held["run_id"])  # once: a holder recovery cannot settle counts as alive
+            recovery.recover(store)
+            continue
+        who = (f"run {held['run_id']} (pid {held['pid']} on host {held['host']}, holding it since "
+               f"{held['taken_at']}Z)")
+        if not wait:
+            raise LeaseHeld(
+                f"RUN-001 the destination partition {held['resource'].split(' ', 1)[1]} is being written by {who}; "
+                "two runs writing one partition at once could publish a mix of both. Nothing was run. Run again "
+                "when it has finished, or pass --wait to wait for it.")
+        if told != held["run_id"]:
+            told = held["run_id"]
+            echo(f"  waiting: the destination partition {held['resource'].split(' ', 1)[1]} is being written by "
+                 f"{who} (Ctrl-C to stop)")
+        time.sleep(POLL_SECONDS)
+
+
+def _alive(store: RunStore, lease: dict) -> bool:
+    """Whether the process holding ``lease`` may still be running (when in doubt: yes)."""
+    run_id = lease["run_id"]
+    if liveness.holds(run_id):
+        return True
+    if lease.get("host") != liveness.this_host():
+        return True  # its lock may not be visible from here; `runs clean --other-hosts` decides
+    with liveness.probe(store.runs_dir, run_id) as lock:
+        if lock.state == "abandoned":
+            return False
+        if lock.state == "missing":
+            return pid_alive(lease.get("pid"))
+        return True
+
+
+def pid_alive(pid) -> bool:
+    """Whether a process ``pid`` exists on this host (a reused pid answers yes: the safe side)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _now() -> str:
+    import datetime
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return now.isoformat(timespec="milliseconds")
