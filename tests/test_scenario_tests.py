@@ -565,17 +565,21 @@ def test_a_fixture_column_the_dataset_does_not_have_is_located_like_an_inline_on
     import pyarrow as pa
     import pyarrow.parquet as pq
     write(finance, "tests/fixtures/typo.csv", "journal_id,line_number,amount_lcoal\nJE-1,1,100.00\n")
+    write(finance, "tests/fixtures/twice.csv", "journal_id,amount_local,amount_local\nJE-1,1.00,2.00\n")
     pq.write_table(pa.table({"journal_id": ["JE-1"], "Amount_Local": ["1.00"]}),
                    finance / "tests" / "fixtures" / "typo.parquet")
     _fixture_test(finance, "typo_csv", "{csv: fixtures/typo.csv}")
     _fixture_test(finance, "typo_pq", "{parquet: fixtures/typo.parquet}")
-    result = cli(finance, "test", "typo_csv", "typo_pq")
+    _fixture_test(finance, "twice_csv", "{csv: fixtures/twice.csv}")
+    result = cli(finance, "test", "typo_csv", "typo_pq", "twice_csv")
     assert result.exit_code == 1, describe(result)
     assert ("tests/typo_csv.yml:4:13: TEST-006 dataset 'gl' has no column 'amount_lcoal' (a column of "
             "fixtures/typo.csv) (at 'amount_lcoal'). Hint: did you mean 'amount_local'?") in result.stdout
     assert ("tests/typo_pq.yml:4:17: TEST-006 dataset 'gl' has no column 'Amount_Local' (a column of "
             "fixtures/typo.parquet)") in result.stdout
-    assert "0 passed, 0 failed, 2 invalid" in result.stdout
+    assert ("tests/twice_csv.yml:4:13: TEST-006 fixtures/twice.csv names the column 'amount_local' of dataset 'gl' "
+            "more than once") in result.stdout
+    assert "0 passed, 0 failed, 3 invalid" in result.stdout
 
 
 def test_a_fixture_path_must_stay_inside_the_workspace(finance, tmp_path):

@@ -211,15 +211,20 @@ def _given_data(test: ScenarioTest, given: Given, ds: Dataset, period: Period, r
 
 
 def _fixture_columns_known(given: Given, ds: Dataset, errors: DiagnosticCollector) -> bool:
-    """TEST-006 for each column of a fixture file that its dataset does not have (declared or system), as
-    for a key of an inline row; a declared column the file lacks is NULL, as in an inline row."""
-    found = fixture_columns(given.path or "", given.file_format or "")
+    """TEST-006 for each column of a fixture file that its dataset does not have (declared or system), or
+    that it names twice, as for a key of an inline row; a declared column the file lacks is NULL, as in
+    an inline row."""
+    found = fixture_columns(given.path or "", given.file_format or "") or []
     known = [c.name for c in ds.columns] + [n for n, _ in sysc.system_columns(ds.temporal_mode)]
-    unknown = [c for c in found or [] if c not in known]
+    unknown = [c for c in found if c not in known]
     for column in unknown:
         errors.add("TEST-006", f"dataset '{ds.name}' has no column '{column}' (a column of {given.display})",
                    given.location, column, did_you_mean(column, known))
-    return not unknown
+    twice = sorted({c for c in found if c in known and found.count(c) > 1})
+    for column in twice:
+        errors.add("TEST-006", f"{given.display} names the column '{column}' of dataset '{ds.name}' more than once",
+                   given.location, column, "give each column once")
+    return not unknown and not twice
 
 
 def _given_table(given: Given, ds: Dataset, period: Period, source: str,
