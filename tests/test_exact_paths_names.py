@@ -60,6 +60,15 @@ def test_validate_refuses_an_inline_path_through_a_symlink_out_of_the_workspace(
     assert f"'data/escape/out', which leads to {elsewhere}/out through a symbolic link" in result.stderr
 
 
+def test_run_refuses_an_inline_path_through_a_symlink_before_writing(finance, elsewhere):
+    os.symlink(elsewhere, finance / "data" / "escape")
+    _output(finance, "escape", '{path: "data/escape/out", format: csv}')
+    result = cli(finance, "run", "escape", "--period", "2026-01")
+    assert result.exit_code == 1, describe(result)
+    assert "projects/escape.yml:7:" in result.stderr and "OUT-VR-002" in result.stderr, result.stderr
+    assert _tree(elsewhere) == ["keep.txt"]
+
+
 def test_validate_refuses_a_symlink_back_to_the_workspace_folder_itself(finance):
     os.symlink(finance, finance / "here")
     _output(finance, "itself", '{path: "here", format: csv}')
