@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from typing import Iterable, Optional
+from urllib.parse import unquote
 
 # ledgerflow's own messages raised in SQL with raise_error(...)
 _OWN = re.compile(r"(ledgerflow: [^\n]*?)(?:\s+SQLSTATE: \w+)?(?:\n|$)")
@@ -61,7 +62,7 @@ def _is_wrapper(message: str) -> bool:
 
 def _dataset_of(path: str, locations: Optional[dict]) -> Optional[str]:
     """The dataset whose location holds ``path`` (``locations``: location target -> dataset name)."""
-    plain = re.sub(r"^file:(//)?", "", path)
+    plain = unquote(re.sub(r"^file:(//)?", "", path))  # Spark names a file by its URI: [ is %5B
     for target, name in (locations or {}).items():
         base = re.sub(r"^file:(//)?", "", target).rstrip("/")
         if plain == base or plain.startswith(base + "/"):
@@ -83,7 +84,6 @@ def _malformed_record(uri: str, whole: str, head: str) -> Optional[str]:
         fmt, kind = "json", "JSON"
     else:
         return None
-    from urllib.parse import unquote
     found = locate_malformed(unquote(path), fmt)
     where = f"{unquote(path)} line {found[0]}" if found else unquote(path)
     what = f" ({found[1]}): {found[2][:120]!r}" if found else ""

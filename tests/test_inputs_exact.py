@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cli_support import GL_COLUMNS, cli, describe, read_output, run_ok, run_id_of, record
+from cli_support import GL_COLUMNS, cli, describe, run_ok, typed
 
 from ledgerflow.adapters import errors_text, input_files, loaders
 from ledgerflow.compiler import parameters
@@ -403,3 +403,44 @@ def test_parquet_orc_json_with_missing_and_extra_columns_are_read_exactly_or_ref
     else:
         assert kind == "rows", got
         assert got == sorted(every, key=repr)
+
+
+# ------------------------------------------------------------------------------ 6. end to end (the CLI)
+def _gl_csv(columns, raw_rows) -> str:
+    rows = [dict(zip(GL_COLUMNS + ["_period"], [*(str(v) if v is not None else "" for v in r), "2026-01"])) for r in raw_rows]
+    return csv_text(columns, [[r[c] for c in columns] for r in rows])
+
+
+def test_cli_header_orders_quoted_line_break_and_a_glob_folder_then_a_cut_line(spark, finance):
+    from cli_support import GL_ROWS, edit, gl_expected, in_gl_order, without
+    edit(finance, "ledgerflow.yml", "  monthly:", '  eu:\n    rules:\n      - name: eu\n        strategy: '
+         '{type: path, path: "data/gl/[eu] ledger", format: csv}\n  monthly:')
+    edit(finance, "projects/ts01_output_only.yml", "input_dataset_id: gl\n",
+         "input_dataset_id: gl\nresolver_overrides: {gl: eu}\n")
+    rows = [list(r) for r in GL_ROWS]
+    rows[8][8] = 'Product revenue\nJP, "line two"'
+    folder = finance / "data" / "gl" / "[eu] ledger"
+    columns = GL_COLUMNS + ["_period"]
+    write(folder / "a.csv", _gl_csv(columns, rows[:5]))
+    write(folder / "b.csv", _gl_csv(columns[::-1], rows[5:]))
+    decoy = [["JE-999", 1, "2026-01-31", "4100", "CC-100", "USD", "1.00", "1.00", "foreign", "ERP"]]
+    write(finance / "data" / "gl" / "e ledger" / "transactions.csv", _gl_csv(columns, decoy))
+    rec = run_ok(finance, "ts01_output_only", "2026-01")
+    assert rec["resolver_snapshot"]["input_locations"] == [str(folder)]
+    [fp] = rec["resolver_snapshot"]["input_fingerprints"]
+    assert [f["path"] for f in fp["files"]] == ["a.csv", "b.csv"]
+    # the output as written (Spark's CSV writer: a quote escaped with a backslash, so read back alike)
+    [out] = rec["outputs"]
+    written = typed(spark.read.option("header", "true").option("multiLine", "true").csv(out["location"]))
+    expected = gl_expected(rec, raw_rows=[tuple(r) for r in rows])
+    # (an empty _labels reads back as NULL from CSV)
+    assert in_gl_order([r.asDict() for r in written.collect()], "_row_id", "_labels") == \
+        without(expected, "_row_id", "_period", "_labels")
+
+    # the export of b.csv is cut short: the run fails naming file and line, nothing is written
+    with open(folder / "b.csv", "a", encoding="utf-8") as fh:
+        fh.write("2026-01,ERP,Product revenue,,2500")
+    result = cli(finance, "run", "ts01_output_only", "--period", "2026-01")
+    assert result.exit_code == 3, describe(result)
+    assert (f"INPUT-003 dataset 'gl': {folder / 'b.csv'} line 8: a malformed CSV record (5 fields where the "
+            "header has 11): '2026-01,ERP,Product revenue,,2500'") in result.stderr, describe(result)

@@ -157,9 +157,11 @@ def test_a_missing_declared_column_is_a_resolution_error(spark, ws):
     spark.createDataFrame([("Z-9", 1)], "item_id string, qty int").write.parquet(str(ws / "data/items/parquet/2026-05"))
     result = cli(ws, "run", "copy_parquet", "--period", "2026-05")
     assert result.exit_code == 1, describe(result)
+    part = min(p for p in os.listdir(ws / "data/items/parquet/2026-05") if p.startswith("part-"))  # named first
     assert result.stderr.strip() == (
-        f"Error: dataset 'items' version 1: the data at {ws / 'data/items/parquet/2026-05'} lacks the declared "
-        "column(s) price, sold_on, in_stock, note (it has: item_id, qty).")
+        f"Error: INPUT-001 dataset 'items': {ws / 'data/items/parquet/2026-05' / part} lacks the declared "
+        "column(s) price, sold_on, in_stock, note (it has: item_id, qty); every file of a location must have "
+        "every declared column.")
     assert not (ws / "out" / "copy_parquet" / "_period=2026-05").exists()
 
 
