@@ -8,6 +8,7 @@ destination cannot be expressed in SQL, so the script never touches real destina
 """
 from __future__ import annotations
 
+import csv
 import datetime
 import glob
 import os
@@ -25,7 +26,8 @@ from ..compiler.render import comment, ident
 from ..compiler.yaml_source import YStr
 from .runner import RunContext, new_run_id, resolve_inputs, utcnow
 from . import folders
-from .loaders import file_root
+from .input_files import spark_path
+from .loaders import csv_reads, file_root, read_options
 from .runstore import RunStore
 
 
@@ -56,9 +58,9 @@ def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
             f for f in glob.glob(os.path.join(glob.escape(target), "**", "*.csv"), recursive=True) if "/.lf_versions/" not in f)
         if not files:
             return {c: "string" for c in declared}
-        with open(files[0], encoding="utf-8") as fh:
-            header = fh.readline().strip()
-        return {**{c: "string" for c in header.split(",") if c}, **_partition_columns(target, files[0])}
+        with open(files[0], encoding="utf-8-sig", newline="") as fh:  # a BOM is no part of the first name
+            header = next(csv.reader(fh), [])
+        return {**{c: "string" for c in header if c}, **_partition_columns(target, files[0])}
     path = _first_data_file(target) if fmt in ("parquet", "orc") else None
     if path is None:  # no local file to peek at (URI, json): assume the declared columns
         return {c: "" for c in declared}
@@ -72,6 +74,26 @@ def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
     except Exception:  # not readable here: assume the declared columns
         return {c: "" for c in declared}
     return {**{f.name: _arrow_type(f.type) for f in schema}, **_partition_columns(target, path)}
+
+
+def _csv_script_options(loc, dataset) -> tuple[dict[str, str], str | None]:
+    """(options, schema) of a CSV location's view in the script: the schema of the first file's header,
+    checked by Spark against every file's (``enforceSchema`` off: a file ordering its columns otherwise
+    fails the script instead of being read by position), and ``multiLine`` (with the line ending of the
+    files that need it) when a quoted field holds a line break. A schema is given because Spark's
+    multiLine inference lists the files again as glob patterns."""
+    out = {"enforceSchema": "false"}
+    reads = csv_reads(loc, dataset) or []
+    for read in reads:
+        options = dict(read.options)
+        if "multiLine" in options:
+            out["multiLine"] = "true"
+            if "lineSep" in options:
+                out["lineSep"] = options["lineSep"]
+    schema = reads[0].schema if reads else None
+    if schema is not None and dict(reads[0].options).get("enforceSchema") == "true":
+        out["enforceSchema"] = "true"  # placeholder names for unread columns: the header cannot match
+    return out, schema
 
 
 def _first_data_file(target: str) -> str | None:
@@ -155,13 +177,18 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                     root = file_root(loc)
                     metadata = f"{ident(spark_metadata_name(present))} AS {ident(FILE_METADATA_COLUMN)}"
                     out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} AS SELECT *, "
-                                      f"{metadata} FROM parquet.{ident(loc.target)}"))
+                                      f"{metadata} FROM parquet.{ident(spark_path(loc.target))}"))
                 else:
-                    opts = {"path": loc.target, **dict(loc.options)}
+                    # the path read literally; CSV as the runner reads it, and a file whose header orders
+                    # the columns otherwise fails (enforceSchema) instead of being read by position
+                    opts = {"path": spark_path(loc.target), **read_options(loc)}
+                    columns = ""
                     if loc.format == "csv":
-                        opts.setdefault("header", "true")
+                        extra, schema = _csv_script_options(loc, view.dataset)
+                        opts.update(extra)
+                        columns = f" ({schema})" if schema else ""
                     options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
-                    out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} "
+                    out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)}{columns} USING {loc.format} "
                                       f"OPTIONS ({options})"))
                 relation = raw
             selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i,

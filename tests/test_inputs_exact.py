@@ -411,8 +411,11 @@ def _gl_csv(columns, raw_rows) -> str:
     return csv_text(columns, [[r[c] for c in columns] for r in rows])
 
 
-def test_cli_header_orders_quoted_line_break_and_a_glob_folder_then_a_cut_line(spark, finance):
-    from cli_support import GL_ROWS, edit, gl_expected, in_gl_order, without
+def _eu_ledger(finance, swapped: bool = True):
+    """ts01 reads the GL from 'data/gl/[eu] ledger' (beside a decoy 'e ledger' the glob would match): two
+    files, the second's columns reversed (unless not ``swapped``), one description with a quoted line
+    break. Returns (folder, the GL rows as written)."""
+    from cli_support import GL_ROWS, edit
     edit(finance, "ledgerflow.yml", "  monthly:", '  eu:\n    rules:\n      - name: eu\n        strategy: '
          '{type: path, path: "data/gl/[eu] ledger", format: csv}\n  monthly:')
     edit(finance, "projects/ts01_output_only.yml", "input_dataset_id: gl\n",
@@ -422,9 +425,15 @@ def test_cli_header_orders_quoted_line_break_and_a_glob_folder_then_a_cut_line(s
     folder = finance / "data" / "gl" / "[eu] ledger"
     columns = GL_COLUMNS + ["_period"]
     write(folder / "a.csv", _gl_csv(columns, rows[:5]))
-    write(folder / "b.csv", _gl_csv(columns[::-1], rows[5:]))
+    write(folder / "b.csv", _gl_csv(columns[::-1] if swapped else columns, rows[5:]))
     decoy = [["JE-999", 1, "2026-01-31", "4100", "CC-100", "USD", "1.00", "1.00", "foreign", "ERP"]]
     write(finance / "data" / "gl" / "e ledger" / "transactions.csv", _gl_csv(columns, decoy))
+    return folder, rows
+
+
+def test_cli_header_orders_quoted_line_break_and_a_glob_folder_then_a_cut_line(spark, finance):
+    from cli_support import gl_expected, in_gl_order, without
+    folder, rows = _eu_ledger(finance)
     rec = run_ok(finance, "ts01_output_only", "2026-01")
     assert rec["resolver_snapshot"]["input_locations"] == [str(folder)]
     [fp] = rec["resolver_snapshot"]["input_fingerprints"]
@@ -444,3 +453,15 @@ def test_cli_header_orders_quoted_line_break_and_a_glob_folder_then_a_cut_line(s
     assert result.exit_code == 3, describe(result)
     assert (f"INPUT-003 dataset 'gl': {folder / 'b.csv'} line 8: a malformed CSV record (5 fields where the "
             "header has 11): '2026-01,ERP,Product revenue,,2500'") in result.stderr, describe(result)
+
+
+def test_compile_resolved_reads_the_glob_folder_literally_and_quoted_line_breaks_whole(spark, finance):
+    folder, rows = _eu_ledger(finance, swapped=False)  # the script cannot map orders per file: it refuses them
+    result = cli(finance, "compile", "ts01_output_only", "--resolved", "--period", "2026-01")
+    assert result.exit_code == 0, describe(result)
+    assert "OPTIONS (path '" + str(folder).replace("[", "\\\\[").replace("]", "\\\\]") + "'" in result.stdout
+    views = [s for s in result.stdout.split(";\n\n") if "TEMPORARY VIEW `raw_" in s or "TEMPORARY VIEW `ds_" in s]
+    for statement in views:
+        spark.sql(statement.rstrip().rstrip(";"))
+    got = sorted((r.journal_id, r.line_number, r.description) for r in spark.table("ds_gl").collect())
+    assert got == sorted((r[0], r[1], r[8]) for r in rows)
