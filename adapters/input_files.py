@@ -65,20 +65,21 @@ class _QuoteScan:
         self.inside = False  # within a quoted field
         self.closed = False  # a quote just closed a field (or is the first of a doubled quote)
         self.field_start = True  # the next byte begins a field
-        self.line = 1  # the line of the next byte
-        self.opened_line = 0  # the line where the open quoted field began
+        self.offset = 0  # of the next byte (lines are counted only for an error: counting costs a pass)
+        self.opened_at = 0  # the offset where the open quoted field began
         self.multiline = False
 
     def feed(self, data: bytes) -> None:
         """Scan the next bytes of the file."""
         if not self.inside and not self.closed and self.quote not in data:
-            self.line += data.count(b"\n")
+            self.offset += len(data)
             if data:
                 self.field_start = data[-1:] in (self.sep, b"\n", b"\r")
             return
         for k, part in enumerate(data.split(self.quote)):
             if k:
                 self._quote()
+                self.offset += 1
             if not part:
                 continue
             if self.inside:
@@ -87,12 +88,12 @@ class _QuoteScan:
             else:
                 if self.closed and part[:1] not in (self.sep, b"\n", b"\r"):
                     raise InputFileError(
-                        f"INPUT-003 {self.path} line {self.line}: text follows the closing quote of a quoted "
+                        f"INPUT-003 {self.path} line {self._line(self.offset)}: text follows the closing quote of a quoted "
                         f"field ({_show(part)}): not an RFC 4180 CSV record (a quote inside a quoted field is "
                         "written twice, \"\"); fix or re-export the file.")
                 self.closed = False
                 self.field_start = part[-1:] in (self.sep, b"\n", b"\r")
-            self.line += part.count(b"\n")
+            self.offset += len(part)
 
     def _quote(self) -> None:
         if self.inside:
@@ -100,14 +101,20 @@ class _QuoteScan:
         elif self.closed:  # the second quote of "": still inside the field
             self.inside, self.closed = True, False
         elif self.field_start:
-            self.inside, self.opened_line = True, self.line
+            self.inside, self.opened_at = True, self.offset
         self.field_start = False
+
+    def _line(self, offset: int) -> int:
+        """The line number of the byte at ``offset`` (of the file without its BOM)."""
+        with open(self.path, "rb") as fh:
+            data = fh.read(offset + len(_BOM))
+        return data[len(_BOM):].count(b"\n") + 1 if data.startswith(_BOM) else data[:offset].count(b"\n") + 1
 
     def finish(self) -> None:
         """Refuse a quoted field still open at the end of the file."""
         if self.inside:
             raise InputFileError(
-                f"INPUT-003 {self.path} line {self.opened_line}: a quoted field opened there is never closed: the "
+                f"INPUT-003 {self.path} line {self._line(self.opened_at)}: a quoted field opened there is never closed: the "
                 "file ends inside it (a file read while it was still being written, or a quote missing); "
                 "nothing was read. Re-export the file or close the quote.")
 
@@ -144,7 +151,7 @@ def scan_csv(path: str, sep: str = ",", quote: str = '"') -> CsvFile:
 
 
 def _first_record(data: bytes, sep: str, quote: str) -> tuple[str, ...]:
-    text = data.decode("utf-8", "replace")
+    text = data[:1 << 16].decode("utf-8", "replace")  # a header longer than 64 KiB is cut (then: missing columns)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar=quote, doublequote=True)
     return tuple(next(reader, []))
 

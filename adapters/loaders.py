@@ -205,19 +205,19 @@ def _csv_sep(options: dict) -> Optional[str]:
     return sep if len(sep) == 1 and sep.isascii() and sep not in "\"\r\n" else None
 
 
-def csv_reads(location: ResolvedLocation, dataset: Optional[Dataset]) -> Optional[list[CsvRead]]:
+def csv_reads(location: ResolvedLocation, dataset: Optional[Dataset], strict: bool = True) -> Optional[list[CsvRead]]:
     """How to read a local CSV location exactly: one :class:`CsvRead` per distinct header (files whose
     columns come in another order are read with their own schema and the frames joined by name), or
     None when it is not a local location ledgerflow reads itself. Every file is scanned first
-    (:func:`.input_files.scan_csv`), and with a ``dataset`` each file must hold its declared columns
-    (:func:`.input_files.check_columns`); either raises a located :class:`.input_files.InputFileError`."""
+    (:func:`.input_files.scan_csv`), and when ``strict`` each file must hold the ``dataset``'s declared
+    columns (:func:`.input_files.check_columns`); either raises a located :class:`.input_files.InputFileError`."""
     sep = _csv_sep(dict(location.options))
     found = _local_files(location.target) if location.kind == "path" and sep is not None else None
     if not found or not found[0] or any(f.endswith(_COMPRESSED) for f in found[0]):
         return None
     files, partitions = found
     scanned = [input_files.scan_csv(f, sep) for f in files]
-    if dataset is not None:
+    if dataset is not None and strict:
         input_files.check_columns(dataset, ((f.path, f.header) for f in scanned), partitions)
     # Files needing multiLine are read apart from the others (which Spark can still split), by line ending.
     groups: dict[tuple, list[input_files.CsvFile]] = {}
@@ -289,9 +289,11 @@ def read_options(location: ResolvedLocation) -> dict:
     return options
 
 
-def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = None, schema: Optional[str] = None):
+def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = None, schema: Optional[str] = None,
+             strict: bool = False):
     """The raw DataFrame of one location, read with ``schema`` (default: :func:`declared_schema`; CSV:
-    :func:`csv_reads`). A path is given to Spark literally (no glob expansion)."""
+    :func:`csv_reads`, whose column checks apply when ``strict``: a scenario test's given file may
+    leave columns out). A path is given to Spark literally (no glob expansion)."""
     if location.kind == "memory":
         if location.target not in MEMORY:
             raise ResolutionError(f"no in-memory data registered as '{location.target}'.")
@@ -299,7 +301,7 @@ def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = Non
     if location.kind == "table":
         return spark.table(location.target)
     options = read_options(location)
-    reads = csv_reads(location, dataset) if location.format == "csv" and schema is None else None
+    reads = csv_reads(location, dataset, strict) if location.format == "csv" and schema is None else None
     if reads:
         frames = [_reader(spark, "csv", {**options, **dict(r.options)}, r.schema).load(list(r.paths))
                   for r in reads]
@@ -377,7 +379,7 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
                                   f"{loc.period or 'any'}); check the resolver rule or create the table.")
         schema = declared_schema(loc, dataset)
         check_file_columns(loc, dataset)
-        raw = read_raw(spark, loc, dataset, schema=schema)
+        raw = read_raw(spark, loc, dataset, schema=schema, strict=True)
         raw_name = f"raw_{view}_{i}"
         present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
