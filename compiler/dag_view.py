@@ -13,6 +13,7 @@ from typing import Iterable, Optional
 
 from .graph import WorkspaceGraph
 from .graph_text import dot_string, mermaid_string
+from .visible_text import visible
 
 FORMATS = ("text", "json", "dot", "mermaid")
 
@@ -44,7 +45,7 @@ def _text(data: dict) -> str:
     for n in data["nodes"]:
         inputs = parents.get(n["id"])
         lines.append(f"{n['id']:<{width}}  <- {', '.join(inputs)}" if inputs else n["id"])
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)  # a name's escape sequence is shown, never sent
 
 
 def _dot(data: dict) -> str:

@@ -1,26 +1,20 @@
 """Names as text inside Graphviz DOT and Mermaid sources (``dag`` and ``lineage --format dot|mermaid``).
 
-A name from a workspace may hold quotes, backslashes, line breaks, ``<html>``, ``#``, ``|`` or control
+A name from a workspace may hold quotes, backslashes, line breaks, ``<html>``, ``#``, ``|``, ``%`` or control
 characters; each function here gives text that stays one string of its language whatever the name
 holds. These are labels: node ids never come from names (the writers number their nodes), so two
 names that look alike in a label can never merge two nodes.
 """
 from __future__ import annotations
 
-import unicodedata
+from .visible_text import escape, is_hidden
 
 # Mermaid entity codes (``#name;`` / ``#number;``) for what its parser or its HTML labels would read.
+# ``%`` above all: Mermaid finds a ``%%{...}%%`` directive (its configuration: theme, security level,
+# even the HTML labels' sanitiser) anywhere in the source, quoted labels included; ``%%`` also starts a
+# comment. ``{``, ``}`` and ``'`` are a directive's own syntax: encoded as well.
 _MERMAID = {'"': "#quot;", "#": "#35;", "&": "#amp;", "<": "#lt;", ">": "#gt;", "|": "#124;", "`": "#96;",
-            "\n": "#10;"}
-
-
-def _invisible(ch: str) -> bool:
-    """Control characters, lone surrogates, line/paragraph separators: shown as ``\\uXXXX`` text."""
-    return unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") or ch in "\ufffe\uffff"
-
-
-def _visible(ch: str) -> str:
-    return f"\\u{ord(ch):04x}"
+            "\n": "#10;", "%": "#37;", "{": "#123;", "}": "#125;", "'": "#39;"}
 
 
 def dot_string(text: str) -> str:
@@ -34,8 +28,8 @@ def dot_string(text: str) -> str:
             out.append('\\"')
         elif ch == "\n":
             out.append("\\n")
-        elif _invisible(ch):
-            out.append("\\" + _visible(ch))  # the backslash escaped: shown, never read as an escape
+        elif is_hidden(ch):
+            out.append("\\" + escape(ch))  # the backslash escaped: shown, never read as an escape
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
@@ -48,8 +42,8 @@ def mermaid_string(text: str) -> str:
     for ch in text:
         if ch in _MERMAID:
             out.append(_MERMAID[ch])
-        elif _invisible(ch):
-            out.append(_visible(ch))
+        elif is_hidden(ch):
+            out.append(escape(ch))
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'

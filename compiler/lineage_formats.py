@@ -9,6 +9,7 @@ from .graph_text import dot_string, mermaid_string
 from .lineage import ROW_KINDS, ColumnLineage, Input
 from .model import OutputOperation
 from .plan import Plan
+from .visible_text import visible
 
 OPENLINEAGE_SCHEMA = "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json#/$defs/ColumnLineageDatasetFacet"
 PRODUCER = "https://github.com/ledgerflow/ledgerflow/tree/0.1.0"
@@ -64,7 +65,7 @@ def to_text(columns: list[ColumnLineage], plan: Plan) -> str:
             lines.append(f"    {i.kind:<15} {i.dataset}.{i.column}{_via(i)}")
         if not c.inputs:
             lines.append("    (no input column: a constant or a system value)")
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)  # a name's escape sequence is shown, never sent
 
 
 def to_openlineage(columns: list[ColumnLineage], plan: Plan, namespace: str) -> dict:

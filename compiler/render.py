@@ -7,7 +7,6 @@ broken SQL downstream, and pretty-printed so the output is deterministic and rev
 from __future__ import annotations
 
 import functools
-import unicodedata
 from importlib import resources
 
 import jinja2
@@ -18,6 +17,7 @@ from sqlglot.errors import ParseError
 
 from . import type_cache
 from .errors import LedgerflowError
+from .visible_text import is_hidden
 
 type_cache.install()  # sqlglot parses a type name again on every CAST it reads or writes
 
@@ -78,8 +78,7 @@ def _visible(ch: str) -> str:
     (Unicode categories C*), and the line and paragraph separators (Zl, Zp)."""
     if ch in _ESCAPES:
         return _ESCAPES[ch]
-    category = unicodedata.category(ch)
-    if category[0] == "C" or category in ("Zl", "Zp"):
+    if is_hidden(ch):  # the shared rule of every writer of names (visible_text.py)
         code = ord(ch)
         return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     return ch

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ...compiler.errors import Diagnostic
+from ...compiler.visible_text import visible
 from ..output_paths import write_failed
 
 PASSED, FAILED, INVALID = "passed", "failed", "invalid"
@@ -42,15 +42,16 @@ class TestResult:
 
 
 def line(result: TestResult) -> str:
-    """The one-line status of a test, e.g. ``PASSED ts03 fx conversion (tests/ts03.yml) 0.4 s``."""
-    return f"{result.status.upper():<7} {result.name} ({result.file}) {result.seconds:.1f} s"
+    """The one-line status of a test, e.g. ``PASSED ts03 fx conversion (tests/ts03.yml) 0.4 s`` (hidden
+    characters of the name, e.g. a terminal escape sequence, shown as ``\\uXXXX`` text)."""
+    return visible(f"{result.status.upper():<7} {result.name} ({result.file}) {result.seconds:.1f} s")
 
 
 def render(result: TestResult) -> str:
     """The status line, then (unless passed) what went wrong, indented."""
     out = line(result)
     if result.status != PASSED:
-        out += "\n" + "\n".join("  " + x for x in result.details().splitlines())
+        out += "\n" + "\n".join("  " + visible(x, keep="\t") for x in result.details().splitlines())
     return out
 
 
@@ -61,14 +62,12 @@ def totals(results: list[TestResult], seconds: Optional[float] = None) -> str:
     return text + (f" in {seconds:.1f} s" if seconds is not None else "")
 
 
-# What XML 1.0 cannot hold at all, even as a character reference: most control characters, lone
-# surrogates (from a file name read with surrogateescape), U+FFFE and U+FFFF.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
 def xml_text(text: str) -> str:
-    """``text`` with every character XML cannot hold written as ``\\uXXXX`` (ElementTree escapes the rest)."""
-    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """``text`` with every hidden character but tab and line breaks written as ``\\uXXXX`` (ElementTree
+    escapes the rest): what XML 1.0 cannot hold at all, even as a character reference (most control
+    characters, lone surrogates from a file name read with surrogateescape, U+FFFE and U+FFFF), and
+    what a CI page would not show (bidi overrides, zero-width characters: :mod:`...compiler.visible_text`)."""
+    return visible(text, keep="\t\n\r")
 
 
 def junit_xml(results: list[TestResult], seconds: float) -> str:
