@@ -12,6 +12,7 @@ import click
 
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.version import version
+from ..compiler.visible_text import visible
 
 if TYPE_CHECKING:
     from ..compiler.model import Project, Workspace
@@ -64,10 +65,10 @@ class Invocation:
             return None  # nothing ever ran or registered here (the store is created by the first run)
         if not _store_optional():
             return self.store.registered_datasets
-        from .store_health import RunStoreDamaged, damaged, warning
+        from .store_health import RunStoreUnusable, unusable, warning
         try:
             store = self.store
-        except RunStoreDamaged as err:  # validate, compile, lineage, dag, diff: go on without the store
+        except RunStoreUnusable as err:  # validate, compile, lineage, dag, diff, test: go on without the store
             click.echo(warning(err), err=True)
             return None
 
@@ -75,7 +76,7 @@ class Invocation:
             try:
                 return store.registered_datasets()
             except Exception as err:  # corruption deeper in the file shows only when read
-                found = damaged(err, store.db_path)
+                found = unusable(err, store.db_path)
                 if found is None:
                     raise
                 click.echo(warning(found), err=True)
@@ -99,11 +100,12 @@ def _store_optional() -> bool:
 
 
 def _store_damage(inv: Invocation, err: Exception) -> Optional[LedgerflowError]:
-    """The one-paragraph error for a damaged ``state.db`` found deep in a command, or None."""
+    """The one-paragraph error for a damaged or unreadable ``state.db`` found deep in a command (any SQLite
+    error: ledgerflow uses SQLite for its run store only), or None."""
     if "sqlite3" not in sys.modules or inv._root is None:
         return None
-    from .store_health import damaged
-    return damaged(err, os.path.join(inv._root, ".ledgerflow", "state.db"))
+    from .store_health import unusable
+    return unusable(err, os.path.join(inv._root, ".ledgerflow", "state.db"))
 
 
 def command(fn):
@@ -121,7 +123,7 @@ def command(fn):
         except LedgerflowError as err:
             if inv.debug:
                 traceback.print_exc()
-            click.echo(f"Error: {err.render()}", err=True)
+            click.echo(f"Error: {visible(err.render(), keep=chr(10) + chr(9))}", err=True)  # names' escapes shown
             sys.exit(err.exit_code)
         except KeyboardInterrupt as stop:  # a run's Ctrl-C says what became of the run (interrupts.py)
             exit_code = getattr(stop, "exit_code", None)
@@ -131,7 +133,7 @@ def command(fn):
                 traceback.print_exc()
             click.echo(f"Interrupted: {stop}", err=True)
             sys.exit(exit_code)
-        except Exception as err:  # a damaged run store read deep inside a command (store_health.py)
+        except Exception as err:  # a damaged or unreadable run store met deep inside a command (store_health.py)
             damage = _store_damage(inv, err)
             if damage is None:
                 raise
@@ -166,7 +168,8 @@ def main(ctx, workspace, debug):
 @main.command("compile")
 @click.argument("project", required=False)
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Write DIR/<project>/<project>.sql instead of printing (e.g. --out target/compiled).")
+              help="Write DIR/<project>/<project>.sql instead of printing (e.g. --out target/compiled); a "
+                   "name that is not plain lower-case is escaped (Close: DIR/+43lose/+43lose.sql).")
 @click.option("--period", default=None, help="Period for --resolved (YYYY-MM, YYYY-Qn, YYYY, YYYY-MM-DD).")
 @click.option("--resolved", is_flag=True, default=False,
               help="Inline the period's values and resolved locations: a script that runs as is in spark-sql.")
@@ -236,8 +239,11 @@ def _compile_all(inv: Invocation, project, out, check, resolved, all_projects):
         check_folder(out, "--out")
     ws = inv.workspace
     if out:
-        for path in compile_all.write_all(ws, out):
+        written, removed = compile_all.write_all(ws, out)
+        for path in written:
             click.echo(path)
+        for path in removed:  # a project's file of an older layout or of a project that is gone
+            click.echo(f"removed {path}")
         return
     result = compile_all.check_all(ws, check)
     if not result.ok:
@@ -260,7 +266,7 @@ def validate_cmd(inv: Invocation, projects):
     if diagnostics:
         raise CompileError(diagnostics)
     click.echo(f"ok: {len(chosen)} project{'s' if len(chosen) != 1 else ''} valid "
-               f"({', '.join(p.name for p in chosen)})")
+               f"({visible(', '.join(p.name for p in chosen))})")
 
 
 def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[str], conf: tuple,
@@ -370,7 +376,8 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
 @click.option("-k", "keyword", default=None, metavar="TEXT", help="Only tests whose name or file name contains TEXT.")
 @click.option("--junit-xml", type=click.Path(dir_okay=False), default=None, help="Also write the results as JUnit XML.")
 @click.option("--record", "record_run", default=None, metavar="RUN_ID",
-              help="Write the test NAME (tests/NAME.yml) from the recorded run RUN_ID instead of running tests.")
+              help="Write the test NAME from the recorded run RUN_ID instead of running tests, to tests/<NAME>.yml "
+                   "with NAME escaped as compile --out escapes project names (Close: tests/+43lose.yml).")
 @click.option("--rows", type=click.IntRange(min=1), default=20, show_default=True,
               help="--record: how many rows of the run's input dataset the test gives.")
 @command

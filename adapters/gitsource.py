@@ -26,7 +26,8 @@ from ..compiler.errors import LedgerflowError
 from ..compiler.workspace import MARKER
 
 WORKSPACE_PARTS = (MARKER, "datasets", "projects")
-_FILE_MODES = ("100644", "100755", "120000")  # a file, an executable file, a symbolic link
+_TYPE_BITS = 0o170000  # the type part of a tree entry's mode (git keeps permissions of old entries: 100664)
+_FILE, _LINK = 0o100000, 0o120000
 
 
 class GitSourceError(LedgerflowError):
@@ -183,10 +184,11 @@ def export_revision(workspace_root: str, commit: str, dest: str) -> str:
             folder = os.path.join(root, part)
             os.makedirs(folder, exist_ok=True)
             for mode, name, oid in _tree_entries(content, id_bytes):
-                if not name.endswith((".yml", ".yaml")) or mode not in _FILE_MODES or "/" in name:
+                kind_bits = int(mode, 8) & _TYPE_BITS
+                if not name.endswith((".yml", ".yaml")) or kind_bits not in (_FILE, _LINK) or "/" in name:
                     continue  # what load_workspace reads: the YAML files directly in the folder ('/': a forged tree)
                 path = f"{prefix}{part}/{name}"
-                kind, data = objects.get(oid if mode != "120000" else f"{commit}:{path}")
+                kind, data = objects.get(oid if kind_bits == _FILE else f"{commit}:{path}")
                 if kind == "tree":
                     continue  # a link to a folder: not a file the workspace reads
                 if kind != "blob":

@@ -2,7 +2,9 @@
 DIR``): checked before the work starts, so a path that cannot be written costs nothing, and a write
 that still fails is one paragraph, never a traceback.
 
-Nothing is created by the checks; the writers create the missing folders later.
+Nothing is created by the checks; the writers create the missing folders later (as pytest does for
+its ``--junit-xml``: ``reports/junit.xml`` needs no ``reports/`` yet). A symbolic link that points at
+nothing is refused, naming its target: writing through it would make a file wherever it points.
 """
 from __future__ import annotations
 
@@ -44,9 +46,18 @@ def _check_below(path: str, option: str) -> None:
         raise OutputPathError(f"{option} {path} cannot be written: the folder {ancestor} is not writable.")
 
 
+def _check_link(path: str, full: str, option: str) -> None:
+    """A dangling symbolic link (or one in a loop) at ``full``: refused, saying where it points."""
+    if os.path.islink(full) and not os.path.exists(full):
+        raise OutputPathError(f"{option} {path} is a symbolic link to {os.readlink(full)}, which does not exist "
+                              "(or is a loop of links): ledgerflow does not write through it. Remove the link or "
+                              "give another path.")
+
+
 def check_file(path: str, option: str) -> None:
     """Raise :class:`OutputPathError` unless ``path`` can be written as a file."""
     full = os.path.abspath(path)
+    _check_link(path, full, option)
     if os.path.isdir(full):
         raise OutputPathError(f"{option} {path} is a folder: give the path of a file.")
     _check_below(full, option)
@@ -57,6 +68,7 @@ def check_file(path: str, option: str) -> None:
 def check_folder(path: str, option: str) -> None:
     """Raise :class:`OutputPathError` unless ``path`` is, or can be made as, a writable folder."""
     full = os.path.abspath(path)
+    _check_link(path, full, option)
     if os.path.lexists(full) and not os.path.isdir(full):
         raise OutputPathError(f"{option} {path} is a file, not a folder: give a folder to write into.")
     _check_below(full, option)

@@ -1,8 +1,10 @@
-"""A damaged run store (``.ledgerflow/state.db`` that is not an SQLite database, or is corrupt) as one
-paragraph saying which file and what to do, instead of a traceback from every command.
+"""A run store that cannot be used as one paragraph saying which file and what to do, instead of a
+traceback from every command: ``.ledgerflow/state.db`` damaged (not an SQLite database, or corrupt:
+:class:`RunStoreDamaged`) or unreadable (a folder in its place, no permission to open it, tables of
+another program or version, locked past the timeout: :class:`RunStoreUnreadable`).
 
-Commands that need no run store (validate, compile, lineage, dag, diff) go on without the datasets
-it registers, with one warning (:func:`warning`); the others stop with :class:`RunStoreDamaged`.
+Commands that need no run store (validate, compile, lineage, dag, diff, test) go on without the
+datasets it registers, with one warning (:func:`warning`); the others stop with the paragraph.
 ledgerflow never repairs, moves or deletes the file: it holds the run registry and the registered
 dataset versions, and what to keep of it is the user's call.
 """
@@ -17,15 +19,42 @@ from typing import Optional
 from ..compiler.errors import LedgerflowError
 
 
-class RunStoreDamaged(LedgerflowError):
-    """``.ledgerflow/state.db`` cannot be read as a database."""
+class RunStoreUnusable(LedgerflowError):
+    """``.ledgerflow/state.db`` cannot be used (either subclass)."""
 
     exit_code = 1
+    state = "unusable"  # the warning's word for it
 
-    def __init__(self, db_path: str, reason: str):
+    def __init__(self, db_path: str, reason: str, message: str):
         self.db_path = db_path
         self.reason = reason
+        super().__init__(message)
+
+
+class RunStoreUnreadable(RunStoreUnusable):
+    """``.ledgerflow/state.db`` cannot be opened or read, though nothing says its content is damaged."""
+
+    state = "unreadable"
+
+    def __init__(self, db_path: str, reason: str):
         super().__init__(
+            db_path, reason,
+            f"cannot open or read the run store {db_path}: {reason}. ledgerflow keeps its run registry and the "
+            "datasets registered by runs there, and does not change or remove what it finds. Make it readable "
+            f"(a folder or another program's database in its place, its permissions), or move it aside (e.g. "
+            f"`mv {db_path} {db_path}.unreadable`) and the next command starts an empty store — each run's "
+            "record stays in target/runs/<run_id>/run.json, and registered datasets come back when the "
+            "projects that register them run again.")
+
+
+class RunStoreDamaged(RunStoreUnusable):
+    """``.ledgerflow/state.db`` cannot be read as a database."""
+
+    state = "damaged"
+
+    def __init__(self, db_path: str, reason: str):
+        super().__init__(
+            db_path, reason,
             f"the run store {db_path} is damaged ({reason}): ledgerflow cannot read its run registry or the "
             "datasets registered by runs, and does not repair or remove it. Move it aside (e.g. "
             f"`mv {db_path} {db_path}.damaged`) and the next command starts an empty store — each run's "
@@ -43,18 +72,46 @@ def is_damage(err: BaseException) -> bool:
     return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or type(err) is sqlite3.DatabaseError
 
 
+def _missing_columns(conn: sqlite3.Connection) -> list[str]:
+    """``table.column`` the run store reads but the file's tables lack (tables it makes itself when they are
+    missing, and columns it adds to an older store, do not count)."""
+    from .runstore import _ADDED_COLUMNS, _SCHEMA
+    with closing(sqlite3.connect(":memory:")) as mem:
+        mem.executescript(_SCHEMA)
+        missing = []
+        for table in ("runs", "registered_datasets"):
+            have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+            if not have:
+                continue
+            added = {name for name, _ in _ADDED_COLUMNS} if table == "registered_datasets" else set()
+            missing += [f"{table}.{r[1]}" for r in mem.execute(f"PRAGMA table_info({table})")
+                        if r[1] not in have and r[1] not in added]
+    return missing
+
+
 def check(db_path: str) -> None:
-    """Raise :class:`RunStoreDamaged` when ``db_path`` exists and its header or schema cannot be read
-    (read-only: nothing is created or changed). Corruption deeper in the file shows when it is read:
-    :func:`damaged` turns that error into the same paragraph."""
-    if not os.path.isfile(db_path) or os.path.getsize(db_path) == 0:
+    """Raise :class:`RunStoreDamaged` when ``db_path`` exists and its header or schema cannot be read,
+    :class:`RunStoreUnreadable` when it is not a file, cannot be opened or its tables are not the run
+    store's (read-only: nothing is created or changed). Corruption deeper in the file shows when it is
+    read: :func:`unusable` turns that error into the same paragraph."""
+    if not os.path.lexists(db_path):
         return
+    if not os.path.isfile(db_path):
+        kind = "a folder" if os.path.isdir(db_path) else "not a regular file"
+        raise RunStoreUnreadable(db_path, f"it is {kind}")
     try:
+        if os.path.getsize(db_path) == 0:
+            return
         with closing(sqlite3.connect(Path(db_path).resolve().as_uri() + "?mode=ro", uri=True, timeout=60)) as conn:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.DatabaseError as err:
-        if is_damage(err):
-            raise RunStoreDamaged(db_path, str(err)) from None
+            missing = _missing_columns(conn)
+    except sqlite3.Error as err:
+        raise unusable(err, db_path) from None
+    except OSError as err:
+        raise RunStoreUnreadable(db_path, err.strerror or str(err)) from None
+    if missing:
+        raise RunStoreUnreadable(db_path, f"its tables lack {', '.join(missing)}: not a ledgerflow run store, or "
+                                          "one of another version")
 
 
 def damaged(err: BaseException, db_path: str) -> Optional[RunStoreDamaged]:
@@ -62,8 +119,18 @@ def damaged(err: BaseException, db_path: str) -> Optional[RunStoreDamaged]:
     return RunStoreDamaged(db_path, str(err)) if is_damage(err) else None
 
 
-def warning(err: RunStoreDamaged) -> str:
+def unusable(err: BaseException, db_path: str) -> Optional[RunStoreUnusable]:
+    """The paragraph for any SQLite error ``err`` raised while using ``db_path`` (damaged, or else
+    unreadable), or None for another error."""
+    if is_damage(err):
+        return RunStoreDamaged(db_path, str(err))
+    if isinstance(err, sqlite3.Error):
+        return RunStoreUnreadable(db_path, str(err))
+    return None
+
+
+def warning(err: RunStoreUnusable) -> str:
     """The warning of a command that goes on without the run store."""
-    return (f"ledgerflow: warning: the run store {err.db_path} is damaged ({err.reason}); going on without the "
-            "datasets registered by runs (a project reading one reports it missing). Move the file aside or "
-            "restore it: any command that needs the run store says how.")
+    return (f"ledgerflow: warning: the run store {err.db_path} is {err.state} ({err.reason}); going on without "
+            "the datasets registered by runs (a project reading one reports it missing). Move the file aside, "
+            "repair or restore it: any command that needs the run store says how.")

@@ -357,8 +357,8 @@ def test_markdown_and_text(repo, monkeypatch):
     md = diff(repo, "--format", "markdown").output
     assert "| project | status | category | operations changed | outputs changed |" in md
     assert "| `ts03_fx_conversion` | modified | 🔴 breaking | 1 | 1 |" in md
-    assert "<details><summary><b>ts03_fx_conversion</b>" in md and "</details>" in md
-    assert "| output 2 'Write converted lines' | amount_reporting: expression |" in md
+    assert "<details><summary><b><code>ts03_fx_conversion</code></b>" in md and "</details>" in md
+    assert "| output 2 `Write converted lines` | `amount_reporting`: expression |" in md  # names in code spans
     assert "```diff\n--- base/ts03_fx_conversion.sql" in md and "SQL diff cut" not in md
     others = len(list((ws(repo) / "projects").glob("*.yml"))) - 1
     assert f"{others} projects unchanged." in md

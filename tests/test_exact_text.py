@@ -28,7 +28,7 @@ def clone_project(ws: Path, name: str, source: str = "ts01_output_only", n: int 
     """A copy of ``projects/<source>.yml`` as a project of its own called ``name``."""
     text = (ws / "projects" / f"{source}.yml").read_text(encoding="utf-8")
     text = re.sub(r"^id: .*$", f"id: 0e000000-0000-4000-8000-{n:012d}", text, count=1, flags=re.M)
-    text = re.sub(r"^name: .*$", "name: " + json.dumps(name), text, count=1, flags=re.M)
+    text = re.sub(r"^name: .*$", lambda _: "name: " + json.dumps(name), text, count=1, flags=re.M)
     path = ws / "projects" / f"clone_{n}.yml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -216,6 +216,21 @@ def without_code_spans(line: str) -> str:
     return re.sub(r"(`+)(.+?)\1", "", line)
 
 
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.*?)(?<!`)\1(?!`)")
+
+
+def markdown_shows(line: str) -> str:
+    """What a line of diff_format's markdown shows: code spans' text as is, the rest unescaped."""
+    out, pos = [], 0
+    for m in CODE_SPAN.finditer(line):
+        inner = m.group(2)
+        if len(inner) > 1 and inner[0] == inner[-1] == " " and inner.strip(" "):
+            inner = inner[1:-1]
+        out += [unescape_markdown(line[pos:m.start()]), inner]
+        pos = m.end()
+    return "".join(out + [unescape_markdown(line[pos:])])
+
+
 def test_markdown_escapes_every_name_and_text():
     from ledgerflow.adapters.diff_format import render_markdown
     md = render_markdown(hostile_diff())
@@ -226,10 +241,10 @@ def test_markdown_escapes_every_name_and_text():
     fence_close = lines.index(fence, fence_open + 1)
     assert "</details>" in lines[fence_close - 1] and len(fence) > 3  # the SQL's own ``` and </details> stay inside
     # the structure: one section, opened and closed by our own lines only (the SQL diff is fenced)
-    summary = next(line for line in lines if line.startswith("<details><summary><b>"))
+    summary = next(line for line in lines if line.startswith("<details><summary><b><code>"))
     assert [line for k, line in enumerate(lines) if "details>" in without_code_spans(line)
             and not fence_open < k < fence_close] == [summary, "</details>"]
-    name_html = summary[len("<details><summary><b>"):summary.index("</b>")]
+    name_html = summary[len("<details><summary><b><code>"):summary.index("</code></b>")]
     assert "<" not in name_html and ">" not in name_html and '"' not in name_html
     import html
     assert html.unescape(name_html) == shown
@@ -243,9 +258,9 @@ def test_markdown_escapes_every_name_and_text():
     column_rows = [line for line in lines if line.startswith("| output 2")]
     assert len(column_rows) == 1 and len(re.findall(r"(?<!\\)\|", column_rows[0])) == 3, column_rows
     reasons = [line[2:] for line in lines[lines.index(summary) + 2:] if line.startswith("- ")][:5]
-    assert [unescape_markdown(r) for r in reasons] == [f"operation 1 '{shown}' changed", "1. a list?", "# a heading?",
-                                                       "    code?", "_x_ *y*"]
-    assert reasons[1].startswith("1\\.") and reasons[2].startswith("\\#") and reasons[3].startswith("&#32;")
+    assert [markdown_shows(r) for r in reasons] == [f"operation 1 '{shown}' changed", "1. a list?", "# a heading?",
+                                                    "    code?", "_x_ *y*"]
+    assert reasons[1].startswith("1\\.") and reasons[2].startswith(("\\#", "`#`")) and reasons[3].startswith("&#32;")
     assert lines[0].startswith("### ledgerflow diff: ``") and "\n" not in lines[0]
 
 
@@ -311,8 +326,10 @@ def test_junit_xml_is_well_formed_for_any_name():
     root = ET.fromstring(text.encode("utf-8"))  # well-formed XML, whatever the names held
     cases = root.findall("./testsuite/testcase")
     assert len(cases) == len(names)
-    plain = {n for n in names if not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff\r]", n)}
-    assert plain and all(c.get("name") == n for c, n in zip(cases, names) if n in plain)
+    from ledgerflow.compiler.visible_text import visible
+    plain = {n for n in names if "\r" not in n}  # XML reads a CR as a line feed
+    assert plain and all(c.get("name") == visible(n, keep="\t\n\r") for c, n in zip(cases, names) if n in plain)
+    assert cases[names.index("x\n")].get("name") == "x\n" and cases[names.index("é")].get("name") == "é"
     assert cases[names.index("\x00")].get("name") == "\\u0000"
 
 
@@ -466,3 +483,294 @@ def test_a_run_stops_at_a_damaged_run_store_before_anything_runs(finance):
     with pytest.raises(RunStoreDamaged) as caught:
         Runner(str(finance), session_factory=lambda: pytest.fail("no session for a damaged store"))
     assert str(db) in caught.value.render() and caught.value.exit_code == 1
+
+
+# ------------------------------------------------------------------------------------ review H4 follow-ups
+def test_diff_of_a_revision_ignores_line_endings_git_converts_on_checkout(repo):
+    """With `*.yml text eol=crlf` the working tree holds CRLF while git cat-file gives the committed LF:
+    every project used to count as changed ("11 projects changed (worst: no_op)")."""
+    (repo / ".gitattributes").write_text("*.yml text eol=crlf\n*.yaml text eol=crlf\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "crlf")
+    for path in (repo / "ws").rglob("*.yml"):
+        path.unlink()
+    git(repo, "checkout", "--", "ws")  # a fresh checkout: CRLF in the working tree
+    assert b"\r\n" in (repo / "ws" / "projects" / "ts01_output_only.yml").read_bytes()
+    result = cli(repo / "ws", "diff", "HEAD", "--format", "json")
+    assert result.exit_code == 0, describe(result)
+    assert {p["status"] for p in json.loads(result.stdout)["projects"]} == {"unchanged"}
+    # a real edit still counts
+    project = repo / "ws" / "projects" / "ts01_output_only.yml"
+    project.write_bytes(project.read_bytes().replace(b"\r\n", b"\n", 1).replace(b"name: ", b"name:  ", 1) + b"\r\n")
+    text = cli(repo / "ws", "diff", "HEAD", "--format", "json")
+    assert [p["status"] for p in json.loads(text.stdout)["projects"] if p["name"] == "ts01_output_only"] == ["modified"]
+
+
+def raw_tree(entries: list[tuple[str, str, str]]) -> bytes:
+    """A tree object's bytes from (mode, name, id) entries, modes written as given (git mktree would
+    normalise a legacy 100664 to 100644)."""
+    key = lambda e: e[1] + ("/" if e[0] == "40000" else "")  # noqa: E731  (git's tree order)
+    return b"".join(f"{m} {n}".encode() + b"\0" + bytes.fromhex(oid) for m, n, oid in sorted(entries, key=key))
+
+
+def write_tree(repo: Path, entries: list[tuple[str, str, str]]) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), "hash-object", "-t", "tree", "--literally", "-w", "--stdin"],
+                          input=raw_tree(entries), capture_output=True, check=True)
+    return proc.stdout.decode().strip()
+
+
+def ls_tree(repo: Path, treeish: str) -> list[tuple[str, str, str]]:
+    out = []
+    for line in git(repo, "ls-tree", treeish).splitlines():
+        meta, name = line.split("\t", 1)
+        mode, _, oid = meta.split()
+        out.append((mode.lstrip("0") if mode == "040000" else mode, name, oid))
+    return out
+
+
+def test_diff_of_a_revision_reads_files_of_legacy_mode_100664(repo):
+    """Old git wrote group-writable files as 100664; such a project was left out of the revision."""
+    projects = [(("100664" if n == "ts01_output_only.yml" else m), n, o) for m, n, o in ls_tree(repo, "HEAD:ws/projects")]
+    ws = [(m, n, write_tree(repo, projects) if n == "projects" else o) for m, n, o in ls_tree(repo, "HEAD:ws")]
+    root = [(m, n, write_tree(repo, ws) if n == "ws" else o) for m, n, o in ls_tree(repo, "HEAD")]
+    commit = git(repo, "commit-tree", write_tree(repo, root), "-p", "HEAD", "-m", "legacy mode").strip()
+    raw = subprocess.run(["git", "-C", str(repo), "cat-file", "tree", f"{commit}:ws/projects"], capture_output=True)
+    assert b"100664 ts01_output_only.yml\0" in raw.stdout  # ls-tree would show it as 100644
+    result = cli(repo / "ws", "diff", commit, "--format", "json")
+    assert result.exit_code == 0, describe(result)
+    assert {p["status"] for p in json.loads(result.stdout)["projects"]} == {"unchanged"}
+
+
+def test_a_run_store_that_cannot_be_opened_is_one_warning_or_one_paragraph(finance):
+    """A folder in state.db's place: a warning, then `sqlite3.OperationalError: unable to open database
+    file` as a traceback from every command."""
+    db = finance / ".ledgerflow" / "state.db"
+    db.mkdir(parents=True)
+    result = cli(finance, "validate")
+    assert result.exit_code == 0 and "Traceback" not in result.output, describe(result)
+    assert f"the run store {db} is unreadable (it is a folder)" in result.stderr, describe(result)
+    assert result.stderr.count("\n") <= 1, describe(result)
+    err = one_paragraph(cli(finance, "runs", "list"), 1)
+    assert f"cannot open or read the run store {db}: it is a folder" in err and "mv " in err, err
+
+
+def test_a_run_store_of_another_schema_is_one_warning_or_one_paragraph(finance):
+    """A state.db whose runs table lacks `record`: `runs list` printed a traceback ("no such column: record")."""
+    import sqlite3
+    db = finance / ".ledgerflow" / "state.db"
+    db.parent.mkdir()
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, status TEXT)")
+    err = one_paragraph(cli(finance, "runs", "list"), 1)
+    assert f"cannot open or read the run store {db}" in err and "runs.record" in err, err
+    result = cli(finance, "validate")
+    assert result.exit_code == 0 and "Traceback" not in result.output, describe(result)
+    assert "is unreadable" in result.stderr and result.stderr.count("\n") <= 1, describe(result)
+
+
+def test_any_sqlite_error_met_deep_in_a_command_is_one_paragraph(finance, monkeypatch):
+    import sqlite3
+    from ledgerflow.adapters.runstore import RunStore
+    assert cli(finance, "runs", "list").exit_code == 0  # a good store
+
+    def locked(self):
+        raise sqlite3.OperationalError("database is locked")
+    monkeypatch.setattr(RunStore, "list_runs", locked)
+    err = one_paragraph(cli(finance, "runs", "list"), 1)
+    assert "cannot open or read the run store" in err and "database is locked" in err, err
+
+
+MERMAID_DIRECTIVE = '%%{init: {"securityLevel": "loose", "theme": "dark"}}%%'
+
+
+def test_mermaid_labels_cannot_hold_a_directive_or_a_comment():
+    """Mermaid finds `%%{...}%%` anywhere in its source, quoted labels included."""
+    from ledgerflow.compiler.dag_view import render
+    from ledgerflow.compiler.lineage import ColumnLineage, Input
+    from ledgerflow.compiler.lineage_formats import to_mermaid
+    graph = FakeGraph([(f"dataset:{MERMAID_DIRECTIVE}", "dataset"), (f"project:x'{{y}}", "project")],
+                      [(f"dataset:{MERMAID_DIRECTIVE}", "project:x'{y}", "input")])
+    columns, plan = lineage_of(MERMAID_DIRECTIVE, [ColumnLineage(1, "c", [Input(MERMAID_DIRECTIVE, "%%", "identity")])])
+    for source in (render(graph, "mermaid"), to_mermaid(columns, plan)):
+        check_mermaid(source)
+        body = source.split("\n", 1)[1]
+        assert not re.search(r"[%{}']", body), body
+        assert "#37;#37;#123;init" in body, body
+
+
+def test_compile_all_out_removes_the_files_it_wrote_in_an_older_layout(finance, tmp_path):
+    """After the folder names changed (FX_Close/ -> +46+58_+43lose/), `--check` kept failing on the old
+    file even after following its own hint (`--all --out` left it there)."""
+    clone_project(finance, "FX_Close", n=1)
+    out = tmp_path / "compiled"
+    old = out / "FX_Close" / "FX_Close.sql"
+    old.parent.mkdir(parents=True)
+    old.write_text("-- ledgerflow 0.9.0: project FX_Close (id 0e000000-0000-4000-8000-000000000001, version 1)\n"
+                   "SELECT 1;\n")
+    foreign = out / "notes" / "notes.sql"
+    foreign.parent.mkdir()
+    foreign.write_text("-- my own notes, not ledgerflow's\n")
+    (out / "kept").mkdir()
+    (out / "kept" / "kept.sql").symlink_to(old)  # a link: never removed, even to a file ledgerflow wrote
+    check = cli(finance, "compile", "--all", "--check", out)
+    assert check.exit_code == 4 and f"extra: {old}" in check.stderr, describe(check)
+    written = cli(finance, "compile", "--all", "--out", out)
+    assert written.exit_code == 0, describe(written)
+    assert f"removed {old}" in written.stdout and not old.parent.exists(), describe(written)
+    assert foreign.read_text() == "-- my own notes, not ledgerflow's\n" and (out / "kept" / "kept.sql").is_symlink()
+    check = cli(finance, "compile", "--all", "--check", out)
+    assert check.exit_code == 4 and "missing" not in check.stderr and "stale" not in check.stderr, describe(check)
+    assert f"Delete by hand what ledgerflow does not remove" in check.stderr and str(foreign) in check.stderr
+    foreign.unlink()
+    (out / "kept" / "kept.sql").unlink()
+    check = cli(finance, "compile", "--all", "--check", out)
+    assert check.exit_code == 0, describe(check)
+
+
+def test_compile_all_check_of_a_file_that_is_not_utf8_or_is_a_folder(finance, tmp_path):
+    out = tmp_path / "compiled"
+    assert cli(finance, "compile", "--all", "--out", out).exit_code == 0
+    sql = out / "ts01_output_only" / "ts01_output_only.sql"
+    sql.write_bytes(b"-- \xff\xfe not UTF-8\n")
+    check = cli(finance, "compile", "--all", "--check", out)
+    assert check.exit_code == 4 and f"stale: {sql}" in check.stderr and "Traceback" not in check.output, describe(check)
+    sql.unlink()
+    sql.mkdir()
+    err = one_paragraph(cli(finance, "compile", "--all", "--check", out), 1)
+    assert f"cannot read {sql}: a folder" in err, err
+
+
+AUTOLINKS = re.compile(r"https?:|www\.|@\w|#\d|\b[0-9a-f]{7,}\b|:\w+:")
+
+
+def test_markdown_puts_names_in_code_spans_where_github_links_nothing():
+    """Reasons, operation lines and column changes were escaped text: GitHub still made links, @mentions
+    and #references of names in them (`http\\://` still links)."""
+    from ledgerflow.adapters.diff_format import render_markdown
+    from ledgerflow.compiler.diff.result import (Category, ColumnChange, ColumnChangeKind, DatasetDiff,
+                                                 OperationChange, OutputChange, ProjectDiff, Status, WorkspaceDiff)
+    name = "see http://evil.example/x www.evil.example a@b.example @alice #12 deadbeef12 :smile:"
+    project = ProjectDiff(name, Status.MODIFIED, Category.BREAKING,
+                          operations=[OperationChange(1, name, Status.MODIFIED, "update")],
+                          outputs=[OutputChange(2, name, True, [ColumnChange(name, ColumnChangeKind.TYPE, name)])],
+                          reasons=[f"output 2 '{name}' can write other rows", f"output 2 column {name}: type ({name})"])
+    md = render_markdown(WorkspaceDiff("HEAD", "working tree", [project],
+                                       [DatasetDiff(name, Status.MODIFIED, [f"column {name} added (string)"])]))
+    lines = md.split("\n")
+    for line in lines:
+        text = re.sub(r"<code>.*?</code>", "", CODE_SPAN.sub("", line))
+        assert not AUTOLINKS.search(text), line
+    reasons = [line[2:] for line in lines if line.startswith("- output 2")]
+    assert [markdown_shows(r) for r in reasons] == [f"output 2 '{name}' can write other rows",
+                                                    f"output 2 column {name}: type ({name})"]
+    assert any(markdown_shows(line) == f"- operation 1 update {name}: modified" for line in lines), md
+    assert any(markdown_shows(line) == f"- {name} (modified): column {name} added (string)" for line in lines), md
+
+
+def test_markdown_comment_cap_counts_utf8_bytes():
+    """The cap counted Python characters: a comment of euro signs and CJK names went far past 60,000 bytes."""
+    from ledgerflow.adapters.diff_format import render_markdown
+    from ledgerflow.compiler.diff.result import ProjectDiff
+    diff = many_changed_projects(120)
+    diff.projects = [ProjectDiff("会計_" * 10 + p.name, p.status, p.category, p.operations, p.outputs,
+                                 p.sql_diff.replace("amount", "€€€€€€"), p.reasons) for p in diff.projects]
+    md = render_markdown(diff)
+    assert len(md.encode("utf-8")) < 60_000, len(md.encode("utf-8"))
+    assert "left out" in md.rstrip().split("\n")[-1]
+
+
+FORMAT_CHARACTERS = "a\u202eb\u200bc\u2066d"  # a right-to-left override, a zero-width space, an isolate
+
+
+def test_every_writer_shows_format_characters():
+    """Only SQL comments showed bidi overrides and zero-width characters; labels, the markdown comment and
+    JUnit XML wrote them as they were (text shown reordered or hidden)."""
+    from ledgerflow.adapters.diff_format import render_markdown, render_text
+    from ledgerflow.adapters.scenarios.report import FAILED, TestResult, junit_xml, render as render_result
+    from ledgerflow.compiler.graph_text import dot_string, mermaid_string
+    from ledgerflow.compiler.render import comment
+    shown_as = "a\\u202eb\\u200bc\\u2066d"
+    outputs = [dot_string(FORMAT_CHARACTERS), mermaid_string(FORMAT_CHARACTERS), comment(FORMAT_CHARACTERS),
+               render_markdown(hostile_diff(FORMAT_CHARACTERS)), render_text(hostile_diff(FORMAT_CHARACTERS)),
+               junit_xml([TestResult(FORMAT_CHARACTERS, "tests/x.yml", FAILED, lines=[FORMAT_CHARACTERS])], 1.0),
+               render_result(TestResult(FORMAT_CHARACTERS, "tests/x.yml", FAILED, lines=[FORMAT_CHARACTERS]))]
+    for text in outputs:
+        assert not re.search("[\u202e\u200b\u2066]", text), text
+        assert shown_as in text.replace("\\\\u", "\\u").replace("\\x", "\\u00"), text
+
+
+TERMINAL_ESCAPE = "x\x1b]0;owned\x07\x1b[2J"
+
+
+def test_terminal_output_shows_escape_sequences_of_names(finance):
+    """Names went to the terminal raw: an OSC or CSI sequence in a name retitled or cleared it."""
+    from ledgerflow.adapters.diff_format import render_text
+    from ledgerflow.adapters.scenarios.report import FAILED, TestResult, render as render_result
+    from ledgerflow.compiler.dag_view import render as render_dag
+    sgr = re.compile(r"\x1b\[[0-9;]*m")  # click's own colours
+    texts = [render_text(hostile_diff(TERMINAL_ESCAPE), sql=True),
+             render_result(TestResult(TERMINAL_ESCAPE, "tests/x.yml", FAILED, lines=[TERMINAL_ESCAPE])),
+             render_dag(FakeGraph([(f"project:{TERMINAL_ESCAPE}", "project")], []), "text")]
+    clone_project(finance, TERMINAL_ESCAPE, n=1)
+    validated = cli(finance, "validate")
+    assert validated.exit_code == 0, describe(validated)
+    failed = cli(finance, "compile", TERMINAL_ESCAPE + "_nope")
+    assert failed.exit_code != 0
+    texts += [validated.stdout, failed.stderr]
+    for text in texts:
+        assert not re.search(r"[\x1b\x07]", sgr.sub("", text)), text
+        assert "\\u001b]0;owned\\u0007" in text, text
+
+
+def test_windows_device_names_are_escaped():
+    reserved = {"con", "prn", "aux", "nul"} | {f"{d}{k}" for d in ("com", "lpt") for k in range(10)}
+    for name in sorted(reserved) + ["con.sql", "nul.x", "aux.tar.gz", "lpt1."]:
+        s = segment(name)
+        assert "+" in s and s.split(".")[0] not in reserved, (name, s)
+    assert [segment(n) for n in ("console", "con_", "com10", "nul-x")] == ["console", "con_", "com10", "nul-x"]
+    names = sorted(reserved) + [segment(n) for n in reserved]
+    assert len({segment(n) for n in names}) == len(set(names))
+
+
+def completed_run(monkeypatch):
+    from ledgerflow.adapters.scenarios import record
+    monkeypatch.setattr(record.RunStore, "get_run", lambda self, run_id: {"run_id": run_id, "status": "completed"})
+
+
+def test_record_checks_its_target_before_any_work(finance, tmp_path, monkeypatch):
+    """`test --record` checked exists() (false for a link to nothing, then wrote through it) and opened
+    the file with "w" after the Spark work."""
+    completed_run(monkeypatch)
+    (finance / "tests").mkdir(exist_ok=True)
+    target = finance / "tests" / "+43lose.yml"
+    target.symlink_to(tmp_path / "elsewhere.yml")
+    err = one_paragraph(cli(finance, "test", "--record", "r1", "Close"), 2)
+    assert "+43lose.yml is a symbolic link to" in err and "does not write through it" in err, err
+    assert not (tmp_path / "elsewhere.yml").exists()
+    target.unlink()
+    target.write_text("mine\n")
+    err = one_paragraph(cli(finance, "test", "--record", "r1", "Close"), 1)
+    assert "+43lose.yml exists already" in err, err
+
+
+def test_record_never_writes_over_a_file_that_appeared_meanwhile(finance):
+    from ledgerflow.adapters.scenarios.record import check_target, write_new
+    check_target(str(finance), "Close")  # nothing there yet
+    (finance / "tests").mkdir(exist_ok=True)
+    (finance / "tests" / "+43lose.yml").write_text("written meanwhile\n")
+    with pytest.raises(Exception) as caught:
+        write_new(str(finance), "Close", "recorded\n")
+    assert "exists already" in str(caught.value)
+    assert (finance / "tests" / "+43lose.yml").read_text() == "written meanwhile\n"
+    helped = cli(finance, "test", "--help")
+    assert "tests/+43lose.yml" in " ".join(helped.stdout.split()), helped.stdout
+
+
+def test_junit_xml_target_a_link_to_nothing_is_named_and_missing_folders_are_made(finance, tmp_path):
+    link = finance / "junit.xml"
+    link.symlink_to(tmp_path / "nowhere" / "junit.xml")
+    err = one_paragraph(cli(finance, "test", "-k", "no_such_test_zzz", "--junit-xml", link), 2)
+    assert "is a symbolic link to" in err and "which does not exist" in err and "not writable" not in err, err
+    report = finance / "reports" / "ci" / "junit.xml"
+    result = cli(finance, "test", "-k", "no_such_test_zzz", "--junit-xml", report)
+    assert result.exit_code == 0 and ET.parse(report).getroot().tag == "testsuites", describe(result)

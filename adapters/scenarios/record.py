@@ -27,6 +27,7 @@ from ...compiler.resolver import Resolution
 from ...compiler.workspace import dataset_from_data, from_snapshot, project_from_data
 from ...compiler.yaml_source import load_yaml_text
 from .. import folders, loaders
+from ..output_paths import check_file, write_failed
 from ...compiler import parameters, system_columns as sysc
 from ..runstore import RunStore
 from . import execute
@@ -162,15 +163,47 @@ class _Raise:
             self.add(d.code, d.message, d.location)
 
 
+def recorded_file(root: str, name: str) -> tuple[str, str]:
+    """(relative, full) path of the test ``name`` writes: ``tests/<segment>.yml``, the name escaped as
+    project folders are (:func:`..folders.segment`: ``Close`` -> ``tests/+43lose.yml``)."""
+    rel = os.path.join("tests", folders.segment(name) + ".yml")
+    return rel, os.path.join(root, rel)
+
+
+def _exists(rel: str) -> LedgerflowError:
+    return LedgerflowError(f"{rel} exists already; choose another NAME or remove the file.")
+
+
+def check_target(root: str, name: str) -> None:
+    """Raise a one-paragraph error unless the test file of ``name`` is new and can be written: before
+    any Spark work, so a bad target costs nothing."""
+    rel, path = recorded_file(root, name)
+    if os.path.exists(path):  # a file, or a link to one (a link to nothing: check_file says so)
+        raise _exists(rel)
+    check_file(path, "test --record: the test file")  # a dangling link, tests/ a file, a folder not writable
+
+
+def write_new(root: str, name: str, text: str) -> None:
+    """Write ``text`` as the new test file of ``name`` ("x": never over a file, or through a link, that
+    appeared meanwhile); a failure is one paragraph."""
+    rel, path = recorded_file(root, name)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(text)
+    except FileExistsError:
+        raise _exists(rel) from None
+    except OSError as err:
+        raise write_failed(path, err, "the recorded test") from None
+
+
 def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factory: Callable[[], object]) -> str:
-    """Write ``tests/<name>.yml`` from the run ``run_id``; returns what was written, in words."""
+    """Write ``tests/<name>.yml`` (:func:`recorded_file`) from the run ``run_id``; returns what was written, in words."""
     rec = RunStore(ws.root).get_run(run_id)
     if rec.get("status") != "completed":
         raise LedgerflowError(f"run {run_id} is {rec.get('status')}; only a completed run can become a test.")
-    rel = os.path.join("tests", folders.segment(name) + ".yml")
-    path = os.path.join(ws.root, rel)
-    if os.path.exists(path):
-        raise LedgerflowError(f"{rel} exists already; choose another NAME or remove the file.")
+    rel, path = recorded_file(ws.root, name)
+    check_target(ws.root, name)
     project, snap_ws = _snapshot(rec, ws)
     compiled = compile_project(snap_ws, project)
     period = parse_period(rec["period"]["identifier"])
@@ -237,8 +270,6 @@ def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factor
         expect.append({"output": out.seq, "rows": [{c: _plain(v) for c, v in row.items()} for row in _expected(out)]})
     header = (f"# Written by `ledgerflow test --record {run_id} {name}`: the expectations are the outputs of the\n"
               f"# project as that run recorded it, run on the rows given here.\n")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(header + text + _dump({"expect": expect}))
+    write_new(ws.root, name, header + text + _dump({"expect": expect}))
     counts = ", ".join(f"{len(v['rows'])} rows of {k}" for k, v in yaml.safe_load(text)["given"].items())
     return f"wrote {rel}: {counts}; {sum(len(e['rows']) for e in expect)} expected rows in {len(expect)} output(s)"

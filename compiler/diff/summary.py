@@ -22,7 +22,7 @@ class ProjectSummary:
     """A compiled project as the diff sees it."""
 
     name: str
-    file_digest: str  # the project's YAML file, byte for byte
+    file_digest: str  # the project's YAML file, byte for byte but its line endings (see _file_bytes)
     script: str  # the compiled script, as `ledgerflow compile` prints it
     normalised_sql: str  # what the script computes: inputs and statements, no comments
     operations: list[OperationPrint] = field(default_factory=list)
@@ -31,15 +31,18 @@ class ProjectSummary:
 
 
 def _file_bytes(workspace: Workspace, relative: str) -> bytes:
+    """The file's bytes with CRLF line endings read as LF. A revision is read from git as committed (no
+    checkout filter), while the working tree may hold the same files with CRLF (``core.autocrlf``,
+    ``eol=crlf`` in .gitattributes); YAML reads both endings alike, so only a real edit may count."""
     try:
         with open(os.path.join(workspace.root, relative), "rb") as fh:
-            return fh.read()
+            return fh.read().replace(b"\r\n", b"\n")
     except OSError:
         return b""
 
 
 def file_digest(workspace: Workspace, project: Project) -> str:
-    """A hash of the project's YAML file as written."""
+    """A hash of the project's YAML file as written (line endings aside: :func:`_file_bytes`)."""
     return hashlib.sha256(_file_bytes(workspace, project.file)).hexdigest()
 
 
