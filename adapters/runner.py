@@ -29,7 +29,7 @@ from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspac
 from . import fingerprint, interrupts, leases, liveness, loaders, parser_warmup, recovery, writers
 from .errors_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
-from .registered_reads import registered_resolution
+from .registered_reads import pin_source, registered_resolution, versions_holding
 from .runstore import RunStore, registered_id
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, stor
     if dataset.registered and upstream and dataset.name in upstream:
         return upstream[dataset.name]["version"]
     if dataset.registered:
-        holding = [r["version"] for r in store.registrations(dataset.name) if period.identifier in r["periods"]]
+        holding = versions_holding(store.registrations(dataset.name), period)
         if not holding:
             raise ResolutionError(f"registered dataset '{dataset.name}' has no version holding period "
                                   f"{period.identifier}; pin a dataset_version or run the producing project first.")
@@ -174,7 +174,7 @@ def resolve_inputs(ctx: RunContext, store: RunStore, memory: Optional[dict] = No
             res = Resolution(ds.id, ds.name, version, "memory", "in_memory", "", [loc])
         elif ds.registered:  # a version lacking the run's period is refused, pinned or not
             res = registered_resolution(ds, version, store.registrations(ds.name), ctx.period,
-                                        pinned=view.pinned_version is not None)
+                                        pin=pin_source(ctx.project, view))
         else:
             res = resolver_engine.resolve(ctx.workspace, ctx.project, ds, version, ctx.period)
         for loc in res.locations:
@@ -675,9 +675,10 @@ class Runner:
                              columns=[], versions=[])
             text = resolver_engine.substitute(d.path, pseudo, version, ctx.period, f"output {op.seq}") \
                 if "{{" in d.path else d.path
-            return OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, d.path, text,
-                                                                              f"output {op.seq}"), d.format, version,
-                                     ctx.workspace.root)
+            place = getattr(d.path, "location", lambda: d.location)()  # the path's place in the project file
+            where = f"output {op.seq} ({place})" if place else f"output {op.seq}"
+            return OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, d.path, text, where),
+                                     d.format, version, ctx.workspace.root)
         return self._table_destination(ctx, op, version)
 
     def _table_destination(self, ctx: RunContext, op, version: int) -> OutputDestination:
@@ -694,11 +695,12 @@ class Runner:
         text = resolver_engine.substitute((st.path if st.type == "path" else st.table) or "", pseudo, version,
                                           ctx.period, rule.name)
         if st.type == "table":
-            return OutputDestination("table", resolver_engine.table_name(text, f"rule '{rule.name}'"), "table", version)
+            return OutputDestination("table", resolver_engine.table_name(text, resolver_engine.rule_where(rule)), "table",
+                                     version)
         within = None if resolver_engine.is_absolute_or_uri(st.path) else ctx.workspace.root
         return OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, st.path, text,
-                                                                          f"rule '{rule.name}'"), st.format, version,
-                                 within)
+                                                                          resolver_engine.rule_where(rule)), st.format,
+                                 version, within)
 
     @contextlib.contextmanager
     def _timed_output(self, op):

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..compiler.errors import ResolutionError
-from ..compiler.realpaths import escape
+from ..compiler.realpaths import outside
 
 PARTITION = "_period"
 VERSIONS = ".lf_versions"
@@ -86,6 +86,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     existed = versions
     while not os.path.isdir(existed) and os.path.dirname(existed) != existed:
         existed = os.path.dirname(existed)
+    expected = os.path.realpath(staged)  # taken before the write: a folder redirected during it is caught below
     try:
         writer.save(staged)
     except BaseException:  # the query itself may fail here (the runner does not materialise local outputs)
@@ -98,21 +99,31 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
                 break
             folder = os.path.dirname(folder)
         raise
-    return Staged(partition_link(root, period), staged, create_only, within, os.path.realpath(staged))
+    now = os.path.realpath(staged)
+    if now != expected:
+        raise UnsafeDestination(f"the destination {root} was redirected while the run wrote it: its rows were to go to "
+                                f"{expected} and went to {now} (a folder on the way was replaced by a symbolic link). "
+                                "Nothing was swapped in and nothing was deleted; the rows written there are left as "
+                                "they are. Remove the link and run again.")
+    return Staged(partition_link(root, period), staged, create_only, within, expected)
 
 
-def check_inside(root: str, within: Optional[str], where: str = "") -> None:
-    """Raise :class:`UnsafeDestination` when the destination folder ``root`` is not inside the folder
-    ``within`` once both are real paths (a folder on the way became a symbolic link out of the
-    workspace); nothing to check when ``within`` is None (an absolute path of a resolver rule)."""
+def check_inside(root: str, within: Optional[str], where: str = "", staged: bool = False) -> None:
+    """Raise :class:`UnsafeDestination` when the destination folder ``root`` is not strictly inside the
+    folder ``within`` as text and as a real path (:func:`..compiler.realpaths.outside`: a folder on the
+    way became a symbolic link out of the workspace, or one that loops); nothing to check when ``within``
+    is None (an absolute path of a resolver rule). ``staged``: checked at the swap, after rows were
+    written (the message then says they may have been)."""
     if within is None:
         return
-    real = escape(within, root)
-    if real is not None:
+    problem = outside(within, root)
+    if problem is not None:
         prefix = f"{where}: " if where else ""
-        raise UnsafeDestination(f"{prefix}the destination {root} leads to {real} through a symbolic link, not inside "
-                                f"the workspace {within} (OUT-VR-002). Nothing was written there and nothing was "
-                                "deleted. Remove the link (or point the output elsewhere) and run again.")
+        done = ("Nothing was swapped in and nothing was deleted; rows this run staged may be left in a "
+                f"{VERSIONS} folder there (a folder was redirected while the run wrote)." if staged else
+                "Nothing was written there and nothing was deleted.")
+        raise UnsafeDestination(f"{prefix}the destination {root} {problem} (the workspace: {within}; OUT-VR-002). "
+                                f"{done} Remove the link (or point the output elsewhere) and run again.")
 
 
 def check_staged_in_place(s: Staged) -> None:
@@ -121,7 +132,7 @@ def check_staged_in_place(s: Staged) -> None:
     folder on the way replaced by a symbolic link while the run ran would otherwise get a partition
     link written wherever the new link points."""
     root, _ = _root_period(s.link)
-    check_inside(root, s.within)
+    check_inside(root, s.within, staged=True)
     now = os.path.realpath(s.staged)
     if s.real is not None and now != s.real:
         raise UnsafeDestination(f"the destination {root} now leads to {os.path.realpath(root)}, not "

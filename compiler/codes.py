@@ -106,10 +106,11 @@ CODES: tuple[Code, ...] = (
     Code("SEL-002", "named selectors nest too deeply", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
     # outputs
     Code("OUT-VR-001", "a registered output's destination without {{version}} in its path, or a catalog table", f"{README} (guarantees)"),
-    Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI, a '..' climb or a symbolic link "
-         "out of it)", f"{README} (guarantees)"),
-    Code("TABLE-001", "a table name that is not table, database.table or catalog.database.table (a destination's "
-         "catalog_table or table, a resolver's table rule)", f"{README} (guarantees)"),
+    Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI, a '..' climb, the workspace folder "
+         "itself, a symbolic link out of it or one that loops)", f"{README} (guarantees)"),
+    Code("TABLE-001", "a table name Spark cannot take (a destination's catalog_table, or the name a resolver's table "
+         "rule gives an output's table or a dataset read through it), or a destination table that cannot fill a "
+         "path token", f"{README} (guarantees)"),
     # input files (read exactly or refused)
     Code("INPUT-001", "a data file of an input location lacks a declared column (the file is named)",
          f"{README} (guarantees)"),

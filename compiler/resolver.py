@@ -18,12 +18,15 @@ from .dsl.ast import Binary, Call, ColumnRef, Literal, Node, Paren, Unary
 from .dsl.parser import DslSyntaxError, parse_expression
 from .errors import ResolutionError
 from .model import Dataset, Project, Resolver, ResolverRule, Workspace
-from .periods import LEVEL_ORDER, Period
-from .realpaths import escape
+from .periods import LEVEL_ORDER, Period, parse_period
+from .realpaths import inside, outside
 from .table_names import HINT as TABLE_HINT, table_name_problem
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _PERIOD_TOKENS = ("identifier", "YYYY", "MM", "QQ", "DD")
+# One run period of each level: what validate substitutes into a rule's table template (the run checks
+# the name it substitutes again, for its own period).
+_SAMPLE_PERIODS = tuple(parse_period(p) for p in ("2026", "2026-Q1", "2026-01", "2026-01-01"))
 
 
 @dataclass(frozen=True)
@@ -204,22 +207,39 @@ def rule_locations(root: str, rule: ResolverRule, dataset: Dataset, version: int
         text = substitute(template or "", dataset, version, sub, rule.name)
         specific = sub.identifier if (uses_period or rule.data_level != "any") else None
         if st.type == "path":
-            out.append(ResolvedLocation("path", absolute_path(root, template or "", text, f"rule '{rule.name}'"), st.format,
+            out.append(ResolvedLocation("path", absolute_path(root, template or "", text, rule_where(rule)), st.format,
                                         specific, st.options))
         else:
-            out.append(ResolvedLocation("table", table_name(text, f"rule '{rule.name}'"), "table", specific,
+            out.append(ResolvedLocation("table", table_name(text, rule_where(rule)), "table", specific,
                                         st.options))
     return out
 
 
+def rule_where(rule: ResolverRule) -> str:
+    """``rule 'name' (ledgerflow.yml:line:column)``: a rule as errors name it (without a place when the
+    rule has none, e.g. one built in a test)."""
+    return f"rule '{rule.name}'" + (f" ({rule.location})" if rule.location else "")
+
+
+def token_values(dataset: Dataset, version: int, period: Period) -> dict[str, str]:
+    """The value of each token of a rule's template for ``dataset`` at ``version`` and ``period``."""
+    start = period.start
+    return {"dataset": dataset.name, "dataset_id": dataset.id, "version": str(version),
+            "table_name": dataset.table_name, "identifier": period.identifier, "YYYY": f"{start.year:04d}",
+            "MM": f"{start.month:02d}", "QQ": f"Q{(start.month - 1) // 3 + 1}", "DD": f"{start.day:02d}"}
+
+
+def climbs(value: str) -> bool:
+    """Whether a token's value could climb folders once in a path: ``..`` or a path separator (either
+    one, whatever the system: a rule's path is one text for every machine)."""
+    return ".." in value or "/" in value or "\\" in value
+
+
 def substitute(template: str, dataset: Dataset, version: int, period: Period, rule: str) -> str:
     """Replace path tokens; a token value that could climb directories is an error."""
-    start = period.start
-    values = {"dataset": dataset.name, "dataset_id": dataset.id, "version": str(version),
-              "table_name": dataset.table_name, "identifier": period.identifier, "YYYY": f"{start.year:04d}",
-              "MM": f"{start.month:02d}", "QQ": f"Q{(start.month - 1) // 3 + 1}", "DD": f"{start.day:02d}"}
+    values = token_values(dataset, version, period)
     for name, value in values.items():
-        if ".." in value or "/" in value or "\\" in value:
+        if climbs(value):
             raise ResolutionError(f"rule '{rule}': the value '{value}' of token {{{{{name}}}}} could leave the "
                                   "workspace ('..' or a path separator); rename the dataset or table.")
     out = template
@@ -245,7 +265,7 @@ def absolute_path(root: str, template: str, path: str, where: str) -> str:
     if is_absolute_or_uri(template):
         return path
     full = os.path.normpath(os.path.join(root, path))
-    if os.path.commonpath([full, os.path.normpath(root)]) != os.path.normpath(root):
+    if not inside(full, root, strict=False):
         raise ResolutionError(f"{where}: the path '{path}' leaves the workspace.")
     return full
 
@@ -260,17 +280,62 @@ def table_name(name: str, where: str) -> str:
 
 
 def destination_path(root: str, template: str, path: str, where: str) -> str:
-    """:func:`absolute_path` of an output's destination, which a relative ``template`` keeps inside the
-    workspace as a real path too: a folder on the way that is a symbolic link out of it (or back to the
-    workspace folder itself) is refused (OUT-VR-002) before anything is written. Checked whenever a run
-    resolves its destinations; the swap checks the staged folder again (``adapters/writers.py``)."""
+    """:func:`absolute_path` of an output's destination, which a relative ``template`` keeps strictly
+    inside the workspace as a real path too (:func:`.realpaths.outside`): the workspace folder itself, a
+    folder on the way that is a symbolic link out of it (or back to the workspace folder) or a link that
+    loops is refused (OUT-VR-002) before anything is written. Checked whenever a run resolves its
+    destinations; staging and the swap check again (``adapters/writers.py``). ``where`` names what gave
+    the path, with its place (``output 3 (projects/p.yml:9:5)``, :func:`rule_where`)."""
     full = absolute_path(root, template, path, where)
     if is_absolute_or_uri(template):
         return full
-    real = escape(root, full)
-    if real is not None:
-        raise ResolutionError(f"{where} (OUT-VR-002): the path '{path}' leads to {real} through a symbolic link, "
-                              "not inside the workspace; nothing was written. A project writes only inside its "
-                              "workspace: a location elsewhere is written as an absolute path in a resolver rule of "
-                              "ledgerflow.yml.")
+    problem = outside(root, full)
+    if problem is not None:
+        advice = ("Remove the loop, or write the output elsewhere." if "(ELOOP)" in problem else
+                  "A project writes only inside its workspace: a location elsewhere is written as an absolute "
+                  "path in a resolver rule of ledgerflow.yml.")
+        raise ResolutionError(f"{where} (OUT-VR-002): the path '{path}' {problem}; nothing was written. {advice}")
     return full
+
+
+# ------------------------------------------------------------------------ checks before a run (validate)
+def sample_periods(rule: ResolverRule, dataset: Dataset) -> list[Period]:
+    """The periods whose token values ``rule`` can give ``dataset`` a location for, one per level: a run
+    of each level whose ``when`` holds on a sample period of that level (a ``when`` that cannot be
+    evaluated is left to the run, which reports it), split to the rule's ``data_level``."""
+    out: list[Period] = []
+    for run in _SAMPLE_PERIODS:
+        if rule.data_level != "any" and LEVEL_ORDER[rule.data_level] > LEVEL_ORDER[run.level]:
+            continue  # a coarser rule cannot serve this run (the run says so)
+        if rule.when is not None:
+            try:
+                if evaluate_when(rule.when, run, dataset) is not True:
+                    continue
+            except ValueError:
+                continue
+        sub = run.sub_periods(rule.data_level)[0]
+        if sub not in out:
+            out.append(sub)
+    return out
+
+
+def rule_table_problem(rule: ResolverRule, dataset: Dataset, version: int = 1) -> Optional[str]:
+    """For a table rule: what is wrong with a table name it gives ``dataset`` (a clause to follow "rule
+    'r' ..."), tried with a period of each level the rule can serve; None when every name it gives is a
+    table name, or the rule gives a path. A token the substitution does not know is left to the run,
+    which names it."""
+    st = rule.strategy
+    if st.type != "table" or st.table is None:
+        return None
+    uses_period = any("{{" + t + "}}" in st.table for t in _PERIOD_TOKENS)
+    for period in sample_periods(rule, dataset):
+        text = st.table
+        for token, value in token_values(dataset, version, period).items():
+            text = text.replace("{{" + token + "}}", value)
+        if "{{" in text:
+            return None
+        problem = table_name_problem(text)
+        if problem:
+            when = f" for a {period.level} period ({period.identifier})" if uses_period else ""
+            return f"gives the table name '{text}'{when}, which {problem}"
+    return None

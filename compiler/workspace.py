@@ -16,7 +16,6 @@ from .errors import CompileError, DiagnosticCollector, LedgerflowError, Location
 from .model import (OPERATION_CLASSES, OPERATION_TYPES, TEMPORAL_MODES, OperationKind, Aggregation, Assignment, ColumnDef, Dataset, DatasetRef,
                     DatasetVersion, Destination, Operation, Project, Resolver, ResolverRule, RuntimeJoin, Strategy,
                     Workspace, WorkspaceConfig)
-from .table_names import HINT as TABLE_HINT, template_problem
 from .yaml_source import YList, YMap, YStr, load_yaml_file, load_yaml_text
 
 MARKER = "ledgerflow.yml"
@@ -176,11 +175,9 @@ def _load_strategy(ru: _Reader, errors: DiagnosticCollector, where: str) -> Stra
         errors.add("YAML-004", f"a path strategy needs 'path' ({where})", s.data.location, "", "add 'path:'")
     if kind == "table" and "table" not in data:
         errors.add("YAML-004", f"a table strategy needs 'table' ({where})", s.data.location, "", "add 'table:'")
+    # A table rule's names are checked where a project uses the rule (bind: an output writing through it, a
+    # dataset read through it), with that use's token values: a rule no project uses fails nobody's validate.
     table = s.get("table", str)
-    problem = template_problem(table) if kind == "table" and table is not None else None
-    if problem:
-        errors.add("TABLE-001", f"the table strategy of {where} gives the table name '{table}', which {problem}",
-                   s.loc("table"), table, TABLE_HINT)
     options = tuple(sorted((str(k), _as_str(v)) for k, v in s.get("options", YMap, {}).items()))
     return Strategy(type=kind, path=s.get("path", str), format=s.choice("format", FORMATS, "parquet"),
                     table=table, options=options)

@@ -230,9 +230,11 @@ def test_table_strategy_gives_catalog_tables():
 def test_table_strategy_refuses_a_name_that_is_not_db_table():
     r = rule("catalog", table="finance.{{identifier}}")
     text = error_of(rule_locations, ROOT, r, dataset(), 1, parse_period("2026-Q1"))
-    assert text.startswith("rule 'catalog' gives the table name 'finance.2026-Q1', which holds '-', a character no "
-                           "table name holds (TABLE-001); a table name is table, database.table or "
-                           "catalog.database.table")
+    assert text.startswith("rule 'catalog' gives the table name 'finance.2026-Q1', which holds '-' (in '2026-Q1'): "
+                           "Spark's session catalog takes only ASCII letters, digits and underscores"), text
+    assert text.endswith("(TABLE-001); a table name is table, database.table or catalog.database.table: each part "
+                         "ASCII letters, digits and underscores (a part Spark reads as a number, such as 2026 or 1e5, "
+                         "in backquotes: finance.`2026`)."), text
 
 
 # -------------------------------------------------------------------------------------------- precedence

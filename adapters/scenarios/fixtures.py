@@ -1,25 +1,26 @@
 """The columns of a given CSV or Parquet file of a test, read before Spark.
 
-They come from the CSV header line or the Parquet footer, so that a column the dataset does not
-have (a misspelling) is reported with the test's place, as for inline rows (TEST-006), instead of
-being dropped while the declared column it meant reads as NULL.
+They come from the CSV header line or the Parquet footer, read as an input location's files are
+(:mod:`..input_files`: the header as the first RFC 4180 record without its byte order mark, the
+footer with pyarrow), so that a column the dataset does not have (a misspelling) is reported with
+the test's place, as for inline rows (TEST-006), instead of being dropped while the declared column
+it meant reads as NULL.
 """
 from __future__ import annotations
 
-import csv
 from typing import Optional
+
+from ..input_files import InputFileError, footer_columns, scan_csv
 
 
 def columns(path: str, file_format: str) -> Optional[list[str]]:
-    """The column names of a fixture file: its CSV header line (a UTF-8 byte order mark dropped) or its
-    Parquet schema; None when they cannot be read here (Spark's read then reports the file)."""
-    try:
-        if file_format == "csv":
-            with open(path, encoding="utf-8-sig", newline="") as fh:
-                return next(csv.reader(fh), [])
-        if file_format == "parquet":
-            import pyarrow.parquet as pq
-            return list(pq.read_schema(path).names)
-    except Exception:  # noqa: BLE001 - unreadable here: the read names the file (TEST-008 / the loader)
-        return None
+    """The column names of a fixture file: its CSV header or its Parquet schema; None when they cannot
+    be read here (an empty or malformed CSV, an unreadable file: the read then names the file)."""
+    if file_format == "csv":
+        try:
+            return list(scan_csv(path).header)
+        except (InputFileError, OSError):
+            return None
+    if file_format == "parquet":
+        return footer_columns(path, "parquet")
     return None

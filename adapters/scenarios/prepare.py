@@ -19,7 +19,7 @@ from ...compiler.errors import CompileError, Diagnostic, DiagnosticCollector, Lo
 from ...compiler.model import Dataset, Project, Workspace
 from ...compiler.periods import Period, PeriodError, parse_period
 from ...compiler.plan import InputView
-from ...compiler.realpaths import escape
+from ...compiler.realpaths import link_loop, outside
 from ...compiler.stage import Statement
 from .fixtures import columns as fixture_columns
 from .spec import Expectation, Given, ScenarioTest
@@ -193,8 +193,8 @@ def _given_data(test: ScenarioTest, given: Given, ds: Dataset, period: Period, r
                 errors: DiagnosticCollector) -> Optional[GivenData]:
     source = f"{test.file} given {ds.name}"
     if given.rows is None:
-        real = escape(root, given.path or "")
-        if real is not None:  # checked first: nothing is said about files outside the workspace
+        # checked first: nothing is said about files outside the workspace (a link that loops is no file: TEST-008)
+        if outside(root, given.path or "") is not None and link_loop(given.path or "") is None:
             errors.add("TEST-013", f"the {given.file_format} file {given.display} of given dataset '{ds.name}' is "
                        "not inside the workspace", given.location, given.display,
                        "keep fixtures inside the workspace (e.g. tests/fixtures/), named relative to the test file")
@@ -216,7 +216,7 @@ def _fixture_columns_known(given: Given, ds: Dataset, errors: DiagnosticCollecto
     an inline row."""
     found = fixture_columns(given.path or "", given.file_format or "") or []
     known = [c.name for c in ds.columns] + [n for n, _ in sysc.system_columns(ds.temporal_mode)]
-    unknown = [c for c in found if c not in known]
+    unknown = list(dict.fromkeys(c for c in found if c not in known))  # a column named twice is reported once
     for column in unknown:
         errors.add("TEST-006", f"dataset '{ds.name}' has no column '{column}' (a column of {given.display})",
                    given.location, column, did_you_mean(column, known))

@@ -19,6 +19,7 @@ from ..model import Dataset, DatasetRef, Operation, Project, Workspace
 from ..plan import InputView, Role
 from ..render import data_type
 from ..system_columns import is_system
+from ..table_names import HINT as TABLE_HINT
 from ..types import SqlType
 
 IDENTIFIER = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
@@ -162,6 +163,14 @@ class BindContext:
             self.errors.add(code, f"{what}: no resolver for dataset '{ds.name}' (ResolverNotFound)", ref.location,
                             ref.dataset_id, "set default_resolver in ledgerflow.yml, resolver_id on the dataset, or "
                             "a project resolver_overrides entry")
+            return
+        resolver = self.ws.config.resolvers.get(chosen)
+        for rule in resolver.rules if resolver and not ds.registered else []:  # registered: read where registered
+            problem = resolution.rule_table_problem(rule, ds, ref.dataset_version or 1)
+            if problem:
+                self.errors.add("TABLE-001", f"{what}: dataset '{ds.name}' is read through resolver '{chosen}', whose "
+                                f"{resolution.rule_where(rule)} {problem}", ref.location, ref.dataset_id,
+                                TABLE_HINT + "; the dataset's table_name fills the rule's {{table_name}}")
 
     def view_for(self, ds: Dataset, pin: Optional[int], role: Role, seq: int, alias: Optional[str],
                  row_ids: bool) -> str:

@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import Optional
 
 from sqlglot import exp
 
 from ..errors import did_you_mean
-from ..model import OutputOperation
+from ..model import Dataset, OutputOperation, ResolverRule
 from ..plan import Column, Condition, ConditionKind, OutputPlan
-from ..realpaths import escape, fixed_part
-from ..resolver import is_absolute_or_uri
+from ..realpaths import fixed_part, inside, outside
+from ..registered import registered_id
+from ..resolver import climbs, is_absolute_or_uri, rule_table_problem, rule_where
 from ..table_names import HINT as TABLE_HINT, table_name_problem
 from .context import IDENTIFIER, BindContext, and_all, loc_of, not_deleted
 
@@ -63,71 +63,97 @@ def check_destination_path(ctx: BindContext, op: OutputOperation) -> None:
     where = loc_of(d.path, d.location)
     hint = ("write a path relative to the workspace (e.g. 'out/name'), or name a table whose resolver rule "
             "in ledgerflow.yml gives the location: destination: {table: NAME, resolver: R}")
-    if is_absolute_or_uri(path) or path.startswith("\\"):
+    if is_absolute_or_uri(path) or path.startswith("\\"):  # \\server\share: absolute on Windows
         ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to the absolute path or URI '{path}'; a project "
                        "may only write inside its workspace", where, path, hint)
         return
-    parts = [p for p in re.split(r"[/\\]", path) if p not in ("", ".")]
-    depth = 0
-    for part in parts:
-        depth += -1 if part == ".." else 1
-        if depth < 0:
-            break
-    if depth <= 0:
-        what = "leaves the workspace" if depth < 0 else "is the workspace folder itself"
-        ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which {what}", where, path, hint)
-        return
-    real = _escape_through_links(ctx.ws.root, path)
-    if real is not None:
-        ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which leads to {real} through a symbolic "
-                       "link, not inside the workspace", where, path, hint)
+    problem = template_path_problem(ctx.ws.root, path)
+    if problem is not None:
+        ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which {problem}", where, path,
+                       _LOOP_HINT if "(ELOOP)" in problem else hint)
 
 
-def _escape_through_links(root: str, template: str):
-    """The real path the folders of ``template`` before its first ``{{token}}`` reach when that is not
-    inside the workspace ``root`` (a symbolic link on the way), else None. The folders after a token
-    are checked by the run, which knows the tokens' values."""
-    fixed = os.path.normpath(os.path.join(root, fixed_part(template)))
-    if fixed == os.path.normpath(root):  # a path starting with a token: nothing to check before the run
-        return None
-    return escape(root, fixed)
+_LOOP_HINT = "remove the looping link (or replace it by a folder), or write the output elsewhere"
+
+
+def template_path_problem(root: str, template: str) -> Optional[str]:
+    """:func:`.realpaths.outside` of a relative destination path template before a run: the whole
+    template as text (a ``{{token}}`` standing for one folder; a backslash taken as a separator too, so
+    that a climb out is refused whichever system runs the project), then, as a real path, its folders
+    before the first token (this system's separators: on Linux ``data\\out`` is one folder), which may be
+    the workspace folder itself when a folder follows. The folders after a token are checked by the run,
+    which knows the tokens' values."""
+    full = os.path.normpath(os.path.join(root, template.replace("\\", "/")))
+    if not inside(full, root):
+        return "is the workspace folder itself" if full == os.path.normpath(root) else "leaves the workspace"
+    fixed = fixed_part(template)
+    return outside(root, fixed, strict=fixed == template)
+
+
+def destination_rules(ctx: BindContext, op: OutputOperation) -> tuple[Optional[str], list[ResolverRule]]:
+    """(resolver id, its rules) of a ``{table: T}`` destination (no rules when it names no known
+    resolver): any rule may match a period, so each check below looks at every one."""
+    d = op.destination
+    rid = (d.resolver or ctx.ws.config.default_resolver) if d is not None else None
+    resolver = ctx.ws.config.resolvers.get(rid) if rid else None
+    return rid, list(resolver.rules) if resolver else []
 
 
 def check_rule_paths(ctx: BindContext, op: OutputOperation) -> None:
     """OUT-VR-002 for ``{table: T}``: every relative path rule of the destination's resolver (any of them
-    may match a period, as for OUT-VR-001) stays inside the workspace, as text and as a real path; an
-    absolute path or a URI in ledgerflow.yml is the workspace owner's choice of a location elsewhere."""
+    may match a period, as for OUT-VR-001) stays strictly inside the workspace, as text and as a real
+    path; an absolute path or a URI in ledgerflow.yml is the workspace owner's choice of a location
+    elsewhere."""
     d = op.destination
     if d is None or d.kind != "table":
         return
-    rid = d.resolver or ctx.ws.config.default_resolver
-    resolver = ctx.ws.config.resolvers.get(rid) if rid else None
+    rid, rules = destination_rules(ctx, op)
     hint = ("keep the rule's relative path inside the workspace, or write the location it means as an absolute "
             "path in that rule")
-    for rule in resolver.rules if resolver else []:
+    for rule in rules:
         st = rule.strategy
         if st.type != "path" or not st.path or is_absolute_or_uri(st.path) or st.path.startswith("\\"):
             continue
-        root, full = os.path.normpath(ctx.ws.root), os.path.normpath(os.path.join(ctx.ws.root, st.path))
-        real = full if os.path.commonpath([full, root]) != root else _escape_through_links(root, st.path)
-        if real is not None:
-            ctx.errors.add("OUT-VR-002", f"output {op.seq} writes through resolver '{rid}', whose rule '{rule.name}' "
-                           f"({rule.location or 'ledgerflow.yml'}) gives the path '{st.path}', which leads to {real}, "
-                           "not inside the workspace", loc_of(d.table, d.location), str(d.table), hint)
+        problem = template_path_problem(ctx.ws.root, st.path)
+        if problem is not None:
+            ctx.errors.add("OUT-VR-002", f"output {op.seq} writes through resolver '{rid}', whose "
+                           f"{rule_where(rule)} gives the path '{st.path}', which {problem}",
+                           loc_of(d.table, d.location), str(d.table), _LOOP_HINT if "(ELOOP)" in problem else hint)
 
 
 def check_table_names(ctx: BindContext, op: OutputOperation) -> None:
-    """TABLE-001: a destination's ``catalog_table`` or ``table`` is a table name Spark can take."""
+    """TABLE-001: a destination's ``catalog_table`` is a table name Spark can take; a ``{table: T}``
+    gives one through each table rule of its resolver (T fills their ``{{table_name}}`` and
+    ``{{dataset}}``, tried with a period of each level), and T can fill a folder of a path rule (no
+    '..' or path separator, as the run's substitution requires of every token value). T itself need not
+    be a table name: through a path rule it only names folders (``{table: gl-summary}``)."""
     d = op.destination
     if d is None:
         return
-    for key, value in (("catalog_table", d.catalog_table), ("table", d.table)):
-        if d.kind != key or value is None:
-            continue
-        problem = table_name_problem(value)
+    if d.kind == "catalog_table" and d.catalog_table is not None:
+        problem = table_name_problem(d.catalog_table)
         if problem:
-            ctx.errors.add("TABLE-001", f"output {op.seq}: the destination's {key} '{value}' {problem}",
-                           loc_of(value, d.location), str(value), TABLE_HINT)
+            ctx.errors.add("TABLE-001", f"output {op.seq}: the destination's catalog_table '{d.catalog_table}' "
+                           f"{problem}", loc_of(d.catalog_table, d.location), str(d.catalog_table), TABLE_HINT)
+        return
+    if d.kind != "table" or d.table is None:
+        return
+    table, where = str(d.table), loc_of(d.table, d.location)
+    if table.strip() in ("", ".") or climbs(table):
+        what = "holds '..' or a path separator" if climbs(table) else "is empty" if not table.strip() else "is '.'"
+        ctx.errors.add("TABLE-001", f"output {op.seq}: the destination's table '{table}' {what}, so it cannot name a "
+                       "folder: it fills the {{table_name}} and {{dataset}} tokens of its resolver's rules, which may "
+                       "put it in a path", where, table, "name the table without '..', '/' or '\\'")
+        return
+    rid, rules = destination_rules(ctx, op)
+    pseudo = Dataset(id=registered_id(op.register_as_dataset or table), name=table, status="active",
+                     table_name=table, temporal_mode="period", columns=[], versions=[])  # as the run fills it
+    for rule in rules:
+        problem = rule_table_problem(rule, pseudo)
+        if problem:
+            ctx.errors.add("TABLE-001", f"output {op.seq} writes the table '{table}' through resolver '{rid}', whose "
+                           f"{rule_where(rule)} {problem}", where, table,
+                           TABLE_HINT + "; the destination's table fills the rule's {{table_name}} and {{dataset}}")
 
 
 def check_version_folder(ctx: BindContext, op: OutputOperation) -> None:
@@ -151,9 +177,8 @@ def check_version_folder(ctx: BindContext, op: OutputOperation) -> None:
                        "which has no {{version}}: a new version would replace the previous one",
                        loc_of(d.path, d.location), str(d.path), hint + ", e.g. 'out/" + name + "/v{{version}}'")
     elif d.kind == "table":
-        rid = d.resolver or ctx.ws.config.default_resolver
-        resolver = ctx.ws.config.resolvers.get(rid) if rid else None
-        for rule in resolver.rules if resolver else []:
+        rid, rules = destination_rules(ctx, op)
+        for rule in rules:
             st = rule.strategy
             if st.type == "table":
                 ctx.errors.add("OUT-VR-001", f"output {op.seq} registers dataset '{name}' through resolver '{rid}', "
