@@ -18,6 +18,7 @@ import re
 from typing import Optional
 
 SEPARATORS = os.sep + (os.altsep or "")
+LOOP = "(ELOOP)"  # in the clause :func:`outside` gives for a link that loops
 _SPLIT = re.compile("[" + re.escape(SEPARATORS) + "]")
 
 
@@ -63,7 +64,7 @@ def outside(root: str, path: str, strict: bool = True) -> Optional[str]:
         return "is the workspace folder itself" if full == top else "leaves the workspace"
     loop = link_loop(full)
     if loop is not None:
-        return f"goes through {loop}, a symbolic link that loops back on itself (ELOOP), so it leads nowhere"
+        return f"goes through {loop}, a symbolic link that loops back on itself {LOOP}, so it leads nowhere"
     real, real_top = os.path.realpath(full), os.path.realpath(top)
     if inside(real, real_top, strict):
         return None

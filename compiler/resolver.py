@@ -19,7 +19,7 @@ from .dsl.parser import DslSyntaxError, parse_expression
 from .errors import ResolutionError
 from .model import Dataset, Project, Resolver, ResolverRule, Workspace
 from .periods import LEVEL_ORDER, Period, parse_period
-from .realpaths import inside, outside
+from .realpaths import LOOP, inside, outside
 from .table_names import HINT as TABLE_HINT, table_name_problem
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -291,7 +291,7 @@ def destination_path(root: str, template: str, path: str, where: str) -> str:
         return full
     problem = outside(root, full)
     if problem is not None:
-        advice = ("Remove the loop, or write the output elsewhere." if "(ELOOP)" in problem else
+        advice = ("Remove the loop, or write the output elsewhere." if LOOP in problem else
                   "A project writes only inside its workspace: a location elsewhere is written as an absolute "
                   "path in a resolver rule of ledgerflow.yml.")
         raise ResolutionError(f"{where} (OUT-VR-002): the path '{path}' {problem}; nothing was written. {advice}")

@@ -140,7 +140,8 @@ def test_the_run_says_a_destination_is_the_workspace_folder_or_a_link_back_to_it
     ws.mkdir()
     with pytest.raises(ResolutionError) as err:
         resolver.destination_path(str(ws), ".", ".", "rule 'root'")
-    assert "rule 'root' (OUT-VR-002): the path '.' is the workspace folder itself; nothing was written" in str(err.value)
+    assert ("rule 'root' (OUT-VR-002): the path '.' is the workspace folder itself; nothing was written"
+            in str(err.value)), str(err.value)
     assert "symbolic link" not in str(err.value)
     os.symlink(ws, ws / "here")
     with pytest.raises(ResolutionError, match="the path 'here' leads back to the workspace folder itself through a "
@@ -344,8 +345,10 @@ def test_a_destination_table_written_through_a_path_rule_only_names_a_folder(fin
     assert result.exit_code == 0, describe(result)
 
 
-@pytest.mark.parametrize("name", [".", "", "../../x", "db..t", "a/b", "a\\\\b"])
+@pytest.mark.parametrize("name", [".", "", "../../x", "db..t", "a/b", "a\\\\b", "`2026_gl`"])
 def test_a_destination_table_that_cannot_name_a_folder_is_refused(finance, name):
+    """``{table: "`2026_gl`"}`` (what the previous hint said to write) passed validate and the run wrote to a
+    folder named `2026_gl` with its backquotes."""
     _output(finance, "no_folder", f'{{table: "{name}"}}')
     result = cli(finance, "validate", "no_folder")
     assert result.exit_code == 1, describe(result)
@@ -467,14 +470,14 @@ def test_a_registered_version_is_read_only_for_a_period_it_holds(tmp_path):
     assert [l.target for l in res.locations] == [str(loc)]
     with pytest.raises(ResolutionError) as err:
         registered_resolution(ds, 1, regs, parse_period("2026-02"), pin=PIN)
-    assert str(err.value).startswith("registered dataset 'close_converted' version 1 (pinned by input_dataset_version at "
-                                     "projects/p.yml:4:24) "
-                                     "does not hold period 2026-02 (it holds 2026-01): reading it for 2026-02 would "
-                                     "read no rows. Nothing was run; pin a version that holds it (2)")
+    assert str(err.value).startswith("registered dataset 'close_converted' version 1 (pinned by "
+                                     "input_dataset_version at projects/p.yml:4:24) does not hold period 2026-02 (it "
+                                     "holds 2026-01): reading it for 2026-02 would read no rows. Nothing was run; pin "
+                                     "a version that holds it (2)")
     with pytest.raises(ResolutionError, match="run the producing project for 2026-03 first"):
         registered_resolution(ds, 1, regs, parse_period("2026-03"), pin=PIN)
-    with pytest.raises(ResolutionError, match="has no version 7 \\(pinned by input_dataset_version at projects/p.yml:4:24\\) \\(registered "
-                                              "versions: 1, 2\\)"):
+    with pytest.raises(ResolutionError, match="has no version 7 \\(pinned by input_dataset_version at "
+                                              "projects/p.yml:4:24\\) \\(registered versions: 1, 2\\)"):
         registered_resolution(ds, 7, regs, parse_period("2026-01"), pin=PIN)
     os.rmdir(loc / "_period=2026-01")
     with pytest.raises(ResolutionError, match="holds period 2026-01, but its partition .* is gone"):

@@ -9,7 +9,7 @@ from sqlglot import exp
 from ..errors import did_you_mean
 from ..model import Dataset, OutputOperation, ResolverRule
 from ..plan import Column, Condition, ConditionKind, OutputPlan
-from ..realpaths import fixed_part, inside, outside
+from ..realpaths import LOOP, fixed_part, inside, outside
 from ..registered import registered_id
 from ..resolver import climbs, is_absolute_or_uri, rule_table_problem, rule_where
 from ..table_names import HINT as TABLE_HINT, table_name_problem
@@ -70,7 +70,7 @@ def check_destination_path(ctx: BindContext, op: OutputOperation) -> None:
     problem = template_path_problem(ctx.ws.root, path)
     if problem is not None:
         ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which {problem}", where, path,
-                       _LOOP_HINT if "(ELOOP)" in problem else hint)
+                       _LOOP_HINT if LOOP in problem else hint)
 
 
 _LOOP_HINT = "remove the looping link (or replace it by a folder), or write the output elsewhere"
@@ -118,7 +118,7 @@ def check_rule_paths(ctx: BindContext, op: OutputOperation) -> None:
         if problem is not None:
             ctx.errors.add("OUT-VR-002", f"output {op.seq} writes through resolver '{rid}', whose "
                            f"{rule_where(rule)} gives the path '{st.path}', which {problem}",
-                           loc_of(d.table, d.location), str(d.table), _LOOP_HINT if "(ELOOP)" in problem else hint)
+                           loc_of(d.table, d.location), str(d.table), _LOOP_HINT if LOOP in problem else hint)
 
 
 def check_table_names(ctx: BindContext, op: OutputOperation) -> None:
@@ -148,12 +148,17 @@ def check_table_names(ctx: BindContext, op: OutputOperation) -> None:
     rid, rules = destination_rules(ctx, op)
     pseudo = Dataset(id=registered_id(op.register_as_dataset or table), name=table, status="active",
                      table_name=table, temporal_mode="period", columns=[], versions=[])  # as the run fills it
+    table_hint = TABLE_HINT + "; the destination's table fills the rule's {{table_name}} and {{dataset}}"
     for rule in rules:
-        problem = rule_table_problem(rule, pseudo)
+        problem, hint = rule_table_problem(rule, pseudo), table_hint
+        st = rule.strategy
+        if st.type == "path" and "`" in table and any(t in (st.path or "") for t in ("{{table_name}}", "{{dataset}}")):
+            problem = (f"gives the path '{st.path}', where the table names a folder: its backquotes would be part of "
+                       "the folder's name (backquotes quote a name in SQL, never in a path)")
+            hint = "write the table without backquotes: through a path rule any name of letters and digits is a folder"
         if problem:
             ctx.errors.add("TABLE-001", f"output {op.seq} writes the table '{table}' through resolver '{rid}', whose "
-                           f"{rule_where(rule)} {problem}", where, table,
-                           TABLE_HINT + "; the destination's table fills the rule's {{table_name}} and {{dataset}}")
+                           f"{rule_where(rule)} {problem}", where, table, hint)
 
 
 def check_version_folder(ctx: BindContext, op: OutputOperation) -> None:
