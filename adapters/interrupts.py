@@ -10,7 +10,12 @@ Here the handler (:func:`watching`) only records the request and starts a thread
 jobs over its own connection. It raises ``KeyboardInterrupt`` itself only when the main thread is
 not inside py4j. Inside py4j, the pending call returns once its jobs are cancelled (or finish); the
 runner then raises at its next checkpoint (:func:`check`) or takes the failure of a cancelled job
-for the interrupt (:func:`requested`).
+for the interrupt (:func:`requested`). A py4j call that is no Spark job (a metastore call, a Hadoop
+rename, a wedged JVM) is not ended by cancelling jobs: a second Ctrl-C raises ``KeyboardInterrupt``
+at once, inside py4j or not (what follows, a rollback, is filesystem work and needs no py4j).
+
+PySpark installs its own handler when a SparkContext is created on the main thread: a session
+created during a run (the Python API's default session) is followed by :func:`reclaim`.
 """
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ class RunInterrupted(KeyboardInterrupt):
 _requested = threading.Event()
 _cancel: list[Optional[Callable[[], None]]] = [None]  # how to cancel the running jobs (set by the runner)
 _cancelling = threading.Lock()
+_watching = [0]  # how many watching() blocks the main thread is in
+_holding = [False]  # hold() was called in the current watching() block
 
 
 def requested() -> bool:
@@ -81,16 +88,36 @@ def _cancel_in_background() -> None:
     threading.Thread(target=run, name="ledgerflow-cancel-jobs", daemon=True).start()
 
 
+def hold() -> None:
+    """Until the current :func:`watching` block ends, a first Ctrl-C is only noted (:func:`requested`):
+    no job is cancelled and nothing is raised. For a run past the point where stopping would leave a
+    mix (a URI or catalog table written, which no rollback undoes): it goes on to its commit point.
+    A second Ctrl-C still raises at once. Outside a block of the main thread nothing changes."""
+    if _watching[0] and threading.current_thread() is threading.main_thread():
+        _holding[0] = True
+
+
 def _handler(_signum, frame) -> None:
+    again = _requested.is_set()  # pressed before and the run has not stopped yet: stop now, py4j or not
     _requested.set()
+    if _holding[0] and not again:
+        return
     _cancel_in_background()
-    if not _in_py4j(frame):
+    if again or not _in_py4j(frame):
         raise KeyboardInterrupt
 
 
 def install() -> None:
     """Make Ctrl-C use this module's handler (main thread only; elsewhere Python cannot set one)."""
     if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _handler)
+
+
+def reclaim() -> None:
+    """Inside a :func:`watching` block on the main thread, make this module's handler the one installed
+    again (call it after creating a SparkSession: PySpark installs its own handler with the
+    SparkContext, which calls py4j from inside the handler). Elsewhere nothing changes."""
+    if _watching[0] and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _handler)
 
 
@@ -104,13 +131,15 @@ def watching(cancel: Optional[Callable[[], None]] = None):
     previous = signal.getsignal(signal.SIGINT)
     set_cancel(cancel)  # a Ctrl-C noted before the block (inside py4j) still counts: check() raises it
     signal.signal(signal.SIGINT, _handler)
+    _watching[0] += 1
     try:
         yield
     finally:
+        _watching[0] -= 1
         signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
         set_cancel(None)
         _requested.clear()
-
+        _holding[0] = False
 
 
 @contextlib.contextmanager

@@ -12,7 +12,13 @@ When another run holds one of them, its process is asked (its run lock, :mod:`.l
 the run stops at once (:class:`LeaseHeld`, exit 1, naming that run, its process and host), or with
 ``run --wait`` polls until the lease is free; dead, recovery rolls that run back and releases what it
 held (:mod:`.recovery`), and the lease is taken. A run's leases are released in the run-store
-transaction that records it completed (its commit point) or failed (after its rollback).
+transaction that records it completed (its commit point) or failed (after its rollback); a lease
+whose run is recorded completed or failed is stale whatever its process does.
+
+A holder started on another host is taken for alive (its lock may not be visible from here), so
+the message says so, says whether its lock looks abandoned from here, and names ``ledgerflow runs
+clean --other-hosts``, which recovers it when that host's run is gone (e.g. a container killed and
+replaced under a new host name on the same volume); ``--wait`` says the same in its waiting line.
 """
 from __future__ import annotations
 
@@ -77,16 +83,33 @@ def take(store: RunStore, run_id: str, process: dict, needed: list[str], wait: b
             continue
         who = (f"run {held['run_id']} (pid {held['pid']} on host {held['host']}, holding it since "
                f"{held['taken_at']}Z)")
+        elsewhere = held.get("host") != liveness.this_host()
         if not wait:
             raise LeaseHeld(
                 f"RUN-001 the destination partition {held['resource'].split(' ', 1)[1]} is being written by {who}; "
-                "two runs writing one partition at once could publish a mix of both. Nothing was run. Run again "
-                "when it has finished, or pass --wait to wait for it.")
+                "two runs writing one partition at once could publish a mix of both. Nothing was run. "
+                + (f"{_other_host(store, held)} If that run is no longer running, `ledgerflow runs clean "
+                   "--other-hosts` rolls it back and releases its partitions; else run" if elsewhere else "Run")
+                + " again when it has finished, or pass --wait to wait for it.")
         if told != held["run_id"]:
             told = held["run_id"]
             echo(f"  waiting: the destination partition {held['resource'].split(' ', 1)[1]} is being written by "
-                 f"{who} (Ctrl-C to stop)")
+                 f"{who}" + (f". {_other_host(store, held)} If that run is no longer running, this waits until "
+                             "`ledgerflow runs clean --other-hosts` releases it" if elsewhere else "")
+                 + " (Ctrl-C to stop)")
         time.sleep(POLL_SECONDS)
+
+
+def _other_host(store: RunStore, lease: dict) -> str:
+    """What can be said from here of a holder started on another host (a sentence)."""
+    with liveness.probe(store.runs_dir, lease["run_id"]) as lock:
+        state = lock.state
+    look = {"abandoned": "its lock looks abandoned from here (nobody holds it; trust that only where all hosts "
+                         "see each other's locks, e.g. NFSv4)",
+            "held": "its lock is held, so it looks alive",
+            "missing": "it has no lock file here"}.get(state, "its lock cannot be checked here")
+    return (f"That run was started on host {lease.get('host')}, not this one ({liveness.this_host()}), so "
+            f"ledgerflow does not take it for dead by itself; {look}.")
 
 
 def _alive(store: RunStore, lease: dict) -> bool:
@@ -94,6 +117,8 @@ def _alive(store: RunStore, lease: dict) -> bool:
     run_id = lease["run_id"]
     if liveness.holds(run_id):
         return True
+    if store.run_status(run_id) in ("completed", "failed"):
+        return False  # the run is final: its lease is stale (recovery releases it), whatever its pid does now
     if lease.get("host") != liveness.this_host():
         return True  # its lock may not be visible from here; `runs clean --other-hosts` decides
     with liveness.probe(store.runs_dir, run_id) as lock:

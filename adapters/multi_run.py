@@ -12,6 +12,11 @@ project downstream of it, directly or through unselected projects, is ``skipped`
 upstream named; the others go on. A draft project is skipped (with its downstream) unless
 ``--allow-draft``. The summary lists every project's status, rows written and duration; the
 invocation fails with exit 3 (:class:`MultiRunFailed`) when any project failed.
+
+Ctrl-C stops the invocation: a project interrupted before its commit point is rolled back and
+recorded failed, one interrupted after it stands (completed), and in every case no further project
+runs: they are ``skipped``, the summary is printed and the invocation ends with exit 3
+(:class:`~.interrupts.RunInterrupted`).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from ..compiler.errors import CompileError, ExecutionError, LedgerflowError
 from ..compiler.graph import PROJECT, WorkspaceGraph, node_id
 from ..compiler.selection import selected_projects
 from ..compiler.workspace import load_workspace
+from .interrupts import RunInterrupted
 from .runstore import RunStore
 
 Echo = Callable[[str], None]
@@ -65,52 +71,81 @@ def run_many(runner, root: str, period: str, select: Optional[str], allow_draft:
              echo: Echo = print) -> list[ProjectOutcome]:
     """Run the selection (see the module docstring); returns one outcome per project, in run order."""
     graph, names = plan_selection(root, select)
-    ws = graph.workspace
     outcomes = {n: ProjectOutcome(n) for n in names}
     blocked: dict[str, str] = {}  # project -> why it cannot run (a failed or skipped upstream)
     upstream: dict[str, dict] = {}  # registered dataset -> what this invocation registered
     echo(f"Running {len(names)} project{'s' if len(names) != 1 else ''} for period {period}: {', '.join(names)}")
-    for i, name in enumerate(names, 1):
-        out = outcomes[name]
-        project = ws.find_project(name)
-        echo(f"\n[{i}/{len(names)}] {name}")
-        if name in blocked:
-            out.status, out.reason = "skipped", blocked[name]
-            echo(f"  skipped: {out.reason}")
-            continue
-        if project.status == "draft" and not allow_draft:
-            out.status, out.reason = "skipped", "draft project (pass --allow-draft to run it)"
-            echo(f"  skipped: {out.reason}")
-            _block_downstream(graph, name, names, blocked, f"upstream project '{name}' is a draft and was skipped")
-            continue
-        clock = time.monotonic()
-        known = _run_ids(runner.store, name)
-        try:
-            record = runner.run(name, period, allow_draft, upstream=upstream)
-        except LedgerflowError as err:
-            out.seconds = time.monotonic() - clock
-            out.status, out.reason = "failed", err.render()
-            out.run_id = next(iter(_run_ids(runner.store, name) - known), None)
-            echo(f"  failed: {out.reason}")
-            _block_downstream(graph, name, names, blocked, f"upstream project '{name}' failed")
-            continue
-        out.seconds = time.monotonic() - clock
-        out.status, out.run_id = "completed", record["run_id"]
-        out.rows = sum(o.get("rows") or 0 for o in record.get("outputs") or [])
-        for o in record.get("outputs") or []:
-            if o.get("registered_dataset"):
-                entry = {"dataset": o["registered_dataset"], "version": o["registered_version"],
-                         "run_id": record["run_id"], "project": name}
-                upstream[o["registered_dataset"]] = entry
-                out.registered.append(entry)
+    stopped: Optional[str] = None  # what Ctrl-C did, when it stopped the invocation
+    try:
+        for i, name in enumerate(names, 1):
+            stopped = _run_one(runner, graph, names, i, outcomes[name], period, allow_draft, blocked, upstream, echo)
+            if stopped is not None:
+                break
+    except KeyboardInterrupt:  # between two projects: no run was under way
+        stopped = "Ctrl-C between two projects"
     result = [outcomes[n] for n in names]
+    if stopped is not None:
+        for o in result:
+            if o.status == "pending":
+                o.status, o.reason = "skipped", "not run: the invocation was stopped by Ctrl-C"
     echo("")
     echo(summary(result, period))
+    if stopped is not None:
+        done = sum(o.status == "completed" for o in result)
+        left = sum(o.reason.startswith("not run: the invocation was stopped") for o in result)
+        raise RunInterrupted(f"{stopped}. Not run: {left} project{'s' if left != 1 else ''}; completed (committed, "
+                             f"they stand): {done}. See the summary above.")
     failed = [o.project for o in result if o.status == "failed"]
     if failed:
         raise MultiRunFailed(f"{len(failed)} of {len(result)} projects failed ({', '.join(failed)}); "
                              f"{sum(o.status == 'skipped' for o in result)} skipped. See the summary above.")
     return result
+
+
+def _run_one(runner, graph: WorkspaceGraph, names: list[str], i: int, out: ProjectOutcome, period: str,
+             allow_draft: bool, blocked: dict, upstream: dict, echo: Echo) -> Optional[str]:
+    """Run (or skip) the ``i``-th project of the selection, filling ``out``; returns what Ctrl-C did when it
+    came during the project's run (the invocation stops), else None."""
+    name = out.project
+    project = graph.workspace.find_project(name)
+    echo(f"\n[{i}/{len(names)}] {name}")
+    if name in blocked:
+        out.status, out.reason = "skipped", blocked[name]
+        echo(f"  skipped: {out.reason}")
+        return None
+    if project.status == "draft" and not allow_draft:
+        out.status, out.reason = "skipped", "draft project (pass --allow-draft to run it)"
+        echo(f"  skipped: {out.reason}")
+        _block_downstream(graph, name, names, blocked, f"upstream project '{name}' is a draft and was skipped")
+        return None
+    clock = time.monotonic()
+    known = _run_ids(runner.store, name)
+    try:
+        record = runner.run(name, period, allow_draft, upstream=upstream)
+    except (LedgerflowError, RunInterrupted) as err:
+        out.seconds = time.monotonic() - clock
+        out.status = "failed"
+        out.reason = f"interrupted: {err}" if isinstance(err, RunInterrupted) else err.render()
+        out.run_id = next(iter(_run_ids(runner.store, name) - known), None)
+        echo(f"  failed: {out.reason}")
+        _block_downstream(graph, name, names, blocked, f"upstream project '{name}' failed")
+        if isinstance(err, RunInterrupted):
+            return f"{name}: {str(err).rstrip('.')}"
+        if runner.stop_requested:  # Ctrl-C while its failure was being recorded
+            return f"{name} failed, and Ctrl-C was pressed meanwhile"
+        return None
+    out.status, out.run_id = "completed", record["run_id"]  # first: a Ctrl-C from here on finds it completed
+    out.seconds = time.monotonic() - clock
+    out.rows = sum(o.get("rows") or 0 for o in record.get("outputs") or [])
+    for o in record.get("outputs") or []:
+        if o.get("registered_dataset"):
+            entry = {"dataset": o["registered_dataset"], "version": o["registered_version"],
+                     "run_id": record["run_id"], "project": name}
+            upstream[o["registered_dataset"]] = entry
+            out.registered.append(entry)
+    if runner.stop_requested:  # a Ctrl-C after its commit point: it stands, and nothing more runs
+        return f"Ctrl-C after the commit point of {name} (run {record['run_id']}, completed)"
+    return None
 
 
 def _block_downstream(graph: WorkspaceGraph, name: str, names: list[str], blocked: dict, reason: str) -> None:

@@ -279,6 +279,9 @@ class Runner:
         self.session_factory = session_factory
         self.spark_label = spark_label
         self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)
+        # Ctrl-C was pressed during the last run and did not stop it (it came after its commit point, or while
+        # it was being recorded failed): a caller running several projects stops before the next one
+        self.stop_requested = False
 
     # ---------------------------------------------------------------- entry points
     def run(self, project_ref: str, period_text: str, allow_draft: bool = False,
@@ -349,9 +352,12 @@ class Runner:
     def _session(self):
         """The SparkSession of this runner (``getOrCreate``: the run later gets the same one)."""
         if self.session_factory:
-            return self.session_factory()
-        from .spark import local_session
-        return local_session()
+            session = self.session_factory()
+        else:
+            from .spark import local_session
+            session = local_session()
+        interrupts.reclaim()  # a SparkContext created here on the main thread installed PySpark's SIGINT handler
+        return session
 
     def _check_inputs(self, original: dict, ctx: RunContext, allow_changed: bool) -> None:
         """Compare the replayed run's inputs with its recorded fingerprints (see :mod:`.fingerprint`):
@@ -385,6 +391,7 @@ class Runner:
         """Run ``ctx`` with Ctrl-C handled as :mod:`.interrupts` says (Spark's jobs cancelled, the run
         stopped at its next step): before the commit point the run is rolled back, recorded failed and
         :class:`~.interrupts.RunInterrupted` raised; after it the run stands and a note says so."""
+        self.stop_requested = False
         with interrupts.watching():
             return self._execute_watched(ctx, resolve)
 
@@ -422,36 +429,15 @@ class Runner:
                                                 "written or recorded.") from exc
             raise
         late: Optional[BaseException] = None
-        try:
-            spark = self._session()
-            interrupts.set_cancel(interrupts.session_cancel(spark))
-            record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
-                               "app_id": _app_id(spark)}
-            pending = self._compute(spark, ctx, destinations)
-            outputs, registrations, journal = self._write(ctx, pending, destinations, record)
-            late = self._commit(ctx, record, outputs, registrations, journal, lineage, clock)
-        except LedgerflowError as err:
-            record["timings"] = self._timings(ctx, clock)
-            self._fail(record, ctx, err)
-            raise
-        except Exception as exc:  # Spark/Py4J/Connect errors: the run failed on Spark
-            if interrupts.requested():  # the failure of a job Ctrl-C cancelled
-                self._fail(record, ctx, ExecutionError("interrupted: KeyboardInterrupt in the process that ran it"))
-                raise self._interrupted(record, ctx) from exc
-            err = ExecutionError(f"run {ctx.run_id} failed on Spark: {spark_error_message(exc, ctx)}")
-            err.__cause__ = exc
-            record["timings"] = self._timings(ctx, clock)
-            self._fail(record, ctx, err)
-            raise err
-        except BaseException as exc:  # KeyboardInterrupt, SystemExit: the outputs were rolled back
-            if self.store.run_status(ctx.run_id) != "completed":
-                self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
-                if isinstance(exc, KeyboardInterrupt):
-                    raise self._interrupted(record, ctx) from exc
-                raise
-            late = exc  # it arrived just after the commit point, which went through: the run stands
-        # Committed: from here on nothing rolls the run back or records it failed, and Ctrl-C only adds a note.
-        with signals_deferred(reraise_sigint=False) as arrived:
+        arrived: list[int] = []  # signals that came from the commit transaction on (deferred until the end)
+        with contextlib.ExitStack() as committing:
+            try:
+                outputs, journal, late = self._execute_spark(ctx, record, destinations, lineage, clock,
+                                                             lambda: committing.enter_context(
+                                                                 signals_deferred(reraise_sigint=False, into=arrived)))
+            finally:
+                self.stop_requested = self.stop_requested or signal.SIGINT in arrived
+            # Committed: from here on nothing rolls the run back or records it failed, and Ctrl-C only adds a note.
             try:
                 self.store.write_files(record, ctx.compiled.script())
             except Exception as exc:  # noqa: BLE001 - the registry holds the completed record
@@ -473,10 +459,49 @@ class Runner:
                 self.echo(f"  output {out['operation_seq']}: {out['rows']} rows -> {out['location']}{reg}")
             if timings:
                 self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
-        if late is not None or signal.SIGINT in arrived:
-            self.echo(f"Interrupted after the commit point: run {ctx.run_id} is committed (completed); nothing "
-                      "was rolled back.")
+            # a Ctrl-C after the commit point, or during a URI's or table's write that did not stop it (interrupts.hold)
+            if late is not None or signal.SIGINT in arrived or interrupts.requested():
+                self.stop_requested = True
+                self.echo(f"Interrupted after the commit point: run {ctx.run_id} is committed (completed); nothing "
+                          "was rolled back.")
         return record
+
+    def _execute_spark(self, ctx: RunContext, record: dict, destinations: dict[int, OutputDestination],
+                       lineage: dict[int, dict], clock: float,
+                       defer_signals: Callable[[], object]) -> tuple[list[dict], list[dict], Optional[BaseException]]:
+        """The run's Spark work, writes and commit point (:meth:`_commit`, which calls ``defer_signals`` as its
+        transaction begins); a failure before the commit point is recorded (:meth:`_fail`) and raised.
+        Returns the record's outputs, the commit journal and an exception that came after the commit point."""
+        late: Optional[BaseException] = None
+        try:
+            spark = self._session()
+            interrupts.set_cancel(interrupts.session_cancel(spark))
+            record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
+                               "app_id": _app_id(spark)}
+            pending = self._compute(spark, ctx, destinations)
+            outputs, registrations, journal = self._write(ctx, pending, destinations, record)
+            late = self._commit(ctx, record, outputs, registrations, journal, lineage, clock, defer_signals)
+        except LedgerflowError as err:
+            record["timings"] = self._timings(ctx, clock)
+            self._fail(record, ctx, err)
+            raise
+        except Exception as exc:  # Spark/Py4J/Connect errors: the run failed on Spark
+            if interrupts.requested():  # the failure of a job Ctrl-C cancelled
+                self._fail(record, ctx, ExecutionError("interrupted: KeyboardInterrupt in the process that ran it"))
+                raise self._interrupted(record, ctx) from exc
+            err = ExecutionError(f"run {ctx.run_id} failed on Spark: {spark_error_message(exc, ctx)}")
+            err.__cause__ = exc
+            record["timings"] = self._timings(ctx, clock)
+            self._fail(record, ctx, err)
+            raise err
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: the outputs were rolled back
+            if self.store.run_status(ctx.run_id) != "completed":
+                self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
+                if isinstance(exc, KeyboardInterrupt):
+                    raise self._interrupted(record, ctx) from exc
+                raise
+            late = exc  # it arrived just after the commit point, which went through: the run stands
+        return outputs, journal, late
 
     def _interrupted(self, record: dict, ctx: RunContext) -> interrupts.RunInterrupted:
         """What Ctrl-C before the commit point did to the run, as the exception the caller raises."""
@@ -491,18 +516,23 @@ class Runner:
                                          f"failed{outputs.rstrip('.')}.")
 
     def _commit(self, ctx: RunContext, record: dict, outputs: list[dict], registrations: list[tuple],
-                journal: list[dict], lineage: dict[int, dict], clock: float) -> Optional[BaseException]:
+                journal: list[dict], lineage: dict[int, dict], clock: float,
+                defer_signals: Callable[[], object] = lambda: None) -> Optional[BaseException]:
         """The run's commit point: its registered versions confirmed and its record completed, in one
         transaction of the run store. Until that transaction commits, a failure rolls the local outputs
-        back to the versions before the run (``writers.roll_back``) and is raised. An exception that came
-        after the transaction committed (Ctrl-C while SQLite syncs) is returned instead: the run stands,
-        and the caller raises it once the run is recorded."""
+        back to the versions before the run (``writers.roll_back``) and is raised. ``defer_signals`` is
+        called as the transaction begins: from there to the end of the run Ctrl-C and SIGTERM wait (the
+        caller says what a Ctrl-C changed), so none lands between the commit and its report. An
+        exception that came after the transaction committed is returned instead: the run stands, and
+        the caller raises it once the run is recorded."""
         try:
             for out in outputs:
                 out["lineage"] = lineage.get(out["operation_seq"])
             record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"),
                           outputs=outputs, timings=self._timings(ctx, clock))
-            interrupts.check()  # a Ctrl-C during a URI's or table's write (the job succeeded anyway)
+            if not (record.get("commit") or {}).get("elsewhere"):
+                interrupts.check()  # else a URI or table holds the run's rows: commit (interrupts.hold)
+            defer_signals()
             self.store.complete(record, registrations, ctx.started_at.isoformat())
         except BaseException as exc:
             status = self.store.run_status(ctx.run_id)
@@ -540,12 +570,26 @@ class Runner:
             return None
 
     def _fail(self, record: dict, ctx: RunContext, err: LedgerflowError) -> None:
+        """Record the run failed with ``err`` (its local outputs rolled back first, when it got to its swaps)
+        and let go of what it holds: its reserved versions and leases go with the failed record, then its
+        lock. Ctrl-C and SIGTERM wait meanwhile (a second Ctrl-C here left the leases and the lock held, and
+        the next run failed RUN-001); a Ctrl-C only sets :attr:`stop_requested`, the run is stopping anyway."""
+        final = False
+        with signals_deferred(reraise_sigint=False) as arrived:
+            try:
+                final = self._record_failure(record, ctx, err)
+            finally:
+                # a record that is not final (the store failed, or cannot tell whether the run committed) keeps
+                # its lock file: the next command finds the lock free and its recovery settles the run
+                liveness.release(ctx.run_id, keep_file=not final)
+        self.stop_requested = self.stop_requested or signal.SIGINT in arrived
+
+    def _record_failure(self, record: dict, ctx: RunContext, err: LedgerflowError) -> bool:
+        """The body of :meth:`_fail`; returns whether the run's record is final now."""
         if isinstance(record.get("commit"), dict):  # the run got to its swaps
             status = self.store.run_status(ctx.run_id)
             if status != "running":  # completed after all (an interrupt just after the commit point), or the
-                # store cannot tell: the next command's recovery decides, once this process let go of the lock
-                liveness.release(ctx.run_id, keep_file=status is None)
-                return
+                return status is not None  # store cannot tell: the next command's recovery decides
             if "rolled_back" not in record:  # the rollback was cut short (or never began): again, from the journal
                 self._roll_back(record, record["commit"]["partitions"])
         error = str(err)
@@ -555,9 +599,14 @@ class Runner:
             error += f" Then {sentence}"
             self.echo(f"Warning: {sentence}")
         record.update(status="failed", error=error, finished_at=utcnow().isoformat(timespec="milliseconds"))
-        # its reserved versions (never visible) and its leases (its rollback is done) go with the final record
-        self.store.save_run(record, ctx.compiled.script(), release=True)
-        liveness.release(ctx.run_id)
+        try:
+            # its reserved versions (never visible) and its leases (its rollback is done) go with the final record
+            self.store.save_run(record, ctx.compiled.script(), release=True)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the rollback is done: the partitions are free for the next run
+                self.store.release(ctx.run_id)
+            raise
+        return True
 
     def _compute(self, spark, ctx: RunContext,
                  destinations: Optional[dict[int, OutputDestination]] = None) -> list[PendingOutput]:
@@ -762,8 +811,12 @@ class Runner:
             interrupts.check()  # the last moment nothing needs rolling back
             save_journal(journal)
             writers.swap_in(staged, journal, before_swap=save_journal)
-            for out in elsewhere:
-                interrupts.check()
+            for n, out in enumerate(elsewhere):
+                if n == 0:
+                    interrupts.check()  # the last moment only what the rollback undoes is written
+                    # a URI or table written cannot be rolled back: stopping from here on would leave a mix of two
+                    # runs, so a first Ctrl-C is only noted and the run goes on to its commit point
+                    interrupts.hold()
                 op, df = out.statement.operation, out.frame
                 dest = destinations[op.seq]
                 with self._timed_output(op):
@@ -800,13 +853,13 @@ def _rollback_sentence(record: dict) -> str:
 
 
 @contextlib.contextmanager
-def signals_deferred(reraise_sigint: bool = True):
+def signals_deferred(reraise_sigint: bool = True, into: Optional[list] = None):
     """Run the block with SIGINT and SIGTERM deferred: one that arrives meanwhile is acted on when the
     block ends (Ctrl-C raises KeyboardInterrupt there), except SIGINT with ``reraise_sigint=False``:
-    the block yields the list of signals that arrived, and the caller says what a Ctrl-C changed. Python
-    runs signal handlers in the main thread only, so elsewhere (a runner in a worker thread) the block
-    simply runs."""
-    arrived: list[int] = []
+    the block yields the list of signals that arrived (``into``, when given), and the caller says what
+    a Ctrl-C changed. Python runs signal handlers in the main thread only, so elsewhere (a runner in a
+    worker thread) the block simply runs."""
+    arrived: list[int] = into if into is not None else []
     if threading.current_thread() is not threading.main_thread():
         yield arrived
         return

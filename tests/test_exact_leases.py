@@ -27,7 +27,7 @@ from cli_support import add_project, cli, describe, record, run_ok
 from test_hardening_commit import stamped
 from test_hardening_interrupted import PERIOD, dead_pid
 
-from ledgerflow.adapters import leases, liveness, loaders
+from ledgerflow.adapters import leases, liveness, loaders, recovery
 from ledgerflow.adapters.leases import LeaseHeld
 from ledgerflow.adapters.runner import OutputDestination, Runner
 from ledgerflow.adapters.runstore import RunStore
@@ -229,3 +229,61 @@ def test_wait_polls_until_the_holder_lets_go(finance, monkeypatch):
     assert lines == [f"  waiting: the destination partition s3a://b/o/_period=2026-01 is being written by run "
                      f"{holder} (pid {os.getpid()} on host {HOST}, holding it since t0Z) (Ctrl-C to stop)"]
     assert [lease["run_id"] for lease in store.leases()] == ["waiter"]
+
+
+def test_a_holder_on_another_host_is_named_with_runs_clean_other_hosts(finance, monkeypatch):
+    """A container killed and replaced under a new host name on the same volume: its lease is not taken
+    over from here (its lock may not be visible), so RUN-001 and the --wait line say that the holder runs on
+    another host, that its lock looks abandoned, and name `ledgerflow runs clean --other-hosts`, which
+    releases it (before: "run again when it has finished", and --wait waited forever without a word)."""
+    store = RunStore(str(finance))
+    gone = "01000000-0000-7000-8000-0000000000e1"
+    resource = [f"path /data/gl/_period={PERIOD}"]
+    assert store.take_leases(gone, {"pid": 4242, "host": "old-pod-7f9c"}, resource, "t0") is None
+    lock = Path(liveness.lock_path(store.runs_dir, gone))
+    lock.parent.mkdir(parents=True)
+    lock.touch()  # its lock file on the shared volume, held by nobody
+    elsewhere = (f"That run was started on host old-pod-7f9c, not this one ({HOST}), so ledgerflow does not take it "
+                 "for dead by itself; its lock looks abandoned from here (nobody holds it; trust that only where all "
+                 "hosts see each other's locks, e.g. NFSv4).")
+    with pytest.raises(LeaseHeld) as held:
+        leases.take(store, "next", liveness.owner(), resource)
+    assert str(held.value) == (
+        f"RUN-001 the destination partition /data/gl/_period={PERIOD} is being written by run {gone} (pid 4242 on "
+        "host old-pod-7f9c, holding it since t0Z); two runs writing one partition at once could publish a mix of "
+        f"both. Nothing was run. {elsewhere} If that run is no longer running, `ledgerflow runs clean --other-hosts` "
+        "rolls it back and releases its partitions; else run again when it has finished, or pass --wait to wait "
+        "for it.")
+    monkeypatch.setattr(leases, "POLL_SECONDS", 0.05)
+    lines: list[str] = []
+
+    def clean_other_hosts():
+        deadline = time.monotonic() + 30
+        while not lines and time.monotonic() < deadline:
+            time.sleep(0.05)
+        lines.append(recovery.report(recovery.clean(RunStore(str(finance)), other_hosts=True)))
+    thread = threading.Thread(target=clean_other_hosts)
+    thread.start()
+    leases.take(store, "next", liveness.owner(), resource, wait=True, echo=lines.append)
+    thread.join(30)
+    assert lines[0] == (f"  waiting: the destination partition /data/gl/_period={PERIOD} is being written by run {gone} "
+                        f"(pid 4242 on host old-pod-7f9c, holding it since t0Z). {elsewhere} If that run is no longer "
+                        "running, this waits until `ledgerflow runs clean --other-hosts` releases it (Ctrl-C to stop)")
+    assert len(lines) == 2 and any(gone in line and "released lease" in line for line in lines[1])
+    assert [lease["run_id"] for lease in store.leases()] == ["next"]
+
+
+def test_a_lease_of_a_run_recorded_final_is_stale_whatever_its_pid(finance):
+    """A lease whose run is recorded completed or failed is released and taken, even when its pid is alive
+    (reused) and it has no lock file, or it was taken on another host (before: such a lease was never
+    released, and every later run failed RUN-001)."""
+    store = RunStore(str(finance))
+    resource = [f"path /data/gl/_period={PERIOD}", f"uri s3a://b/o/_period={PERIOD}"]
+    for run_id, status, host, res in (("01000000-0000-7000-8000-0000000000e2", "completed", HOST, resource[0]),
+                                      ("01000000-0000-7000-8000-0000000000e3", "failed", "other-host", resource[1])):
+        store.save_run({"run_id": run_id, "parent_run_id": None, "project": {"id": "p", "name": "p"},
+                        "period": {"identifier": PERIOD}, "status": status, "started_at": "t0", "finished_at": "t1",
+                        "error": None, "outputs": []})
+        assert store.take_leases(run_id, {"pid": os.getpid(), "host": host}, [res], "t0") is None  # a live pid
+    leases.take(store, "next", liveness.owner(), resource)
+    assert sorted(lease["run_id"] for lease in store.leases()) == ["next", "next"]

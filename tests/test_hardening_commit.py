@@ -351,6 +351,51 @@ def test_ctrl_c_just_after_the_commit_point_leaves_the_run_completed(spark, fina
         [(1, rec["run_id"])]
 
 
+def test_ctrl_c_right_after_the_commit_transaction_is_reported_as_after_the_commit_point(spark, finance):
+    """Ctrl-C at the first line the runner runs once its commit point returned: the run stands and says
+    it was interrupted after the commit point (before: that line could lie between `_commit` and the
+    deferral of signals, and the interrupt went out as "no run was under way", exit 3). The signal is
+    raised from a trace function, at exactly that line."""
+    from ledgerflow.adapters import runner as runner_module
+    state = {"committed": False, "sent_at": None}
+
+    def on_commit(_frame, event, _arg):
+        if event == "return":
+            state["committed"] = True
+        return on_commit
+
+    def in_runner(frame, event, _arg):
+        if event == "line" and state["committed"] and state["sent_at"] is None:
+            state["sent_at"] = f"{frame.f_code.co_name}:{frame.f_lineno}"
+            signal.raise_signal(signal.SIGINT)
+        return in_runner
+
+    def tracer(frame, _event, _arg):
+        if frame.f_code is Runner._commit.__code__:
+            return on_commit
+        if frame.f_code.co_filename == runner_module.__file__ and frame.f_code.co_name.startswith("_execute"):
+            return in_runner
+        return None
+    lines: list[str] = []
+    runner = Runner(str(finance), echo=lines.append, session_factory=lambda: spark)
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        got = runner.run("ts01_output_only", PERIOD)
+    except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt escaping would end the test session
+        got = exc
+    finally:
+        sys.settrace(previous)
+    assert state["sent_at"] is not None
+    assert isinstance(got, dict) and got["status"] == "completed", (state["sent_at"], repr(got), lines)
+    assert lines[-1] == (f"Interrupted after the commit point: run {got['run_id']} is committed (completed); "
+                         "nothing was rolled back.")
+    assert runner.stop_requested
+    assert RunStore(str(finance)).get_run(got["run_id"])["status"] == "completed"
+    assert record(finance, got["run_id"])["status"] == "completed"
+    assert not liveness.holds(got["run_id"]) and RunStore(str(finance)).leases() == []
+
+
 def test_a_check_that_saw_a_run_running_never_rolls_it_back_once_committed(spark, finance):
     """A command lists a run as running; the run commits and dies before writing its run.json. The
     registry's completed record wins over the stale run.json: nothing is rolled back, run.json is mended."""

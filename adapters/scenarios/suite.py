@@ -12,6 +12,7 @@ from typing import Callable, Optional
 
 from ...compiler.errors import CompileError, Diagnostic, LedgerflowError, Location
 from ...compiler.model import Workspace
+from .. import interrupts
 from . import execute
 from .compare import compare, summary
 from .prepare import Compiler, PreparedTest, prepare
@@ -126,6 +127,10 @@ class Session:
         """The session (started on first use)."""
         if self.spark is None:
             spark = self.factory().newSession()
+            # a SparkContext created on the main thread installed PySpark's SIGINT handler, which calls py4j from
+            # inside the handler: ledgerflow's cancels the jobs from a thread of its own (adapters/interrupts.py)
+            interrupts.set_cancel(interrupts.session_cancel(spark))
+            interrupts.reclaim()
             for k, v in {**TEST_CONF, **(WHOLE_FILES_CONF if self.whole_files else {})}.items():
                 spark.conf.set(k, v)
             self.spark = spark
@@ -135,7 +140,14 @@ class Session:
 def run_tests(ws: Workspace, names: tuple = (), keyword: Optional[str] = None,
               session_factory: Optional[Callable[[], object]] = None, echo: Echo = print,
               junit_xml: Optional[str] = None) -> tuple[list[TestResult], int]:
-    """Run the selected tests of ``ws``; prints each result and the totals; returns (results, exit code)."""
+    """Run the selected tests of ``ws``; prints each result and the totals; returns (results, exit code).
+    Ctrl-C stops the tests with ``KeyboardInterrupt`` (Spark's jobs cancelled, see :mod:`..interrupts`)."""
+    with interrupts.watching():
+        return _run_tests(ws, names, keyword, session_factory, echo, junit_xml)
+
+
+def _run_tests(ws: Workspace, names: tuple, keyword: Optional[str], session_factory: Optional[Callable[[], object]],
+               echo: Echo, junit_xml: Optional[str]) -> tuple[list[TestResult], int]:
     clock = time.monotonic()
     loaded = select(load_all(ws.root), names, keyword)
     session = Session(session_factory or _default_factory)
@@ -151,6 +163,7 @@ def run_tests(ws: Workspace, names: tuple = (), keyword: Optional[str] = None,
         if test is not None:
             seen.setdefault(test.name, display)
         result = _one(test, problems, display, compiler, session)
+        interrupts.check()  # Ctrl-C during a Spark call: the result is that of a cancelled job, not the test's
         result.seconds = time.monotonic() - start
         results.append(result)
         echo(render(result))
