@@ -42,6 +42,11 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     locations (its declared schema is enforced and system columns are filled as for files; a missing
     ``_period`` is the run's period). ``spark`` is the SparkSession to use (default: a local session
     with the workspace's ``spark`` settings). ``echo`` receives the progress lines.
+
+    Ctrl-C (called on the main thread) is handled as by ``ledgerflow run``, also when the default
+    session is created during the run (PySpark's own SIGINT handler is replaced again): before the run's
+    commit point it is rolled back, recorded failed and :class:`~.interrupts.RunInterrupted` (a
+    ``KeyboardInterrupt``) is raised; after it, the completed record is returned.
     """
     from .runner import Runner
 
