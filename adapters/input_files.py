@@ -3,11 +3,14 @@ into the right column or the run refuses, naming dataset, file and line.
 
 - Paths reach Spark literally: :func:`spark_path` escapes Hadoop's glob characters (Spark globs every
   path it is given, so ``data/[eu] ledger`` would read ``data/e ledger``).
-- CSV (:func:`scan_csv`): each file's header (its first record), whether a quoted field holds a line
-  break (then the file must be read with ``multiLine``, else Spark cuts the record in two), and the
-  RFC 4180 structure of its quotes: a quoted field still open at the end of the file (a file cut while
-  it was written) or text after a closing quote is refused with its line. The scan reads every byte,
-  but only the quote characters cost Python work: a file without one is searched at memchr speed.
+- CSV (:func:`scan_csv`): each file's header (its first record that is not an empty line), whether a
+  quoted field holds a line break (then the file must be read with ``multiLine`` and the one line
+  break that ends its records, else Spark cuts the record in two or leaves a CR in the last value),
+  and the RFC 4180 structure of its quotes: a quoted field still open at the end of the file (a file
+  cut while it was written), text after a closing quote, or records ending with different line breaks
+  in a multi-line file are refused with dataset, file and line. A file without a quote character is
+  searched at memchr speed; a file with one is parsed by Python's C ``csv`` reader. ``.gz``/``.bz2``
+  files are scanned decompressed, as Spark reads them.
 - Which columns each file has (:func:`check_columns`): a declared column missing from any file, or a
   system column some files have and others lack, is refused naming the file(s), whatever their order.
 - :func:`locate_malformed`: after Spark refused a malformed record (mode ``FAILFAST``), the record's
@@ -45,122 +48,148 @@ def spark_path(target: str) -> str:
 @dataclass(frozen=True)
 class CsvFile:
     """One CSV file as scanned: its header's names (a UTF-8 BOM dropped) and whether a quoted field
-    holds a line break (it must be read with ``multiLine``, and then with its line ending as ``lineSep``:
-    Spark's detected separator turns a CRLF inside a quoted field into LF)."""
+    holds a line break (it must be read with ``multiLine``, and then with its records' line ending as
+    ``lineSep``: Spark's detected separator, taken from the first line, turns a CRLF inside a quoted
+    field into LF, and cuts nothing but the one ending it detected)."""
 
     path: str
     header: tuple[str, ...]
     multiline: bool
-    line_end: Optional[str] = None  # "\r\n" or "\n", as the header line ends; None: neither found
+    line_end: Optional[str] = None  # what ends its records outside quotes ("\r\n", "\n" or "\r"); None: none
 
 
-class _QuoteScan:
-    """The RFC 4180 quote structure of a byte stream, fed in chunks: a quote opens a quoted field only at
-    a field's start (elsewhere Spark reads it as a character), ``""`` inside one is a quote, and a closing
-    quote is followed by the delimiter, a line break or the end."""
-
-    def __init__(self, path: str, sep: bytes, quote: bytes):
-        self.path, self.sep, self.quote = path, sep, quote
-        self.breaks = b"\r\n" + sep
-        self.inside = False  # within a quoted field
-        self.closed = False  # a quote just closed a field (or is the first of a doubled quote)
-        self.field_start = True  # the next byte begins a field
-        self.offset = 0  # of the next byte (lines are counted only for an error: counting costs a pass)
-        self.opened_at = 0  # the offset where the open quoted field began
-        self.multiline = False
-
-    def feed(self, data: bytes) -> None:
-        """Scan the next bytes of the file."""
-        if not self.inside and not self.closed and self.quote not in data:
-            self.offset += len(data)
-            if data:
-                self.field_start = data[-1:] in (self.sep, b"\n", b"\r")
-            return
-        for k, part in enumerate(data.split(self.quote)):
-            if k:
-                self._quote()
-                self.offset += 1
-            if not part:
-                continue
-            if self.inside:
-                if b"\n" in part or b"\r" in part:
-                    self.multiline = True
-            else:
-                if self.closed and part[:1] not in (self.sep, b"\n", b"\r"):
-                    raise InputFileError(
-                        f"INPUT-003 {self.path} line {self._line(self.offset)}: text follows the closing quote of a quoted "
-                        f"field ({_show(part)}): not an RFC 4180 CSV record (a quote inside a quoted field is "
-                        "written twice, \"\"); fix or re-export the file.")
-                self.closed = False
-                self.field_start = part[-1:] in (self.sep, b"\n", b"\r")
-            self.offset += len(part)
-
-    def _quote(self) -> None:
-        if self.inside:
-            self.inside, self.closed = False, True
-        elif self.closed:  # the second quote of "": still inside the field
-            self.inside, self.closed = True, False
-        elif self.field_start:
-            self.inside, self.opened_at = True, self.offset
-        self.field_start = False
-
-    def _line(self, offset: int) -> int:
-        """The line number of the byte at ``offset`` (of the file without its BOM)."""
-        with open(self.path, "rb") as fh:
-            data = fh.read(offset + len(_BOM))
-        return data[len(_BOM):].count(b"\n") + 1 if data.startswith(_BOM) else data[:offset].count(b"\n") + 1
-
-    def finish(self) -> None:
-        """Refuse a quoted field still open at the end of the file."""
-        if self.inside:
-            raise InputFileError(
-                f"INPUT-003 {self.path} line {self._line(self.opened_at)}: a quoted field opened there is never closed: the "
-                "file ends inside it (a file read while it was still being written, or a quote missing); "
-                "nothing was read. Re-export the file or close the quote.")
+def open_bytes(path: str):
+    """``path`` opened for reading its bytes, decompressed when it is a ``.gz`` or ``.bz2`` file (Spark's
+    Hadoop codecs read those by name)."""
+    if path.endswith(".gz"):
+        import gzip
+        return gzip.open(path, "rb")
+    if path.endswith(".bz2"):
+        import bz2
+        return bz2.open(path, "rb")
+    return open(path, "rb")
 
 
-def _show(part: bytes) -> str:
-    text = part.split(b"\n")[0][:40].decode("utf-8", "replace")
-    return repr(text)
+def _text(path: str):
+    """``path`` as text the way Spark's CSV reader decodes it (UTF-8, a BOM dropped, line ends kept)."""
+    return io.TextIOWrapper(open_bytes(path), encoding="utf-8-sig", errors="replace", newline="")
 
 
-def scan_csv(path: str, sep: str = ",", quote: str = '"') -> CsvFile:
-    """Scan one CSV file (see the module docstring); raises :class:`InputFileError` for an empty file,
-    a quoted field open at its end, or text after a closing quote."""
-    sep_b, quote_b = sep.encode(), quote.encode()
-    scan = _QuoteScan(path, sep_b, quote_b)
-    with open(path, "rb") as fh:
+def _where(path: str, dataset: Optional[str]) -> str:
+    return f"dataset '{dataset}': {path}" if dataset else path
+
+
+def scan_csv(path: str, sep: str = ",", quote: str = '"', dataset: Optional[str] = None) -> CsvFile:
+    """Scan one CSV file (see the module docstring); raises :class:`InputFileError` (naming ``dataset``
+    when given) for a quoted field open at its end, text after a closing quote, or records that need
+    ``multiLine`` but end with different line breaks. A file without a quote character is searched at
+    memchr speed; one with quotes is parsed by Python's C ``csv`` reader (strict RFC 4180)."""
+    quote_b = quote.encode()
+    quoted = False
+    with open_bytes(path) as fh:
         first = fh.read(_CHUNK)
-        if first.startswith(_BOM):
-            first = first[len(_BOM):]
-        if not first.strip():
-            raise InputFileError(f"INPUT-003 {path}: the file is empty, without even a header line (a file "
-                                 "whose export has not written anything yet?); nothing was read. Remove it or "
-                                 "export it again.")
-        scan.feed(first)
-        while True:
-            data = fh.read(_CHUNK)
-            if not data:
+        data = first
+        while data:
+            if quote_b in data:
+                quoted = True
                 break
-            scan.feed(data)
-    scan.finish()
-    header = _first_record(first, sep, quote)
-    lf = first.find(b"\n")
-    line_end = None if lf < 0 else "\r\n" if first[lf - 1:lf] == b"\r" else "\n"
-    return CsvFile(path, header, scan.multiline, line_end)
+            data = fh.read(_CHUNK)
+    if not first.removeprefix(_BOM).strip():
+        # a header-only file says "no rows"; an empty one may be an export that has not written yet
+        raise InputFileError(f"INPUT-003 {_where(path, dataset)}: the file is empty, without even a header line "
+                             "(a file whose export has not written anything yet?); nothing was read. Remove it "
+                             "or export it again (a period without rows is a file holding the header only).")
+    if not quoted:
+        return CsvFile(path, _header(path, sep, quote), False)
+    return _scan_quoted(path, sep, quote, dataset)
 
 
-def _first_record(data: bytes, sep: str, quote: str) -> tuple[str, ...]:
-    text = data[:1 << 16].decode("utf-8", "replace")  # a header longer than 64 KiB is cut (then: missing columns)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, quotechar=quote, doublequote=True)
-    return tuple(next(reader, []))
+def _header(path: str, sep: str, quote: str) -> tuple[str, ...]:
+    """The file's first record that is not an empty line, whatever its length."""
+    with _text(path) as fh:
+        for record in csv.reader(fh, delimiter=sep, quotechar=quote, doublequote=True):
+            if record:
+                return tuple(record)
+    return ()
+
+
+_ENDS = ("\r\n", "\n", "\r")
+
+
+def _scan_quoted(path: str, sep: str, quote: str, dataset: Optional[str]) -> CsvFile:
+    if csv.field_size_limit() < (1 << 31) - 1:
+        csv.field_size_limit((1 << 31) - 1)  # a long free-text field is data (Spark has no limit either)
+    header: Optional[tuple[str, ...]] = None
+    multiline = False
+    inside = [0, 0, 0]  # line breaks inside quoted fields: CRLF, LF, CR
+    done = 0  # lines consumed by the records read so far
+    with _text(path) as fh:
+        reader = csv.reader(fh, delimiter=sep, quotechar=quote, doublequote=True, strict=True)
+        try:
+            for record in reader:
+                if reader.line_num - done > 1:  # one record over several lines: a quoted line break
+                    multiline = True
+                    for value in record:
+                        if "\n" in value or "\r" in value:
+                            crlf = value.count("\r\n")
+                            inside[0] += crlf
+                            inside[1] += value.count("\n") - crlf
+                            inside[2] += value.count("\r") - crlf
+                if header is None and record:
+                    header = tuple(record)
+                done = reader.line_num
+        except csv.Error as exc:
+            if "end of data" in str(exc):
+                raise InputFileError(
+                    f"INPUT-003 {_where(path, dataset)} line {done + 1}: the record starting there opens a "
+                    "quoted field that is never closed: the file ends inside it (a file read while it was still being "
+                    "written, or a quote missing); nothing was read. Re-export the file or close the quote.") from None
+            raise InputFileError(
+                f"INPUT-003 {_where(path, dataset)} line {reader.line_num}: text follows the closing quote of a "
+                f"quoted field ({_line_text(path, reader.line_num)!r}): not an RFC 4180 CSV record (a quote inside "
+                "a quoted field is written twice, \"\", not escaped with a backslash, and nothing, not even a "
+                "space, comes between a closing quote and the next delimiter); fix or re-export the file.") from None
+    line_end = _record_end(path, inside, dataset) if multiline else None
+    return CsvFile(path, header or (), multiline, line_end)
+
+
+def _record_end(path: str, inside: list[int], dataset: Optional[str]) -> Optional[str]:
+    """The one line break that ends the records of a file read with ``multiLine``: every break of the
+    file minus those inside quoted fields; refused when two kinds end records (Spark would split on one
+    and leave the other inside values: '2026-01\\r' is no period, and its rows would be filtered out)."""
+    total = [0, 0, 0]
+    last = b""
+    with open_bytes(path) as fh:
+        for data in iter(lambda: fh.read(_CHUNK), b""):
+            crlf = data.count(b"\r\n") + (last == b"\r" and data[:1] == b"\n")
+            total[0] += crlf
+            total[1] += data.count(b"\n") - crlf
+            total[2] += data.count(b"\r") - crlf
+            last = data[-1:]
+    ends = [(end, t - i) for end, t, i in zip(_ENDS, total, inside) if t - i > 0]
+    if len(ends) > 1:
+        shown = ", ".join(f"{n} {'CRLF' if e == chr(13) + chr(10) else 'LF' if e == chr(10) else 'CR'}" for e, n in ends)
+        raise InputFileError(
+            f"INPUT-003 {_where(path, dataset)}: its records end with different line breaks ({shown}) and a "
+            "quoted field holds a line break, so the file must be read as multi-line records, which end "
+            "with one kind of line break only; nothing was read. Re-export the file with one line ending.")
+    return ends[0][0] if ends else None
+
+
+def _line_text(path: str, number: int) -> str:
+    """The text of line ``number`` (1-based) of a file, at most 120 characters, read as a stream."""
+    with _text(path) as fh:
+        for n, line in enumerate(fh, 1):
+            if n == number:
+                return line.rstrip("\r\n")[:120]
+    return ""
 
 
 def locate_malformed(path: str, fmt: str, sep: str = ",", quote: str = '"') -> Optional[tuple[int, str, str]]:
     """(line, what is wrong, the record's text) of the first malformed record of a CSV or JSON-lines file,
     or None when none is found. CSV: a record whose field count differs from the header's."""
     try:
-        with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as fh:
+        with _text(path) as fh:
             if fmt == "json":
                 for number, line in enumerate(fh, 1):
                     if not line.strip():
@@ -170,8 +199,9 @@ def locate_malformed(path: str, fmt: str, sep: str = ",", quote: str = '"') -> O
                     except ValueError:
                         return number, "not a JSON object on one line", line.rstrip("\r\n")
                 return None
+            csv.field_size_limit(max(csv.field_size_limit(), (1 << 31) - 1))
             reader = csv.reader(fh, delimiter=sep, quotechar=quote, doublequote=True)
-            header = next(reader, None)
+            header = next((r for r in reader if r), None)
             if header is None:
                 return None
             start = reader.line_num + 1
@@ -181,7 +211,7 @@ def locate_malformed(path: str, fmt: str, sep: str = ",", quote: str = '"') -> O
                     return (start, f"{len(record)} field{'s' if len(record) != 1 else ''} where the header has "
                             f"{len(header)}", text)
                 start = reader.line_num + 1
-    except (OSError, csv.Error):
+    except (OSError, EOFError, csv.Error):
         return None
     return None
 

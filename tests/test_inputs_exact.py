@@ -152,8 +152,8 @@ def test_a_quoted_field_cut_by_the_end_of_the_file_is_refused(spark, tmp_path):
     write(loc / "a.csv", csv_text(COLS, [["1", "1.00", "", "one", "ERP"]]) + '2,2.00,,"still being writ')
     with pytest.raises(input_files.InputFileError) as err:
         load(spark, loc)
-    assert str(err.value).startswith(f"INPUT-003 {loc / 'a.csv'} line 3: a quoted field opened there is never "
-                                     "closed"), err.value
+    assert str(err.value).startswith(f"INPUT-003 dataset 'ledger': {loc / 'a.csv'} line 3: the record starting "
+                                     "there opens a quoted field that is never closed"), err.value
 
 
 def test_a_row_with_too_many_fields_fails(spark, tmp_path):
@@ -470,3 +470,51 @@ def test_compile_resolved_reads_the_glob_folder_literally_and_quoted_line_breaks
         spark.sql(statement.rstrip().rstrip(";"))
     got = sorted((r.journal_id, r.line_number, r.description) for r in spark.table("ds_gl").collect())
     assert got == sorted((r[0], r[1], r[8]) for r in rows)
+
+
+# ------------------------------------------------------------------------------ 7. review fixes (H1)
+def test_a_malformed_row_the_period_filter_would_skip_fails_the_read(spark, tmp_path):
+    # an unquoted comma shifts '_period' to 'ERP': Spark's pushed-down period filter skipped the record
+    # before FAILFAST saw it was malformed, so the row was lost with exit 0 (the session is set back
+    # on here as a caller's own session may be: the loader turns pushdown off itself)
+    spark.conf.set("spark.sql.csv.filterPushdown.enabled", "true")
+    loc = tmp_path / "shifted"
+    cols = COLS + ["_period"]
+    write(loc / "a.csv", csv_text(cols, [["1", "1.00", "", "one", "ERP", "2026-01"]])
+          + "2,2.00,,Smith, John consulting,ERP,2026-01\n")
+    message = failure(spark, loc)
+    assert message.startswith(f"INPUT-003 dataset 'ledger': {loc / 'a.csv'} line 3: a malformed CSV record "
+                              "(7 fields where the header has 6)"), message
+    assert spark.conf.get("spark.sql.csv.filterPushdown.enabled") == "false"
+
+
+def test_ledgerflow_sessions_parse_csv_records_whole(spark):
+    from ledgerflow.adapters import spark as spark_settings
+    for conf in (None, {"spark.sql.csv.filterPushdown.enabled": "true"}):
+        assert spark_settings.session_settings(conf)["spark.sql.csv.filterPushdown.enabled"] == "false"
+    assert spark.conf.get("spark.sql.csv.filterPushdown.enabled") == "false"
+
+
+@pytest.mark.parametrize("header_end, record_end", [("\n", "\r\n"), ("\r\n", "\n")])
+def test_records_of_a_multiline_file_ending_with_different_line_breaks_are_refused(spark, tmp_path,
+                                                                                   header_end, record_end):
+    # the line ending was taken from the header line: LF header + CRLF records read '2026-01\r' as the
+    # period of every row and all of them were filtered out (0 rows, exit 0)
+    loc = tmp_path / "mixed"
+    cols = COLS + ["_period"]
+    body = csv_text(cols, [["1", "1.00", "", "two\nlines", "ERP", "2026-01"], ["2", "2.00", "", "x", "ERP", "2026-01"]],
+                    eol=record_end)
+    head, rest = body.split(record_end, 1)
+    write(loc / "a.csv", head + header_end + rest)
+    message = failure(spark, loc)
+    assert message.startswith(f"INPUT-003 dataset 'ledger': {loc / 'a.csv'}: its records end with different line "
+                              "breaks ("), message
+
+
+def test_a_line_break_inside_quotes_differing_from_the_records_is_read_as_written(spark, tmp_path):
+    # Excel: CRLF between records, LF inside a cell (and a CR alone): one record ending, read exactly
+    loc = tmp_path / "excel"
+    cols = COLS + ["_period"]
+    rows = [["1", "1.00", "", "two\nlines", "ERP", "2026-01"], ["2", "2.00", "", "cr\ralone", "ERP", "2026-01"]]
+    write(loc / "a.csv", csv_text(cols, rows, eol="\r\n"))
+    assert load(spark, loc) == [row("1", "1.00", None, "two\nlines", "ERP"), row("2", "2.00", None, "cr\ralone", "ERP")]
