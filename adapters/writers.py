@@ -42,6 +42,13 @@ def local_path(target: str) -> str:
     return target[len("file:"):] if target.startswith("file:") else target
 
 
+# How ledgerflow writes CSV: RFC 4180 (a quote inside a quoted value doubled, which ledgerflow's own
+# reading expects; Spark's default escapes it with a backslash) and every value as it is (Spark's
+# writer trims leading and trailing spaces of values by default).
+CSV_WRITE_OPTIONS = {"header": "true", "escape": '"', "ignoreLeadingWhiteSpace": "false",
+                     "ignoreTrailingWhiteSpace": "false"}
+
+
 def _without_period(df):
     """``df`` without its ``_period`` column: the partition's folder name holds the period."""
     return df.drop(PARTITION) if PARTITION in df.columns else df
@@ -82,7 +89,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     staged = os.path.join(versions, name)
     writer = data.write.mode("error").format(fmt)  # a fresh folder: Spark never deletes anything ("error": Connect knows no "errorifexists")
     if fmt == "csv":
-        writer = writer.option("header", "true")
+        writer = writer.options(**CSV_WRITE_OPTIONS)
     existed = versions
     while not os.path.isdir(existed) and os.path.dirname(existed) != existed:
         existed = os.path.dirname(existed)
@@ -220,11 +227,12 @@ def count_rows(df, folder: str, fmt: str) -> int:
             return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         import pyarrow.orc as orc
         return sum(orc.ORCFile(f).nrows for f in files)
+    from .input_files import spark_path
     data = _without_period(df)
     reader = df.sparkSession.read.format(fmt).schema(data.schema)
-    if fmt == "csv":
-        reader = reader.option("header", "true")
-    return reader.load(folder).count()
+    if fmt == "csv":  # records as written: a value holding a line break is one row, not two
+        reader = reader.options(header="true", escape='"', multiLine="true")
+    return reader.load(spark_path(folder)).count()
 
 
 def swap_in(staged: list[Staged], journal: list[dict],
@@ -354,7 +362,7 @@ def write_uri_partition(df, target: str, fmt: str, period: str, rows: int) -> st
     dynamic overwrite replaces only the partitions its rows hold and would keep the last run's."""
     location = f"{target.rstrip('/')}/{PARTITION}={period}"
     data = _without_period(df)
-    header = {"header": "true"} if fmt == "csv" else {}
+    header = CSV_WRITE_OPTIONS if fmt == "csv" else {}
     if rows == 0:
         data.write.mode("overwrite").format(fmt).options(**header).save(location)
         return location

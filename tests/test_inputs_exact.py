@@ -443,9 +443,9 @@ def test_cli_header_orders_quoted_line_break_and_a_glob_folder_then_a_cut_line(s
     assert rec["resolver_snapshot"]["input_locations"] == [str(folder)]
     [fp] = rec["resolver_snapshot"]["input_fingerprints"]
     assert [f["path"] for f in fp["files"]] == ["a.csv", "b.csv"]
-    # the output as written (Spark's CSV writer: a quote escaped with a backslash, so read back alike)
+    # the output as written (RFC 4180: a quote inside a value doubled)
     [out] = rec["outputs"]
-    written = typed(spark.read.option("header", "true").option("multiLine", "true").csv(out["location"]))
+    written = typed(spark.read.options(header="true", multiLine="true", escape='"').csv(out["location"]))
     expected = gl_expected(rec, raw_rows=[tuple(r) for r in rows])
     # (an empty _labels reads back as NULL from CSV)
     assert in_gl_order([r.asDict() for r in written.collect()], "_row_id", "_labels") == \
@@ -518,3 +518,17 @@ def test_a_line_break_inside_quotes_differing_from_the_records_is_read_as_writte
     rows = [["1", "1.00", "", "two\nlines", "ERP", "2026-01"], ["2", "2.00", "", "cr\ralone", "ERP", "2026-01"]]
     write(loc / "a.csv", csv_text(cols, rows, eol="\r\n"))
     assert load(spark, loc) == [row("1", "1.00", None, "two\nlines", "ERP"), row("2", "2.00", None, "cr\ralone", "ERP")]
+
+
+def test_ledgerflow_csv_output_is_read_back_exactly_and_counted_as_written(spark, tmp_path):
+    # Spark's CSV writer escaped a quote with a backslash (the exact read refused its own output) and
+    # trimmed the spaces around values; its rows were counted without multiLine (a line break: 2 rows),
+    # and a destination folder with glob characters was not found when counted
+    from ledgerflow.adapters import writers
+    values = [("1", "1.00", "2.00", '  say "hi", to\nall  ', " ERP"), ("2", "3.00", "4.00", "plain", "ERP ")]
+    df = spark.createDataFrame(values, ", ".join(f"{c} string" for c in COLS))
+    dest = tmp_path / "[eu] out"
+    staged = writers.stage_partition(df, str(dest), "csv", "2026-01", "run1")
+    assert writers.count_rows(df, staged.staged, "csv") == 2
+    writers.commit([staged])
+    assert load(spark, dest) == sorted((row(*v) for v in values), key=repr)
