@@ -60,6 +60,18 @@ def _is_wrapper(message: str) -> bool:
     return any(message.startswith(w) for w in _WRAPPERS)
 
 
+class DatasetLabel(str):
+    """A dataset's name as :func:`describe_locations` gives it, carrying the CSV delimiter of the
+    location (to find a malformed record's line in a ';' file)."""
+
+    sep: str = ","
+
+    def __new__(cls, name: str, sep: str = ","):
+        label = super().__new__(cls, name)
+        label.sep = sep
+        return label
+
+
 def _dataset_of(path: str, locations: Optional[dict]) -> Optional[str]:
     """The dataset whose location holds ``path`` (``locations``: location target -> dataset name)."""
     plain = unquote(re.sub(r"^file:(//)?", "", path))  # Spark names a file by its URI: [ is %5B
@@ -70,21 +82,24 @@ def _dataset_of(path: str, locations: Optional[dict]) -> Optional[str]:
     return None
 
 
-def _malformed_record(uri: str, whole: str, head: str) -> Optional[str]:
+def _malformed_record(uri: str, whole: str, head: str, sep: str = ",") -> Optional[str]:
     """The paragraph for a record Spark refused (mode FAILFAST) or a CSV header that is not the one
     ledgerflow read: the file and, found by parsing the file again in Python, the record's line."""
     from .input_files import locate_malformed
     path = re.sub(r"^file:(//)?", "", uri)
     if "CSV header does not conform to the schema" in whole:
-        return (f"INPUT-003 {head}the header of {path} is not the one read before the run started (was the file "
-                "replaced while the run read it?); nothing was written. Run again once the file is complete.")
+        return (f"INPUT-003 {head}the header of {unquote(path)} does not name the columns in the order Spark reads "
+                "them by: files of this location order their columns differently and its reader options (or "
+                "compression) leave the read to Spark, which would map them by position; or the file was replaced "
+                "while the run read it. Nothing was written. Give every file the same column order (or run again "
+                "once the file is complete).")
     if "MALFORMED_CSV_RECORD" in whole:
         fmt, kind = "csv", "CSV"
     elif "MALFORMED_RECORD_IN_PARSING" in whole:
         fmt, kind = "json", "JSON"
     else:
         return None
-    found = locate_malformed(unquote(path), fmt)
+    found = locate_malformed(unquote(path), fmt, sep)
     where = f"{unquote(path)} line {found[0]}" if found else unquote(path)
     what = f" ({found[1]}): {found[2][:120]!r}" if found else ""
     return (f"INPUT-003 {head}{where}: a malformed {kind} record{what}; a file cut short while it was being "
@@ -111,7 +126,7 @@ def spark_error_text(exc: BaseException, locations: Optional[dict] = None) -> st
         dataset = _dataset_of(path, locations)
         root = messages[-1]
         head = f"dataset '{dataset}': " if dataset else ""
-        record = _malformed_record(path, whole, head)
+        record = _malformed_record(path, whole, head, getattr(dataset, "sep", ","))
         if record:
             return record
         text = f"{head}cannot read data file {re.sub(r'^file:(//)?', '', path)}: the file is unreadable or corrupt"
@@ -131,5 +146,6 @@ def describe_locations(inputs: Iterable[tuple[str, Iterable]]) -> dict:
     for name, locations in inputs:
         for loc in locations:
             if getattr(loc, "kind", "path") == "path":
-                out[loc.target] = name
+                options = {str(k).lower(): str(v) for k, v in dict(getattr(loc, "options", ()) or ()).items()}
+                out[loc.target] = DatasetLabel(name, options.get("sep", options.get("delimiter", ",")))
     return out

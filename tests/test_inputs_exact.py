@@ -532,3 +532,47 @@ def test_ledgerflow_csv_output_is_read_back_exactly_and_counted_as_written(spark
     assert writers.count_rows(df, staged.staged, "csv") == 2
     writers.commit([staged])
     assert load(spark, dest) == sorted((row(*v) for v in values), key=repr)
+
+
+def test_gzip_files_and_value_only_reader_options_are_mapped_by_their_own_header(spark, tmp_path):
+    # any reader option besides header/sep, or a .gz file, took Spark's own path: files read by position
+    import gzip
+    order = ["description", "source_system", "amount_reporting", "acct", "amount_local"]
+    first = csv_text(COLS, [["4100", "10.00", "11.00", "Revenue", "ERP"]])
+    second = csv_text(order, [['Travel "abroad"\nday 2', "EXPENSE", "22.00", "5200", "20.00"]])
+    expected = sorted([row("4100", "10.00", "11.00", "Revenue", "ERP"),
+                       row("5200", "20.00", "22.00", 'Travel "abroad"\nday 2', "EXPENSE")], key=repr)
+    gz = tmp_path / "gz"
+    gz.mkdir()
+    for name, text in (("a.csv.gz", first), ("b.csv.gz", second)):
+        with gzip.open(gz / name, "wb") as fh:
+            fh.write(text.encode())
+    assert load(spark, gz) == expected
+    plain = tmp_path / "plain"
+    write(plain / "a.csv", first)
+    write(plain / "b.csv", second)
+    assert load(spark, plain, options=(("encoding", "UTF-8"), ("nullValue", "n/a"))) == expected
+    # an option that changes the records' structure leaves the read to Spark: a file whose order differs
+    # is refused (it was read by position, the amount in the account)
+    other = tmp_path / "other"
+    write(other / "a.csv", first)
+    write(other / "b.csv", csv_text(order, [["Travel", "EXPENSE", "22.00", "5200", "20.00"]]))
+    try:
+        load(spark, other, options=(("comment", "#"),))
+    except Exception as exc:  # noqa: BLE001 - a Spark failure, as the runner shows it
+        message = errors_text.spark_error_text(exc, {str(other): "ledger"})
+    else:
+        raise AssertionError("a file ordering its columns otherwise was read by position")
+    assert message.startswith("INPUT-003 dataset 'ledger': the header of ") and "order" in message, message
+
+
+def test_a_malformed_record_of_a_semicolon_file_is_located_on_its_line(spark, tmp_path):
+    loc = tmp_path / "semi"
+    write(loc / "a.csv", ";".join(COLS) + '\n1;1.00;;"a,b";ERP\n2;2.00;;two\n')
+    target = ResolvedLocation("path", str(loc), "csv", "2026-01", (("sep", ";"),))
+    with pytest.raises(Exception) as err:
+        loaders.load_input(spark, "ds_semicolon", dataset(), 1, [target], ARGS, row_ids=False)
+        spark.table("ds_semicolon").collect()
+    message = errors_text.spark_error_text(err.value, errors_text.describe_locations([("ledger", [target])]))
+    assert message.startswith(f"INPUT-003 dataset 'ledger': {loc / 'a.csv'} line 3: a malformed CSV record (4 fields "
+                              "where the header has 5): '2;2.00;;two'"), message
