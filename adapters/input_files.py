@@ -249,6 +249,68 @@ def check_columns(dataset: Dataset, columns_of: Iterable[tuple[str, Iterable[str
                                  "of the location the same system columns.")
 
 
+def json_columns(path: str, names: Iterable[str]) -> tuple[set, list[str]]:
+    """(which of ``names`` a JSON-lines file holds as a key somewhere, the keys of its first record): each
+    name is searched as its JSON string followed by a colon (``"_period":``) through the whole file,
+    stopping at the first hit (a key is normally in the first line). A quote inside a value is escaped
+    (``\\"``), so a value cannot end the pattern's string; a key written with \\u escapes is not
+    recognised (then it is absent: refused when it matters, see :func:`check_json_columns`)."""
+    wanted = {n: re.compile(re.escape(json.dumps(n, ensure_ascii=False).encode()) + rb"\s*:") for n in names}
+    found: set = set()
+    first_keys: list[str] = []
+    tail = b""
+    keep = 4096  # a key and the spaces before its colon across two chunks
+    with open_bytes(path) as fh:
+        for data in iter(lambda: fh.read(_CHUNK), b""):
+            if not first_keys and not tail:
+                line = data.removeprefix(_BOM).lstrip().split(b"\n", 1)[0]
+                try:
+                    record = json.loads(line)
+                    first_keys = list(record) if isinstance(record, dict) else []
+                except ValueError:
+                    pass  # a malformed line fails the read (FAILFAST), located then
+            window = tail + data
+            found.update(n for n, pattern in wanted.items() if n not in found and pattern.search(window))
+            if len(found) == len(wanted):
+                break
+            tail = window[-keep:]
+    return found, first_keys
+
+
+def check_json_columns(dataset: Dataset, files: list[str], partitions: list[str]) -> set:
+    """Refuse JSON files that disagree on the system columns they carry (rows of one would get their
+    ``_period``, the others' the run's: a later file's own period was dropped with the schema taken from
+    the first lines), and a file in which a declared column never occurs when that column is NOT NULL
+    or the file's records carry a key no declared column names (a renamed key: ``amt`` for ``amount``
+    read every amount as NULL). A nullable column absent from a whole file is read as NULL: Spark's own
+    JSON writer leaves NULL values out. Returns the system columns every file carries."""
+    declared = [c.name for c in dataset.columns]
+    system = [n for n, _ in sysc.system_columns(dataset.temporal_mode) if n not in declared]
+    known = set(declared) | set(system) | set(partitions)
+    first: Optional[tuple[str, frozenset]] = None
+    for path in files:
+        found, keys = json_columns(path, declared + system)
+        absent = [c for c in dataset.columns if c.name not in found and c.name not in partitions]
+        unknown = [k for k in keys if k not in known]
+        if absent and (unknown or any(not c.nullable for c in absent)):
+            names = ", ".join(c.name for c in absent)
+            why = (f"its records carry {', '.join(map(repr, unknown))}, which no declared column names (a renamed "
+                   "key?)" if unknown else "the column is declared not null")
+            raise InputFileError(f"INPUT-001 dataset '{dataset.name}': {path} never holds the declared column(s) "
+                                 f"{names}, and {why}; every row of the file would read it as NULL. Fix the "
+                                 "file's keys or the dataset's columns.")
+        carried = frozenset(n for n in system if n in found or n in partitions)
+        if first is None:
+            first = (path, carried)
+        elif carried != first[1]:
+            only = sorted(carried ^ first[1])
+            raise InputFileError(f"INPUT-002 dataset '{dataset.name}': the files {first[0]} and {path} disagree on "
+                                 f"the system column(s) {', '.join(only)} (one has them, the other not): rows "
+                                 "of one would get their value and rows of the other a default; give every file "
+                                 "of the location the same system columns.")
+    return set(first[1]) if first else set()
+
+
 def footer_columns(path: str, fmt: str) -> Optional[list[str]]:
     """The column names in a Parquet or ORC file's footer (pyarrow), or None when it cannot be read
     here (Spark then reports the file)."""

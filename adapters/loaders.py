@@ -120,7 +120,11 @@ def _ddl(names: list[str]) -> str:
     return ", ".join(f"`{n.replace('`', '``')}` STRING" for n in names)
 
 
-def _json_schema(files: list[str], partitions: list[str], dataset: Dataset) -> Optional[str]:
+def _json_schema(files: list[str], partitions: list[str], dataset: Dataset,
+                 carried: Optional[set] = None) -> Optional[str]:
+    """The schema of a JSON location: the declared columns (all seen in the first lines) and the system
+    columns every file carries (``carried``, from :func:`.input_files.check_json_columns`; else those
+    seen in the first lines)."""
     import json
     keys: set[str] = set()
     budget = _PEEK_BYTES
@@ -144,7 +148,8 @@ def _json_schema(files: list[str], partitions: list[str], dataset: Dataset) -> O
     declared = [c.name for c in dataset.columns]
     if any(c not in keys for c in declared):
         return None  # Spark infers, and a missing column is the located error of loading.py
-    system = [n for n, _ in sysc.system_columns(dataset.temporal_mode) if n in keys and n not in declared]
+    system = [n for n, _ in sysc.system_columns(dataset.temporal_mode)
+              if (n in carried if carried is not None else n in keys) and n not in declared]
     names = [n for n in declared + system if n not in partitions]
     return _ddl(names + partitions)
 
@@ -179,9 +184,11 @@ def _parquet_schema(files: list[str], partitions: list[str]) -> Optional[str]:
     return ", ".join(cols + [_ddl([p]) for p in partitions]) if cols else None
 
 
-def declared_schema(location: ResolvedLocation, dataset: Optional[Dataset]) -> Optional[str]:
+def declared_schema(location: ResolvedLocation, dataset: Optional[Dataset],
+                    carried: Optional[set] = None) -> Optional[str]:
     """The schema (DDL) a JSON or Parquet location is read with, or None to let Spark infer it (CSV:
-    :func:`csv_reads` gives each group of files its own)."""
+    :func:`csv_reads` gives each group of files its own). ``carried``: a JSON location's system columns,
+    as :func:`check_file_columns` found them in every file."""
     if location.kind != "path" or location.format not in ("json", "parquet") or dataset is None:
         return None
     found = _local_files(location.target)
@@ -191,7 +198,7 @@ def declared_schema(location: ResolvedLocation, dataset: Optional[Dataset]) -> O
         return _parquet_schema(*found)
     if location.options or not found or not found[0]:
         return None
-    return _json_schema(found[0], found[1], dataset)
+    return _json_schema(found[0], found[1], dataset, carried)
 
 
 @dataclass(frozen=True)
@@ -345,17 +352,23 @@ def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = Non
     return _reader(spark, location.format, options, schema).load(input_files.spark_path(location.target))
 
 
-def check_file_columns(location: ResolvedLocation, dataset: Dataset) -> None:
+def check_file_columns(location: ResolvedLocation, dataset: Dataset) -> Optional[set]:
     """Refuse a Parquet or ORC location one of whose files lacks a declared column, whichever file
-    Spark would take the schema from (it gives the others' rows NULL): each file's footer is read."""
-    if location.kind != "path" or location.format not in ("parquet", "orc"):
-        return
+    Spark would take the schema from (it gives the others' rows NULL): each file's footer is read.
+    JSON: :func:`.input_files.check_json_columns`, whose system columns are returned."""
+    if location.kind != "path" or location.format not in ("parquet", "orc", "json"):
+        return None
     found = _local_files(location.target)
     if not found:
-        return
+        return None
     files, partitions = found
+    if location.format == "json":
+        if any(f.endswith(_COMPRESSED) and not f.endswith(_SCANNED_COMPRESSED) for f in files):
+            return None
+        return input_files.check_json_columns(dataset, files, partitions)
     columns = ((f, cols) for f in files for cols in [input_files.footer_columns(f, location.format)] if cols is not None)
     input_files.check_columns(dataset, columns, partitions)
+    return None
 
 
 # Characters java.net.URI leaves as they are in a path (Hadoop's Path.toUri, which Spark's
@@ -406,8 +419,8 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
             raise ResolutionError(f"dataset '{dataset.name}': no catalog table {loc.target} (period "
                                   f"{loc.period or 'any'}); check the resolver rule or create the table.")
-        schema = declared_schema(loc, dataset)
-        check_file_columns(loc, dataset)
+        carried = check_file_columns(loc, dataset)
+        schema = declared_schema(loc, dataset, carried)
         raw = read_raw(spark, loc, dataset, schema=schema, strict=True)
         raw_name = f"raw_{view}_{i}"
         present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}

@@ -391,8 +391,17 @@ def test_parquet_orc_json_with_missing_and_extra_columns_are_read_exactly_or_ref
     lacking = [(p, cols) for p, (cols, _) in zip(paths, files) if any(c not in cols for c in COLS)]
     every = [{c: r.get(c) for c in COLS} for _, rows in files for r in rows]
     if fmt == "json":
-        # JSON leaves a NULL out (Spark writes it so): a key absent from a file is NULL there; a column
+        # JSON leaves a NULL out (Spark writes it so): a key absent from a file is NULL there, unless the
+        # file's first record carries a key no declared column names (a renamed key: refused); a column
         # no file has at all is the dataset's missing column
+        def keys(rows):
+            return {c for r in rows for c in r if r[c] is not None}
+        renamed = [p for p, (cols, rows) in zip(paths, files)
+                   if set(COLS) - keys(rows) and {c for c in rows[0] if rows[0][c] is not None} - set(COLS)]
+        if renamed:
+            assert kind == "refused" and got.startswith("INPUT-001 dataset 'ledger': ") and \
+                any(f"{p} never holds the declared column(s)" in got for p in renamed), (renamed, got)
+            return
         if any(all(c not in cols for cols, _ in files) for c in COLS) or \
                 any(all(r.get(c) is None for _, rows in files for r in rows) for c in COLS):
             if kind == "rows":  # a key seen nowhere with a value: JSON cannot tell it from all NULL
@@ -576,3 +585,30 @@ def test_a_malformed_record_of_a_semicolon_file_is_located_on_its_line(spark, tm
     message = errors_text.spark_error_text(err.value, errors_text.describe_locations([("ledger", [target])]))
     assert message.startswith(f"INPUT-003 dataset 'ledger': {loc / 'a.csv'} line 3: a malformed CSV record (4 fields "
                               "where the header has 5): '2;2.00;;two'"), message
+
+
+def test_json_files_must_agree_on_system_columns_and_a_renamed_key_is_refused(spark, tmp_path):
+    # the schema came from the first MiB of lines: a later file's own '_period: 2025-12' was dropped and
+    # its row joined the 2026-01 run; a file writing 'amt' for 'amount_local' was read as NULL amounts
+    def line(i, **extra):
+        return json.dumps({**dict(zip(COLS, [str(i), "1.00", "1.00", "d" * 60, "ERP"])), **extra}) + "\n"
+    loc = tmp_path / "sys"
+    write(loc / "a.json", "".join(line(i) for i in range(12000)))  # over the 1 MiB sample
+    write(loc / "b.json", line(99999, _period="2025-12"))
+    message = failure(spark, loc, "json")
+    assert message.startswith(f"INPUT-002 dataset 'ledger': the files {loc / 'a.json'} and {loc / 'b.json'} "
+                              "disagree on the system column(s) _period"), message
+
+    renamed = tmp_path / "renamed"
+    write(renamed / "a.json", line(1))
+    write(renamed / "b.json", json.dumps({"acct": "2", "amt": "2.00", "amount_reporting": "2.00",
+                                          "description": "two", "source_system": "ERP"}) + "\n")
+    message = failure(spark, renamed, "json")
+    assert message.startswith(f"INPUT-001 dataset 'ledger': {renamed / 'b.json'} never holds the declared "
+                              "column(s) amount_local, and its records carry 'amt', which no declared column "
+                              "names"), message
+    # a nullable column absent from a whole file is NULL there, as Spark's own JSON writer leaves it out
+    write(renamed / "b.json", json.dumps({"acct": "2", "amount_reporting": "2.00", "description": "two",
+                                          "source_system": "ERP"}) + "\n")
+    assert load(spark, renamed, "json") == sorted([row("1", "1.00", "1.00", "d" * 60, "ERP"),
+                                                   row("2", None, "2.00", "two", "ERP")], key=repr)
