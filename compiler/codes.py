@@ -1,14 +1,14 @@
 """The registry of error codes: every code a diagnostic of ledgerflow carries, its title and its source.
 
-A code comes from the spec that defines the rule it reports (``spec/<file>.md`` and the rule's id
-there), or is ledgerflow's own for a rule of the user-facing contract (``CONTRACT.md``) or of the
-README's guarantees. The code strings stay written where a diagnostic is raised, so a reader sees
-the code beside its message; ``tests/test_codes.py`` checks that every code-shaped string in
-``compiler/`` and ``adapters/`` is registered here, that every registered code is used, and that the
-README's code list is the one :func:`readme_section` generates::
+A code's source is the section of the user documentation (``docs/<file>.md (<heading>)``) that
+describes the rule it reports. The code strings stay written where a diagnostic is raised, so a
+reader sees the code beside its message; ``tests/test_codes.py`` checks that every code-shaped string
+in ``compiler/`` and ``adapters/`` is registered here, that every registered code is used, that every
+source names an existing heading, and that ``docs/error-codes.md``'s table is the one
+:func:`table_section` generates::
 
-    python -m ledgerflow.compiler.codes --readme            # print the README section
-    python -m ledgerflow.compiler.codes --readme README.md  # rewrite it between the markers
+    python -m ledgerflow.compiler.codes --table                       # print the table
+    python -m ledgerflow.compiler.codes --table docs/error-codes.md   # rewrite it between the markers
 
 Where one check reports different codes depending on what it checks (a dataset reference of a
 project's input, of a join, of an append source), the codes are one :class:`ReferenceCodes` here,
@@ -21,14 +21,11 @@ import sys
 from dataclasses import dataclass
 from typing import Optional
 
-CONTRACT = "CONTRACT.md"
-README = "README.md"
-ENTITY = "spec/operation-entity.md"
-UPDATE = "spec/update-operation-data-model.md"
-JOIN = "spec/runtime-join-data-model.md"
-APPEND = "spec/append-operation-data-model.md"
-REFERENCE = "spec/REFERENCE.md"
-SCENARIOS = "CONTRACT.md §9"
+WORKSPACE = "docs/workspace.md"
+DSL = "docs/dsl.md"
+GUARANTEES = "docs/guarantees.md"
+COMMANDS = "docs/commands.md"
+SCENARIOS = "docs/tests.md (Error codes)"
 
 
 @dataclass(frozen=True)
@@ -41,93 +38,93 @@ class Code:
 
 
 CODES: tuple[Code, ...] = (
-    # YAML structure (CONTRACT §3: every YAML file is validated strictly)
-    Code("YAML-001", "YAML syntax error", f"{CONTRACT} §3"),
-    Code("YAML-002", "duplicate key in a mapping", f"{CONTRACT} §3"),
-    Code("YAML-003", "unknown key (the hint names the closest valid key)", f"{CONTRACT} §3"),
-    Code("YAML-004", "required key missing", f"{CONTRACT} §3"),
-    Code("YAML-005", "value of the wrong type or not one of the allowed values", f"{CONTRACT} §3"),
+    # YAML structure (every YAML file is read strictly)
+    Code("YAML-001", "YAML syntax error", f"{WORKSPACE} (Strict YAML)"),
+    Code("YAML-002", "duplicate key in a mapping", f"{WORKSPACE} (Strict YAML)"),
+    Code("YAML-003", "unknown key (the hint names the closest valid key)", f"{WORKSPACE} (Strict YAML)"),
+    Code("YAML-004", "required key missing", f"{WORKSPACE} (Strict YAML)"),
+    Code("YAML-005", "value of the wrong type or not one of the allowed values", f"{WORKSPACE} (Strict YAML)"),
     Code("YAML-006", "a key and its synonym both given (arguments/parameters, resolver/datasource_id)",
-         f"{CONTRACT} §3"),
+         f"{WORKSPACE} (Strict YAML)"),
     Code("YAML-007", "YAML cannot be loaded: aliases expand past 250,000 values, an alias inside the value "
-         "it names, or nesting too deep", f"{README} (Names are data)"),
-    Code("YAML-008", "YAML file larger than 10 MB", f"{README} (Names are data)"),
+         "it names, or nesting too deep", f"{GUARANTEES} (Names are data, never SQL)"),
+    Code("YAML-008", "YAML file larger than 10 MB", f"{GUARANTEES} (Names are data, never SQL)"),
     # workspace and datasets
-    Code("WS-002", "an id or name used by two files of the workspace", f"{CONTRACT} §3"),
-    Code("WS-004", "a resolver named but not defined in ledgerflow.yml", f"{CONTRACT} §3 (ledgerflow.yml)"),
-    Code("DS-001", "unknown column type", f"{CONTRACT} §3 (datasets)"),
-    Code("DS-002", "invalid column name (user columns may not start with '_')", f"{CONTRACT} §3 (datasets)"),
-    Code("DS-003", "column declared twice", f"{CONTRACT} §3 (datasets)"),
-    Code("DS-004", "versions missing, duplicated or not positive integers", f"{CONTRACT} §3 (datasets)"),
+    Code("WS-002", "an id or name used by two files of the workspace", f"{WORKSPACE} (Ids, names and references)"),
+    Code("WS-004", "a resolver named but not defined in ledgerflow.yml", f"{WORKSPACE} (ledgerflow.yml)"),
+    Code("DS-001", "unknown column type", f"{WORKSPACE} (Datasets)"),
+    Code("DS-002", "invalid column name (user columns may not start with '_')", f"{WORKSPACE} (Datasets)"),
+    Code("DS-003", "column declared twice", f"{WORKSPACE} (Datasets)"),
+    Code("DS-004", "versions missing, duplicated or not positive integers", f"{WORKSPACE} (Datasets)"),
     # project references
-    Code("PRJ-001", "input dataset not found", f"{CONTRACT} §3 (projects)"),
-    Code("PRJ-002", "input dataset disabled", f"{CONTRACT} §3 (projects)"),
+    Code("PRJ-001", "input dataset not found", f"{WORKSPACE} (Projects)"),
+    Code("PRJ-002", "input dataset disabled", f"{WORKSPACE} (Projects)"),
     Code("PRJ-003", "input dataset version missing or disabled, or no active version",
-         f"{CONTRACT} §3 (projects)"),
+         f"{WORKSPACE} (Projects)"),
     Code("RES-001", "no resolver for a dataset (project override, dataset resolver_id, system default)",
-         f"{ENTITY} BR-008a"),
+         f"{WORKSPACE} (Resolvers)"),
     # operation entity
-    Code("BR-001", "operation seq not unique or not a positive integer", f"{ENTITY} BR-001"),
-    Code("BR-006", "named selector not defined in the project", f"{ENTITY} BR-006"),
-    Code("BR-014", "aggregate function outside aggregate and append", f"{ENTITY} BR-014"),
-    Code("BR-015", "column reference that resolves to no working column or join alias", f"{ENTITY} BR-015"),
+    Code("BR-001", "operation seq not unique or not a positive integer", f"{WORKSPACE} (Operations)"),
+    Code("BR-006", "named selector not defined in the project", f"{DSL} (Named selectors)"),
+    Code("BR-014", "aggregate function outside aggregate and append", f"{DSL} (Aggregation)"),
+    Code("BR-015", "column reference that resolves to no working column or join alias", f"{DSL} (Column references)"),
     # update
-    Code("UPD-VR-001", "update without assignments", f"{UPDATE} VR-001"),
-    Code("UPD-VR-002", "invalid, system or repeated assignment column", f"{UPDATE} VR-002"),
-    Code("UPD-VR-003", "named selector of an update not defined", f"{UPDATE} VR-003"),
-    Code("UPD-VR-004", "update selector does not parse", f"{UPDATE} VR-004"),
-    Code("UPD-VR-005", "update assignment expression does not parse", f"{UPDATE} VR-005"),
+    Code("UPD-VR-001", "update without assignments", f"{WORKSPACE} (update)"),
+    Code("UPD-VR-002", "invalid, system or repeated assignment column", f"{WORKSPACE} (update)"),
+    Code("UPD-VR-003", "named selector of an update not defined", f"{WORKSPACE} (update)"),
+    Code("UPD-VR-004", "update selector does not parse", f"{WORKSPACE} (update)"),
+    Code("UPD-VR-005", "update assignment expression does not parse", f"{WORKSPACE} (update)"),
     # runtime joins
-    Code("JOIN-VR-001", "join dataset not found", f"{JOIN} VR-001"),
-    Code("JOIN-VR-002", "join dataset disabled", f"{JOIN} VR-002"),
-    Code("JOIN-VR-003", "join dataset version not found", f"{JOIN} VR-003"),
-    Code("JOIN-VR-004", "join alias invalid or already used in the operation", f"{JOIN} VR-004"),
-    Code("JOIN-VR-005", "join alias conflicts with the working dataset's table name", f"{JOIN} VR-005"),
-    Code("JOIN-VR-006", "join condition does not compile", f"{JOIN} VR-006"),
-    Code("JOIN-VR-007", "unknown column in a join condition", f"{JOIN} VR-007"),
-    Code("JOIN-VR-008", "unknown column of a join alias in an assignment or selector", f"{JOIN} VR-008"),
+    Code("JOIN-VR-001", "join dataset not found", f"{WORKSPACE} (Runtime joins)"),
+    Code("JOIN-VR-002", "join dataset disabled", f"{WORKSPACE} (Runtime joins)"),
+    Code("JOIN-VR-003", "join dataset version not found", f"{WORKSPACE} (Runtime joins)"),
+    Code("JOIN-VR-004", "join alias invalid or already used in the operation", f"{WORKSPACE} (Runtime joins)"),
+    Code("JOIN-VR-005", "join alias conflicts with the working dataset's table name", f"{WORKSPACE} (Runtime joins)"),
+    Code("JOIN-VR-006", "join condition does not compile", f"{WORKSPACE} (Runtime joins)"),
+    Code("JOIN-VR-007", "unknown column in a join condition", f"{WORKSPACE} (Runtime joins)"),
+    Code("JOIN-VR-008", "unknown column of a join alias in an assignment or selector", f"{WORKSPACE} (Runtime joins)"),
     # append
-    Code("APPEND_001", "append source dataset not found or disabled", f"{APPEND} (Error Cases)"),
-    Code("APPEND_002", "append source dataset version not found", f"{APPEND} (Error Cases)"),
+    Code("APPEND_001", "append source dataset not found or disabled", f"{WORKSPACE} (append)"),
+    Code("APPEND_002", "append source dataset version not found", f"{WORKSPACE} (append)"),
     Code("APPEND_003", "appended column is not a working column, or of another type",
-         f"{APPEND} (Error Cases)"),
-    Code("APPEND_004", "append expression does not parse", f"{APPEND} (Error Cases)"),
-    Code("APPEND_005", "invalid aggregation in an append", f"{APPEND} (Error Cases)"),
-    Code("APPEND_006", "unknown column in an append expression or group_by", f"{APPEND} (Error Cases)"),
-    Code("APPEND_007", "no resolver for the append source dataset", f"{APPEND} (Error Cases)"),
+         f"{WORKSPACE} (append)"),
+    Code("APPEND_004", "append expression does not parse", f"{WORKSPACE} (append)"),
+    Code("APPEND_005", "invalid aggregation in an append", f"{WORKSPACE} (append)"),
+    Code("APPEND_006", "unknown column in an append expression or group_by", f"{WORKSPACE} (append)"),
+    Code("APPEND_007", "no resolver for the append source dataset", f"{WORKSPACE} (append)"),
     # expressions
-    Code("DSL-001", "expression syntax error", f"{REFERENCE} (Expression DSL)"),
-    Code("DSL-002", "expression type error", f"{REFERENCE} (Expression DSL)"),
-    Code("DSL-003", "unknown function", f"{REFERENCE} (Expression DSL)"),
-    Code("DSL-004", "wrong number of function arguments", f"{REFERENCE} (Expression DSL)"),
-    Code("DSL-005", "column neither grouped by nor aggregated", f"{REFERENCE} (Expression DSL)"),
-    Code("DSL-006", "aggregation without an aggregate function", f"{REFERENCE} (Expression DSL)"),
-    Code("SEL-001", "named selectors refer to each other in a cycle", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
-    Code("SEL-002", "named selectors nest too deeply", f"{CONTRACT} §5 ({{{{NAME}}}} expansion)"),
+    Code("DSL-001", "expression syntax error", f"{DSL} (Syntax)"),
+    Code("DSL-002", "expression type error", f"{DSL} (Types)"),
+    Code("DSL-003", "unknown function", f"{DSL} (Functions)"),
+    Code("DSL-004", "wrong number of function arguments", f"{DSL} (Functions)"),
+    Code("DSL-005", "column neither grouped by nor aggregated", f"{DSL} (Aggregation)"),
+    Code("DSL-006", "aggregation without an aggregate function", f"{DSL} (Aggregation)"),
+    Code("SEL-001", "named selectors refer to each other in a cycle", f"{DSL} (Named selectors)"),
+    Code("SEL-002", "named selectors nest too deeply", f"{DSL} (Named selectors)"),
     # outputs
-    Code("OUT-VR-001", "a registered output's destination without {{version}} in its path, or a catalog table", f"{README} (guarantees)"),
+    Code("OUT-VR-001", "a registered output's destination without {{version}} in its path, or a catalog table", f"{GUARANTEES} (A registered version never changes)"),
     Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI, a '..' climb, the workspace folder "
-         "itself, a symbolic link out of it or one that loops)", f"{README} (guarantees)"),
+         "itself, a symbolic link out of it or one that loops)", f"{GUARANTEES} (It deletes only what it wrote)"),
     Code("TABLE-001", "a table name Spark cannot take (a destination's catalog_table, or the name a resolver's table "
          "rule gives an output's table or a dataset read through it), or a destination table that cannot fill a "
-         "path token", f"{README} (guarantees)"),
+         "path token", f"{GUARANTEES} (Table names are Spark's)"),
     # input files (read exactly or refused)
     Code("INPUT-001", "a data file of an input location lacks a declared column (the file is named)",
-         f"{README} (guarantees)"),
+         f"{GUARANTEES} (Data is read exactly or not at all)"),
     Code("INPUT-002", "a CSV header names a column twice, or files of one location disagree on their system "
-         "columns", f"{README} (guarantees)"),
+         "columns", f"{GUARANTEES} (Data is read exactly or not at all)"),
     Code("INPUT-003", "a CSV or JSON file that is not whole records: empty, a quoted field never closed, text "
          "after a closing quote, a record with the wrong number of fields (file and line named)",
-         f"{README} (guarantees)"),
+         f"{GUARANTEES} (Data is read exactly or not at all)"),
     # runs (one writer per destination partition)
     Code("RUN-001", "a destination partition the run needs is being written by another live run (named with "
-         "its process and host); `run --wait` waits for it", f"{README} (guarantees)"),
+         "its process and host); `run --wait` waits for it", f"{GUARANTEES} (One writer per partition)"),
     # the workspace graph (projects feeding projects)
-    Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{CONTRACT} §8"),
-    Code("GRAPH-002", "a dataset registered by more than one output", f"{CONTRACT} §8"),
-    Code("GRAPH-003", "a project reads a registered dataset whose producing project has errors", f"{CONTRACT} §8"),
+    Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{COMMANDS} (Projects feeding projects)"),
+    Code("GRAPH-002", "a dataset registered by more than one output", f"{COMMANDS} (Projects feeding projects)"),
+    Code("GRAPH-003", "a project reads a registered dataset whose producing project has errors", f"{COMMANDS} (Projects feeding projects)"),
     # scenario test files (ledgerflow test)
-    Code("TEST-001", "a test file's structure: rows, given data or expect/error not as §9 defines", SCENARIOS),
+    Code("TEST-001", "a test file's structure: rows, given data or expect/error not as docs/tests.md describes", SCENARIOS),
     Code("TEST-002", "the tested project is not in the workspace or does not compile", SCENARIOS),
     Code("TEST-003", "the test's period or run_started_at is not valid", SCENARIOS),
     Code("TEST-004", "a dataset the project reads is not given by the test", SCENARIOS),
@@ -176,34 +173,55 @@ EXPRESSION_DEFAULTS: dict[str, str] = {
     "selector_cycle": "SEL-001", "selector_depth": "SEL-002",
 }
 
-BEGIN = "<!-- error codes: generated by `python -m ledgerflow.compiler.codes --readme README.md` -->"
+TABLE_FILE = "docs/error-codes.md"
+BEGIN = "<!-- error codes: generated by `python -m ledgerflow.compiler.codes --table docs/error-codes.md` -->"
 END = "<!-- end of error codes -->"
 
 
-def readme_section() -> str:
-    """The README's list of error codes, markers included (a Markdown table)."""
-    lines = [BEGIN, "| code | what it reports | from |", "|---|---|---|"]
+def source_parts(source: str) -> tuple[str, str]:
+    """``("docs/workspace.md", "Datasets")`` of the source ``docs/workspace.md (Datasets)``."""
+    path, _, rest = source.partition(" (")
+    return path, rest[:-1] if rest.endswith(")") else rest
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _source_link(source: str) -> str:
+    # The table lives in docs/, so a docs/ source links relative to it.
+    path, section = source_parts(source)
+    target = path[len("docs/"):] if path.startswith("docs/") else "../" + path
+    name = target.rsplit("/", 1)[-1]
+    return f"[{name} ({section})]({target}#{anchor(section)})" if section else f"[{name}]({target})"
+
+
+def table_section() -> str:
+    """The table of error codes in docs/error-codes.md, markers included (a Markdown table)."""
+    lines = [BEGIN, "| code | what it reports | described in |", "|---|---|---|"]
     for c in CODES:
-        lines.append(f"| `{c.code}` | {c.title.replace('|', '/')} | {c.source} |")
+        lines.append(f"| `{c.code}` | {c.title.replace('|', '/')} | {_source_link(c.source)} |")
     lines.append(END)
     return "\n".join(lines)
 
 
 def replace_section(text: str) -> Optional[str]:
-    """``text`` (a README) with its code list regenerated; None when it has no markers."""
+    """``text`` (docs/error-codes.md) with its table regenerated; None when it has no markers."""
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:
         return None
-    return text[:start] + readme_section() + text[end + len(END):]
+    return text[:start] + table_section() + text[end + len(END):]
 
 
 def main(argv: list[str]) -> int:
-    """``--readme``: print the README section; ``--readme PATH``: rewrite it in PATH between the markers."""
-    if not argv or argv[0] != "--readme" or len(argv) > 2:
-        print("usage: python -m ledgerflow.compiler.codes --readme [README.md]", file=sys.stderr)
+    """``--table``: print the table; ``--table PATH``: rewrite it in PATH between the markers."""
+    if not argv or argv[0] != "--table" or len(argv) > 2:
+        print(f"usage: python -m ledgerflow.compiler.codes --table [{TABLE_FILE}]", file=sys.stderr)
         return 2
     if len(argv) == 1:
-        print(readme_section())
+        print(table_section())
         return 0
     with open(argv[1], encoding="utf-8") as fh:
         text = fh.read()
