@@ -80,7 +80,7 @@ _CSV_VALUE_OPTIONS = {"nullvalue", "emptyvalue", "nanvalue", "positiveinf", "neg
 _UTF8 = {"utf-8", "utf8"}
 # Compressed files ledgerflow's scan decompresses as Spark's Hadoop codecs do (see input_files.open_bytes).
 _SCANNED_COMPRESSED = (".gz", ".bz2")
-_UNUSED = "__lf_unused_"  # a header name no statement reads that Spark could not take as it is
+UNUSED = _UNUSED = "__lf_unused_"  # a header name no statement reads that Spark could not take as it is
 
 
 def _local_files(target: str) -> Optional[tuple[list[str], list[str]]]:
@@ -210,6 +210,7 @@ class CsvRead:
     schema: Optional[str]
     options: tuple[tuple[str, str], ...]
     columns: tuple[str, ...]  # the header's names as the frame has them
+    partitions: tuple[str, ...] = ()  # the partition folders' columns (at the end of the schema)
 
 
 def _csv_sep(options: dict) -> Optional[str]:
@@ -260,7 +261,7 @@ def csv_reads(location: ResolvedLocation, dataset: Optional[Dataset], strict: bo
             paths = tuple(input_files.spark_path(f.path) for f in members)
             if partitions:
                 options["basePath"] = location.target  # read as it is (not a glob)
-        reads.append(CsvRead(paths, schema, tuple(options.items()), tuple(names or header)))
+        reads.append(CsvRead(paths, schema, tuple(options.items()), tuple(names or header), tuple(partitions)))
     return reads
 
 

@@ -27,7 +27,7 @@ from ..compiler.yaml_source import YStr
 from .runner import RunContext, new_run_id, resolve_inputs, utcnow
 from . import folders
 from .input_files import spark_path
-from .loaders import csv_reads, file_root, read_options
+from .loaders import UNUSED, csv_reads, file_root, read_options
 from .runstore import RunStore
 
 
@@ -76,24 +76,42 @@ def peek_columns(target: str, fmt: str, declared: list[str]) -> dict[str, str]:
     return {**{f.name: _arrow_type(f.type) for f in schema}, **_partition_columns(target, path)}
 
 
-def _csv_script_options(loc, dataset) -> tuple[dict[str, str], str | None]:
-    """(options, schema) of a CSV location's view in the script: the schema of the first file's header,
-    checked by Spark against every file's (``enforceSchema`` off: a file ordering its columns otherwise
-    fails the script instead of being read by position), and ``multiLine`` (with the line ending of the
-    files that need it) when a quoted field holds a line break. A schema is given because Spark's
-    multiLine inference lists the files again as glob patterns."""
-    out = {"enforceSchema": "false"}
-    reads = csv_reads(loc, dataset) or []
+# CSV records parsed whole before a filter is applied (see loaders.CSV_FILTER_PUSHDOWN: a malformed
+# record a pushed-down filter rejects is dropped without the FAILFAST error)
+_WHOLE_RECORDS = (comment("CSV records are parsed whole before any filter (a malformed one always fails)"),
+                  "SET spark.sql.csv.filterPushdown.enabled=false")
+
+
+def _csv_views(loc, dataset, raw: str, what: str) -> tuple[list[tuple[str, str]], dict[str, str]] | None:
+    """(the statements creating the view ``raw`` of a local CSV location as the runner reads it, the
+    columns it has), or None when ledgerflow does not read the location itself (then Spark's reader with
+    the location's options). Files sharing a header and a reading (``multiLine``, the records' line
+    ending) are one read with that header as schema, checked by Spark against each file's header
+    (``enforceSchema`` off). When the files need several readings (another column order, a quoted line
+    break, another line ending), each file is a view of its own and ``raw`` selects their common columns
+    by name. A schema is always given: Spark's multiLine inference lists the files again as globs."""
+    reads = csv_reads(loc, dataset)
+    if not reads or any(r.schema is None for r in reads):
+        return None
+    base = read_options(loc)
+
+    def view(name: str, path: str, read) -> str:
+        opts = {"path": path, **base, **dict(read.options)}
+        options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
+        return f"CREATE OR REPLACE TEMPORARY VIEW {ident(name)} ({read.schema}) USING csv OPTIONS ({options})"
+    partitions = list(reads[0].partitions)
+    if len(reads) == 1:  # the folder itself: Spark lists it when the script runs
+        present = {c: "string" for c in reads[0].columns + tuple(partitions)}
+        return [(what, view(raw, spark_path(loc.target), reads[0]))], present
+    out, selects = [], []
+    common = [c for c in reads[0].columns if not c.startswith(UNUSED) and all(c in r.columns for r in reads)]
     for read in reads:
-        options = dict(read.options)
-        if "multiLine" in options:
-            out["multiLine"] = "true"
-            if "lineSep" in options:
-                out["lineSep"] = options["lineSep"]
-    schema = reads[0].schema if reads else None
-    if schema is not None and dict(reads[0].options).get("enforceSchema") == "true":
-        out["enforceSchema"] = "true"  # placeholder names for unread columns: the header cannot match
-    return out, schema
+        for path in read.paths:
+            name = f"{raw}_{len(selects) + 1}"
+            out.append((comment(f"{what.lstrip('- ')}: file {len(selects) + 1}"), view(name, path, read)))
+            selects.append(f"SELECT {', '.join(ident(c) for c in common + partitions)} FROM {ident(name)}")
+    out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} AS\n" + "\nUNION ALL\n".join(selects)))
+    return out, {c: "string" for c in common + partitions}
 
 
 def _first_data_file(target: str) -> str | None:
@@ -170,30 +188,32 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                 relation = loc.target
                 present = {c.name: "" for c in view.dataset.columns}
             else:
-                present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
                 what = comment(f"{view.dataset.name} v{res.version}: location {i + 1} of {len(res.locations)}")
-                if view.row_ids and loc.format == "parquet" and not loc.options and "_row_id" not in present:
+                csv_views = _csv_views(loc, view.dataset, raw, what) if loc.format == "csv" else None
+                if csv_views is None:
+                    present = peek_columns(loc.target, loc.format, [c.name for c in view.dataset.columns])
+                if csv_views is not None:  # the header of every file, as the runner reads them
+                    statements, present = csv_views
+                    out.extend(statements)
+                elif view.row_ids and loc.format == "parquet" and not loc.options and "_row_id" not in present:
                     # rows identified by file + row index, as the runner does (a USING view hides _metadata)
                     root = file_root(loc)
                     metadata = f"{ident(spark_metadata_name(present))} AS {ident(FILE_METADATA_COLUMN)}"
                     out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} AS SELECT *, "
                                       f"{metadata} FROM parquet.{ident(spark_path(loc.target))}"))
                 else:
-                    # the path read literally; CSV as the runner reads it, and a file whose header orders
-                    # the columns otherwise fails (enforceSchema) instead of being read by position
+                    # the path read literally; CSV Spark reads with a header from the first file and a
+                    # file whose header orders the columns otherwise fails (enforceSchema off)
                     opts = {"path": spark_path(loc.target), **read_options(loc)}
-                    columns = ""
-                    if loc.format == "csv":
-                        extra, schema = _csv_script_options(loc, view.dataset)
-                        opts.update(extra)
-                        columns = f" ({schema})" if schema else ""
                     options = ", ".join(f"{k} {_string(str(v))}" for k, v in opts.items())
-                    out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)}{columns} USING {loc.format} "
+                    out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} "
                                       f"OPTIONS ({options})"))
                 relation = raw
             selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i,
                                              file_root=root, period_rows=True, row_ids=view.row_ids))
         query = union_all(selects)
+        if any(loc.format == "csv" for loc in res.locations) and not out[:1] == [_WHOLE_RECORDS]:
+            out.insert(0, _WHOLE_RECORDS)
         out.append((comment(f"{view.view}: dataset {view.dataset.name} v{res.version} normalised (resolver "
                             f"{res.resolver_id}, {res.resolver_source})"),
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident(view.view)} AS\n{inline_parameters(query, args)}"))
