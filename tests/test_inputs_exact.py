@@ -636,3 +636,14 @@ def test_compile_resolved_reads_semicolon_files_and_files_needing_different_read
             spark.sql(statement)
     got = sorted((r.journal_id, r.line_number, r.description) for r in spark.table("ds_gl").collect())
     assert got == sorted((r[0], r[1], r[8]) for r in rows)
+
+
+def test_a_blank_line_before_the_header_and_a_header_over_64_kib_are_read(spark, tmp_path):
+    # both were refused as lacking every declared column: the first record read was the empty line
+    # (Spark skips it), and a header was parsed from its first 64 KiB only
+    loc = tmp_path / "blank"
+    write(loc / "a.csv", "\r\n" + csv_text(COLS, [["1", "1.00", "", "one", "ERP"]], eol="\r\n"))
+    wide = [f"{'x' * 250}{i}" for i in range(300)]
+    write(loc / "b.csv", csv_text(wide + COLS[::-1], [["v"] * 300 + ["ERP", 'two "2"', "", "2.00", "2"]]))
+    assert len((loc / "b.csv").read_text().splitlines()[0]) > 1 << 16
+    assert load(spark, loc) == [row("1", "1.00", None, "one", "ERP"), row("2", "2.00", None, 'two "2"', "ERP")]
