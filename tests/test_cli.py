@@ -88,8 +88,12 @@ def test_resolved_script_runs_as_is_in_spark_sql(finance, tmp_path):
     assert [str(r["amount_reporting"]) for r in rows] == TS03
 
 
+# The files whose ```sh blocks are run, in this order (a RUN_ID is the run of an earlier command).
+COMMAND_DOCS = ("README.md", "docs/commands.md", "docs/tests.md")
+
+
 def _readme_commands() -> list[str]:
-    text = (REPO / "README.md").read_text()
+    text = "\n".join((REPO / name).read_text() for name in COMMAND_DOCS)
     blocks = re.findall(r"```sh\n(.*?)```", text, re.S)
     commands = []
     for block in blocks:
@@ -101,7 +105,8 @@ def _readme_commands() -> list[str]:
 
 
 def test_every_readme_command_works(spark, finance, monkeypatch):
-    """Each `ledgerflow ...` line of the README runs successfully (cluster flags: see test_cluster.py)."""
+    """Each `ledgerflow ...` line of the README and the docs' command blocks runs successfully (cluster flags:
+    see test_cluster.py)."""
     commands = _readme_commands()
     assert len(commands) >= 12
     monkeypatch.chdir(finance)

@@ -440,12 +440,11 @@ def test_dataset_column_added_is_non_breaking_for_readers(repo):
 
 
 def test_readme_diff_commands(repo, tmp_path, monkeypatch):
-    """Every command of the README's diff section, in a repository with a remote and two folders."""
+    """Every command of docs/diff.md's first block, in a repository with a remote and two folders."""
     import re
     from conftest import REPO
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("### Reviewing a change"):text.index("## How it is built")]
-    block = re.search(r"```shell\n(.*?)```", section, re.S).group(1)
+    text = (REPO / "docs" / "diff.md").read_text()
+    block = re.search(r"```shell\n(.*?)```", text, re.S).group(1)
     commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.startswith("ledgerflow ")]
     assert len(commands) >= 5
     git(repo, "remote", "add", "origin", str(repo))
