@@ -3,7 +3,7 @@
 A cold ``ledgerflow run`` loads and verifies some 20,000 JVM classes (Spark's planner, Parquet, the
 Python gateway) before and while its job runs; the JVM's class-data sharing (JDK 13+, ``-XX:
 ArchiveClassesAtExit`` / ``-XX:SharedArchiveFile``) stores them, already parsed and verified, in a
-file that later JVMs map instead. Measured on the benchmark machine (BENCHMARKS.md "Session 8"): a
+file that later JVMs map instead. Measured on the benchmark machine (bench/results/history.md "Session 8"): a
 cold run of pipeline P at 1M rows ~32 s -> ~26 s; a whole ``ledgerflow test`` of the sample 0.77 of
 the time without it (the session up in ~5 s instead of ~10 s).
 

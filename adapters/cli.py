@@ -494,7 +494,7 @@ def lineage_cmd(inv: Invocation, target, output, fmt):
 @click.argument("head", required=False)
 @click.option("--project", "projects", multiple=True, help="Only this project (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text",
-              help="text (terminal), markdown (a pull-request comment) or json (CONTRACT §7).")
+              help="text (terminal), markdown (a pull-request comment) or json (docs/diff.md).")
 @click.option("--fail-on", type=click.Choice(["breaking", "any"]), default=None,
               help="Exit 4 when a breaking change (or any non-no_op change) is found.")
 @command

@@ -1,4 +1,4 @@
-r"""``ledgerflow diff`` output: text for a terminal, markdown for a pull-request comment, JSON (§7).
+r"""``ledgerflow diff`` output: text for a terminal, markdown for a pull-request comment, JSON (docs/diff.md).
 
 Text is styled with :func:`click.style`; ``click.echo`` drops the colours when the output is not a
 terminal. Markdown: a summary table, then per changed project a ``<details>`` section with its
@@ -32,7 +32,7 @@ _MARKS = {Category.BREAKING: "🔴 breaking", Category.NON_BREAKING: "🟡 non_b
 
 
 def render_json(diff: WorkspaceDiff) -> str:
-    """The §7 JSON document, indented."""
+    """The JSON document of docs/diff.md, indented."""
     return json.dumps(to_json(diff), indent=2, ensure_ascii=False)
 
 

@@ -185,7 +185,7 @@ def resolve_inputs(ctx: RunContext, store: RunStore, memory: Optional[dict] = No
 
 
 def resolver_snapshot(ctx: RunContext) -> dict:
-    """The run record's resolver snapshot (CONTRACT §6)."""
+    """The run record's resolver snapshot (docs/run-record.md)."""
     snap = {"input_dataset_id": None, "input_dataset_version": None, "input_resolver": None,
             "join_datasets": [], "append_datasets": []}
     for view in ctx.compiled.inputs:
@@ -231,7 +231,7 @@ def base_record(ctx: RunContext) -> dict:
 
 
 def output_lineage(ctx: RunContext) -> dict[int, dict]:
-    """Per output seq, its column lineage as ``ledgerflow lineage --format json`` prints it (CONTRACT §8),
+    """Per output seq, its column lineage as ``ledgerflow lineage --format json`` prints it (docs/lineage.md),
     followed across the workspace's projects through registered datasets."""
     from ..compiler.compile import plan_project
     from ..compiler.lineage import plan_lineage

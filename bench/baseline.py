@@ -1,6 +1,6 @@
 """Pipeline P hand-written with the PySpark DataFrame API, as an experienced Spark engineer would.
 
-Same semantics as ``bench/workspace/projects/pipeline_p.yml`` run by ledgerflow (CONTRACT §5):
+Same semantics as ``bench/workspace/projects/pipeline_p.yml`` run by ledgerflow (docs/workspace.md, operations):
 left joins on the rows of the run's period (FX as of the period start, customers of the period),
 exact decimal arithmetic, a delete that removes rows from what is written, summary rows per region
 and currency appended, budgets summed per account, cost center and currency appended, and the

@@ -1,7 +1,7 @@
 """The workspace graph (or a selection of it) as text, JSON, Graphviz dot or Mermaid: ``ledgerflow dag``.
 
 Every format lists nodes in dependency order (ties by id) and edges by their nodes' order then role,
-so the output is deterministic. JSON (CONTRACT §8)::
+so the output is deterministic. JSON (docs/commands.md, projects feeding projects)::
 
     {"nodes": [{"id": "project:NAME" | "dataset:NAME", "kind": "project" | "dataset"}],
      "edges": [{"from": ID, "to": ID, "role": "input" | "join" | "append" | "output"}]}

@@ -1,4 +1,4 @@
-"""Column lineage of a project's outputs, read from the typed plan (CONTRACT §8 ``ledgerflow lineage``).
+"""Column lineage of a project's outputs, read from the typed plan (``ledgerflow lineage``, docs/lineage.md).
 
 For every column an output writes: the input dataset columns it comes from, each with the
 OpenLineage column-lineage subtype that says how. Pure: no Spark, no files; :mod:`.lineage_formats`

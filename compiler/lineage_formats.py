@@ -1,4 +1,4 @@
-"""Renderings of column lineage (:mod:`.lineage`): text, JSON (CONTRACT §8), the OpenLineage
+"""Renderings of column lineage (:mod:`.lineage`): text, JSON (docs/lineage.md), the OpenLineage
 ``columnLineage`` dataset facet, Graphviz dot and mermaid. Pure functions, text or dicts out."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def output_names(plan: Plan) -> dict[int, str]:
 
 
 def to_json(columns: list[ColumnLineage]) -> dict:
-    """CONTRACT §8's JSON: ``{"columns": [{"output", "column", "inputs": [{"dataset", "column", "kind"}]}]}``."""
+    """docs/lineage.md's JSON: ``{"columns": [{"output", "column", "inputs": [{"dataset", "column", "kind"}]}]}``."""
     return {"columns": [{"output": c.output, "column": c.column,
                          "inputs": [{"dataset": i.dataset, "column": i.column, "kind": i.kind} for i in c.inputs]}
                         for c in columns]}

@@ -4,7 +4,7 @@ Every input view the compiled SQL reads (``ds_<name>``) has exactly the declared
 their declared types, plus the system columns. A value that cannot be cast, or that the cast would
 change (digits beyond the declared scale, a fraction into an integer, a time of day into a date),
 stops the run with an error naming dataset, column, location and value; a missing declared column
-is an error before Spark runs anything. System columns the data lacks are filled (CONTRACT §3).
+is an error before Spark runs anything. System columns the data lacks are filled (docs/workspace.md, datasets).
 """
 from __future__ import annotations
 

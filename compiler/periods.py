@@ -75,7 +75,7 @@ def parse_period(text: str) -> Period:
 
 
 # A `period` row belongs to the run when its _period is the run's identifier, or a finer period
-# inside the run (CONTRACT §5: a `2026` run reads 2026, 2026-Q1..Q4, 2026-01..12 and the days of
+# inside the run (docs/workspace.md, datasets: a `2026` run reads 2026, 2026-Q1..Q4, 2026-01..12 and the days of
 # 2026; a `2026-Q1` run reads 2026-Q1, 2026-01..03 and their days; a `2026-01` run 2026-01 and its
 # days; a day run only that day). Identifiers sort so that the finer periods of a run form one range
 # of strings: [Y-, Y.) for a year, [M-, M.) for a month ('.' follows '-'), [first month, last

@@ -47,7 +47,7 @@ TYPES = {
     "_period_to": "date",
 }
 
-# The sample GL of REFERENCE.md, in row order (every row _period = "2026-01").
+# The sample GL (projects/finance), in row order (every row _period = "2026-01").
 GL_ROWS = [
     ("JE-001", 1, "2026-01-05", "4100", "CC-100", "USD", "15000.00", "15000.00", "Product revenue", "ERP"),
     ("JE-001", 2, "2026-01-05", "1200", "CC-100", "USD", "15000.00", "15000.00", "AR - product revenue", "ERP"),

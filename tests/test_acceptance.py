@@ -1,8 +1,8 @@
-"""Acceptance scenarios TS-01..TS-08 of REFERENCE.md, end to end through the ``ledgerflow`` CLI on Spark.
+"""Acceptance scenarios TS-01..TS-08 (projects/finance), end to end through the ``ledgerflow`` CLI on Spark.
 
 One module-scoped copy of the finance workspace runs the eight scenario projects once (period 2026-01);
 each test reads the written outputs back on the shared SparkSession and compares every row and value.
-Further tests cover exit codes, ``runs``/``datasets`` commands and the run record (CONTRACT §4, §6).
+Further tests cover exit codes, ``runs``/``datasets`` commands and the run record (docs/commands.md, docs/run-record.md).
 """
 from __future__ import annotations
 
@@ -289,7 +289,7 @@ def test_run_record_fields(spark, scenarios):
         "locations": [str(ws / "data" / "exchange_rates" / "v1" / "exchange_rates.csv")]}
     out = dict(rec["outputs"][0])
     assert len(rec["outputs"]) == 1
-    lineage = out.pop("lineage")  # each output's column lineage (CONTRACT §8 JSON; tests/test_lineage.py)
+    lineage = out.pop("lineage")  # each output's column lineage (docs/lineage.md JSON; tests/test_lineage.py)
     assert [c["column"] for c in lineage["columns"]][:2] == ["journal_id", "line_number"]
     assert out == {"operation_seq": 2, "rows": 10, "registered_dataset": None, "registered_version": None,
                    "location": str(ws / "data" / "ts03_fx_converted" / "v1" / "ts03_fx_converted.csv" /

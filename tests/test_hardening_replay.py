@@ -45,7 +45,7 @@ def test_run_records_input_fingerprints(spark, finance):
     [entry] = rates["files"]
     assert (entry["path"], entry["size"], entry["mtime_ns"]) == ("exchange_rates.csv", st.st_size, st.st_mtime_ns)
     assert len(entry["sha256"]) == 64
-    # the §6 fields are still there
+    # the run record fields (docs/run-record.md) are still there
     assert rec["resolver_snapshot"]["join_datasets"][0]["locations"] == [str(finance / RATES)]
 
 

@@ -1,4 +1,4 @@
-"""Column lineage (CONTRACT §8 ``ledgerflow lineage``): edge by edge on the finance sample, every format,
+"""Column lineage (``ledgerflow lineage``, docs/lineage.md): edge by edge on the finance sample, every format,
 the CLI's filters and errors, lineage across projects through a registered dataset, the run record.
 
 Only the last test starts Spark; the rest compile plans (no data read)."""
@@ -53,7 +53,7 @@ def test_computed_column(sample):
 
 
 def test_untouched_column_of_a_joined_operation_has_the_join_inputs(sample):
-    """§8: a column read in a runtime join's condition is a join input of every column of the rows."""
+    """docs/lineage.md: a column read in a runtime join's condition is a join input of every column of the rows."""
     assert edges(sample, "ts03_fx_conversion", 2, "journal_id") == [
         ("identity", "gl.journal_id"), *FX_JOIN, *FX_ASOF, *GL_ROWS]
     assert edges(sample, "ts03_fx_conversion", 2, "currency") == [

@@ -1,4 +1,4 @@
-"""The annotated five-operation example of spec/operation-entity.md (projects/orders), run end to end."""
+"""The annotated five-operation example (projects/orders), run end to end."""
 from __future__ import annotations
 
 from decimal import Decimal

@@ -1,4 +1,4 @@
-"""Output destinations on real Spark (CONTRACT §3): ``{table: NAME}`` through the default resolver, through an
+"""Output destinations on real Spark (docs/workspace.md, output): ``{table: NAME}`` through the default resolver, through an
 explicit ``resolver`` and its synonym ``datasource_id``, through a ``table`` strategy; inline ``{path, format}``
 (parquet, json); ``{catalog_table: db.t}``; ``columns`` projection and ``include_deleted``; a second period
 leaves the first one's partition intact.

@@ -1,6 +1,6 @@
 """Period filters Spark pushes into the scan (issue 9, point 2).
 
-The period rule of CONTRACT §5 (the run's period or a finer period inside it) and the bitemporal
+The period rule of docs/workspace.md (datasets) (the run's period or a finer period inside it) and the bitemporal
 as-of filter are written so that, once Spark folds the parameters into literals, the physical plan
 of every input scan shows them: `PushedFilters` on Parquet/ORC files with a `_period` column,
 `PartitionFilters` on `_period=` folders. The inputs go through the real loader and the compiled

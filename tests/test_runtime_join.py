@@ -1,4 +1,4 @@
-"""Runtime joins (spec/runtime-join-spec.md): user stories US1-US4, every Edge Case, and join multiplicity,
+"""Runtime joins (docs/workspace.md, runtime joins): user stories US1-US4, every Edge Case, and join multiplicity,
 end to end through the ``ledgerflow`` CLI on the shared local SparkSession.
 """
 from __future__ import annotations

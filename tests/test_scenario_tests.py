@@ -1,4 +1,4 @@
-"""``ledgerflow test`` (CONTRACT §9): passing, failing, invalid and error tests, fixtures, JUnit XML, --record.
+"""``ledgerflow test`` (docs/tests.md): passing, failing, invalid and error tests, fixtures, JUnit XML, --record.
 
 Every Spark test drives the CLI in-process on the one SparkSession of the test run; the tests of the
 tester are themselves scenario test files written into a copy of the finance workspace.
@@ -383,7 +383,7 @@ def test_record_narrows_join_rows_with_escaped_sample_values(spark):
 
 
 def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatch):
-    """`ledgerflow test` launches a driver JVM tuned for a few rows (C1 only, BENCHMARKS.md 0c), `run` the
+    """`ledgerflow test` launches a driver JVM tuned for a few rows (C1 only, bench/results/history.md 0c), `run` the
     default one; a workspace that sets its own Java options keeps them. Each maps its own kind of class
     archive (adapters/class_archive.py)."""
     from ledgerflow.adapters import spark as spark_settings
@@ -522,7 +522,7 @@ def test_the_test_session_reads_a_fixture_as_one_partition(spark, tmp_path):
 
 
 def test_given_rows_of_other_periods_are_not_read(spark, finance):
-    """Given data is filtered by the compiled SQL's period rule alone (CONTRACT §5: the run's period or a
+    """Given data is filtered by the compiled SQL's period rule alone (docs/workspace.md, datasets: the run's period or a
     finer period inside it): a month run reads its month and its days, not the month before or after,
     nor the quarter that holds it; so does a runtime join (a row of another period would fan the join
     out) and an append source. (The as-of filter of bitemporal inputs and join sides: TS-02, TS-03.)"""

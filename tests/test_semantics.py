@@ -1,4 +1,4 @@
-"""Operation semantics that are easy to get wrong (CONTRACT §5), shown on the compiled SQL and on Spark."""
+"""Operation semantics that are easy to get wrong (docs/workspace.md, docs/dsl.md), shown on the compiled SQL and on Spark."""
 from __future__ import annotations
 
 import datetime

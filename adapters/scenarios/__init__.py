@@ -1,4 +1,4 @@
-"""``ledgerflow test``: scenario tests in YAML (CONTRACT §9), run on a local SparkSession.
+"""``ledgerflow test``: scenario tests in YAML (docs/tests.md), run on a local SparkSession.
 
 Stages, one module each, in the order a test goes through them:
 

@@ -10,7 +10,7 @@ the row ids as in a run, with one difference: every row carries its position in 
 row index in a Parquet fixture), which the loader writes into the ids of rows given without
 ``_row_id`` (``system_columns.positioned_row_uuidv7``): deterministic, distinct for identical rows,
 and without the window over a content hash that other in-memory data needs (a fifth of the sample
-suite's time, BENCHMARKS.md 0c) or a hash of the position. Nothing is written.
+suite's time, bench/results/history.md 0c) or a hash of the position. Nothing is written.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Bind a test to its workspace, before Spark: project compiled, given data checked, outputs found.
 
 Everything a test file can get wrong is found here and reported with its place (TEST-00x codes, see
-the README): an unknown project or period, a dataset the project reads that the test does not
+docs/tests.md): an unknown project or period, a dataset the project reads that the test does not
 give, a given dataset the project does not read, an unknown column or a value that does not fit its
 declared type in a given row, a missing fixture file, an expectation naming no output of the
 project or a column the output does not have. The project is compiled once per invocation.

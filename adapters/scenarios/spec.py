@@ -1,4 +1,4 @@
-"""Read one ``tests/*.yml`` file strictly into a :class:`ScenarioTest` (CONTRACT §9).
+"""Read one ``tests/*.yml`` file strictly into a :class:`ScenarioTest` (docs/tests.md).
 
 Like every other ledgerflow file: an unknown or misspelt key is YAML-003 naming the closest valid
 key, a missing key YAML-004, a value of the wrong kind YAML-005, each with file, line and column;

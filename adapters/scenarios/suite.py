@@ -1,6 +1,6 @@
 """``ledgerflow test``: find the workspace's tests, select them, run them in one SparkSession, judge.
 
-Exit codes (CONTRACT §9): 0 every selected test passed; 1 a test file or its project is invalid
+Exit codes (docs/tests.md): 0 every selected test passed; 1 a test file or its project is invalid
 (valid tests still run and are reported); 4 a test failed.
 """
 from __future__ import annotations

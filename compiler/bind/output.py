@@ -53,7 +53,7 @@ def bind_output(ctx: BindContext, op: OutputOperation) -> Optional[OutputPlan]:
 def check_destination_path(ctx: BindContext, op: OutputOperation) -> None:
     """OUT-VR-002: an inline destination path of a project stays inside the workspace.
 
-    CONTRACT §3: absolute paths and URIs are the workspace owner's choice, written in
+    docs/workspace.md (resolvers): absolute paths and URIs are the workspace owner's choice, written in
     ledgerflow.yml's resolver rules; a project file (the thing a pull request changes) may only
     name a folder below the workspace, so ``validate`` refuses what ``run`` would write elsewhere."""
     d = op.destination

@@ -4,7 +4,7 @@ The passes: :mod:`.summary` compiles each project that may have changed on each 
 data (script, normalised SQL, plan prints from :mod:`.prints`); :mod:`.align` matches operations;
 :mod:`.projects` compares outputs and columns and assigns the category; :mod:`.datasets` lists what
 changed in each dataset's declaration; :mod:`.impact` (empty until the workspace graph lands) follows
-changed columns into other projects; :mod:`.result` is the §7 result and its JSON.
+changed columns into other projects; :mod:`.result` is the result and its JSON (docs/diff.md).
 
 :func:`diff_workspaces` runs them in one process; an adapter may call :func:`projects_to_compile`,
 summarise each side elsewhere (another process) and call :func:`compare`.

@@ -1,8 +1,8 @@
-"""Impact of a change beyond the projects it touches (CONTRACT.md §7 ``impact``).
+"""Impact of a change beyond the projects it touches (``impact`` in docs/diff.md).
 
 A changed output column of project P that P registers as dataset R (``register_as_dataset``)
 reaches every project Q of the head workspace that reads R: Q's output columns whose column lineage
-(:mod:`..lineage`, CONTRACT §8) has an input ``R.<changed column>`` are impacted; when P's output
+(:mod:`..lineage`, docs/lineage.md) has an input ``R.<changed column>`` are impacted; when P's output
 can change its row set (``rows_changed``), every Q output column with any input from R is. An
 impacted column of an output that Q itself registers is a changed column of that dataset in turn,
 so the walk continues downstream until nothing new is reached (the graph has no cycles: GRAPH-001).

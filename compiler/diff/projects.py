@@ -1,6 +1,6 @@
 """Compare two summaries of one project: operations, outputs, columns, the category, the SQL diff.
 
-Categories (CONTRACT.md §7): ``breaking`` when an existing output can write other values or other rows
+Categories (docs/diff.md): ``breaking`` when an existing output can write other values or other rows
 (a column's expression or type, its row set, its destination) or loses a column, or an output is
 removed; else ``no_op`` when the normalised SQL and every output are the same; else ``non_breaking``
 (new outputs or columns, or intermediate changes no existing output column sees).

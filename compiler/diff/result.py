@@ -1,4 +1,4 @@
-"""The result of a diff (CONTRACT.md §7) as dataclasses, and its JSON form (:func:`to_json`)."""
+"""The result of a diff (docs/diff.md) as dataclasses, and its JSON form (:func:`to_json`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -118,7 +118,7 @@ class WorkspaceDiff:
 
 
 def to_json(diff: WorkspaceDiff) -> dict[str, Any]:
-    """The §7 JSON document (stable: exactly these keys, in this order)."""
+    """The JSON document of docs/diff.md (stable: exactly these keys, in this order)."""
     return {
         "base": diff.base,
         "head": diff.head,

@@ -1,4 +1,4 @@
-"""Tokenizer and precedence-climbing parser for the expression DSL (REFERENCE.md §DSL).
+"""Tokenizer and precedence-climbing parser for the expression DSL (docs/dsl.md).
 
 Precedence, loosest first: OR < AND < NOT < comparisons < + - < * / < unary minus.
 """
