@@ -58,11 +58,11 @@ class HashBudget:
         return True
 
 
-def spark_ignores(name: str) -> bool:
-    """Whether Spark's file index skips a file or folder of this name (``shouldFilterOutPathName``)."""
-    if name.startswith("_metadata") or name.startswith("_common_metadata"):
-        return False
-    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+def spark_ignores(name: str, folder: bool = False) -> bool:
+    """Whether Spark reading a location skips a file or folder of this name (``input_files.spark_skips``:
+    a ``_metadata*`` file is listed by Spark's file index but never read as data)."""
+    from .input_files import spark_skips
+    return spark_skips(name, folder)
 
 
 def local_path(target: str) -> Optional[str]:
@@ -99,13 +99,14 @@ def _walk(root: str) -> tuple[list[tuple[str, Optional[os.stat_result]]], list[s
         except OSError:
             continue
         for entry in entries:
-            if spark_ignores(entry.name):
-                continue
             rel = prefix + entry.name
             try:
                 st = os.stat(entry.path)  # follows links, as Spark does
             except OSError:
-                found.append((rel, None))  # a dangling link: Spark would fail reading it
+                if not spark_ignores(entry.name):
+                    found.append((rel, None))  # a dangling link: Spark would fail reading it
+                continue
+            if spark_ignores(entry.name, stat.S_ISDIR(st.st_mode)):
                 continue
             if stat.S_ISDIR(st.st_mode):
                 real = os.path.realpath(entry.path)

@@ -38,6 +38,15 @@ class InputFileError(ResolutionError):
     """A data file of an input location that cannot be read exactly (code, file and line in the message)."""
 
 
+def spark_skips(name: str, folder: bool = False) -> bool:
+    """Whether Spark, reading a location, skips a file or folder of this name: names starting with ``_``
+    (but ``_name=value`` partition folders) or ``.``, and ``._COPYING_`` files. Its listing keeps
+    ``_metadata*``/``_common_metadata*`` (Parquet summaries), so it descends folders of those names,
+    but reads no such file as data. The one rule of the loaders, the fingerprint and ``--resolved``."""
+    hidden = (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+    return hidden and not (folder and name.startswith(("_metadata", "_common_metadata")))
+
+
 def spark_path(target: str) -> str:
     """``target`` as a path Spark reads literally: the glob characters ``\\ [ ] { } * ?`` escaped with a
     backslash (Hadoop's ``GlobPattern`` escape; Spark's DataFrameReader has no literal-path switch)."""

@@ -42,16 +42,16 @@ def check_exists(location: ResolvedLocation, dataset: Dataset) -> None:
                               "(names starting with '.' or '_'); check the resolver rule or the data folder.")
 
 
-def _hidden(name: str) -> bool:
+def _hidden(name: str, folder: bool = False) -> bool:
     """Spark's rule for names a file source skips (``_SUCCESS``, ``.crc``, ...; ``_period=x`` is a partition)."""
-    return (name.startswith("_") and "=" not in name) or name.startswith(".") or name.endswith("._COPYING_")
+    return input_files.spark_skips(name, folder)
 
 
 def has_data_files(folder: str) -> bool:
     """Whether ``folder`` (or a visible subfolder) holds a file Spark would read; stops at the first.
     Symbolic links are followed, as Spark does (a written ``_period=P`` partition is one)."""
     for parent, dirs, files in os.walk(folder, followlinks=True):
-        dirs[:] = [d for d in dirs if not _hidden(d)]
+        dirs[:] = [d for d in dirs if not _hidden(d, folder=True)]
         if any(not _hidden(f) for f in files):
             return True
     return False
@@ -91,7 +91,7 @@ def _local_files(target: str) -> Optional[tuple[list[str], list[str]]]:
         return [target], []
     files, partitions = [], []
     for parent, dirs, names in os.walk(target, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if not _hidden(d))
+        dirs[:] = sorted(d for d in dirs if not _hidden(d, folder=True))
         for d in dirs:
             if "=" in d and d.split("=", 1)[0] not in partitions:
                 partitions.append(d.split("=", 1)[0])

@@ -26,7 +26,7 @@ from ..compiler.render import comment, ident
 from ..compiler.yaml_source import YStr
 from .runner import RunContext, new_run_id, resolve_inputs, utcnow
 from . import folders
-from .input_files import spark_path
+from .input_files import spark_path, spark_skips
 from .loaders import UNUSED, csv_reads, file_root, read_options
 from .runstore import RunStore
 
@@ -119,10 +119,10 @@ def _first_data_file(target: str) -> str | None:
     or ``_`` skipped, except ``_name=value`` partition folders), or None."""
     if os.path.isfile(target):
         return target
-    for root, dirs, files in os.walk(target):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and (not d.startswith("_") or "=" in d))
+    for root, dirs, files in os.walk(target, followlinks=True):  # links followed, as Spark does
+        dirs[:] = sorted(d for d in dirs if not spark_skips(d, folder=True))
         for name in sorted(files):
-            if not name.startswith((".", "_")):
+            if not spark_skips(name):
                 return os.path.join(root, name)
     return None
 

@@ -23,7 +23,7 @@ def _tree(root: Path) -> Path:
         ".lf_versions/_period=2026-01/old/d.csv": "x,y\n7,8\n",
         "_temporary/0/e.csv": "x,y\n9,9\n",
         "f.csv._COPYING_": "partial",
-        "_metadata": "parquet summary",  # Parquet summary files are the exception Spark keeps
+        "_metadata": "parquet summary",  # listed by Spark's file index, never read as data
     }
     for rel, text in files.items():
         path = root / rel
@@ -40,12 +40,12 @@ def test_folder_fingerprint_lists_what_spark_reads(tmp_path):
     root = _tree(tmp_path / "ds")
     result = fp.fingerprint_path(str(root))
     assert result["exists"] and result["type"] == "directory"
-    assert _paths(result) == ["_metadata", "_period=2026-01/c.csv", "a.csv", "sub/b.csv"]
+    assert _paths(result) == ["_period=2026-01/c.csv", "a.csv", "sub/b.csv"]
     a = next(f for f in result["files"] if f["path"] == "a.csv")
     st = os.stat(root / "a.csv")
     assert a == {"path": "a.csv", "size": st.st_size, "mtime_ns": st.st_mtime_ns,
                  "sha256": hashlib.sha256(b"x,y\n1,2\n").hexdigest()}
-    assert result["file_count"] == 4 and result["total_bytes"] == sum(f["size"] for f in result["files"])
+    assert result["file_count"] == 3 and result["total_bytes"] == sum(f["size"] for f in result["files"])
     # a single file location: its name, same fields
     single = fp.fingerprint_path(str(root / "a.csv"))
     assert single["type"] == "file" and single["files"] == [a]

@@ -647,3 +647,14 @@ def test_a_blank_line_before_the_header_and_a_header_over_64_kib_are_read(spark,
     write(loc / "b.csv", csv_text(wide + COLS[::-1], [["v"] * 300 + ["ERP", 'two "2"', "", "2.00", "2"]]))
     assert len((loc / "b.csv").read_text().splitlines()[0]) > 1 << 16
     assert load(spark, loc) == [row("1", "1.00", None, "one", "ERP"), row("2", "2.00", None, 'two "2"', "ERP")]
+
+
+def test_what_was_read_is_what_the_fingerprint_lists(spark, tmp_path):
+    # the fingerprint kept '_metadata*' files, which Spark lists but never reads as data
+    from ledgerflow.adapters.fingerprint import fingerprint_path
+    loc = tmp_path / "listed"
+    write(loc / "a.csv", csv_text(COLS, [["1", "1.00", "", "one", "ERP"]]))
+    write(loc / "_metadata_extra.csv", csv_text(COLS, [["9", "9.00", "", "never read", "ERP"]]))
+    write(loc / "_SUCCESS", "")
+    assert load(spark, loc) == [row("1", "1.00", None, "one", "ERP")]
+    assert [f["path"] for f in fingerprint_path(str(loc))["files"]] == ["a.csv"]
