@@ -129,7 +129,12 @@ def spark_error_text(exc: BaseException, locations: Optional[dict] = None) -> st
         record = _malformed_record(path, whole, head, getattr(dataset, "sep", ","))
         if record:
             return record
-        text = f"{head}cannot read data file {re.sub(r'^file:(//)?', '', path)}: the file is unreadable or corrupt"
+        shown = re.sub(r'^file:(//)?', '', path)
+        if "DATA_TYPE_MISMATCH" in whole or "SCHEMA_MISMATCH" in whole:
+            return (f"INPUT-002 {head}{unquote(shown)} stores a column with another type than the location's other "
+                    f"files ({root}); nothing was read. Write every file of the location with the same column "
+                    "types.")
+        text = f"{head}cannot read data file {shown}: the file is unreadable or corrupt"
         if not root.startswith("[FAILED_READ_FILE"):
             text += f" ({root})"
         return text + "."

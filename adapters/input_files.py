@@ -245,7 +245,7 @@ def check_columns(dataset: Dataset, columns_of: Iterable[tuple[str, Iterable[str
         missing = [c for c in declared if c not in have]
         if missing:
             raise InputFileError(f"INPUT-001 dataset '{dataset.name}': {path} lacks the declared column(s) "
-                                 f"{', '.join(missing)} (it has: {', '.join(sorted(names)) or 'nothing'}); every "
+                                 f"{', '.join(missing)} (it has: {', '.join(map(_shown, sorted(names))) or 'nothing'}); every "
                                  "file of a location must have every declared column.")
         carried = frozenset(n for n in system if n in have)
         if first is None:
@@ -318,6 +318,12 @@ def check_json_columns(dataset: Dataset, files: list[str], partitions: list[str]
                                  "of one would get their value and rows of the other a default; give every file "
                                  "of the location the same system columns.")
     return set(first[1]) if first else set()
+
+
+def _shown(name: str) -> str:
+    """A column name as a message shows it: quoted when spaces or other characters would hide what it is
+    (``'amount '`` is not ``amount``)."""
+    return name if name and name.strip() == name and name.isprintable() and "," not in name else repr(name)
 
 
 def footer_columns(path: str, fmt: str) -> Optional[list[str]]:

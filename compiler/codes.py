@@ -112,9 +112,10 @@ CODES: tuple[Code, ...] = (
     Code("INPUT-001", "a data file of an input location lacks a declared column (the file is named)",
          f"{GUARANTEES} (Data is read exactly or not at all)"),
     Code("INPUT-002", "a CSV header names a column twice, or files of one location disagree on their system "
-         "columns", f"{GUARANTEES} (Data is read exactly or not at all)"),
+         "columns or a Parquet column's type", f"{GUARANTEES} (Data is read exactly or not at all)"),
     Code("INPUT-003", "a CSV or JSON file that is not whole records: empty, a quoted field never closed, text "
-         "after a closing quote, a record with the wrong number of fields (file and line named)",
+         "after a closing quote, a record with the wrong number of fields, a multi-line file whose records "
+         "end with different line breaks (file and line named)",
          f"{GUARANTEES} (Data is read exactly or not at all)"),
     # runs (one writer per destination partition)
     Code("RUN-001", "a destination partition the run needs is being written by another live run (named with "

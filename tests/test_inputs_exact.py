@@ -658,3 +658,24 @@ def test_what_was_read_is_what_the_fingerprint_lists(spark, tmp_path):
     write(loc / "_SUCCESS", "")
     assert load(spark, loc) == [row("1", "1.00", None, "one", "ERP")]
     assert [f["path"] for f in fingerprint_path(str(loc))["files"]] == ["a.csv"]
+
+
+def test_a_parquet_file_storing_a_column_with_another_type_is_named_as_such(spark, tmp_path):
+    # the message said "unreadable or corrupt", sending the user after a damaged file
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    loc = tmp_path / "drift"
+    loc.mkdir()
+    strings = {c: pa.array(["1"]) for c in COLS}
+    pq.write_table(pa.table(strings), loc / "a.parquet")
+    pq.write_table(pa.table({**strings, "acct": pa.array([2], pa.int64())}), loc / "b.parquet")
+    message = failure(spark, loc, "parquet")
+    assert message.startswith(f"INPUT-002 dataset 'ledger': {loc / 'b.parquet'} stores a column with another type "
+                              "than the location's other files"), message
+
+
+def test_a_header_name_with_a_trailing_space_is_shown_quoted(spark, tmp_path):
+    loc = tmp_path / "space"
+    write(loc / "a.csv", csv_text([c + " " if c == "amount_local" else c for c in COLS], [["1", "1.00", "", "x", "E"]]))
+    message = failure(spark, loc)
+    assert "lacks the declared column(s) amount_local (it has: acct, 'amount_local ', amount_reporting," in message, message
