@@ -30,7 +30,7 @@ REQUIRED = {"spark.sql.csv.filterPushdown.enabled": "false"}
 # The driver JVM of `ledgerflow test`: C1 only. A scenario test has a handful of rows, so its time is
 # Spark's planner code running for the first few times, which C1 compiles sooner and without the
 # profiling tier, while C2's compiler threads would take one of two cores from the test; measured by
-# bench/test_speed.py (BENCHMARKS.md 0c). Not for `run`: at 10M rows C1-only code made pipeline P
+# bench/test_speed.py (bench/results/history.md, 0c). Not for `run`: at 10M rows C1-only code made pipeline P
 # 45% slower (52 s -> 76 s), the rows being the work there.
 TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
 
