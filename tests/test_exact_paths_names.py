@@ -200,6 +200,9 @@ class _RedirectingWrite:
     def option(self, *_):
         return self
 
+    def options(self, **_):
+        return self
+
     def save(self, path: str) -> None:
         os.rename(self.folder, str(self.folder) + "_moved")
         os.symlink(self.elsewhere, self.folder)
