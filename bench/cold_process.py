@@ -42,7 +42,7 @@ RESULTS = os.path.join(HERE, "results")
 HANDWRITTEN = os.path.join(HERE, "handwritten_source.py")
 PERIOD = "2026-02"
 LAYOUTS = ("flat", "folders", "csv")
-TARGETS = {"flat": (1.10, 1.05), "folders": (1.10, 1.05), "csv": (None, None)}  # (1M, 10M); csv reported
+TARGETS = {"flat": (1.10, 1.10), "folders": (1.10, 1.10), "csv": (None, None)}  # (1M, 10M): the authors set 1.10 at 10M; csv reported
 
 
 def cache_root() -> str:
