@@ -22,6 +22,14 @@ if str(REPO) not in sys.path:
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/*.sql from the current compiler output (review the diff)")
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that uses the SparkSession (directly or through a fixture) ``spark``, so that
+    ``python -m pytest -m "not spark and not cluster"`` runs the fast tests alone."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
 PROJECTS = REPO / "projects"
 
 

@@ -154,6 +154,7 @@ def _test_command(ws, cache, *extra: str) -> subprocess.CompletedProcess:
                            "ts01_output_only", *extra], capture_output=True, text=True, env=env, timeout=600)
 
 
+@pytest.mark.spark  # starts a Spark JVM in a process of its own
 def test_the_first_command_writes_the_archive_and_the_next_jvm_loads_spark_from_it(finance, tmp_path):
     cache = tmp_path / "cache"
     first = _test_command(finance, cache)

@@ -70,6 +70,7 @@ def test_usage_errors_exit_2(finance):
     assert cli(finance, "frobnicate").exit_code == 2
 
 
+@pytest.mark.spark  # starts a Spark JVM in a process of its own
 def test_resolved_script_runs_as_is_in_spark_sql(finance, tmp_path):
     """`compile --resolved` output, fed unchanged to Spark's own spark-sql CLI, computes TS-03."""
     result = cli(finance, "compile", "ts03_fx_conversion", "--resolved", "--period", "2026-01")

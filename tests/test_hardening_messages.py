@@ -59,6 +59,7 @@ def parquet_gl(ws: Path) -> Path:
 
 
 # ------------------------------------------------------------------------------------ subprocess runs
+@pytest.mark.spark  # starts a Spark JVM in a process of its own
 def test_successful_run_prints_nothing_on_stderr(finance):
     """TS-03 on a fresh JVM: stderr is empty (no start-up WARN lines, no log4j profile lines, no JVM
     notices); Spark's own log is kept in target/logs/spark.log."""
@@ -71,6 +72,7 @@ def test_successful_run_prints_nothing_on_stderr(finance):
     assert (finance / "target" / "logs" / "spark.log").is_file()
 
 
+@pytest.mark.spark  # starts a Spark JVM in a process of its own
 def test_bad_cast_is_one_paragraph_naming_dataset_column_location_value(finance):
     """`abc` in a decimal column of the GL CSV: exit 3 and ledgerflow's own message only (Spark logs the
     failed task with a ~100-line stack trace at ERROR: that goes to the log file, not the terminal)."""
@@ -85,6 +87,7 @@ def test_bad_cast_is_one_paragraph_naming_dataset_column_location_value(finance)
     assert "USER_RAISED_EXCEPTION" in (finance / "target" / "logs" / "spark.log").read_text()
 
 
+@pytest.mark.spark  # starts a Spark JVM in a process of its own
 def test_truncated_parquet_names_the_file(finance):
     """A truncated Parquet file: the message names the dataset and the file and says it is unreadable or
     corrupt (from the Java exception chain), not Py4J's "An error occurred while calling o42.load"."""
@@ -110,6 +113,7 @@ def test_empty_input_folder_is_a_data_reference_error(finance):
     assert f"Error: dataset 'gl': no data files at {folder} " in err, err
 
 
+@pytest.mark.spark  # starts a Spark JVM in a process of its own
 def test_debug_keeps_spark_output_and_the_traceback(finance):
     """--debug: Spark's default console logging and the Python traceback are shown."""
     edit(finance, "data/gl/v1/transactions.csv", "JE-001,1,2026-01-05,4100,CC-100,USD,15000.00",

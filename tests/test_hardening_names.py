@@ -17,6 +17,7 @@ import unicodedata
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 import sqlglot
 
 from ledgerflow.compiler.render import comment
@@ -130,6 +131,7 @@ def test_hostile_names_stay_in_comments_of_the_compiled_script(finance):
     assert all(isinstance(s, sqlglot.exp.Select) for s in statements), [s.key for s in statements]
 
 
+@pytest.mark.spark  # starts a Spark JVM in a process of its own
 def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
     """The resolved script of a project whose names hold \\n, \\r or \\u2028 followed by a statement
     runs in Spark's own spark-sql CLI: every statement it holds is one ledgerflow wrote, no `pwned*`
