@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..compiler.resolver import Resolution, ResolvedLocation
+from .input_files import spark_skips  # a _metadata* file is listed by Spark's file index but never read
 
 HASH_FILE_LIMIT = 16 << 20  # files up to this size get a sha256
 HASH_RUN_BUDGET = 256 << 20  # bytes hashed per run at most (files beyond it: size + mtime only)
@@ -56,13 +57,6 @@ class HashBudget:
             return False
         self.remaining -= size
         return True
-
-
-def spark_ignores(name: str, folder: bool = False) -> bool:
-    """Whether Spark reading a location skips a file or folder of this name (``input_files.spark_skips``:
-    a ``_metadata*`` file is listed by Spark's file index but never read as data)."""
-    from .input_files import spark_skips
-    return spark_skips(name, folder)
 
 
 def local_path(target: str) -> Optional[str]:
@@ -103,10 +97,10 @@ def _walk(root: str) -> tuple[list[tuple[str, Optional[os.stat_result]]], list[s
             try:
                 st = os.stat(entry.path)  # follows links, as Spark does
             except OSError:
-                if not spark_ignores(entry.name):
+                if not spark_skips(entry.name):
                     found.append((rel, None))  # a dangling link: Spark would fail reading it
                 continue
-            if spark_ignores(entry.name, stat.S_ISDIR(st.st_mode)):
+            if spark_skips(entry.name, stat.S_ISDIR(st.st_mode)):
                 continue
             if stat.S_ISDIR(st.st_mode):
                 real = os.path.realpath(entry.path)

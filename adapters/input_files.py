@@ -19,6 +19,7 @@ into the right column or the run refuses, naming dataset, file and line.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
@@ -225,6 +226,21 @@ def locate_malformed(path: str, fmt: str, sep: str = ",", quote: str = '"') -> O
     return None
 
 
+def _agreeing(dataset: Dataset, first: Optional[tuple[str, frozenset]], path: str,
+              carried: frozenset) -> tuple[str, frozenset]:
+    """The first file and the system columns it carries, after refusing ``path`` when it carries others
+    (rows of one file would get their value and rows of the other a default)."""
+    if first is None:
+        return path, carried
+    if carried != first[1]:
+        only = sorted(carried ^ first[1])
+        raise InputFileError(f"INPUT-002 dataset '{dataset.name}': the files {first[0]} and {path} disagree on "
+                             f"the system column(s) {', '.join(only)} (one has them, the other not): rows "
+                             "of one would get their value and rows of the other a default; give every file "
+                             "of the location the same system columns.")
+    return first
+
+
 # ------------------------------------------------------------------------------------- columns per file
 def check_columns(dataset: Dataset, columns_of: Iterable[tuple[str, Iterable[str]]], partitions: list[str]) -> None:
     """Refuse a file lacking a declared column (partition folders count as columns), a header naming a
@@ -248,14 +264,13 @@ def check_columns(dataset: Dataset, columns_of: Iterable[tuple[str, Iterable[str
                                  f"{', '.join(missing)} (it has: {', '.join(map(_shown, sorted(names))) or 'nothing'}); every "
                                  "file of a location must have every declared column.")
         carried = frozenset(n for n in system if n in have)
-        if first is None:
-            first = (path, carried)
-        elif carried != first[1]:
-            only = sorted(carried ^ first[1])
-            raise InputFileError(f"INPUT-002 dataset '{dataset.name}': the files {first[0]} and {path} disagree on "
-                                 f"the system column(s) {', '.join(only)} (one has them, the other not): rows "
-                                 "of one would get their value and rows of the other a default; give every file "
-                                 "of the location the same system columns.")
+        first = _agreeing(dataset, first, path, carried)
+
+
+@functools.lru_cache(maxsize=None)
+def _key_pattern(name: str) -> "re.Pattern[bytes]":
+    """``name`` as a JSON key: its JSON string followed by a colon (compiled once per name, not per file)."""
+    return re.compile(re.escape(json.dumps(name, ensure_ascii=False).encode()) + rb"\s*:")
 
 
 def json_columns(path: str, names: Iterable[str]) -> tuple[set, list[str]]:
@@ -264,7 +279,7 @@ def json_columns(path: str, names: Iterable[str]) -> tuple[set, list[str]]:
     stopping at the first hit (a key is normally in the first line). A quote inside a value is escaped
     (``\\"``), so a value cannot end the pattern's string; a key written with \\u escapes is not
     recognised (then it is absent: refused when it matters, see :func:`check_json_columns`)."""
-    wanted = {n: re.compile(re.escape(json.dumps(n, ensure_ascii=False).encode()) + rb"\s*:") for n in names}
+    wanted = {n: _key_pattern(n) for n in names}
     found: set = set()
     first_keys: list[str] = []
     tail = b""
@@ -309,14 +324,7 @@ def check_json_columns(dataset: Dataset, files: list[str], partitions: list[str]
                                  f"{names}, and {why}; every row of the file would read it as NULL. Fix the "
                                  "file's keys or the dataset's columns.")
         carried = frozenset(n for n in system if n in found or n in partitions)
-        if first is None:
-            first = (path, carried)
-        elif carried != first[1]:
-            only = sorted(carried ^ first[1])
-            raise InputFileError(f"INPUT-002 dataset '{dataset.name}': the files {first[0]} and {path} disagree on "
-                                 f"the system column(s) {', '.join(only)} (one has them, the other not): rows "
-                                 "of one would get their value and rows of the other a default; give every file "
-                                 "of the location the same system columns.")
+        first = _agreeing(dataset, first, path, carried)
     return set(first[1]) if first else set()
 
 

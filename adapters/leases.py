@@ -27,6 +27,7 @@ import time
 from typing import TYPE_CHECKING, Callable, Optional
 
 from ..compiler.errors import ResolutionError
+from ..compiler.table_names import split_parts
 from . import liveness, writers
 
 if TYPE_CHECKING:
@@ -57,12 +58,10 @@ def resources(destinations: dict[int, OutputDestination], period: str) -> list[s
 
 
 def _table_name(table: str) -> str:
-    """The last part of a catalog table's name, unquoted, in lower case (Spark compares names so)."""
-    from sqlglot import exp
-    try:
-        return exp.to_table(table, dialect="spark").name.lower()
-    except Exception:  # noqa: BLE001 - Spark itself will say what is wrong with the name
-        return table.lower()
+    """The last part of a catalog table's name, unquoted, in lower case (Spark compares names so); the
+    whole name for one the table-name rule cannot split (Spark itself will say what is wrong with it)."""
+    parts = split_parts(table)
+    return (parts[-1][0] if parts else table).lower()
 
 
 def take(store: RunStore, run_id: str, process: dict, needed: list[str], wait: bool = False,

@@ -42,17 +42,12 @@ def check_exists(location: ResolvedLocation, dataset: Dataset) -> None:
                               "(names starting with '.' or '_'); check the resolver rule or the data folder.")
 
 
-def _hidden(name: str, folder: bool = False) -> bool:
-    """Spark's rule for names a file source skips (``_SUCCESS``, ``.crc``, ...; ``_period=x`` is a partition)."""
-    return input_files.spark_skips(name, folder)
-
-
 def has_data_files(folder: str) -> bool:
     """Whether ``folder`` (or a visible subfolder) holds a file Spark would read; stops at the first.
     Symbolic links are followed, as Spark does (a written ``_period=P`` partition is one)."""
     for parent, dirs, files in os.walk(folder, followlinks=True):
-        dirs[:] = [d for d in dirs if not _hidden(d, folder=True)]
-        if any(not _hidden(f) for f in files):
+        dirs[:] = [d for d in dirs if not input_files.spark_skips(d, folder=True)]
+        if any(not input_files.spark_skips(f) for f in files):
             return True
     return False
 
@@ -80,7 +75,7 @@ _CSV_VALUE_OPTIONS = {"nullvalue", "emptyvalue", "nanvalue", "positiveinf", "neg
 _UTF8 = {"utf-8", "utf8"}
 # Compressed files ledgerflow's scan decompresses as Spark's Hadoop codecs do (see input_files.open_bytes).
 _SCANNED_COMPRESSED = (".gz", ".bz2")
-UNUSED = _UNUSED = "__lf_unused_"  # a header name no statement reads that Spark could not take as it is
+UNUSED = "__lf_unused_"  # a header name no statement reads that Spark could not take as it is
 
 
 def _local_files(target: str) -> Optional[tuple[list[str], list[str]]]:
@@ -91,11 +86,11 @@ def _local_files(target: str) -> Optional[tuple[list[str], list[str]]]:
         return [target], []
     files, partitions = [], []
     for parent, dirs, names in os.walk(target, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if not _hidden(d, folder=True))
+        dirs[:] = sorted(d for d in dirs if not input_files.spark_skips(d, folder=True))
         for d in dirs:
             if "=" in d and d.split("=", 1)[0] not in partitions:
                 partitions.append(d.split("=", 1)[0])
-        files += [os.path.join(parent, n) for n in sorted(names) if not _hidden(n)]
+        files += [os.path.join(parent, n) for n in sorted(names) if not input_files.spark_skips(n)]
     return files, partitions
 
 
@@ -224,6 +219,12 @@ def _csv_sep(options: dict) -> Optional[str]:
     return sep if len(sep) == 1 and sep.isascii() and sep not in "\"\r\n" else None
 
 
+def common_columns(reads) -> list[str]:
+    """The header names every one of ``reads`` (CSV reads or the frames they give) has, in the first one's
+    order, without the placeholders of unused columns: what the reads of one location are unioned by."""
+    return [c for c in reads[0].columns if not c.startswith(UNUSED) and all(c in r.columns for r in reads)]
+
+
 def csv_reads(location: ResolvedLocation, dataset: Optional[Dataset], strict: bool = True) -> Optional[list[CsvRead]]:
     """How to read a local CSV location exactly: one :class:`CsvRead` per distinct header (files whose
     columns come in another order are read with their own schema and the frames joined by name), or
@@ -279,8 +280,8 @@ def _schema_names(header: tuple[str, ...], partitions: list[str],
     lowered = [n.lower() for n in header]
     names, renamed = [], False
     for i, n in enumerate(header):
-        if not n or (lowered.count(n.lower()) > 1 and n not in wanted) or n.startswith(_UNUSED):
-            names.append(f"{_UNUSED}{i}")
+        if not n or (lowered.count(n.lower()) > 1 and n not in wanted) or n.startswith(UNUSED):
+            names.append(f"{UNUSED}{i}")
             renamed = True
         else:
             names.append(n)
@@ -344,7 +345,7 @@ def read_raw(spark, location: ResolvedLocation, dataset: Optional[Dataset] = Non
                   for r in reads]
         if len(frames) == 1:
             return frames[0]
-        common = [c for c in frames[0].columns if not c.startswith(_UNUSED) and all(c in f.columns for f in frames)]
+        common = common_columns(frames)
         out = frames[0].select(*[f"`{c.replace('`', '``')}`" for c in common])
         for f in frames[1:]:
             out = out.unionByName(f.select(*[f"`{c.replace('`', '``')}`" for c in common]))

@@ -27,7 +27,7 @@ from ..compiler.yaml_source import YStr
 from .runner import RunContext, new_run_id, resolve_inputs, utcnow
 from . import folders
 from .input_files import spark_path, spark_skips
-from .loaders import UNUSED, csv_reads, file_root, read_options
+from .loaders import common_columns, csv_reads, file_root, read_options
 from .runstore import RunStore
 
 
@@ -104,7 +104,7 @@ def _csv_views(loc, dataset, raw: str, what: str) -> tuple[list[tuple[str, str]]
         present = {c: "string" for c in reads[0].columns + tuple(partitions)}
         return [(what, view(raw, spark_path(loc.target), reads[0]))], present
     out, selects = [], []
-    common = [c for c in reads[0].columns if not c.startswith(UNUSED) and all(c in r.columns for r in reads)]
+    common = common_columns(reads)
     for read in reads:
         for path in read.paths:
             name = f"{raw}_{len(selects) + 1}"

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from contextlib import closing
-from typing import Callable, Optional
+from contextlib import closing, contextmanager
+from typing import Callable, Iterator, Optional
 
 from ..compiler.errors import LedgerflowError, ResolutionError
 from ..compiler.model import ColumnDef, Dataset, DatasetVersion
@@ -57,6 +57,24 @@ class RunStore:
         from . import recovery, store_health
         store_health.check(self.db_path)  # a damaged state.db: one paragraph (RunStoreDamaged), not a traceback
         recovery.on_open(self)  # runs whose process died are marked failed once per process (recovery.py)
+
+    @contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
+        """A connection in a ``BEGIN IMMEDIATE`` transaction (one writer at a time across processes):
+        committed when the block ends, unless the block rolled it back itself; rolled back on any error."""
+        conn = self._connect()
+        conn.isolation_level = None  # explicit transactions
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield conn
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.close()
 
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
@@ -180,10 +198,7 @@ class RunStore:
         location that another live registration (of any dataset) holds, or that overlaps it, is refused.
         ``process`` (``{pid, host}``, :func:`.liveness.owner`): who holds the reservation, for recovery.
         """
-        conn = self._connect()
-        conn.isolation_level = None  # explicit transactions
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        with self._immediate() as conn:
             row = conn.execute(f"SELECT MAX(version) FROM registered_datasets WHERE name = ? AND {_LIVE}",
                                (name,)).fetchone()
             version = (row[0] or 0) + 1
@@ -202,14 +217,7 @@ class RunStore:
                              "columns, run_id, created_at, status, pid, host) VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?)",
                              (name, version, registered_id(name), location, fmt, json.dumps(periods), "[]", run_id,
                               None, (process or {}).get("pid"), (process or {}).get("host")))
-            conn.execute("COMMIT")
             return version
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.close()
 
     def confirm(self, name: str, version: int, run_id: str, columns: list[tuple[str, str]], created_at: str) -> None:
         """Flip ``run_id``'s reservation of ``name`` v``version`` to committed (its outputs are in place)."""
@@ -229,10 +237,7 @@ class RunStore:
         """Lease every one of ``resources`` to ``run_id`` in one ``BEGIN IMMEDIATE`` transaction, or none:
         returns None when all were taken, else the lease another run holds on one of them
         (``{resource, run_id, pid, host, taken_at}``)."""
-        conn = self._connect()
-        conn.isolation_level = None  # explicit transactions
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        with self._immediate() as conn:
             for resource in resources:
                 row = conn.execute("SELECT resource, run_id, pid, host, taken_at FROM leases WHERE resource = ? "
                                    "AND run_id != ?", (resource, run_id)).fetchone()
@@ -241,14 +246,7 @@ class RunStore:
                     return dict(zip(("resource", "run_id", "pid", "host", "taken_at"), row))
             conn.executemany("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?)",
                              [(r, run_id, process.get("pid"), process.get("host"), taken_at) for r in resources])
-            conn.execute("COMMIT")
             return None
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.close()
 
     def leases(self, run_id: Optional[str] = None) -> list[dict]:
         """The leases held (by ``run_id``, or all)."""

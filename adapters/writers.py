@@ -115,7 +115,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     return Staged(partition_link(root, period), staged, create_only, within, expected)
 
 
-def check_inside(root: str, within: Optional[str], where: str = "", staged: bool = False) -> None:
+def check_inside(root: str, within: Optional[str], staged: bool = False) -> None:
     """Raise :class:`UnsafeDestination` when the destination folder ``root`` is not strictly inside the
     folder ``within`` as text and as a real path (:func:`..compiler.realpaths.outside`: a folder on the
     way became a symbolic link out of the workspace, or one that loops); nothing to check when ``within``
@@ -125,11 +125,10 @@ def check_inside(root: str, within: Optional[str], where: str = "", staged: bool
         return
     problem = outside(within, root)
     if problem is not None:
-        prefix = f"{where}: " if where else ""
         done = ("Nothing was swapped in and nothing was deleted; rows this run staged may be left in a "
                 f"{VERSIONS} folder there (a folder was redirected while the run wrote)." if staged else
                 "Nothing was written there and nothing was deleted.")
-        raise UnsafeDestination(f"{prefix}the destination {root} {problem} (the workspace: {within}; OUT-VR-002). "
+        raise UnsafeDestination(f"the destination {root} {problem} (the workspace: {within}; OUT-VR-002). "
                                 f"{done} Remove the link (or point the output elsewhere) and run again.")
 
 
@@ -167,7 +166,7 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
     advice = ("Nothing was written there and nothing was deleted. Move it out of the destination (or point the output "
               "elsewhere) and run again.")
     if os.path.lexists(root) and not os.path.isdir(root):
-        raise UnsafeDestination(f"{prefix}the destination {root} is {_what(root)}, not a folder. {advice}")
+        raise UnsafeDestination(f"the destination {root} is {_what(root)}, not a folder. {advice}")
     for own in (os.path.join(root, VERSIONS), versions_dir(root, period)):
         if os.path.islink(own) or (os.path.lexists(own) and not os.path.isdir(own)):
             raise UnsafeDestination(f"{prefix}{own} is {_what(own)}, which ledgerflow did not create (it writes and "
