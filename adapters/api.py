@@ -16,8 +16,8 @@ from typing import Any, Callable, Optional
 from ..compiler.compile import compile_project, require_project
 from ..compiler.errors import LedgerflowError
 from ..compiler.workspace import find_workspace, load_workspace
-from . import loaders
-from .runstore import RunStore
+from .inputs import loaders
+from .store.runstore import RunStore
 
 __all__ = ["compile", "run"]
 
@@ -48,7 +48,7 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     commit point it is rolled back, recorded failed and :class:`~.interrupts.RunInterrupted` (a
     ``KeyboardInterrupt``) is raised; after it, the completed record is returned.
     """
-    from .runner import Runner
+    from .run.runner import Runner
 
     root = find_workspace(explicit=workspace)
     ws = _workspace(root)
@@ -66,7 +66,7 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
         master = cfg.spark_master or "local[*]"
 
         def factory():
-            from .spark import local_session
+            from .spark.session import local_session
             return local_session(master, dict(cfg.spark_conf))
         label = master
     before = set(loaders.MEMORY)

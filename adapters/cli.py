@@ -16,7 +16,7 @@ from ..compiler.visible_text import visible
 
 if TYPE_CHECKING:
     from ..compiler.model import Project, Workspace
-    from .runstore import RunStore
+    from .store.runstore import RunStore
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
 # start without sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and,
@@ -48,7 +48,7 @@ class Invocation:
     def store(self) -> RunStore:
         """The run store (opening it recovers interrupted runs, once per process)."""
         if self._store is None:
-            from .runstore import RunStore
+            from .store.runstore import RunStore
             self._store = RunStore(self.root)
         return self._store
 
@@ -65,7 +65,7 @@ class Invocation:
             return None  # nothing ever ran or registered here (the store is created by the first run)
         if not _store_optional():
             return self.store.registered_datasets
-        from .store_health import RunStoreUnusable, unusable, warning
+        from .store.health import RunStoreUnusable, unusable, warning
         try:
             store = self.store
         except RunStoreUnusable as err:  # validate, compile, lineage, dag, diff, test: go on without the store
@@ -104,7 +104,7 @@ def _store_damage(inv: Invocation, err: Exception) -> Optional[LedgerflowError]:
     error: ledgerflow uses SQLite for its run store only), or None."""
     if "sqlite3" not in sys.modules or inv._root is None:
         return None
-    from .store_health import unusable
+    from .store.health import unusable
     return unusable(err, os.path.join(inv._root, ".ledgerflow", "state.db"))
 
 
@@ -195,8 +195,8 @@ def _compile_one(inv: Invocation, project, out, period, resolved):
     """compile PROJECT [--out DIR] [--resolved --period P]."""
     from ..compiler.compile import compile_project
     from ..compiler.periods import parse_period
-    from . import folders
-    from .output_paths import check_folder, write_failed
+    from .compile_out import folders
+    from .compile_out.paths import check_folder, write_failed
     if out:
         check_folder(out, "--out")
     proj = inv.project(project)
@@ -204,7 +204,7 @@ def _compile_one(inv: Invocation, project, out, period, resolved):
     if resolved:
         if not period:
             raise click.UsageError("--resolved needs --period")
-        from .resolved import resolved_script
+        from .compile_out.resolved_script import resolved_script
         text = resolved_script(inv.workspace, proj, compiled, parse_period(period), inv.store)
     else:
         if period:
@@ -227,7 +227,7 @@ def _compile_one(inv: Invocation, project, out, period, resolved):
 
 def _compile_all(inv: Invocation, project, out, check, resolved, all_projects):
     """compile --all --out DIR | --all --check DIR (see compile_all.py)."""
-    from . import compile_all
+    from .compile_out import all_projects as compile_all
     if not all_projects:
         raise click.UsageError("--check needs --all")
     if project is not None or resolved:
@@ -235,7 +235,7 @@ def _compile_all(inv: Invocation, project, out, check, resolved, all_projects):
     if bool(out) == bool(check):
         raise click.UsageError("--all needs exactly one of --out DIR or --check DIR")
     if out:
-        from .output_paths import check_folder
+        from .compile_out.paths import check_folder
         check_folder(out, "--out")
     ws = inv.workspace
     if out:
@@ -276,7 +276,7 @@ def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[st
     cfg = inv.workspace.config
     settings = dict(cfg.spark_conf)
     if for_tests:
-        from .spark import scenario_test_conf
+        from .spark.session import scenario_test_conf
         settings = scenario_test_conf(settings)
     for item in conf:
         if "=" not in item:
@@ -286,15 +286,15 @@ def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[st
     if master and remote:
         raise click.UsageError("use either --master or --remote, not both")
     if remote:
-        from .spark import connect_session
+        from .spark.session import connect_session
         quiet = not inv.debug
         return (lambda: connect_session(remote, settings, quiet=quiet)), remote
     chosen = master or cfg.spark_master or "local[*]"
-    from .spark import local_session
+    from .spark.session import local_session
     # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
     quiet = not inv.debug
     log_file = os.path.join(inv.root, "target", "logs", "spark.log")
-    archive = "test" if for_tests else "run"  # the driver JVM's class archive (adapters/class_archive.py)
+    archive = "test" if for_tests else "run"  # the driver JVM's class archive (adapters/spark/class_archive.py)
     return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file, archive=archive)), chosen
 
 
@@ -318,7 +318,7 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
     if sum([bool(project), bool(select), run_all]) != 1:
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
     from ..compiler.periods import PeriodError, parse_period
-    from .spark import early_session
+    from .spark.session import early_session
     root = inv.root
     try:
         parse_period(period)
@@ -326,14 +326,14 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
-    from .runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
+    from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
     runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
-    from .interrupts import outside_a_run
+    from .run.interrupts import outside_a_run
     with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
         if project:
             runner.run(project, period, allow_draft, workspace=inv.workspace)
             return
-        from .multi_run import run_many
+        from .run.many import run_many
         run_many(runner, root, period, None if run_all else " ".join(select), allow_draft, echo=click.echo)
 
 
@@ -361,11 +361,11 @@ def dag_cmd(inv: Invocation, select, fmt):
 @command
 def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inputs):
     """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
-    from .spark import early_session
+    from .spark.session import early_session
     factory, label = _session_factory(inv, master, remote, conf)
     factory = early_session(factory)
-    from .runner import Runner  # after the JVM's launch (see run_cmd)
-    from .interrupts import outside_a_run
+    from .run.runner import Runner  # after the JVM's launch (see run_cmd)
+    from .run.interrupts import outside_a_run
     with outside_a_run():
         Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
             run_id, allow_changed_inputs, workspace=inv.workspace)
@@ -384,7 +384,7 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
 def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
     """Run the workspace's scenario tests (tests/*.yml) in one local SparkSession (exit 4 when one fails)."""
     if junit_xml:
-        from .output_paths import check_file
+        from .compile_out.paths import check_file
         check_file(junit_xml, "--junit-xml")  # before the tests run: their results are never lost to a bad path
     # --record reads the recorded run's whole input, where C2's code pays: the test JVM tuning is for running tests
     factory, _ = _session_factory(inv, None, None, (), for_tests=not record_run)
@@ -411,7 +411,7 @@ def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
 def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json):
     """The run registry: `runs list`, `runs show RUN_ID [--json]` (a summary with per-statement timings),
     `runs clean` (interrupted runs and their staging)."""
-    from . import recovery
+    from .commit import recovery
     store = inv.store
     if action == "clean":
         for line in recovery.report(recovery.clean(store, other_hosts=other_hosts)):
@@ -427,7 +427,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json):
         if as_json:
             click.echo(json.dumps(rec, indent=2, default=str))
         else:
-            from .run_summary import render_run
+            from .store.summaries import render_run
             click.echo(render_run(rec))
         return
     runs = store.list_runs()
@@ -501,7 +501,7 @@ def lineage_cmd(inv: Invocation, target, output, fmt):
 def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on):
     """Compare the compiled pipelines of two git revisions (default HEAD and the working tree) or folders."""
     from ..compiler.workspace import WorkspaceNotFound
-    from .diff_command import run_diff
+    from .diff.command import run_diff
     try:
         root = inv.root
     except WorkspaceNotFound:

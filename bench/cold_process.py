@@ -110,8 +110,8 @@ def handwritten_cmd(ws: str, layout: str, out: str, driver_memory: str, started_
 
 
 def archive_state() -> str:
-    """Whether ledgerflow's next `run` JVM maps its class archive (adapters/class_archive.py)."""
-    from ledgerflow.adapters import class_archive
+    """Whether ledgerflow's next `run` JVM maps its class archive (adapters/spark/class_archive.py)."""
+    from ledgerflow.adapters.spark import class_archive
     if not class_archive.enabled():
         return "off (LEDGERFLOW_JVM_ARCHIVE / CI)"
     found = class_archive.existing("run")
@@ -121,7 +121,7 @@ def archive_state() -> str:
 def handwritten_archive_options(lf_base: list[str], rows: int, layout: str, driver_memory: str) -> str:
     """``--handwritten-archive``: the Java options that make the hand-written script's JVM map ledgerflow's
     `run` class archive; one untimed ledgerflow run writes the archive first when there is none."""
-    from ledgerflow.adapters import class_archive
+    from ledgerflow.adapters.spark import class_archive
     if not class_archive.existing("run"):
         timed(ledgerflow_cmd(lf_base, source_root(rows, layout), driver_memory),
               os.path.join(cache_root(), "archive-run.log"), source_root(rows, layout))

@@ -28,7 +28,7 @@ import statistics
 import tempfile
 import time
 
-from ledgerflow.adapters.loaders import file_root, with_file_metadata
+from ledgerflow.adapters.inputs.loaders import file_root, with_file_metadata
 from ledgerflow.compiler import parameters
 from ledgerflow.compiler.loading import normalised_select
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion

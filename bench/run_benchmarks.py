@@ -29,10 +29,10 @@ import uuid
 import yaml
 
 from bench import baseline, datagen
-from ledgerflow.adapters import loaders
-from ledgerflow.adapters.runner import Runner, RunContext, resolve_inputs, utcnow
+from ledgerflow.adapters.inputs import loaders
+from ledgerflow.adapters.run.runner import Runner, RunContext, resolve_inputs, utcnow
 from ledgerflow.compiler.parameters import arguments as used_args, values as parameters
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.store.runstore import RunStore
 from ledgerflow.compiler.compile import compile_project
 from ledgerflow.compiler.periods import parse_period
 from ledgerflow.compiler.workspace import load_workspace
@@ -172,7 +172,7 @@ def instrumented_run(spark, root: str, project_name: str) -> dict:
         qe.optimizedPlan()
         qe.executedPlan()                                              # optimisation + physical planning
         t2 = time.perf_counter()
-        if st.kind == "stage":  # materialised like the runner does (adapters/runner.py, Runner._compute)
+        if st.kind == "stage":  # materialised like the runner does (adapters/run/runner.py, Runner._compute)
             readers = [s for s in statements[i + 1:] if f"`{st.name}`" in s.sql]
             if not (len(readers) == 1 and readers[0].kind == "output"):
                 df = df.localCheckpoint()

@@ -2,7 +2,7 @@
 
 Runs ``ledgerflow test`` over the finance sample's scenario tests (TS-01..TS-08) as a command, as
 shipped (the test command's driver JVM, ``spark.TEST_JAVA_OPTIONS``, mapping its class archive,
-``adapters/class_archive.py``) against ``--against``:
+``adapters/spark/class_archive.py``) against ``--against``:
 
 - ``default-jvm``: a workspace whose ``ledgerflow.yml`` sets ``spark.driver.extraJavaOptions`` itself
   (the JVM as ``run`` starts it), with the class archive;

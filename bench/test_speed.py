@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--jvm", choices=["test", "default"], default="test",
                         help="the driver JVM as `ledgerflow test` starts it (default) or as `run` does")
     parser.add_argument("--no-archive", action="store_true",
-                        help="start the JVM without its class archive (adapters/class_archive.py)")
+                        help="start the JVM without its class archive (adapters/spark/class_archive.py)")
     parser.add_argument("--out", help="also append the output to this file, as a dated run block")
     args = parser.parse_args()
     start_load = os.getloadavg()[0]
@@ -42,8 +42,8 @@ def main() -> None:
     shutil.copytree(os.path.join(REPO, "projects", "finance"), ws_dir,
                     ignore=shutil.ignore_patterns("target", ".ledgerflow"))
     try:
-        from ledgerflow.adapters import class_archive
-        from ledgerflow.adapters.spark import local_session, scenario_test_conf
+        from ledgerflow.adapters.spark import class_archive
+        from ledgerflow.adapters.spark.session import local_session, scenario_test_conf
         conf = scenario_test_conf() if args.jvm == "test" else None
         archive = None if args.no_archive else "test"
         mode = _archive_mode(class_archive, archive)

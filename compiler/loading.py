@@ -64,7 +64,7 @@ def _checked_cast(column: str, target: str, present: str, dataset: str, where: s
 # type, widening, integral to decimal: overflow is caught by the NULL check). Declared `double`
 # columns are approximate by declaration and never checked.
 
-# The "type" of a JSON column ledgerflow read as text (adapters/loaders.py): a string holding the
+# The "type" of a JSON column ledgerflow read as text (adapters/inputs/loaders.py): a string holding the
 # value as written in the file; an integer column accepts 2.0 from it, as it does from a JSON double.
 JSON_TEXT = "json_text"
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")

@@ -284,7 +284,7 @@ def destination_path(root: str, template: str, path: str, where: str) -> str:
     inside the workspace as a real path too (:func:`.realpaths.outside`): the workspace folder itself, a
     folder on the way that is a symbolic link out of it (or back to the workspace folder) or a link that
     loops is refused (OUT-VR-002) before anything is written. Checked whenever a run resolves its
-    destinations; staging and the swap check again (``adapters/writers.py``). ``where`` names what gave
+    destinations; staging and the swap check again (``adapters/commit/writers.py``). ``where`` names what gave
     the path, with its place (``output 3 (projects/p.yml:9:5)``, :func:`rule_where`)."""
     full = absolute_path(root, template, path, where)
     if is_absolute_or_uri(template):

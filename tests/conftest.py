@@ -11,7 +11,7 @@ import sys
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-# The CLI processes the tests start write and map no JVM class archive (adapters/class_archive.py):
+# The CLI processes the tests start write and map no JVM class archive (adapters/spark/class_archive.py):
 # each test sees the same cold JVM, and nothing is written into the user's cache folder.
 # tests/test_class_archive.py turns it on with a folder of its own.
 os.environ["LEDGERFLOW_JVM_ARCHIVE"] = "off"
@@ -53,7 +53,7 @@ def copy_workspace(name: str, dst: Path) -> Path:
 @pytest.fixture(scope="session")
 def spark():
     """The one local SparkSession of the test run (startup takes seconds; never create another)."""
-    from ledgerflow.adapters.spark import local_session
+    from ledgerflow.adapters.spark.session import local_session
     session = local_session()
     yield session
 

@@ -1,4 +1,4 @@
-"""The driver JVM's class archive (adapters/class_archive.py): written once, published only whole,
+"""The driver JVM's class archive (adapters/spark/class_archive.py): written once, published only whole,
 mapped by later JVMs, never taken from a place others can write, and never able to stop a run."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ledgerflow.adapters import class_archive as ca
+from ledgerflow.adapters.spark import class_archive as ca
 
 MAGIC = struct.pack("<I", 0xF00BABA8)
 

@@ -60,7 +60,7 @@ def test_each_command_loads_the_workspace_once(finance, loads, args):
 
 @pytest.mark.parametrize("command", ["run", "replay"])
 def test_run_and_replay_load_the_workspace_once_and_hand_it_to_the_runner(finance, loads, monkeypatch, command):
-    from ledgerflow.adapters import runner
+    from ledgerflow.adapters.run import runner
     seen = {}
 
     def fake(self, ref, *args, workspace=None):
@@ -97,10 +97,10 @@ def test_run_and_replay_start_spark_before_importing_the_runner(finance, command
     args = ["ts01_output_only", "--period", "2026-01"] if command == "run" else ["some-run-id"]
     script = (
         "import sys\n"
-        "from ledgerflow.adapters import cli, spark\n"
-        "assert 'ledgerflow.adapters.runner' not in sys.modules\n"
+        "from ledgerflow.adapters import cli\nfrom ledgerflow.adapters.spark import session as spark\n"
+        "assert 'ledgerflow.adapters.run.runner' not in sys.modules\n"
         "def early_session(factory):\n"
-        "    print('runner imported when Spark started:', 'ledgerflow.adapters.runner' in sys.modules)\n"
+        "    print('runner imported when Spark started:', 'ledgerflow.adapters.run.runner' in sys.modules)\n"
         "    sys.exit(0)\n"
         "spark.early_session = early_session\n"
         f"cli.main(['--workspace', {str(finance)!r}, {command!r}, *{args!r}])\n")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ledgerflow.adapters import diff_format
+from ledgerflow.adapters.diff import formats as diff_format
 from ledgerflow.adapters.cli import main
 
 from conftest import copy_workspace

@@ -26,16 +26,20 @@ from cli_support import add_project, cli, describe, read_output, record, run_ok
 from test_hardening_commit import STAMP
 from test_hardening_interrupted import PERIOD, own_folders
 
-from ledgerflow.adapters import interrupts, liveness, loaders, writers
-from ledgerflow.adapters.multi_run import run_many
-from ledgerflow.adapters.runner import Runner
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.run import interrupts
+from ledgerflow.adapters.store import liveness
+from ledgerflow.adapters.inputs import loaders
+from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.run.many import run_many
+from ledgerflow.adapters.run.runner import Runner
+from ledgerflow.adapters.store.runstore import RunStore
 
 # Pauses the run inside a Spark job: when the run loads its inputs, a job that would run for hours
 # starts first; the marker appears once Spark reports the job's stage active.
 IN_SPARK_JOB = textwrap.dedent("""
     import os, sys, threading, time
-    from ledgerflow.adapters import cli, loaders
+    from ledgerflow.adapters import cli
+    from ledgerflow.adapters.inputs import loaders
     real, marker = loaders.load_inputs, sys.argv[1]
 
     def load_inputs(spark, inputs, args):
@@ -305,7 +309,8 @@ def test_ledgerflows_handler_replaces_pysparks_once_a_session_is_created(spark, 
     """A SparkContext created on the main thread installs PySpark's SIGINT handler (it calls py4j from inside
     the handler). The Python API's default session is created during the run, and `ledgerflow test` creates
     its session itself: ledgerflow's handler is the one installed afterwards (before: PySpark's stayed)."""
-    from ledgerflow.adapters import api, spark as spark_module
+    from ledgerflow.adapters import api
+    from ledgerflow.adapters.spark import session as spark_module
     from ledgerflow.adapters.scenarios import execute, suite
 
     def pysparks(_signum, _frame):

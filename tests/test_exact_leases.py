@@ -27,10 +27,13 @@ from cli_support import add_project, cli, describe, record, run_ok
 from test_hardening_commit import stamped
 from test_hardening_interrupted import PERIOD, dead_pid
 
-from ledgerflow.adapters import leases, liveness, loaders, recovery
-from ledgerflow.adapters.leases import LeaseHeld
-from ledgerflow.adapters.runner import OutputDestination, Runner
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.run import leases
+from ledgerflow.adapters.store import liveness
+from ledgerflow.adapters.inputs import loaders
+from ledgerflow.adapters.commit import recovery
+from ledgerflow.adapters.run.leases import LeaseHeld
+from ledgerflow.adapters.run.runner import OutputDestination, Runner
+from ledgerflow.adapters.store.runstore import RunStore
 
 HOST = socket.gethostname()
 
@@ -39,7 +42,7 @@ HOST = socket.gethostname()
 KILL_AT_FIRST_RECORD = textwrap.dedent("""
     import os, signal, sys
     from ledgerflow.adapters import cli
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
 
     def save_run(self, record, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from cli_support import add_project, cli, describe, edit
-from ledgerflow.adapters import writers
-from ledgerflow.adapters.registered_reads import registered_resolution
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.inputs.registered_reads import registered_resolution
+from ledgerflow.adapters.store.runstore import RunStore
 from ledgerflow.compiler.compile import compile_project, require_project
 from ledgerflow.compiler import resolver
 from ledgerflow.compiler.errors import Location, ResolutionError
@@ -512,7 +512,7 @@ def test_a_run_pinned_to_a_version_lacking_its_period_stops_and_registers_nothin
 def test_a_pin_is_named_by_its_key_and_place(finance):
     """The refusal said "pinned by dataset_version" for every pin, the project's input_dataset_version too,
     and gave no place."""
-    from ledgerflow.adapters.registered_reads import pin_source
+    from ledgerflow.adapters.inputs.registered_reads import pin_source
     edit(finance, "projects/ts03_fx_conversion.yml", "          dataset_id: exchange_rates\n",
          "          dataset_id: exchange_rates\n          dataset_version: 1\n")
     edit(finance, "projects/ts06_append_budgets.yml", "source: {dataset_id: budgets}",

@@ -16,7 +16,7 @@ import pytest
 
 from cli_support import cli, describe
 from conftest import copy_workspace
-from ledgerflow.adapters.folders import segment
+from ledgerflow.adapters.compile_out.folders import segment
 
 ADVERSARIAL = ["", ".", "..", "...", "a b", "a_b", "a_b-c8687a08", "a/b", "a\\b", "../../escape", "A", "a",
                "Close", "close", "CLOSE", "a.", "a..", ".hidden", "-x", "+", "+2b", "+h", "x\n", "x\r\n", "\x00",
@@ -232,7 +232,7 @@ def markdown_shows(line: str) -> str:
 
 
 def test_markdown_escapes_every_name_and_text():
-    from ledgerflow.adapters.diff_format import render_markdown
+    from ledgerflow.adapters.diff.formats import render_markdown
     md = render_markdown(hostile_diff())
     lines = md.split("\n")
     shown = HOSTILE.replace("\r", " ").replace("\n", " ").replace("\x07", "\\u0007").replace("\u2028", " ")
@@ -282,7 +282,7 @@ def many_changed_projects(n: int, sql_lines: int = 40):
 @pytest.mark.parametrize("n", [120, 3000])
 def test_markdown_comment_stays_under_60000_characters_and_says_what_is_left_out(n):
     """120 changed projects made a 65,653-character comment, which GitHub refuses (65,536 at most)."""
-    from ledgerflow.adapters.diff_format import render_markdown
+    from ledgerflow.adapters.diff.formats import render_markdown
     md = render_markdown(many_changed_projects(n))
     assert len(md) < 60_000, len(md)
     note = md.rstrip().split("\n")[-1]
@@ -296,7 +296,7 @@ def test_markdown_comment_stays_under_60000_characters_and_says_what_is_left_out
 
 
 def test_markdown_of_a_small_diff_is_not_cut():
-    from ledgerflow.adapters.diff_format import render_markdown
+    from ledgerflow.adapters.diff.formats import render_markdown
     md = render_markdown(many_changed_projects(3))
     assert "left out" not in md and md.count("<details>") == 3 and "SQL diff cut" not in md
 
@@ -342,7 +342,7 @@ def test_junit_xml_below_a_file_is_refused_before_any_test_runs(finance):
 
 
 def test_junit_xml_that_cannot_be_written_after_the_tests_keeps_the_printed_results(finance, monkeypatch):
-    from ledgerflow.adapters import output_paths
+    from ledgerflow.adapters.compile_out import paths as output_paths
     monkeypatch.setattr(output_paths, "check_file", lambda path, option: None)  # the path breaks after the check
     (finance / "report").write_text("not a folder")
     result = cli(finance, "test", "-k", "no_such_test_zzz", "--junit-xml", finance / "report" / "junit.xml")
@@ -360,7 +360,7 @@ def test_compile_out_below_a_file_is_one_paragraph(finance, tmp_path):
 
 
 def test_compile_out_write_failure_is_one_paragraph(finance, tmp_path, monkeypatch):
-    from ledgerflow.adapters import output_paths
+    from ledgerflow.adapters.compile_out import paths as output_paths
     monkeypatch.setattr(output_paths, "check_folder", lambda path, option: None)
     (tmp_path / "file").write_text("x")
     err = one_paragraph(cli(finance, "compile", "ts01_output_only", "--out", tmp_path / "file" / "sql"), 1)
@@ -439,7 +439,7 @@ def not_a_database(ws: Path) -> Path:
 def corrupt_pages(ws: Path) -> Path:
     """A real run store whose schema reads fine but whose tables' pages are overwritten."""
     import sqlite3
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
     store = RunStore(str(ws))
     assert store.list_runs() == []  # the database and its tables made
     with sqlite3.connect(store.db_path) as conn:
@@ -450,7 +450,7 @@ def corrupt_pages(ws: Path) -> Path:
     page = 4096
     data[3 * page:len(data) - page] = b"\xab" * (len(data) - 4 * page)
     Path(store.db_path).write_bytes(bytes(data))
-    from ledgerflow.adapters import recovery
+    from ledgerflow.adapters.commit import recovery
     recovery._CHECKED.discard(store.db_path)  # as in a new process: the next open checks for interrupted runs
     return Path(store.db_path)
 
@@ -477,8 +477,8 @@ def test_commands_that_need_the_run_store_name_the_damaged_file_and_what_to_do(f
 
 
 def test_a_run_stops_at_a_damaged_run_store_before_anything_runs(finance):
-    from ledgerflow.adapters.runner import Runner
-    from ledgerflow.adapters.store_health import RunStoreDamaged
+    from ledgerflow.adapters.run.runner import Runner
+    from ledgerflow.adapters.store.health import RunStoreDamaged
     db = not_a_database(finance)
     with pytest.raises(RunStoreDamaged) as caught:
         Runner(str(finance), session_factory=lambda: pytest.fail("no session for a damaged store"))
@@ -570,7 +570,7 @@ def test_a_run_store_of_another_schema_is_one_warning_or_one_paragraph(finance):
 
 def test_any_sqlite_error_met_deep_in_a_command_is_one_paragraph(finance, monkeypatch):
     import sqlite3
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
     assert cli(finance, "runs", "list").exit_code == 0  # a good store
 
     def locked(self):
@@ -646,7 +646,7 @@ AUTOLINKS = re.compile(r"https?:|www\.|@\w|#\d|\b[0-9a-f]{7,}\b|:\w+:")
 def test_markdown_puts_names_in_code_spans_where_github_links_nothing():
     """Reasons, operation lines and column changes were escaped text: GitHub still made links, @mentions
     and #references of names in them (`http\\://` still links)."""
-    from ledgerflow.adapters.diff_format import render_markdown
+    from ledgerflow.adapters.diff.formats import render_markdown
     from ledgerflow.compiler.diff.result import (Category, ColumnChange, ColumnChangeKind, DatasetDiff,
                                                  OperationChange, OutputChange, ProjectDiff, Status, WorkspaceDiff)
     name = "see http://evil.example/x www.evil.example a@b.example @alice #12 deadbeef12 :smile:"
@@ -669,7 +669,7 @@ def test_markdown_puts_names_in_code_spans_where_github_links_nothing():
 
 def test_markdown_comment_cap_counts_utf8_bytes():
     """The cap counted Python characters: a comment of euro signs and CJK names went far past 60,000 bytes."""
-    from ledgerflow.adapters.diff_format import render_markdown
+    from ledgerflow.adapters.diff.formats import render_markdown
     from ledgerflow.compiler.diff.result import ProjectDiff
     diff = many_changed_projects(120)
     diff.projects = [ProjectDiff("会計_" * 10 + p.name, p.status, p.category, p.operations, p.outputs,
@@ -685,7 +685,7 @@ FORMAT_CHARACTERS = "a\u202eb\u200bc\u2066d"  # a right-to-left override, a zero
 def test_every_writer_shows_format_characters():
     """Only SQL comments showed bidi overrides and zero-width characters; labels, the markdown comment and
     JUnit XML wrote them as they were (text shown reordered or hidden)."""
-    from ledgerflow.adapters.diff_format import render_markdown, render_text
+    from ledgerflow.adapters.diff.formats import render_markdown, render_text
     from ledgerflow.adapters.scenarios.report import FAILED, TestResult, junit_xml, render as render_result
     from ledgerflow.compiler.graph_text import dot_string, mermaid_string
     from ledgerflow.compiler.render import comment
@@ -704,7 +704,7 @@ TERMINAL_ESCAPE = "x\x1b]0;owned\x07\x1b[2J"
 
 def test_terminal_output_shows_escape_sequences_of_names(finance):
     """Names went to the terminal raw: an OSC or CSI sequence in a name retitled or cleared it."""
-    from ledgerflow.adapters.diff_format import render_text
+    from ledgerflow.adapters.diff.formats import render_text
     from ledgerflow.adapters.scenarios.report import FAILED, TestResult, render as render_result
     from ledgerflow.compiler.dag_view import render as render_dag
     sgr = re.compile(r"\x1b\[[0-9;]*m")  # click's own colours

@@ -1,4 +1,4 @@
-"""Input fingerprints (adapters/fingerprint.py) without Spark: what a folder's fingerprint holds, what
+"""Input fingerprints (adapters/inputs/fingerprint.py) without Spark: what a folder's fingerprint holds, what
 Spark ignores, links and cycles, and which differences count as a change."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ledgerflow.adapters import fingerprint as fp
+from ledgerflow.adapters.inputs import fingerprint as fp
 from ledgerflow.compiler.resolver import Resolution, ResolvedLocation
 
 

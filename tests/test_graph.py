@@ -185,6 +185,39 @@ def test_errors_of_a_producer_are_reported_once(finance):
     assert err.startswith("Error: 3 errors found:")
 
 
+def test_a_producer_is_bound_once(finance, monkeypatch):
+    """load_workspace binds each producing project to type what it registers; compiling, planning or
+    following lineage into it reuses that plan (it was bound twice), and the plan is a fresh bind's."""
+    import ledgerflow.compiler.bind as bind_module
+    from ledgerflow.compiler.compile import plan_project
+    from ledgerflow.compiler.lineage import project_lineage
+
+    bound = []
+
+    class Counting(bind_module.BindContext):
+        def __init__(self, workspace, project):
+            bound.append(project.name)
+            super().__init__(workspace, project)
+
+    monkeypatch.setattr(bind_module, "BindContext", Counting)
+    ws = load_workspace(str(finance))
+    assert bound == ["close_conversion", "close_consolidation"]  # the producers, upstream first
+    for name in CHAIN:
+        compiled = compile_project(ws, ws.find_project(name))
+    plan_project(ws, ws.find_project("close_consolidation"))
+    lineage = project_lineage(ws, "close_reporting")[1]  # follows close_consolidated into its producer
+    assert bound.count("close_conversion") == 1 and bound.count("close_consolidation") == 1
+    assert bound.count("close_reporting") == 3  # not a producer: bound each time
+
+    kept = compile_project(ws, ws.find_project("close_consolidation"))
+    ws.producer_plans.clear()
+    fresh = compile_project(ws, ws.find_project("close_consolidation"))
+    assert bound.count("close_consolidation") == 2
+    assert kept.script() == fresh.script() and kept.schema == fresh.schema and compiled.script()
+    assert [v.dataset for v in kept.inputs] == [v.dataset for v in fresh.inputs]
+    assert project_lineage(ws, "close_reporting")[1] == lineage
+
+
 # ----------------------------------------------------------------------------------------------- dag
 def test_dag_json_is_the_contract_shape(finance):
     result = cli(finance, "dag", "--format", "json", "--select", "+close_reporting")

@@ -29,13 +29,16 @@ from test_hardening_destinations import REGISTER
 from test_hardening_interrupted import (OUTPUTS, PERIOD, dead_pid, fake_dead_run, many_outputs_project, own_folders,
                                         stage)
 
-from ledgerflow.adapters import liveness, recovery, writers
-from ledgerflow.adapters.runner import Runner
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.store import liveness
+from ledgerflow.adapters.commit import recovery
+from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.run.runner import Runner
+from ledgerflow.adapters.store.runstore import RunStore
 
 KILL_AT_SWAP = textwrap.dedent("""
     import os, signal, sys
-    from ledgerflow.adapters import cli, writers
+    from ledgerflow.adapters import cli
+    from ledgerflow.adapters.commit import writers
     real, swaps = writers._swap, []
 
     def swap(link, target):
@@ -356,7 +359,7 @@ def test_ctrl_c_right_after_the_commit_transaction_is_reported_as_after_the_comm
     it was interrupted after the commit point (before: that line could lie between `_commit` and the
     deferral of signals, and the interrupt went out as "no run was under way", exit 3). The signal is
     raised from a trace function, at exactly that line."""
-    from ledgerflow.adapters import runner as runner_module
+    from ledgerflow.adapters.run import runner as runner_module
     state = {"committed": False, "sent_at": None}
 
     def on_commit(_frame, event, _arg):
@@ -444,7 +447,7 @@ def test_a_rollback_that_cannot_restore_a_partition_says_so(spark, finance, monk
 def test_ctrl_c_waits_while_a_rollback_runs_even_with_other_threads_alive():
     """The signal mask would hold SIGINT only for its own thread: with another thread alive the kernel
     delivers it there and Python raises it in the main thread at once. The deferring handler holds it."""
-    from ledgerflow.adapters.runner import signals_deferred
+    from ledgerflow.adapters.run.runner import signals_deferred
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)
     other.start()

@@ -22,9 +22,9 @@ import pytest
 from cli_support import (add_project, by_key, check_row_ids, cli, describe, edit, output_entry, read_output,
                          read_table, record, run, run_id_of, run_ok, versions_dir)
 
-from ledgerflow.adapters import writers
-from ledgerflow.adapters.runner import Runner
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.run.runner import Runner
+from ledgerflow.adapters.store.runstore import RunStore
 
 INLINE = """
 - seq: 1
@@ -310,7 +310,7 @@ def test_concurrent_runs_registering_the_same_dataset_get_different_versions(spa
 
 RESERVE = textwrap.dedent("""
     import sys, time
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
     root, worker, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
     while time.time() < start:
         time.sleep(0.001)
@@ -360,7 +360,7 @@ def test_pending_reservation_is_invisible_and_released_on_failure(spark, finance
 def test_a_run_that_breaks_before_spark_releases_its_reservation(spark, finance, monkeypatch):
     """Anything that goes wrong between taking a registered version and starting Spark (here a bug in the
     lineage, an unexpected exception) releases the version: the next run takes it."""
-    from ledgerflow.adapters import runner as runner_module
+    from ledgerflow.adapters.run import runner as runner_module
     store = RunStore(str(finance))
     add_project(finance, "snap_gl", REGISTER.format(stamp="x", name="gl_snapshot",
                                                     destination="{table: gl_snapshot}"))

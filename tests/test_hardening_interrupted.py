@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from cli_support import add_project, cli, describe, read_output, record, run_ok, versions_dir
-from ledgerflow.adapters import liveness, recovery
-from ledgerflow.adapters.runner import Runner, new_run_id, utcnow
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.store import liveness
+from ledgerflow.adapters.commit import recovery
+from ledgerflow.adapters.run.runner import Runner, new_run_id, utcnow
+from ledgerflow.adapters.store.runstore import RunStore
 
 PERIOD = "2026-01"
 OUTPUTS = 10

@@ -17,7 +17,9 @@ import pytest
 
 from cli_support import edit
 
-from ledgerflow.adapters import errors_text, loaders, spark as spark_settings
+from ledgerflow.adapters.spark import error_text as errors_text
+from ledgerflow.adapters.inputs import loaders
+from ledgerflow.adapters.spark import session as spark_settings
 from ledgerflow.compiler.model import Dataset
 from ledgerflow.compiler.resolver import ResolvedLocation
 

@@ -101,8 +101,8 @@ def _hostile_workspace(finance: Path, dataset_sep: str = "\u2028") -> Path:
 
 def _written_statements(finance: Path, project: Path, period: str | None = None) -> int:
     """How many statements ledgerflow itself puts in the (resolved) script, counted before printing."""
-    from ledgerflow.adapters.resolved import resolved_statements
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.compile_out.resolved_script import resolved_statements
+    from ledgerflow.adapters.store.runstore import RunStore
     from ledgerflow.compiler.compile import compile_project, find_project
     from ledgerflow.compiler.periods import parse_period
     from ledgerflow.compiler.workspace import load_workspace
@@ -160,7 +160,7 @@ def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     # spark-sql reports "Time taken" once per statement it ran: ledgerflow's statements + SHOW TABLES
     assert proc.stderr.count("Time taken:") == expected + 1, proc.stderr[-3000:]
-    from ledgerflow.adapters.folders import segment
+    from ledgerflow.adapters.compile_out.folders import segment
     out = finance / "target" / "resolved" / segment(hostile("\n", "pwned_project")) / "2026-01" / "output_002"
     table = pq.read_table(out)
     rows = sorted(table.to_pylist(), key=lambda r: (r["journal_id"], r["line_number"]))  # GL order
@@ -185,7 +185,7 @@ def test_project_name_never_climbs_out_of_the_folders_ledgerflow_writes(finance,
     ``target/``: nothing is written (or, by the resolved script's INSERT OVERWRITE DIRECTORY,
     cleared) outside them."""
     from cli_support import edit
-    from ledgerflow.adapters.folders import segment
+    from ledgerflow.adapters.compile_out.folders import segment
 
     hostile_name = "../../escape"
     edit(finance, "projects/ts01_output_only.yml", "name: ts01_output_only", f'name: "{hostile_name}"')
@@ -204,7 +204,7 @@ def test_project_name_never_climbs_out_of_the_folders_ledgerflow_writes(finance,
 
 
 def test_folder_segment_keeps_plain_names_and_separates_different_ones():
-    from ledgerflow.adapters.folders import segment
+    from ledgerflow.adapters.compile_out.folders import segment
 
     assert segment("ts03_fx_conversion") == "ts03_fx_conversion"
     for name in ("..", ".", "../x", "a/b", "a\\b", "x\n", ".hidden", ""):

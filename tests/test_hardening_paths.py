@@ -55,7 +55,7 @@ def test_a_workspace_whose_folder_name_has_glob_characters_is_read_whole(tmp_pat
 
 
 def test_compile_resolved_reads_the_header_of_a_csv_folder_whose_name_has_glob_characters(tmp_path):
-    from ledgerflow.adapters.resolved import peek_columns
+    from ledgerflow.adapters.compile_out.resolved_script import peek_columns
     folder = tmp_path / "gl [v1]*?"
     (folder / "_period=2026-01").mkdir(parents=True)
     (folder / "_period=2026-01" / "part-0.csv").write_text("journal_id,amount\nJE-1,1.00\n")

@@ -132,7 +132,7 @@ def test_replay_of_a_deleted_input_folder_exits_1(spark, finance):
 
 
 def test_old_record_without_fingerprints_replays_with_a_note(spark, finance):
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
     original = run_ok(finance, PROJECT)
     rows = _rows(spark, original)
     old = json.loads(json.dumps(original))
@@ -155,7 +155,7 @@ def test_old_record_without_fingerprints_replays_with_a_note(spark, finance):
 
 
 def test_catalog_table_fingerprint(spark, tmp_path):
-    from ledgerflow.adapters import fingerprint as fp
+    from ledgerflow.adapters.inputs import fingerprint as fp
     folder = tmp_path / "rates_table"
     spark.sql(f"CREATE TABLE lf_fp_rates (code STRING, rate DECIMAL(18,6)) USING csv LOCATION '{folder}'")
     try:
@@ -209,7 +209,7 @@ def test_replay_of_a_run_with_another_row_identity_says_its_row_ids_differ(spark
     """Runs record how input _row_ids were derived (``row_identity``); a replay of a run recorded by an
     earlier ledgerflow (no such field) warns that rows arriving without _row_id get new ids, and a
     replay of a current run does not."""
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
     original = run_ok(finance, PROJECT)
     assert original["row_identity"] == 4  # system_columns.ROW_IDENTITY
     same = cli(finance, "replay", original["run_id"])

@@ -31,7 +31,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cli_support import GL_COLUMNS, cli, describe, run_ok, typed
 
-from ledgerflow.adapters import errors_text, input_files, loaders
+from ledgerflow.adapters.spark import error_text as errors_text
+from ledgerflow.adapters.inputs import files as input_files
+from ledgerflow.adapters.inputs import loaders
 from ledgerflow.compiler import parameters
 from ledgerflow.compiler.errors import LedgerflowError, ResolutionError
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
@@ -499,7 +501,7 @@ def test_a_malformed_row_the_period_filter_would_skip_fails_the_read(spark, tmp_
 
 
 def test_ledgerflow_sessions_parse_csv_records_whole(spark):
-    from ledgerflow.adapters import spark as spark_settings
+    from ledgerflow.adapters.spark import session as spark_settings
     for conf in (None, {"spark.sql.csv.filterPushdown.enabled": "true"}):
         assert spark_settings.session_settings(conf)["spark.sql.csv.filterPushdown.enabled"] == "false"
     assert spark.conf.get("spark.sql.csv.filterPushdown.enabled") == "false"
@@ -534,7 +536,7 @@ def test_ledgerflow_csv_output_is_read_back_exactly_and_counted_as_written(spark
     # Spark's CSV writer escaped a quote with a backslash (the exact read refused its own output) and
     # trimmed the spaces around values; its rows were counted without multiLine (a line break: 2 rows),
     # and a destination folder with glob characters was not found when counted
-    from ledgerflow.adapters import writers
+    from ledgerflow.adapters.commit import writers
     values = [("1", "1.00", "2.00", '  say "hi", to\nall  ', " ERP"), ("2", "3.00", "4.00", "plain", "ERP ")]
     df = spark.createDataFrame(values, ", ".join(f"{c} string" for c in COLS))
     dest = tmp_path / "[eu] out"
@@ -651,7 +653,7 @@ def test_a_blank_line_before_the_header_and_a_header_over_64_kib_are_read(spark,
 
 def test_what_was_read_is_what_the_fingerprint_lists(spark, tmp_path):
     # the fingerprint kept '_metadata*' files, which Spark lists but never reads as data
-    from ledgerflow.adapters.fingerprint import fingerprint_path
+    from ledgerflow.adapters.inputs.fingerprint import fingerprint_path
     loc = tmp_path / "listed"
     write(loc / "a.csv", csv_text(COLS, [["1", "1.00", "", "one", "ERP"]]))
     write(loc / "_metadata_extra.csv", csv_text(COLS, [["9", "9.00", "", "never read", "ERP"]]))

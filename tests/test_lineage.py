@@ -313,7 +313,7 @@ def test_registered_dataset_lineage_through_the_module(finance):
 
 def test_registered_dataset_lineage_through_the_cli(finance):
     """The run store knows the registered dataset (as after a run of chain_convert)."""
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
     _chain(finance)
     RunStore(str(finance)).register("gl_usd", 1, str(finance / "out" / "gl_usd" / "v1"), "csv", ["2026-01"],
                                     REGISTERED_COLUMNS, "run-0", "2026-01-31T00:00:00")

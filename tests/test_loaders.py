@@ -16,8 +16,9 @@ import pytest
 
 from cli_support import UUID7, add_project, check_row_ids, cli, describe, run_ok, started, write
 
-from ledgerflow.adapters import api, loaders
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters import api
+from ledgerflow.adapters.inputs import loaders
+from ledgerflow.adapters.store.runstore import RunStore
 from ledgerflow.compiler.errors import LedgerflowError
 
 ITEMS_ID = "0e000000-0000-4000-8000-000000000001"

@@ -11,7 +11,7 @@ from collections import defaultdict
 from decimal import Decimal
 
 from cli_support import cli, describe, edit, read_output
-from ledgerflow.adapters.runstore import RunStore
+from ledgerflow.adapters.store.runstore import RunStore
 
 REGION = {"CC-100": "AMER", "CC-200": "EMEA", "CC-300": "EMEA", "CC-400": "AMER"}
 TYPES = {"total_reporting": "decimal(38,2)", "report_line": "string", "region": "string", "account_type": "string"}

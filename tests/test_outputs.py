@@ -342,7 +342,7 @@ def test_catalog_table_rerun_with_no_rows_empties_its_period_and_matches_columns
 
 
 def test_a_uri_partition_is_replaced_even_by_no_rows(spark, tmp_path):
-    from ledgerflow.adapters import writers
+    from ledgerflow.adapters.commit import writers
     target = f"file://{tmp_path}/uri_out"
     rows = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
     assert writers.write_uri_partition(rows, target, "parquet", "2026-01", 2) == f"{target}/_period=2026-01"
@@ -356,7 +356,7 @@ def test_a_uri_partition_is_replaced_even_by_no_rows(spark, tmp_path):
 
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
 def test_rows_are_counted_in_a_folder_whose_name_has_glob_characters(spark, tmp_path, fmt):
-    from ledgerflow.adapters import writers
+    from ledgerflow.adapters.commit import writers
     rows = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
     staged = writers.stage_partition(rows, str(tmp_path / "out[1]*?"), fmt, "2026-01", "run-1")
     assert writers.count_rows(rows, staged.staged, fmt) == 2
@@ -391,7 +391,7 @@ def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
 def test_a_write_that_fails_keeps_the_periods_old_rows(spark, tmp_path, kind):
     """The rows of a failing write job never replace the period's partition: it is replaced only when the
     job commits (here the job fails on its second row, after the first was written)."""
-    from ledgerflow.adapters import writers
+    from ledgerflow.adapters.commit import writers
     good = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
     source = str(tmp_path / "source")  # read from a file, so that the error is not folded away while planning
     spark.createDataFrame([("N-1", 1), ("N-2", 2)], "item_id string, qty int").coalesce(1).write.parquet(source)

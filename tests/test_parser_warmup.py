@@ -1,8 +1,8 @@
 """The SQL parser is warmed with the run's own statements while the driver starts (issue 9)."""
 from __future__ import annotations
 
-from ledgerflow.adapters import parser_warmup
-from ledgerflow.adapters.runner import _offer_to_parser
+from ledgerflow.adapters.spark import parser_warmup
+from ledgerflow.adapters.run.runner import _offer_to_parser
 from ledgerflow.compiler.compile import compile_project
 from ledgerflow.compiler.loading import FILE_METADATA_COLUMN
 from ledgerflow.compiler.workspace import load_workspace

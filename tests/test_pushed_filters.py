@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from ledgerflow.adapters import loaders
+from ledgerflow.adapters.inputs import loaders
 from ledgerflow.compiler.parameters import values as parameters
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
 from ledgerflow.compiler.periods import parse_period, period_filter

@@ -20,7 +20,7 @@ import pytest
 from conftest import PROJECTS
 from cli_support import UUID7, cli, describe, output_entry, record, run_id_of, run_ok, write
 
-from ledgerflow.adapters import loaders
+from ledgerflow.adapters.inputs import loaders
 from ledgerflow.compiler.parameters import values as parameters
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
 from ledgerflow.compiler.compile import compile_project
@@ -117,7 +117,7 @@ def test_a_replay_derives_ids_as_its_run_did(spark, tmp_path, layout):
     """A run recorded with another derivation ledgerflow still knows (``row_identity`` 3: a SHA-256 of
     the identity) is replayed with that derivation: the replay writes the ids that run wrote, not
     the ones a new run writes (derivation 4), and records the derivation it used."""
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.store.runstore import RunStore
     from ledgerflow.compiler import system_columns as sysc
     ws = workspace(spark, tmp_path / "ws", layout)
     original = run_ok(ws, "copy", "2026-01")
@@ -223,8 +223,8 @@ def test_a_data_column_named_metadata_hides_no_row_index(spark, tmp_path):
     import glob as globbing
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from ledgerflow.adapters.resolved import resolved_statements
-    from ledgerflow.adapters.runstore import RunStore
+    from ledgerflow.adapters.compile_out.resolved_script import resolved_statements
+    from ledgerflow.adapters.store.runstore import RunStore
     from ledgerflow.compiler.loading import spark_metadata_name
     ws = workspace(spark, tmp_path / "ws", "parquet")
     data = ws / "data" / "lines"
@@ -275,7 +275,7 @@ def test_compile_resolved_sees_nested_partition_folders(tmp_path):
     it names Spark's `_metadata` struct as Spark will (a partition column named `_metadata` renames it too)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from ledgerflow.adapters.resolved import peek_columns
+    from ledgerflow.adapters.compile_out.resolved_script import peek_columns
     from ledgerflow.compiler.loading import spark_metadata_name
     leaf = tmp_path / "lines" / "_period=2026-01" / "_metadata=x"
     leaf.mkdir(parents=True)

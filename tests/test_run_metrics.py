@@ -5,7 +5,7 @@ import json
 
 from cli_support import cli, describe, edit, record, run, run_id_of, run_ok
 
-from ledgerflow.adapters.metrics import RunMetrics
+from ledgerflow.adapters.run.metrics import RunMetrics
 
 
 def check_entry(entry: dict) -> None:

@@ -226,7 +226,7 @@ def test_replay_reproduces_rows_after_project_and_dataset_change(spark, finance)
 # ----------------------------------------------------------------------------- atomic partition replacement
 def _fail_swap(monkeypatch, after: int = 0):
     """Make the writer's partition swap raise, after letting ``after`` swaps succeed."""
-    from ledgerflow.adapters import writers
+    from ledgerflow.adapters.commit import writers
     real = writers._swap
     calls = []
 

@@ -385,8 +385,8 @@ def test_record_narrows_join_rows_with_escaped_sample_values(spark):
 def test_the_test_command_starts_its_driver_jvm_with_c1_only(finance, monkeypatch):
     """`ledgerflow test` launches a driver JVM tuned for a few rows (C1 only, bench/results/history.md 0c), `run` the
     default one; a workspace that sets its own Java options keeps them. Each maps its own kind of class
-    archive (adapters/class_archive.py)."""
-    from ledgerflow.adapters import spark as spark_settings
+    archive (adapters/spark/class_archive.py)."""
+    from ledgerflow.adapters.spark import session as spark_settings
     seen: list[dict] = []
     kinds: list[str] = []
 
@@ -442,7 +442,7 @@ def test_inline_rows_arrive_exactly_without_python_workers(spark):
 
 def _load_given(session, ds, data, view: str):
     """(journal_id, line_number, _row_id) of ``data`` loaded as a test loads it; and the view's analysed plan."""
-    from ledgerflow.adapters import loaders
+    from ledgerflow.adapters.inputs import loaders
     from ledgerflow.adapters.scenarios.given import frame
     from ledgerflow.compiler import parameters
     from ledgerflow.compiler.periods import parse_period

@@ -1,6 +1,6 @@
 """Run a prepared test's compiled statements on Spark and collect its outputs; nothing is written.
 
-The statements run as ``ledgerflow run`` runs them (adapters/runner.py): the inputs are loaded by
+The statements run as ``ledgerflow run`` runs them (adapters/run/runner.py): the inputs are loaded by
 the normal loaders (system columns, period filter, row ids), every stage before the last output is
 materialised unless its one reader is an output, with the same parameters bound. Every output is
 computed and collected instead of written: a run fails when any of its statements fails, so a test
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ...compiler.errors import LedgerflowError
-from ..errors_text import spark_error_text
-from ..loaders import load_inputs
+from ..spark.error_text import spark_error_text
+from ..inputs.loaders import load_inputs
 from ...compiler import parameters
 from ...compiler.render import ident
 from . import given

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..input_files import InputFileError, footer_columns, scan_csv
+from ..inputs.files import InputFileError, footer_columns, scan_csv
 
 
 def columns(path: str, file_format: str) -> Optional[list[str]]:

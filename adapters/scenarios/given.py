@@ -23,7 +23,7 @@ from sqlglot import exp
 
 from ...compiler.loading import METADATA_COLUMN, POSITION_COLUMN
 from ...compiler.resolver import ResolvedLocation
-from .. import loaders
+from ..inputs import loaders
 from .prepare import GivenData, GivenTable
 
 

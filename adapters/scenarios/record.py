@@ -26,10 +26,11 @@ from ...compiler.periods import parse_period
 from ...compiler.resolver import Resolution
 from ...compiler.workspace import dataset_from_data, from_snapshot, project_from_data
 from ...compiler.yaml_source import load_yaml_text
-from .. import folders, loaders
-from ..output_paths import check_file, write_failed
+from ..compile_out import folders
+from ..inputs import loaders
+from ..compile_out.paths import check_file, write_failed
 from ...compiler import parameters, system_columns as sysc
-from ..runstore import RunStore
+from ..store.runstore import RunStore
 from . import execute
 from .prepare import Compiler, prepare
 from .spec import parse_test

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ...compiler.errors import Diagnostic
 from ...compiler.visible_text import visible
-from ..output_paths import write_failed
+from ..compile_out.paths import write_failed
 
 PASSED, FAILED, INVALID = "passed", "failed", "invalid"
 

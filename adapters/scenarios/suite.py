@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 from ...compiler.errors import CompileError, Diagnostic, LedgerflowError, Location
 from ...compiler.model import Workspace
-from .. import interrupts
+from ..run import interrupts
 from . import execute
 from .compare import compare, summary
 from .prepare import Compiler, PreparedTest, prepare
@@ -128,7 +128,7 @@ class Session:
         if self.spark is None:
             spark = self.factory().newSession()
             # a SparkContext created on the main thread installed PySpark's SIGINT handler, which calls py4j from
-            # inside the handler: ledgerflow's cancels the jobs from a thread of its own (adapters/interrupts.py)
+            # inside the handler: ledgerflow's cancels the jobs from a thread of its own (adapters/run/interrupts.py)
             interrupts.set_cancel(interrupts.session_cancel(spark))
             interrupts.reclaim()
             for k, v in {**TEST_CONF, **(WHOLE_FILES_CONF if self.whole_files else {})}.items():
@@ -198,5 +198,5 @@ def exit_code(results: list[TestResult]) -> int:
 
 
 def _default_factory():
-    from ..spark import local_session, scenario_test_conf
+    from ..spark.session import local_session, scenario_test_conf
     return local_session(conf=scenario_test_conf())

@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..compiler.compile import compile_project
-from ..compiler.errors import CompileError, LedgerflowError
-from ..compiler.render import comment
-from ..compiler.model import Workspace
+from ...compiler.compile import compile_project
+from ...compiler.errors import CompileError, LedgerflowError
+from ...compiler.render import comment
+from ...compiler.model import Workspace
 from . import folders
-from .output_paths import write_failed
+from .paths import write_failed
 
 EXIT_STALE = 4
 HEADER = comment("ledgerflow ").encode("utf-8")  # how every compiled script begins: b"-- ledgerflow "

@@ -16,19 +16,19 @@ import os
 import sqlglot
 from sqlglot import exp
 
-from ..compiler.compile import CompiledProject, describe
-from ..compiler.errors import LedgerflowError
-from ..compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
-from ..compiler.model import Project, Workspace
-from ..compiler.parameters import values as parameter_values
-from ..compiler.periods import Period
-from ..compiler.render import comment, ident
-from ..compiler.yaml_source import YStr
-from .runner import RunContext, new_run_id, resolve_inputs, utcnow
+from ...compiler.compile import CompiledProject, describe
+from ...compiler.errors import LedgerflowError
+from ...compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
+from ...compiler.model import Project, Workspace
+from ...compiler.parameters import values as parameter_values
+from ...compiler.periods import Period
+from ...compiler.render import comment, ident
+from ...compiler.yaml_source import YStr
+from ..run.runner import RunContext, new_run_id, resolve_inputs, utcnow
 from . import folders
-from .input_files import spark_path, spark_skips
-from .loaders import common_columns, csv_reads, file_root, read_options
-from .runstore import RunStore
+from ..inputs.files import spark_path, spark_skips
+from ..inputs.loaders import common_columns, csv_reads, file_root, read_options
+from ..store.runstore import RunStore
 
 
 def inline_parameters(sql: str, args: dict) -> str:

@@ -11,13 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..compiler.errors import ResolutionError
-from ..compiler.loading import (FILE_METADATA_COLUMN, JSON_TEXT, METADATA_COLUMN, POSITION_COLUMN,
+from ...compiler.errors import ResolutionError
+from ...compiler.loading import (FILE_METADATA_COLUMN, JSON_TEXT, METADATA_COLUMN, POSITION_COLUMN,
                                 normalised_select, union_all)
-from ..compiler import parameters, system_columns as sysc
-from ..compiler.model import Dataset
-from ..compiler.resolver import ResolvedLocation
-from . import input_files
+from ...compiler import parameters, system_columns as sysc
+from ...compiler.model import Dataset
+from ...compiler.resolver import ResolvedLocation
+from . import files as input_files
 
 # In-memory data for the "memory" location kind: name -> pyspark DataFrame (tests, Python API).
 MEMORY: dict[str, Any] = {}

@@ -16,7 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Optional
 
-from ..compiler.errors import LedgerflowError
+from ...compiler.errors import LedgerflowError
 
 
 class RunStoreUnusable(LedgerflowError):

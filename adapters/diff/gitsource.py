@@ -22,8 +22,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import Optional
 
-from ..compiler.errors import LedgerflowError
-from ..compiler.workspace import MARKER
+from ...compiler.errors import LedgerflowError
+from ...compiler.workspace import MARKER
 
 WORKSPACE_PARTS = (MARKER, "datasets", "projects")
 _TYPE_BITS = 0o170000  # the type part of a tree entry's mode (git keeps permissions of old entries: 100664)

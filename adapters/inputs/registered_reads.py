@@ -14,12 +14,12 @@ import os
 
 from typing import Optional
 
-from ..compiler.errors import ResolutionError
-from ..compiler.model import AppendOperation, Dataset, DatasetRef, Project, UpdateOperation
-from ..compiler.periods import Period
-from ..compiler.plan import InputView
-from ..compiler.resolver import Resolution, ResolvedLocation
-from . import writers
+from ...compiler.errors import ResolutionError
+from ...compiler.model import AppendOperation, Dataset, DatasetRef, Project, UpdateOperation
+from ...compiler.periods import Period
+from ...compiler.plan import InputView
+from ...compiler.resolver import Resolution, ResolvedLocation
+from ..commit import writers
 
 
 def versions_holding(registrations: list[dict], period: Period) -> list[int]:

@@ -11,13 +11,13 @@ import multiprocessing
 import os
 from typing import Callable, Optional
 
-from ..compiler.compile import gc_paused
-from ..compiler.diff import (SideError, compare, projects_to_compile, select_projects, summarise)
-from ..compiler.diff.result import Category, WorkspaceDiff
-from ..compiler.errors import CompileError
-from ..compiler.model import Dataset, Workspace
-from ..compiler.workspace import load_workspace
-from .diff_format import render_json, render_markdown, render_text
+from ...compiler.compile import gc_paused
+from ...compiler.diff import (SideError, compare, projects_to_compile, select_projects, summarise)
+from ...compiler.diff.result import Category, WorkspaceDiff
+from ...compiler.errors import CompileError
+from ...compiler.model import Dataset, Workspace
+from ...compiler.workspace import load_workspace
+from .formats import render_json, render_markdown, render_text
 from .gitsource import Side, open_side
 
 EXIT_FOUND = 4

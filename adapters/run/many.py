@@ -24,13 +24,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..compiler.compile import plan_diagnostics
-from ..compiler.errors import CompileError, ExecutionError, LedgerflowError
-from ..compiler.graph import PROJECT, WorkspaceGraph, node_id
-from ..compiler.selection import selected_projects
-from ..compiler.workspace import load_workspace
+from ...compiler.compile import plan_diagnostics
+from ...compiler.errors import CompileError, ExecutionError, LedgerflowError
+from ...compiler.graph import PROJECT, WorkspaceGraph, node_id
+from ...compiler.selection import selected_projects
+from ...compiler.workspace import load_workspace
 from .interrupts import RunInterrupted
-from .runstore import RunStore
+from ..store.runstore import RunStore
 
 Echo = Callable[[str], None]
 

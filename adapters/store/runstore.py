@@ -22,9 +22,9 @@ import sqlite3
 from contextlib import closing, contextmanager
 from typing import Callable, Iterator, Optional
 
-from ..compiler.errors import LedgerflowError, ResolutionError
-from ..compiler.model import ColumnDef, Dataset, DatasetVersion
-from ..compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
+from ...compiler.errors import LedgerflowError, ResolutionError
+from ...compiler.model import ColumnDef, Dataset, DatasetVersion
+from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -54,7 +54,8 @@ class RunStore:
         self.root = root
         self.db_path = os.path.join(root, ".ledgerflow", "state.db")
         self.runs_dir = os.path.join(root, "target", "runs")
-        from . import recovery, store_health
+        from ..commit import recovery
+        from . import health as store_health
         store_health.check(self.db_path)  # a damaged state.db: one paragraph (RunStoreDamaged), not a traceback
         recovery.on_open(self)  # runs whose process died are marked failed once per process (recovery.py)
 
@@ -232,7 +233,7 @@ class RunStore:
         with closing(self._connect()) as conn, conn:
             _release(conn, run_id)
 
-    # ---------------------------------------------------------------- leases (adapters/leases.py)
+    # ---------------------------------------------------------------- leases (adapters/run/leases.py)
     def take_leases(self, run_id: str, process: dict, resources: list[str], taken_at: str) -> Optional[dict]:
         """Lease every one of ``resources`` to ``run_id`` in one ``BEGIN IMMEDIATE`` transaction, or none:
         returns None when all were taken, else the lease another run holds on one of them

@@ -26,13 +26,14 @@ import os
 import time
 from typing import TYPE_CHECKING, Callable, Optional
 
-from ..compiler.errors import ResolutionError
-from ..compiler.table_names import split_parts
-from . import liveness, writers
+from ...compiler.errors import ResolutionError
+from ...compiler.table_names import split_parts
+from ..store import liveness
+from ..commit import writers
 
 if TYPE_CHECKING:
     from .runner import OutputDestination
-    from .runstore import RunStore
+    from ..store.runstore import RunStore
 
 POLL_SECONDS = 0.5
 
@@ -69,7 +70,7 @@ def take(store: RunStore, run_id: str, process: dict, needed: list[str], wait: b
     """Lease ``needed`` to run ``run_id`` (run by ``process``), as the module docstring says."""
     if not needed:
         return
-    from . import recovery
+    from ..commit import recovery
     told: Optional[str] = None
     recovered: set[str] = set()
     while True:

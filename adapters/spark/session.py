@@ -196,6 +196,6 @@ def early_session(factory):
 def _cancel_jobs_on_interrupt(session) -> None:
     """On the main thread, Ctrl-C cancels the session's running jobs and interrupts the command, never
     with a py4j call from inside the signal handler (see :mod:`.interrupts`)."""
-    from . import interrupts
+    from ..run import interrupts
     interrupts.set_cancel(interrupts.session_cancel(session))
     interrupts.install()

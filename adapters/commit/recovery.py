@@ -40,11 +40,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from ..compiler.errors import LedgerflowError
-from . import liveness, writers
+from ...compiler.errors import LedgerflowError
+from ..store import liveness
+from . import writers
 
 if TYPE_CHECKING:
-    from .runner import OutputDestination
+    from ..run.runner import OutputDestination
 
 VERSIONS = writers.VERSIONS
 
@@ -335,7 +336,7 @@ def release_claims(store, run_id: str, proc: dict, other_hosts: bool = False) ->
 
 
 def _pid_alive(pid) -> bool:
-    from .leases import pid_alive
+    from ..run.leases import pid_alive
     return pid_alive(pid)
 
 
@@ -398,7 +399,7 @@ def on_open(store) -> None:
     try:
         outcomes = recover(store)
     except (OSError, sqlite3.Error, ValueError, LedgerflowError) as exc:
-        from .store_health import damaged
+        from ..store.health import damaged
         damage = damaged(exc, store.db_path)
         if damage is not None:
             raise damage from None

@@ -26,9 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from ..compiler import system_columns as sysc
-from ..compiler.errors import ResolutionError
-from ..compiler.model import Dataset
+from ...compiler import system_columns as sysc
+from ...compiler.errors import ResolutionError
+from ...compiler.model import Dataset
 
 _GLOB = re.compile(r"([\\\[\]{}*?])")
 _CHUNK = 8 << 20

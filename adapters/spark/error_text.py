@@ -85,7 +85,7 @@ def _dataset_of(path: str, locations: Optional[dict]) -> Optional[str]:
 def _malformed_record(uri: str, whole: str, head: str, sep: str = ",") -> Optional[str]:
     """The paragraph for a record Spark refused (mode FAILFAST) or a CSV header that is not the one
     ledgerflow read: the file and, found by parsing the file again in Python, the record's line."""
-    from .input_files import locate_malformed
+    from ..inputs.files import locate_malformed
     path = re.sub(r"^file:(//)?", "", uri)
     if "CSV header does not conform to the schema" in whole:
         return (f"INPUT-003 {head}the header of {unquote(path)} does not name the columns in the order Spark reads "

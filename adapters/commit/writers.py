@@ -26,8 +26,8 @@ import shutil
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from ..compiler.errors import ResolutionError
-from ..compiler.realpaths import outside
+from ...compiler.errors import ResolutionError
+from ...compiler.realpaths import outside
 
 PARTITION = "_period"
 VERSIONS = ".lf_versions"
@@ -226,7 +226,7 @@ def count_rows(df, folder: str, fmt: str) -> int:
             return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         import pyarrow.orc as orc
         return sum(orc.ORCFile(f).nrows for f in files)
-    from .input_files import spark_path
+    from ..inputs.files import spark_path
     data = _without_period(df)
     reader = df.sparkSession.read.format(fmt).schema(data.schema)
     if fmt == "csv":  # records as written: a value holding a line break is one row, not two

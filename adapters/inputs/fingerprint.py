@@ -34,8 +34,8 @@ import stat
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..compiler.resolver import Resolution, ResolvedLocation
-from .input_files import spark_skips  # a _metadata* file is listed by Spark's file index but never read
+from ...compiler.resolver import Resolution, ResolvedLocation
+from .files import spark_skips  # a _metadata* file is listed by Spark's file index but never read
 
 HASH_FILE_LIMIT = 16 << 20  # files up to this size get a sha256
 HASH_RUN_BUDGET = 256 << 20  # bytes hashed per run at most (files beyond it: size + mtime only)

@@ -20,8 +20,8 @@ import shlex
 
 import click
 
-from ..compiler.diff.result import Category, ColumnChange, ProjectDiff, Status, WorkspaceDiff, to_json
-from ..compiler.visible_text import visible
+from ...compiler.diff.result import Category, ColumnChange, ProjectDiff, Status, WorkspaceDiff, to_json
+from ...compiler.visible_text import visible
 
 MARKDOWN_SQL_DIFF_CHARS = 12_000
 MARKDOWN_MAX_CHARS = 60_000  # the whole comment, in UTF-8 bytes (GitHub refuses one over 65,536 characters)

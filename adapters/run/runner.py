@@ -19,21 +19,25 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from ..compiler import parameters, resolver as resolver_engine, system_columns as sysc
-from ..compiler.compile import CompiledProject, compile_project, require_project
-from ..compiler.errors import ExecutionError, LedgerflowError, ResolutionError
-from ..compiler.model import Dataset, Project, Workspace
-from ..compiler.periods import Period, parse_period
-from ..compiler.resolver import Resolution
-from ..compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
-from . import fingerprint, interrupts, leases, liveness, loaders, parser_warmup, recovery, writers
-from .errors_text import describe_locations, spark_error_text
+from ...compiler import parameters, resolver as resolver_engine, system_columns as sysc
+from ...compiler.compile import CompiledProject, compile_project, require_project
+from ...compiler.errors import ExecutionError, LedgerflowError, ResolutionError
+from ...compiler.model import Dataset, Project, Workspace
+from ...compiler.periods import Period, parse_period
+from ...compiler.resolver import Resolution
+from ...compiler.workspace import dataset_from_data, from_snapshot, load_workspace, project_from_data
+from ..inputs import fingerprint, loaders
+from . import interrupts, leases
+from ..store import liveness
+from ..spark import parser_warmup
+from ..commit import recovery, writers
+from ..spark.error_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
-from .registered_reads import pin_source, registered_resolution, versions_holding
-from .runstore import RunStore, registered_id
+from ..inputs.registered_reads import pin_source, registered_resolution, versions_holding
+from ..store.runstore import RunStore, registered_id
 
 if TYPE_CHECKING:
-    from ..compiler.compile import Statement
+    from ...compiler.compile import Statement
 
 Echo = Callable[[str], None]
 
@@ -71,7 +75,7 @@ class RunContext:
     fingerprints: Optional[list] = None  # resolver_snapshot.input_fingerprints
     input_check: Optional[dict] = None  # a replay's allow_changed_inputs, inputs_changed, inputs_unverified
     # `run --select/--all`: registered dataset name -> {dataset, version, run_id, project} registered earlier
-    # in this invocation; an unpinned read of it takes exactly that version (adapters/multi_run.py)
+    # in this invocation; an unpinned read of it takes exactly that version (adapters/run/many.py)
     upstream: dict = field(default_factory=dict)
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
     row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
@@ -233,9 +237,9 @@ def base_record(ctx: RunContext) -> dict:
 def output_lineage(ctx: RunContext) -> dict[int, dict]:
     """Per output seq, its column lineage as ``ledgerflow lineage --format json`` prints it (docs/lineage.md),
     followed across the workspace's projects through registered datasets."""
-    from ..compiler.compile import plan_project
-    from ..compiler.lineage import plan_lineage
-    from ..compiler.lineage_formats import to_json
+    from ...compiler.compile import plan_project
+    from ...compiler.lineage import plan_lineage
+    from ...compiler.lineage_formats import to_json
     plan = ctx.compiled.plan
     if plan is None:
         return {}
@@ -245,7 +249,7 @@ def output_lineage(ctx: RunContext) -> dict[int, dict]:
 
 def spark_error_message(exc: Exception, ctx: Optional[RunContext] = None) -> str:
     """The useful part of a Spark exception as one paragraph: our own raised messages verbatim, else the
-    messages of the Java exception chain without stack traces (adapters/errors_text.py); an unreadable
+    messages of the Java exception chain without stack traces (adapters/spark/error_text.py); an unreadable
     file is named with the dataset of ``ctx`` that reads it."""
     locations = None
     if ctx is not None:
@@ -354,7 +358,7 @@ class Runner:
         if self.session_factory:
             session = self.session_factory()
         else:
-            from .spark import local_session
+            from ..spark.session import local_session
             session = local_session()
         interrupts.reclaim()  # a SparkContext created here on the main thread installed PySpark's SIGINT handler
         return session

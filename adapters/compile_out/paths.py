@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..compiler.errors import LedgerflowError
+from ...compiler.errors import LedgerflowError
 
 
 class OutputPathError(LedgerflowError):

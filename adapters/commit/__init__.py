@@ -1,0 +1,1 @@
+"""The staged outputs, the commit journal, partition swaps, URI and catalog writes, recovery."""

@@ -1,0 +1,1 @@
+"""What `compile` writes: all projects' SQL, the `--resolved` script, output folders and paths."""

@@ -1,0 +1,1 @@
+"""`ledgerflow diff`: the two sides from git, the comparison command, its formats."""

@@ -1,0 +1,1 @@
+"""Inputs: resolve versions and locations, read them exactly (loaders, file checks), fingerprints."""

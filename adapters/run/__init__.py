@@ -1,0 +1,1 @@
+"""One run start to finish (the runner), its metrics, interrupts, leases, and many runs."""

@@ -1,0 +1,1 @@
+"""Spark: the one session factory, class archive, Java options, parser warm-up, Spark error text."""

@@ -1,0 +1,1 @@
+"""The run store (SQLite), process liveness, its health, run summaries."""
