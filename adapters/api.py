@@ -17,14 +17,14 @@ from ..compiler.compile import compile_project, require_project
 from ..compiler.errors import LedgerflowError
 from ..compiler.workspace import find_workspace, load_workspace
 from .inputs import loaders
-from .store.runstore import RunStore
+from .open_store import open_store
 
 __all__ = ["compile", "run"]
 
 
 def _workspace(root: str):
     """The workspace at ``root`` with the datasets earlier runs registered."""
-    return load_workspace(root, extra_datasets=RunStore(root).registered_datasets)
+    return load_workspace(root, extra_datasets=open_store(root).registered_datasets)
 
 
 def compile(workspace: str, project: str) -> str:  # noqa: A001 - the API's verb

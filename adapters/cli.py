@@ -48,8 +48,8 @@ class Invocation:
     def store(self) -> RunStore:
         """The run store (opening it recovers interrupted runs, once per process)."""
         if self._store is None:
-            from .store.runstore import RunStore
-            self._store = RunStore(self.root)
+            from .open_store import open_store
+            self._store = open_store(self.root)
         return self._store
 
     @property

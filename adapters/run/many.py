@@ -30,6 +30,7 @@ from ...compiler.graph import PROJECT, WorkspaceGraph, node_id
 from ...compiler.selection import selected_projects
 from ...compiler.workspace import load_workspace
 from .interrupts import RunInterrupted
+from ..open_store import open_store
 from ..store.runstore import RunStore
 
 Echo = Callable[[str], None]
@@ -56,7 +57,7 @@ def plan_selection(root: str, select: Optional[str]) -> tuple[WorkspaceGraph, li
     """The graph and the selected project names in run order (every project when ``select`` is None).
 
     Raises :class:`CompileError` (exit 1) with every error of the selected projects."""
-    ws = load_workspace(root, extra_datasets=RunStore(root).registered_datasets)
+    ws = load_workspace(root, extra_datasets=open_store(root).registered_datasets)
     graph = WorkspaceGraph(ws)
     names = graph.project_order() if select is None else selected_projects(graph, select)
     diagnostics = []

@@ -34,6 +34,7 @@ from ..commit import recovery, writers
 from ..spark.error_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
 from ..inputs.registered_reads import pin_source, registered_resolution, versions_holding
+from ..open_store import open_store
 from ..store.runstore import RunStore, registered_id
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ class Runner:
         self.root = os.path.abspath(root)
         self.wait = wait  # a destination partition another live run writes: wait for it (else fail at once)
         self.echo = echo
-        self.store = RunStore(self.root)
+        self.store = open_store(self.root)  # checked, interrupted runs recovered
         self.session_factory = session_factory
         self.spark_label = spark_label
         self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)

@@ -30,7 +30,7 @@ from ..compile_out import folders
 from ..inputs import loaders
 from ..compile_out.paths import check_file, write_failed
 from ...compiler import parameters, system_columns as sysc
-from ..store.runstore import RunStore
+from ..open_store import open_store
 from . import execute
 from .prepare import Compiler, prepare
 from .spec import parse_test
@@ -200,7 +200,7 @@ def write_new(root: str, name: str, text: str) -> None:
 
 def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factory: Callable[[], object]) -> str:
     """Write ``tests/<name>.yml`` (:func:`recorded_file`) from the run ``run_id``; returns what was written, in words."""
-    rec = RunStore(ws.root).get_run(run_id)
+    rec = open_store(ws.root).get_run(run_id)
     if rec.get("status") != "completed":
         raise LedgerflowError(f"run {run_id} is {rec.get('status')}; only a completed run can become a test.")
     rel, path = recorded_file(ws.root, name)

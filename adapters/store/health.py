@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ...compiler.errors import LedgerflowError
+from .schema import ADDED_COLUMNS, SCHEMA
 
 
 class RunStoreUnusable(LedgerflowError):
@@ -75,15 +76,14 @@ def is_damage(err: BaseException) -> bool:
 def _missing_columns(conn: sqlite3.Connection) -> list[str]:
     """``table.column`` the run store reads but the file's tables lack (tables it makes itself when they are
     missing, and columns it adds to an older store, do not count)."""
-    from .runstore import _ADDED_COLUMNS, _SCHEMA
     with closing(sqlite3.connect(":memory:")) as mem:
-        mem.executescript(_SCHEMA)
+        mem.executescript(SCHEMA)
         missing = []
         for table in ("runs", "registered_datasets"):
             have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
             if not have:
                 continue
-            added = {name for name, _ in _ADDED_COLUMNS} if table == "registered_datasets" else set()
+            added = {name for name, _ in ADDED_COLUMNS} if table == "registered_datasets" else set()
             missing += [f"{table}.{r[1]}" for r in mem.execute(f"PRAGMA table_info({table})")
                         if r[1] not in have and r[1] not in added]
     return missing

@@ -25,20 +25,8 @@ from typing import Callable, Iterator, Optional
 from ...compiler.errors import LedgerflowError, ResolutionError
 from ...compiler.model import ColumnDef, Dataset, DatasetVersion
 from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
+from .schema import ADDED_COLUMNS, SCHEMA
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  run_id TEXT PRIMARY KEY, parent_run_id TEXT, project_id TEXT, project_name TEXT, period TEXT,
-  status TEXT, started_at TEXT, finished_at TEXT, error TEXT, record TEXT);
-CREATE TABLE IF NOT EXISTS registered_datasets (
-  name TEXT, version INTEGER, dataset_id TEXT, location TEXT, format TEXT, periods TEXT, columns TEXT,
-  run_id TEXT, created_at TEXT, status TEXT NOT NULL DEFAULT 'committed', PRIMARY KEY (name, version));
-CREATE TABLE IF NOT EXISTS leases (
-  resource TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER, host TEXT, taken_at TEXT);
-"""
-# columns added to registered_datasets after its first release: (name, declaration)
-_ADDED_COLUMNS = (("status", "TEXT NOT NULL DEFAULT 'committed'"),  # rows written before reservations: committed
-                  ("pid", "INTEGER"), ("host", "TEXT"))  # the process holding a pending reservation
 _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
 
@@ -48,16 +36,14 @@ class RunNotFound(LedgerflowError):
 
 
 class RunStore:
-    """Access to one workspace's run records and registered datasets."""
+    """Access to one workspace's run records and registered datasets. Making one opens nothing yet and
+    recovers nothing: a command opens the store with :func:`ledgerflow.adapters.open_store.open_store`,
+    which checks the file and recovers interrupted runs first."""
 
     def __init__(self, root: str):
         self.root = root
         self.db_path = os.path.join(root, ".ledgerflow", "state.db")
         self.runs_dir = os.path.join(root, "target", "runs")
-        from ..commit import recovery
-        from . import health as store_health
-        store_health.check(self.db_path)  # a damaged state.db: one paragraph (RunStoreDamaged), not a traceback
-        recovery.on_open(self)  # runs whose process died are marked failed once per process (recovery.py)
 
     @contextmanager
     def _immediate(self) -> Iterator[sqlite3.Connection]:
@@ -80,9 +66,9 @@ class RunStore:
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
         conn = sqlite3.connect(self.db_path, timeout=60)
-        conn.executescript(_SCHEMA)
+        conn.executescript(SCHEMA)
         columns = [r[1] for r in conn.execute("PRAGMA table_info(registered_datasets)")]
-        for name, declaration in _ADDED_COLUMNS:
+        for name, declaration in ADDED_COLUMNS:
             if name in columns:
                 continue
             try:
