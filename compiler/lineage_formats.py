@@ -6,7 +6,8 @@ import json
 from typing import Optional
 
 from .graph_text import dot_string, mermaid_string
-from .lineage import ROW_KINDS, ColumnLineage, Input
+from .lineage import ColumnLineage, Input
+from .lineage_walk import ROW_KINDS
 from .model import OutputOperation
 from .plan import Plan
 from .visible_text import visible

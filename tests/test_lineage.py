@@ -13,8 +13,9 @@ import pytest
 from cli_support import add_project, cli, describe, output_entry, run_ok
 from conftest import PROJECTS
 from ledgerflow.compiler.compile import find_project, plan_project
-from ledgerflow.compiler.lineage import KINDS, plan_lineage, registering_output
+from ledgerflow.compiler.lineage import plan_lineage, registering_output
 from ledgerflow.compiler.lineage_formats import to_json
+from ledgerflow.compiler.lineage_walk import KINDS
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
 from ledgerflow.compiler.workspace import load_workspace
 
