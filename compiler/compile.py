@@ -1,8 +1,10 @@
 """The compiler's entry points: validate and compile a project into a :class:`CompiledProject`.
 
 The passes, in order: :func:`.bind.bind` (names, types, rules, diagnostics -> typed
-:class:`~.plan.Plan`) -> :func:`.lower.lower` (one builder per operation kind -> CTE steps) ->
-:func:`.stage.cut_stages` (statements within the CTE budget) -> :func:`.emit.script` (the script).
+:class:`~.plan.Plan`; a producer's plan comes from the registered-datasets pass of
+:func:`.workspace.load_workspace`, :mod:`.registered_pass`) -> :func:`.lower.lower` (one builder per
+operation kind -> CTE steps) -> :func:`.stage.cut_stages` (statements within the CTE budget) ->
+:func:`.emit.script` (the script).
 """
 from __future__ import annotations
 
@@ -57,7 +59,16 @@ class CompiledProject:
 def plan_project(workspace: Workspace, project: Project) -> Plan:
     """The typed plan of ``project`` (with its diagnostics; see :mod:`.plan`)."""
     with gc_paused():
-        return bind(workspace, project)
+        return _bound(workspace, project)
+
+
+def _bound(workspace: Workspace, project: Project) -> Plan:
+    """:func:`.bind.bind`, or the plan the registered-datasets pass bound for this very project of this
+    very workspace (:mod:`.registered_pass`: the same plan a bind now gives)."""
+    kept = workspace.producer_plans.get(project.name)
+    if kept is not None and kept.project is project:
+        return kept
+    return bind(workspace, project)
 
 
 def plan_diagnostics(workspace: Workspace, project: Project) -> list[Diagnostic]:
@@ -68,7 +79,7 @@ def plan_diagnostics(workspace: Workspace, project: Project) -> list[Diagnostic]
 def compile_project(workspace: Workspace, project: Project, stage_max_ctes: int = STAGE_MAX_CTES) -> CompiledProject:
     """Validate and compile ``project``; raises :class:`CompileError` with every problem found."""
     with gc_paused():
-        plan = bind(workspace, project)
+        plan = _bound(workspace, project)
         if plan.diagnostics:
             raise CompileError(plan.diagnostics)
         statements = cut_stages(lower(plan), stage_max_ctes)

@@ -275,8 +275,11 @@ class Workspace:
     config: WorkspaceConfig
     datasets: list[Dataset]
     projects: list[Project]
-    # registered dataset name -> the project registering it, which has errors (compiler/registered.py)
+    # registered dataset name -> the project registering it, which has errors (compiler/registered_pass.py)
     unavailable: dict[str, str] = field(default_factory=dict)
+    # project name -> its plan without errors (a compiler.plan.Plan: model may not import plan, plan imports
+    # model), bound by the registered-datasets pass against this very workspace; compile reuses it
+    producer_plans: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def find_dataset(self, ref: str) -> Optional[Dataset]:
         """The dataset whose UUID or name is ``ref``."""

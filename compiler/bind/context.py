@@ -17,6 +17,7 @@ from ..dsl.translate import ExprError, Scope, Translator, Typed
 from ..errors import Diagnostic, DiagnosticCollector, Location, did_you_mean
 from ..model import Dataset, DatasetRef, Operation, Project, Workspace
 from ..plan import InputView, Role
+from ..registered import registered_id
 from ..render import data_type
 from ..system_columns import is_system
 from ..table_names import HINT as TABLE_HINT
@@ -150,7 +151,6 @@ class BindContext:
 
     def _unavailable(self, ref: str) -> Optional[tuple[str, str]]:
         """(dataset, producing project) when ``ref`` names a dataset whose producer has errors."""
-        from ..registered import registered_id
         for name, project in self.ws.unavailable.items():
             if ref in (name, registered_id(name)):
                 return name, project

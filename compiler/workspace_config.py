@@ -1,0 +1,63 @@
+"""Load ``ledgerflow.yml``: the workspace's name, its resolvers and their rules, the Spark settings."""
+from __future__ import annotations
+
+from .errors import DiagnosticCollector, Location, did_you_mean
+from .model import Resolver, ResolverRule, Strategy, WorkspaceConfig
+from .yaml_reader import Reader, as_str
+from .yaml_source import YList, YMap, load_yaml_file
+
+MARKER = "ledgerflow.yml"
+DATA_LEVELS = ("any", "day", "month", "quarter", "year")
+FORMATS = ("parquet", "csv", "json", "orc")
+
+
+def load_config(path: str, display: str, errors: DiagnosticCollector) -> WorkspaceConfig:
+    """Read ``ledgerflow.yml`` (shown as ``display``), adding every problem to ``errors``."""
+    data = load_yaml_file(path, display)
+    r = Reader(data, MARKER, ("name", "default_resolver", "resolvers", "spark", "description"), ("name",), errors,
+               Location(display, 1, 1))
+    resolvers: dict[str, Resolver] = {}
+    res_map = r.get("resolvers", YMap, YMap())
+    for rname, rdata in res_map.items():
+        rr = Reader(rdata, f"resolver '{rname}'", ("rules", "description"), ("rules",), errors,
+                    res_map.value_location(rname) if isinstance(res_map, YMap) else Location(display))
+        rules = []
+        rule_list = rr.get("rules", YList, YList())
+        for i, rule in enumerate(rule_list):
+            loc = rule_list.item_locations[i]
+            ru = Reader(rule, f"rule {i + 1} of resolver '{rname}'", ("name", "when", "data_level", "strategy"),
+                        ("name", "strategy"), errors, loc)
+            strategy = _load_strategy(ru, errors, f"rule '{ru.get('name', str, '?')}'")
+            rules.append(ResolverRule(name=ru.get("name", str, f"rule{i + 1}"),
+                                      data_level=ru.choice("data_level", DATA_LEVELS, "any"),
+                                      strategy=strategy, when=ru.get("when", str), location=loc))
+        resolvers[str(rname)] = Resolver(str(rname), rules, res_map.key_location(rname))
+    spark = r.get("spark", YMap, YMap())
+    sr = Reader(spark, "spark", ("master", "conf"), (), errors, r.loc("spark"))
+    conf = {str(k): as_str(v) for k, v in sr.get("conf", YMap, {}).items()}
+    default = r.get("default_resolver", str)
+    if default and default not in resolvers:
+        errors.add("WS-004", f"default_resolver '{default}' is not defined under resolvers", r.loc("default_resolver"),
+                   default, did_you_mean(default, resolvers))
+    return WorkspaceConfig(name=r.get("name", str, ""), default_resolver=default, resolvers=resolvers,
+                           spark_master=sr.get("master", str), spark_conf=conf, file=display)
+
+
+def _load_strategy(ru: Reader, errors: DiagnosticCollector, where: str) -> Strategy:
+    data = ru.get("strategy", YMap, None)
+    if data is None:
+        return Strategy(type="path", path="")
+    s = Reader(data, f"strategy of {where}", ("type", "path", "format", "table", "options"), ("type",), errors,
+               ru.loc("strategy"))
+    kind = s.choice("type", ("path", "table"), "path")
+    if kind == "path" and "path" not in data:
+        errors.add("YAML-004", f"a path strategy needs 'path' ({where})", s.data.location, "", "add 'path:'")
+    if kind == "table" and "table" not in data:
+        errors.add("YAML-004", f"a table strategy needs 'table' ({where})", s.data.location, "", "add 'table:'")
+    # A table rule's names are checked where a project uses the rule (bind: an output writing through it, a
+    # dataset read through it), with that use's token values: a rule no project uses fails nobody's validate.
+    table = s.get("table", str)
+    options = tuple(sorted((str(k), as_str(v)) for k, v in s.get("options", YMap, {}).items()))
+    return Strategy(type=kind, path=s.get("path", str), format=s.choice("format", FORMATS, "parquet"),
+                    table=table, options=options)
+
