@@ -29,7 +29,7 @@ from test_hardening_interrupted import PERIOD, own_folders
 from ledgerflow.adapters.run import interrupts
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.inputs import loaders
-from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.commit import spark_writes, swaps
 from ledgerflow.adapters.run.many import run_many
 from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.runstore import RunStore
@@ -123,12 +123,12 @@ def test_ctrl_c_during_a_spark_job_cancels_it_rolls_back_and_exits_3(spark, fina
 def test_ctrl_c_after_the_commit_point_keeps_the_run_and_exits_0(spark, finance, monkeypatch):
     """Ctrl-C as the run deletes the versions it replaced (after its commit point): `ledgerflow run`
     (in this process) says so and exits 0; the run stands and lets go of its lease and lock."""
-    real = writers.retire
+    real = swaps.retire
 
     def retire(journal):
         signal.raise_signal(signal.SIGINT)
         return real(journal)
-    monkeypatch.setattr(writers, "retire", retire)
+    monkeypatch.setattr(swaps, "retire", retire)
     result = cli(finance, "run", "ts01_output_only", "--period", PERIOD)
     monkeypatch.undo()
     [run_id] = [p.name for p in (finance / "target" / "runs").iterdir()]
@@ -353,7 +353,7 @@ def test_a_ctrl_c_once_a_catalog_table_is_written_lets_the_run_commit(spark, fin
     db = "interrupt_tables_db"
     spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
     spark.sql(f"CREATE DATABASE {db} LOCATION '{finance / 'warehouse' / db}'")
-    real_write = writers.write_catalog_table
+    real_write = spark_writes.write_catalog_table
 
     def project(stamp: str) -> str:
         return STAMP.format(stamp=stamp) + textwrap.dedent(f"""\
@@ -376,7 +376,7 @@ def test_a_ctrl_c_once_a_catalog_table_is_written_lets_the_run_commit(spark, fin
                 if len(writes) == when:
                     ctrl_c()
                 return location
-            monkeypatch.setattr(writers, "write_catalog_table", write_catalog_table)
+            monkeypatch.setattr(spark_writes, "write_catalog_table", write_catalog_table)
             lines: list[str] = []
             runner = Runner(str(finance), echo=lines.append, session_factory=lambda: spark)
             rec = outcome(lambda: runner.run("tables", PERIOD))

@@ -32,7 +32,8 @@ from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.inputs import loaders
 from ledgerflow.adapters.commit import recovery
 from ledgerflow.adapters.run.leases import LeaseHeld
-from ledgerflow.adapters.run.runner import OutputDestination, Runner
+from ledgerflow.adapters.commit.destinations import OutputDestination
+from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.runstore import RunStore
 
 HOST = socket.gethostname()

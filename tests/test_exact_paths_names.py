@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import add_project, cli, describe, edit
-from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.commit import partitions, staging, swaps
 from ledgerflow.adapters.inputs.registered_reads import registered_resolution
 from ledgerflow.adapters.store.runstore import RunStore
 from ledgerflow.compiler.compile import compile_project, require_project
@@ -219,10 +219,10 @@ def test_staging_refuses_a_folder_redirected_during_the_write(tmp_path, elsewher
     (root / ".lf_versions" / "_period=2026-01").mkdir(parents=True)
     frame = _RedirectingWrite(tmp_path / "abs" / "out", elsewhere)
     (elsewhere / "gl" / ".lf_versions" / "_period=2026-01").mkdir(parents=True)
-    with pytest.raises(writers.UnsafeDestination, match="was redirected while the run wrote it"):
-        staged = writers.stage_partition(frame, str(root), "csv", "2026-01", "run-1",
+    with pytest.raises(partitions.UnsafeDestination, match="was redirected while the run wrote it"):
+        staged = staging.stage_partition(frame, str(root), "csv", "2026-01", "run-1",
                                          within=str(tmp_path / "abs") if relative else None)
-        writers.commit([staged])
+        swaps.commit([staged])
     assert not os.path.lexists(elsewhere / "gl" / "_period=2026-01")
 
 
@@ -239,16 +239,16 @@ def test_staging_refuses_a_destination_that_left_the_workspace_after_it_was_reso
     ws = tmp_path / "ws"
     ws.mkdir()
     os.symlink(elsewhere, ws / "out")  # appeared after the run resolved ws/out/gl
-    with pytest.raises(writers.UnsafeDestination, match="through a symbolic link, not inside the workspace"):
-        writers.stage_partition(_NoRows(), str(ws / "out" / "gl"), "csv", "2026-01", "run-1", within=str(ws))
+    with pytest.raises(partitions.UnsafeDestination, match="through a symbolic link, not inside the workspace"):
+        staging.stage_partition(_NoRows(), str(ws / "out" / "gl"), "csv", "2026-01", "run-1", within=str(ws))
     assert _tree(elsewhere) == ["keep.txt"]
 
 
-def _staged(root: Path, name: str, within: str | None) -> writers.Staged:
+def _staged(root: Path, name: str, within: str | None) -> staging.Staged:
     folder = root / ".lf_versions" / "_period=2026-01" / name
     folder.mkdir(parents=True)
     (folder / "part-0.csv").write_text("a\n1\n")
-    return writers.Staged(str(root / "_period=2026-01"), str(folder), within=within, real=os.path.realpath(folder))
+    return staging.Staged(str(root / "_period=2026-01"), str(folder), within=within, real=os.path.realpath(folder))
 
 
 @pytest.mark.parametrize("relative", [True, False])
@@ -262,9 +262,9 @@ def test_the_swap_refuses_a_destination_redirected_after_staging(tmp_path, elsew
     os.rename(ws / "out", ws / "out_moved")
     os.symlink(elsewhere, ws / "out")
     before = _tree(elsewhere)
-    with pytest.raises(writers.UnsafeDestination, match="not inside the workspace" if relative else "was replaced") \
+    with pytest.raises(partitions.UnsafeDestination, match="not inside the workspace" if relative else "was replaced") \
             as err:
-        writers.commit([staged])
+        swaps.commit([staged])
     assert "Nothing was written there" not in str(err.value)  # rows may have been staged there before a redirect
     assert "Nothing was swapped in" in str(err.value)
     assert _tree(elsewhere) == before
@@ -277,7 +277,7 @@ def test_the_swap_still_commits_through_a_link_that_was_there_when_staged(tmp_pa
     (ws / "shelf").mkdir(parents=True)
     os.symlink(ws / "shelf", ws / "out")
     staged = _staged(ws / "out" / "gl", "run-1", str(ws))
-    writers.commit([staged])
+    swaps.commit([staged])
     assert os.path.realpath(ws / "out" / "gl" / "_period=2026-01") == os.path.realpath(staged.staged)
 
 

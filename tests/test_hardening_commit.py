@@ -31,22 +31,22 @@ from test_hardening_interrupted import (OUTPUTS, PERIOD, dead_pid, fake_dead_run
 
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.commit import recovery
-from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.commit import partitions, publish, spark_writes, staging, swaps
 from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.runstore import RunStore
 
 KILL_AT_SWAP = textwrap.dedent("""
     import os, signal, sys
     from ledgerflow.adapters import cli
-    from ledgerflow.adapters.commit import writers
-    real, swaps = writers._swap, []
+    from ledgerflow.adapters.commit import swaps
+    real, swapped = swaps._swap, []
 
     def swap(link, target):
-        swaps.append(link)
-        if len(swaps) == int(sys.argv[1]):
+        swapped.append(link)
+        if len(swapped) == int(sys.argv[1]):
             os.kill(os.getpid(), signal.SIGKILL)  # the process dies between two swaps of its commit
         real(link, target)
-    writers._swap = swap
+    swaps._swap = swap
     cli.main(sys.argv[2:])
 """)
 
@@ -154,7 +154,7 @@ def test_a_catalog_table_is_written_only_after_the_local_partitions_are_swapped_
 
         def swap(link, target):
             raise OSError("no space left on device (simulated)")
-        monkeypatch.setattr(writers, "_swap", swap)
+        monkeypatch.setattr(swaps, "_swap", swap)
         result = run(finance, "stamped_table", expect=3)
         monkeypatch.undo()
         assert "no space left on device (simulated)" in result.stderr
@@ -184,12 +184,12 @@ def test_roll_back_keeps_the_rows_when_the_replaced_version_is_gone(tmp_path):
     root = tmp_path / "out"
     old, new = _version(root, "run-0"), _version(root, "run-1")
     link = str(root / f"_period={PERIOD}")
-    writers.commit([writers.Staged(link, old)])
+    swaps.commit([staging.Staged(link, old)])
     journal: list[dict] = []
-    writers.swap_in([writers.Staged(link, new)], journal)
+    swaps.swap_in([staging.Staged(link, new)], journal)
     assert journal == [{"link": link, "staged": new, "previous": old}]
-    writers.remove_version(old, str(root), PERIOD)
-    rolled, kept, problems = writers.roll_back(journal)
+    partitions.remove_version(old, str(root), PERIOD)
+    rolled, kept, problems = swaps.roll_back(journal)
     assert (rolled, kept) == ([], [link]) and "is gone, so the partition keeps the rows of" in problems[0]
     assert os.path.realpath(link) == new
 
@@ -228,11 +228,11 @@ def test_roll_back_refuses_entries_outside_the_partitions_version_folder(tmp_pat
     root = tmp_path / "out"
     old, new = _version(root, "run-0"), _version(root, "run-1")
     link = str(root / f"_period={PERIOD}")
-    writers.commit([writers.Staged(link, new)])
+    swaps.commit([staging.Staged(link, new)])
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     entry = {"link": link, "staged": new, "previous": old, broken: str(elsewhere)}
-    assert writers.roll_back([entry]) == ([], [], [f"unexpected commit entry {entry!r}: left alone"])
+    assert swaps.roll_back([entry]) == ([], [], [f"unexpected commit entry {entry!r}: left alone"])
     assert os.path.realpath(link) == new and elsewhere.is_dir()
 
 
@@ -242,7 +242,7 @@ def test_runs_clean_deletes_the_versions_a_completed_run_had_not_deleted_yet(spa
     first = run_ok(finance, "ts01_output_only")
     location = first["outputs"][0]["location"]
     replaced = os.path.realpath(location)
-    monkeypatch.setattr(writers, "retire", lambda journal: [])  # as if the process died before deleting
+    monkeypatch.setattr(swaps, "retire", lambda journal: [])  # as if the process died before deleting
     second = run_ok(finance, "ts01_output_only")
     monkeypatch.undo()
     [entry] = second["commit"]["partitions"]
@@ -264,11 +264,11 @@ def test_a_journal_never_gets_the_live_version_deleted(tmp_path):
     root = tmp_path / "out"
     live, other = _version(root, "run-1"), _version(root, "run-2")
     link = str(root / f"_period={PERIOD}")
-    writers.commit([writers.Staged(link, live)])
+    swaps.commit([staging.Staged(link, live)])
     entry = {"link": link, "staged": other, "previous": live + "/"}
-    writers.roll_back([entry])
-    assert writers.retire([{**entry, "staged": live}]) == []
-    assert not writers.remove_version(live, str(root), PERIOD)
+    swaps.roll_back([entry])
+    assert swaps.retire([{**entry, "staged": live}]) == []
+    assert not partitions.remove_version(live, str(root), PERIOD)
     assert os.path.realpath(link) == live and os.listdir(live) == ["part-0.csv"]
 
 
@@ -320,10 +320,10 @@ def test_a_rollback_through_a_symlinked_folder_points_at_the_earlier_version(tmp
     root = tmp_path / "a" / "ws" / "out"
     old, new = _version(root, "run-0"), _version(root, "run-1")
     link = str(root / f"_period={PERIOD}")
-    writers.commit([writers.Staged(link, old)])
+    swaps.commit([staging.Staged(link, old)])
     journal: list[dict] = []
-    writers.swap_in([writers.Staged(link, new)], journal)
-    assert writers.roll_back(journal) == ([link], [], [])
+    swaps.swap_in([staging.Staged(link, new)], journal)
+    assert swaps.roll_back(journal) == ([link], [], [])
     assert os.path.realpath(link) == os.path.realpath(old)
     assert (Path(link) / "part-0.csv").read_text() == "run\nrun-0\n"
 
@@ -374,7 +374,7 @@ def test_ctrl_c_right_after_the_commit_transaction_is_reported_as_after_the_comm
         return in_runner
 
     def tracer(frame, _event, _arg):
-        if frame.f_code is Runner._commit.__code__:
+        if frame.f_code is publish.commit_point.__code__:
             return on_commit
         if frame.f_code.co_filename == runner_module.__file__ and frame.f_code.co_name.startswith("_execute"):
             return in_runner
@@ -424,15 +424,15 @@ def test_a_rollback_that_cannot_restore_a_partition_says_so(spark, finance, monk
     first = run_ok(finance, "many_outputs")
     locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
     gone = os.path.realpath(locations[0])
-    real, swaps = writers._swap, []
+    real, swapped = swaps._swap, []
 
     def swap(link, target):
-        swaps.append(link)
-        if len(swaps) == 2:
+        swapped.append(link)
+        if len(swapped) == 2:
             shutil.rmtree(gone)
             raise OSError("no space left on device (simulated)")
         real(link, target)
-    monkeypatch.setattr(writers, "_swap", swap)
+    monkeypatch.setattr(swaps, "_swap", swap)
     result = run(finance, "many_outputs", expect=3)
     monkeypatch.undo()
     rec = record(finance, run_id_of(result))
@@ -447,7 +447,7 @@ def test_a_rollback_that_cannot_restore_a_partition_says_so(spark, finance, monk
 def test_ctrl_c_waits_while_a_rollback_runs_even_with_other_threads_alive():
     """The signal mask would hold SIGINT only for its own thread: with another thread alive the kernel
     delivers it there and Python raises it in the main thread at once. The deferring handler holds it."""
-    from ledgerflow.adapters.run.runner import signals_deferred
+    from ledgerflow.adapters.commit.signals import signals_deferred
     stop = threading.Event()
     other = threading.Thread(target=stop.wait, daemon=True)
     other.start()
@@ -481,11 +481,11 @@ class _Session:
     ("spark_catalog.t", "default.t", True), ("ice.a.b.t", "ice.a.c.t", False), ("`a.b`.t", "a.`b.t`", False),
     ("db.t", "db.u", False)])
 def test_catalog_table_names_are_compared_as_spark_resolves_them(a, b, same):
-    assert (writers.qualified_table(_Session(), a) == writers.qualified_table(_Session(), b)) is same
+    assert (spark_writes.qualified_table(_Session(), a) == spark_writes.qualified_table(_Session(), b)) is same
 
 
 def test_a_catalog_table_name_sqlglot_cannot_read_is_compared_as_written():
-    assert writers.qualified_table(_Session(), "db.T;x") == "db.t;x"
+    assert spark_writes.qualified_table(_Session(), "db.T;x") == "db.t;x"
 
 
 def test_a_rollback_cut_short_is_finished_before_the_run_is_recorded_failed(spark, finance, monkeypatch):
@@ -495,11 +495,11 @@ def test_a_rollback_cut_short_is_finished_before_the_run_is_recorded_failed(spar
     first = run_ok(finance, "many_outputs")
     locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
     live_before = [os.path.realpath(loc) for loc in locations]
-    real_swap, real_roll_back, swaps, calls = writers._swap, writers.roll_back, [], []
+    real_swap, real_roll_back, swapped, calls = swaps._swap, swaps.roll_back, [], []
 
     def swap(link, target):
-        swaps.append(link)
-        if len(swaps) == 3:
+        swapped.append(link)
+        if len(swapped) == 3:
             raise OSError("no space left on device (simulated)")
         real_swap(link, target)
 
@@ -508,8 +508,8 @@ def test_a_rollback_cut_short_is_finished_before_the_run_is_recorded_failed(spar
         if len(calls) == 1:
             raise KeyboardInterrupt  # the user presses Ctrl-C again as the rollback starts
         return real_roll_back(journal)
-    monkeypatch.setattr(writers, "_swap", swap)
-    monkeypatch.setattr(writers, "roll_back", roll_back)
+    monkeypatch.setattr(swaps, "_swap", swap)
+    monkeypatch.setattr(swaps, "roll_back", roll_back)
     with pytest.raises(KeyboardInterrupt):
         Runner(str(finance), echo=lambda _line: None, session_factory=lambda: spark).run("many_outputs", PERIOD)
     monkeypatch.undo()

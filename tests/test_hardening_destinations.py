@@ -22,7 +22,7 @@ import pytest
 from cli_support import (add_project, by_key, check_row_ids, cli, describe, edit, output_entry, read_output,
                          read_table, record, run, run_id_of, run_ok, versions_dir)
 
-from ledgerflow.adapters.commit import writers
+from ledgerflow.adapters.commit import partitions, staging, swaps
 from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.runstore import RunStore
 
@@ -126,11 +126,11 @@ def test_own_partition_is_still_replaced_and_its_old_version_dropped(spark, fina
     assert first["run_id"] != second["run_id"]
 
 
-def _staged(root: Path, period: str, name: str) -> writers.Staged:
+def _staged(root: Path, period: str, name: str) -> staging.Staged:
     folder = root / ".lf_versions" / f"_period={period}" / name
     folder.mkdir(parents=True)
     (folder / "part-0.csv").write_text("a\n1\n")
-    return writers.Staged(str(root / f"_period={period}"), str(folder))
+    return staging.Staged(str(root / f"_period={period}"), str(folder))
 
 
 def test_commit_rechecks_the_partition_at_the_swap(tmp_path):
@@ -140,8 +140,8 @@ def test_commit_rechecks_the_partition_at_the_swap(tmp_path):
     root = tmp_path / "dest"
     staged = _staged(root, "2026-01", "run-2")
     os.symlink(victim, root / "_period=2026-01")
-    with pytest.raises(writers.UnsafeDestination, match="which ledgerflow did not create"):
-        writers.commit([staged])
+    with pytest.raises(partitions.UnsafeDestination, match="which ledgerflow did not create"):
+        swaps.commit([staged])
     assert tree(victim) == before
     assert os.readlink(root / "_period=2026-01") == str(victim)
     assert not os.path.exists(staged.staged)  # the staged version was dropped
@@ -153,20 +153,20 @@ def test_a_failed_commit_never_undoes_another_runs_commit(tmp_path, monkeypatch)
     what is still its own."""
     out1, out2 = tmp_path / "out1", tmp_path / "out2"
     run0 = _staged(out1, "2026-01", "run-0")
-    writers.commit([run0])
+    swaps.commit([run0])
     a = [_staged(out1, "2026-01", "run-a"), _staged(out2, "2026-01", "run-a")]
     b = _staged(out1, "2026-01", "run-b")
-    real_swap = writers._swap
+    real_swap = swaps._swap
 
     def swap(link, target):
         if target == a[1].staged:  # A's second swap: meanwhile B commits, then A's swap fails
-            monkeypatch.setattr(writers, "_swap", real_swap)
-            writers.commit([b])
+            monkeypatch.setattr(swaps, "_swap", real_swap)
+            swaps.commit([b])
             raise OSError("disk full (simulated)")
         real_swap(link, target)
-    monkeypatch.setattr(writers, "_swap", swap)
+    monkeypatch.setattr(swaps, "_swap", swap)
     with pytest.raises(OSError, match="disk full"):
-        writers.commit(a)
+        swaps.commit(a)
     assert os.path.realpath(out1 / "_period=2026-01") == os.path.realpath(b.staged)
     assert (out1 / "_period=2026-01" / "part-0.csv").read_text() == "a\n1\n"
     assert not os.path.lexists(out2 / "_period=2026-01")  # A's second output never appeared
@@ -183,18 +183,18 @@ def test_version_folders_are_removed_only_when_they_are_ours(tmp_path):
     versions.mkdir(parents=True)
     os.symlink(victim, versions / "planted")
     # a staged entry that is a link: discard leaves it (and what it points to) alone
-    writers.discard([writers.Staged(str(root / "_period=2026-01"), str(versions / "planted"))])
+    staging.discard([staging.Staged(str(root / "_period=2026-01"), str(versions / "planted"))])
     assert tree(victim) == before and os.path.islink(versions / "planted")
     # the partition linked (by a relative link, like ours) to that planted entry is not ours either
     os.symlink(".lf_versions/_period=2026-01/planted", root / "_period=2026-01")
-    with pytest.raises(writers.UnsafeDestination):
-        writers.check_partition(str(root), "2026-01")
+    with pytest.raises(partitions.UnsafeDestination):
+        partitions.check_partition(str(root), "2026-01")
     os.remove(root / "_period=2026-01")
     # our own previous version is replaced and deleted
     old = _staged(root, "2026-01", "run-1")
-    writers.commit([old])
+    swaps.commit([old])
     new = _staged(root, "2026-01", "run-2")
-    writers.commit([new])
+    swaps.commit([new])
     assert os.path.realpath(root / "_period=2026-01") == os.path.realpath(new.staged)
     assert not os.path.exists(old.staged) and tree(victim) == before
 
@@ -344,7 +344,7 @@ def test_pending_reservation_is_invisible_and_released_on_failure(spark, finance
                          lambda v: (str(finance / "data" / "gl_snapshot" / f"v{v}" / "gl_snapshot.csv"), "csv")) == 1
     assert store.registrations("gl_snapshot") == [] and store.registered_datasets() == []
     # a run that fails on Spark releases its reservation (v2) and leaves nothing visible
-    monkeypatch.setattr(writers, "_swap", lambda link, target: (_ for _ in ()).throw(OSError("simulated failure")))
+    monkeypatch.setattr(swaps, "_swap", lambda link, target: (_ for _ in ()).throw(OSError("simulated failure")))
     result = run(finance, "snap_gl", "2026-01", expect=3)
     assert "simulated failure" in result.stderr
     monkeypatch.undo()

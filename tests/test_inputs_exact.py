@@ -536,13 +536,13 @@ def test_ledgerflow_csv_output_is_read_back_exactly_and_counted_as_written(spark
     # Spark's CSV writer escaped a quote with a backslash (the exact read refused its own output) and
     # trimmed the spaces around values; its rows were counted without multiLine (a line break: 2 rows),
     # and a destination folder with glob characters was not found when counted
-    from ledgerflow.adapters.commit import writers
+    from ledgerflow.adapters.commit import staging, swaps
     values = [("1", "1.00", "2.00", '  say "hi", to\nall  ', " ERP"), ("2", "3.00", "4.00", "plain", "ERP ")]
     df = spark.createDataFrame(values, ", ".join(f"{c} string" for c in COLS))
     dest = tmp_path / "[eu] out"
-    staged = writers.stage_partition(df, str(dest), "csv", "2026-01", "run1")
-    assert writers.count_rows(df, staged.staged, "csv") == 2
-    writers.commit([staged])
+    staged = staging.stage_partition(df, str(dest), "csv", "2026-01", "run1")
+    assert staging.count_rows(df, staged.staged, "csv") == 2
+    swaps.commit([staged])
     assert load(spark, dest) == sorted((row(*v) for v in values), key=repr)
 
 

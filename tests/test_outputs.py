@@ -342,13 +342,13 @@ def test_catalog_table_rerun_with_no_rows_empties_its_period_and_matches_columns
 
 
 def test_a_uri_partition_is_replaced_even_by_no_rows(spark, tmp_path):
-    from ledgerflow.adapters.commit import writers
+    from ledgerflow.adapters.commit import spark_writes
     target = f"file://{tmp_path}/uri_out"
     rows = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
-    assert writers.write_uri_partition(rows, target, "parquet", "2026-01", 2) == f"{target}/_period=2026-01"
-    writers.write_uri_partition(rows.limit(1), target, "parquet", "2026-02", 1)
+    assert spark_writes.write_uri_partition(rows, target, "parquet", "2026-01", 2) == f"{target}/_period=2026-01"
+    spark_writes.write_uri_partition(rows.limit(1), target, "parquet", "2026-02", 1)
     assert spark.read.parquet(target).where("_period = '2026-01'").count() == 2  # another period is untouched
-    writers.write_uri_partition(rows.where("qty > 5"), target, "parquet", "2026-01", 0)
+    spark_writes.write_uri_partition(rows.where("qty > 5"), target, "parquet", "2026-01", 0)
     df = spark.read.parquet(target)
     assert sorted(tuple(r) for r in df.collect()) == [("S-1", 1, "2026-02")]
     assert df.columns == ["item_id", "qty", "_period"]
@@ -356,10 +356,10 @@ def test_a_uri_partition_is_replaced_even_by_no_rows(spark, tmp_path):
 
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
 def test_rows_are_counted_in_a_folder_whose_name_has_glob_characters(spark, tmp_path, fmt):
-    from ledgerflow.adapters.commit import writers
+    from ledgerflow.adapters.commit import staging
     rows = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
-    staged = writers.stage_partition(rows, str(tmp_path / "out[1]*?"), fmt, "2026-01", "run-1")
-    assert writers.count_rows(rows, staged.staged, fmt) == 2
+    staged = staging.stage_partition(rows, str(tmp_path / "out[1]*?"), fmt, "2026-01", "run-1")
+    assert staging.count_rows(rows, staged.staged, fmt) == 2
 
 
 def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
@@ -391,20 +391,20 @@ def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
 def test_a_write_that_fails_keeps_the_periods_old_rows(spark, tmp_path, kind):
     """The rows of a failing write job never replace the period's partition: it is replaced only when the
     job commits (here the job fails on its second row, after the first was written)."""
-    from ledgerflow.adapters.commit import writers
+    from ledgerflow.adapters.commit import spark_writes
     good = spark.createDataFrame([("S-1", 1), ("S-2", 2)], "item_id string, qty int")
     source = str(tmp_path / "source")  # read from a file, so that the error is not folded away while planning
     spark.createDataFrame([("N-1", 1), ("N-2", 2)], "item_id string, qty int").coalesce(1).write.parquet(source)
     bad = spark.read.parquet(source).selectExpr("item_id", "IF(qty > 1, CAST(raise_error('boom') AS INT), qty) AS qty")
     if kind == "uri":
         target = f"file://{tmp_path}/uri_out"
-        write = lambda df, period, rows: writers.write_uri_partition(df, target, "parquet", period, rows)  # noqa: E731
+        write = lambda df, period, rows: spark_writes.write_uri_partition(df, target, "parquet", period, rows)  # noqa: E731
         read = lambda: spark.read.parquet(target)  # noqa: E731
     else:
         table = f"{DB}.fails_midway"
         spark.sql(f"CREATE DATABASE IF NOT EXISTS {DB} LOCATION '{tmp_path / 'warehouse'}'")
         spark.sql(f"DROP TABLE IF EXISTS {table}")
-        write = lambda df, period, rows: writers.write_catalog_table(df, table, period, rows)  # noqa: E731
+        write = lambda df, period, rows: spark_writes.write_catalog_table(df, table, period, rows)  # noqa: E731
         read = lambda: spark.table(table)  # noqa: E731
     write(good, "2026-01", 2)
     write(good, "2026-01", 2)  # the second write of a period goes through the overwrite path

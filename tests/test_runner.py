@@ -226,8 +226,8 @@ def test_replay_reproduces_rows_after_project_and_dataset_change(spark, finance)
 # ----------------------------------------------------------------------------- atomic partition replacement
 def _fail_swap(monkeypatch, after: int = 0):
     """Make the writer's partition swap raise, after letting ``after`` swaps succeed."""
-    from ledgerflow.adapters.commit import writers
-    real = writers._swap
+    from ledgerflow.adapters.commit import swaps
+    real = swaps._swap
     calls = []
 
     def failing(link, new_target):
@@ -235,7 +235,7 @@ def _fail_swap(monkeypatch, after: int = 0):
         if len(calls) > after:
             raise OSError(f"simulated failure swapping {link}")
         return real(link, new_target)
-    monkeypatch.setattr(writers, "_swap", failing)
+    monkeypatch.setattr(swaps, "_swap", failing)
     return calls
 
 

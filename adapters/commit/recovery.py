@@ -14,17 +14,17 @@ looked at, so it costs one small query when nothing was interrupted.
 A run that died while swapping its outputs in (or after, before its record said completed) is rolled
 back first: the run records each swap before making it (``commit.partitions``: the partition, its
 staged folder and the version it replaced), and each partition that still shows the run's folder is
-pointed back at the version before it (``writers.roll_back``), so a dead run leaves every local output
-as it was. Outputs Spark wrote to URIs or catalog tables cannot be rolled back; the error names them.
+pointed back at the version before it (:meth:`.journal.CommitJournal.roll_back`), so a dead run leaves
+every local output as it was. Outputs Spark wrote to URIs or catalog tables cannot be rolled back; the error names them.
 
-Removal is deliberately narrow: only a real folder (not a symlink) named ``<run_id>`` or
-``<run_id>.<n>`` directly inside the real ``.lf_versions/_period=P`` folder of a recorded
+Removal is deliberately narrow (:mod:`.leftovers`): only a real folder (not a symlink) named ``<run_id>``
+or ``<run_id>.<n>`` directly inside the real ``.lf_versions/_period=P`` folder of a recorded
 destination, and never the folder the partition symlink points at. A staged folder that is still
 live (a run recorded by an older ledgerflow, without a journal, or a partition whose previous version
 is gone) is kept, and the run's error says so.
 
 A process can also die after it reserved a registered version or leased a destination partition
-(:mod:`.leases`) and before its run was first recorded. Those claims carry the run id and the
+(:mod:`..run.leases`) and before its run was first recorded. Those claims carry the run id and the
 process (``pid``, ``host``); a claim whose run has no running record is released once the run's lock
 can be taken (or, with no lock file, once no process has that pid), so that the version number and
 the partitions are free again.
@@ -33,112 +33,18 @@ from __future__ import annotations
 
 import datetime
 import os
-import re
 import sqlite3
-import stat
 import sys
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from ...compiler.errors import LedgerflowError
 from ..store import liveness
-from . import writers
+from .journal import CommitJournal
+from .outcomes import Outcome, describe, report
 
-if TYPE_CHECKING:
-    from ..run.runner import OutputDestination
-
-VERSIONS = writers.VERSIONS
+__all__ = ["Outcome", "recover", "recover_run", "release_claims", "clean", "on_open", "report", "pid_alive"]
 
 _CHECKED: set[str] = set()  # state databases this process has already recovered
-
-
-@dataclass
-class Outcome:
-    """What recovery found for one run. ``action``: ``interrupted`` (marked failed now),
-    ``cleaned`` (leftover staging of an already failed run removed), ``retired`` (versions a completed
-    run replaced, left by a process that died before deleting them, removed), ``finished`` (its record was
-    final after all: the registry row is brought in line with run.json), ``released`` (reserved versions
-    and leases of a process that died before its run was recorded), ``live`` (its process holds
-    the lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask)."""
-
-    run_id: str
-    action: str
-    detail: str = ""
-    removed: list = field(default_factory=list)
-    kept: list = field(default_factory=list)
-    problems: list = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------------------ staging
-def staging_entries(destinations: dict[int, OutputDestination], period: str) -> list[dict]:
-    """The staging folders a run may create, from its destinations (op seq -> where the output
-    writes, as the runner resolves them before writing): one ``{link, versions}`` per local
-    destination partition. Matches the layout of :func:`writers.stage_partition`."""
-    out: list[dict] = []
-    for dest in destinations.values():
-        if not dest.local:
-            continue  # URIs and catalog tables are staged by Spark itself
-        target = dest.target
-        root = target[len("file:"):] if target.startswith("file:") else target
-        entry = {"link": writers.partition_link(root, period), "versions": writers.versions_dir(root, period)}
-        if entry not in out:
-            out.append(entry)
-    return out
-
-
-def _own_name(name: str, run_id: str) -> bool:
-    return name == run_id or re.fullmatch(re.escape(run_id) + r"\.[0-9]+", name) is not None
-
-
-def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list[str]]:
-    """Remove what run ``run_id`` staged for one ``{link, versions}`` entry and did not swap in.
-    Returns (removed, kept as live, problems)."""
-    removed: list[str] = []
-    kept: list[str] = []
-    problems: list[str] = []
-    link, versions = entry.get("link") or "", entry.get("versions") or ""
-    part = os.path.basename(link)
-    if not (os.path.isabs(link) and part.startswith(f"{writers.PARTITION}=") and
-            os.path.normpath(versions) == os.path.normpath(os.path.join(os.path.dirname(link), VERSIONS, part))):
-        return removed, kept, [f"unexpected staging entry {entry!r}: left alone"]
-    dest = os.path.realpath(os.path.dirname(link))
-    folder = os.path.join(dest, VERSIONS, part)
-    # neither .lf_versions nor _period=P may be a symlink leading elsewhere
-    if os.path.realpath(folder) != folder or not os.path.isdir(folder):
-        if os.path.lexists(folder) and os.path.realpath(folder) != folder:
-            problems.append(f"{folder} is (or passes through) a symbolic link: left alone")
-        names = []
-    else:
-        names = sorted(n for n in os.listdir(folder) if _own_name(n, run_id))
-    live = os.path.realpath(os.path.join(dest, part)) if os.path.lexists(os.path.join(dest, part)) else None
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            if not stat.S_ISDIR(os.lstat(path).st_mode):
-                problems.append(f"{path} is not a folder: left alone")
-            elif live == path:
-                kept.append(path)
-            elif writers.remove_version(path, dest, part.split("=", 1)[1]):  # the one deletion rule
-                removed.append(path)
-            else:
-                problems.append(f"could not remove {path} (or it is not a version folder ledgerflow created): left alone")
-        except OSError as exc:
-            problems.append(f"could not remove {path}: {exc.strerror or exc}")
-    # the temporary link of an interrupted swap (writers._point): `<dest>/_period=P.<name>.tmp`
-    try:
-        tmp_links = [n for n in os.listdir(dest) if n.startswith(part + ".") and n.endswith(".tmp")
-                     and _own_name(n[len(part) + 1:-len(".tmp")], run_id)]
-    except OSError:
-        tmp_links = []
-    for name in tmp_links:
-        path = os.path.join(dest, name)
-        if os.path.islink(path):
-            try:
-                os.remove(path)  # the link only, never what it points at
-                removed.append(path)
-            except OSError as exc:
-                problems.append(f"could not remove {path}: {exc.strerror or exc}")
-    return removed, kept, problems
 
 
 def release_registrations(store, record: dict) -> None:
@@ -150,7 +56,6 @@ def release_registrations(store, record: dict) -> None:
     store.release(record["run_id"])
 
 
-# ------------------------------------------------------------------------------------------ recovery
 def _now() -> str:
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     return now.isoformat(timespec="milliseconds")
@@ -169,59 +74,19 @@ def finder() -> str:
     return f"process {os.getpid()} on host {liveness.this_host()} ({os.path.basename(sys.argv[0]) or 'python'})"
 
 
-def _journal(rec: dict) -> tuple[list[dict], list, list[str]]:
-    """The commit journal of a run record (``commit``: ``writers.swap_in``'s entries and the outputs Spark
-    writes elsewhere), as (entries whose staged folder is named after the run, every other entry,
-    the destinations elsewhere); whatever has the wrong shape counts as another entry."""
-    commit = rec.get("commit")
-    commit = commit if isinstance(commit, dict) else {}
-    entries = commit.get("partitions") if isinstance(commit.get("partitions"), list) else []
-    own = [e for e in entries if isinstance(e, dict) and isinstance(e.get("staged"), str)
-           and _own_name(os.path.basename(e["staged"]), str(rec.get("run_id")))]
-    elsewhere = commit.get("elsewhere") if isinstance(commit.get("elsewhere"), list) else []
-    return own, [e for e in entries if e not in own], [str(d) for d in elsewhere]
-
-
-def roll_back_commit(rec: dict) -> tuple[list[str], list[str], list[str]]:
-    """Point the partitions a dead run had swapped in back at the versions before it, from the journal
-    its record holds (written before each swap). Only entries whose staged folder is named after the
-    run are followed. Returns (partitions rolled back, partitions that keep the run's rows, problems)."""
-    own, other, _ = _journal(rec)
-    rolled, kept, problems = writers.roll_back(own)
-    return rolled, kept, problems + [f"unexpected commit entry {e!r}: left alone" for e in other]
-
-
-def _describe(removed: list, kept: list, problems: list, rolled: tuple = (), elsewhere: tuple = ()) -> str:
-    parts = []
-    if rolled:
-        parts.append(f"rolled back {len(rolled)} partition{'s' if len(rolled) != 1 else ''} it had swapped in to "
-                     f"the version before it: {', '.join(rolled)}")
-    if elsewhere:
-        parts.append(f"outputs written by Spark to {', '.join(elsewhere)} are not rolled back (they may hold this "
-                     "run's rows)")
-    if removed:
-        parts.append(f"removed {len(removed)} staging folder{'s' if len(removed) != 1 else ''}")
-    if kept:
-        parts.append("kept partition version(s) already swapped in before it died (this run's rows are "
-                     f"visible there): {', '.join(kept)}")
-    parts += problems
-    return "; ".join(parts)
-
-
 def _interrupt(store, rec: dict, found_by: str) -> Outcome:
     """Mark a run whose lock this process now holds as failed, after removing its staging."""
     run_id = rec["run_id"]
-    rolled, _kept, problems = roll_back_commit(rec)  # a partition kept live is reported by remove_staging
-    removed, kept = [], []
-    for entry in rec.get("staging") or []:
-        r, k, p = remove_staging(entry, run_id)
-        removed, kept, problems = removed + r, kept + k, problems + p
+    journal = CommitJournal.from_record(rec)
+    rolled, _kept, problems = journal.roll_back()  # a partition kept live is reported by remove_staging
+    removed, kept, left = journal.remove_staging()
+    problems += left
     release_registrations(store, rec)
     proc = rec.get("process") or {}
     at = _now()
     error = (f"interrupted: the process (pid {proc.get('pid')} on host {proc.get('host')}) that ran it is gone; "
              f"found by {found_by} at {at}Z")
-    done = _describe(removed, kept, problems, rolled, _journal(rec)[2])
+    done = describe(removed, kept, problems, rolled, journal.elsewhere)
     rec.update(status="failed", finished_at=at, error=error + (f"; {done}" if done else ""),
                interrupted={"found_by": found_by, "found_at": at, "removed": removed, "kept": kept,
                             "problems": problems, "rolled_back": rolled})
@@ -320,7 +185,7 @@ def release_claims(store, run_id: str, proc: dict, other_hosts: bool = False) ->
         return None
     with liveness.probe(store.runs_dir, run_id) as lock:
         if lock.state == "abandoned" or (lock.state == "missing" and proc.get("host") == liveness.this_host()
-                                         and not _pid_alive(proc.get("pid"))):
+                                         and not pid_alive(proc.get("pid"))):
             if store.run_status(run_id) is not None or store.read_run_json(run_id) is not None:
                 return None  # recorded meanwhile: the next check looks at its record
             outcome = release(f"its process, pid {proc.get('pid')} on host {proc.get('host')}, died before the run "
@@ -335,9 +200,17 @@ def release_claims(store, run_id: str, proc: dict, other_hosts: bool = False) ->
     return None
 
 
-def _pid_alive(pid) -> bool:
-    from ..run.leases import pid_alive
-    return pid_alive(pid)
+def pid_alive(pid) -> bool:
+    """Whether a process ``pid`` exists on this host (a reused pid answers yes: the safe side)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def clean(store, other_hosts: bool = False) -> list[Outcome]:
@@ -355,19 +228,16 @@ def clean(store, other_hosts: bool = False) -> list[Outcome]:
                 outcomes.append(mended)
         if rec.get("status") == "completed" and rec["run_id"] not in seen:
             # a process that died after its commit point, before deleting the versions it replaced
-            retired = writers.retire(_journal(rec)[0])
+            retired = CommitJournal.from_record(rec).retire()
             if retired:
                 outcomes.append(Outcome(rec["run_id"], "retired", f"removed {len(retired)} version"
                                         f"{'s' if len(retired) != 1 else ''} it replaced", retired))
             continue
         if rec.get("status") != "failed" or rec["run_id"] in seen or not rec.get("staging"):
             continue
-        removed, problems = [], []
-        for entry in rec["staging"]:
-            r, _kept, p = remove_staging(entry, rec["run_id"])
-            removed, problems = removed + r, problems + p
+        removed, _kept, problems = CommitJournal.from_record(rec).remove_staging()
         if removed or problems:
-            outcomes.append(Outcome(rec["run_id"], "cleaned", _describe(removed, [], problems), removed, [], problems))
+            outcomes.append(Outcome(rec["run_id"], "cleaned", describe(removed, [], problems), removed, [], problems))
     return outcomes
 
 
@@ -392,7 +262,7 @@ def _mend_final(store, rec: dict) -> Optional[Outcome]:
 def on_open(store) -> None:
     """Recover interrupted runs the first time this process opens ``store``'s workspace. Never fails
     the command that opened it: a problem is one warning on stderr; but a damaged database is raised
-    as :class:`.store_health.RunStoreDamaged` (the command's one paragraph, or its warning)."""
+    as :class:`..store.health.RunStoreDamaged` (the command's one paragraph, or its warning)."""
     if store.db_path in _CHECKED:
         return
     _CHECKED.add(store.db_path)
@@ -410,22 +280,3 @@ def on_open(store) -> None:
             print(f"ledgerflow: run {o.run_id} was {o.detail}", file=sys.stderr)
         elif o.action == "released":
             print(f"ledgerflow: run {o.run_id}: {o.detail}", file=sys.stderr)
-
-
-def report(outcomes: list[Outcome]) -> list[str]:
-    """The lines ``ledgerflow runs clean`` prints."""
-    lines = []
-    for o in outcomes:
-        if o.action == "interrupted":
-            lines.append(f"{o.run_id}  marked failed: {o.detail}")
-        elif o.action == "cleaned":
-            lines.append(f"{o.run_id}  failed run: {o.detail}")
-        elif o.action == "retired":
-            lines.append(f"{o.run_id}  completed run: {o.detail}")
-        elif o.action in ("finished", "released"):
-            lines.append(f"{o.run_id}  {o.detail}")
-        else:
-            lines.append(f"{o.run_id}  left running ({o.action}): {o.detail}")
-        lines += [f"    removed {p}" for p in o.removed]
-    return lines or ["nothing to clean: no interrupted run, no leftover staging folder"]
-

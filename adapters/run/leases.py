@@ -11,7 +11,7 @@ tables of one name in two databases are serialised too, which is safe).
 When another run holds one of them, its process is asked (its run lock, :mod:`.liveness`): alive,
 the run stops at once (:class:`LeaseHeld`, exit 1, naming that run, its process and host), or with
 ``run --wait`` polls until the lease is free; dead, recovery rolls that run back and releases what it
-held (:mod:`.recovery`), and the lease is taken. A run's leases are released in the run-store
+held (:mod:`..commit.recovery`), and the lease is taken. A run's leases are released in the run-store
 transaction that records it completed (its commit point) or failed (after its rollback); a lease
 whose run is recorded completed or failed is stale whatever its process does.
 
@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Callable, Optional
 from ...compiler.errors import ResolutionError
 from ...compiler.table_names import split_parts
 from ..store import liveness
-from ..commit import writers
+from ..commit.partitions import PARTITION, local_path
+from ..commit import recovery
 
 if TYPE_CHECKING:
-    from .runner import OutputDestination
+    from ..commit.destinations import OutputDestination
     from ..store.runstore import RunStore
 
 POLL_SECONDS = 0.5
@@ -46,11 +47,11 @@ def resources(destinations: dict[int, OutputDestination], period: str) -> list[s
     """The leases a run writing ``destinations`` for ``period`` needs, one per destination partition."""
     out: list[str] = []
     for dest in destinations.values():
-        partition = f"{writers.PARTITION}={period}"
+        partition = f"{PARTITION}={period}"
         if dest.kind == "table":
             key = f"table {_table_name(dest.target)} {partition}"
         elif dest.local:
-            key = f"path {os.path.join(os.path.realpath(writers.local_path(dest.target)), partition)}"
+            key = f"path {os.path.join(os.path.realpath(local_path(dest.target)), partition)}"
         else:
             key = f"uri {dest.target.rstrip('/')}/{partition}"
         if key not in out:
@@ -70,7 +71,6 @@ def take(store: RunStore, run_id: str, process: dict, needed: list[str], wait: b
     """Lease ``needed`` to run ``run_id`` (run by ``process``), as the module docstring says."""
     if not needed:
         return
-    from ..commit import recovery
     told: Optional[str] = None
     recovered: set[str] = set()
     while True:
@@ -125,21 +125,8 @@ def _alive(store: RunStore, lease: dict) -> bool:
         if lock.state == "abandoned":
             return False
         if lock.state == "missing":
-            return pid_alive(lease.get("pid"))
+            return recovery.pid_alive(lease.get("pid"))
         return True
-
-
-def pid_alive(pid) -> bool:
-    """Whether a process ``pid`` exists on this host (a reused pid answers yes: the safe side)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _now() -> str:

@@ -12,12 +12,10 @@ import datetime
 import hashlib
 import os
 import signal
-import sqlite3
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Callable, Optional
 
 from ...compiler import parameters, resolver as resolver_engine, system_columns as sysc
 from ...compiler.compile import CompiledProject, compile_project, require_project
@@ -30,15 +28,16 @@ from ..inputs import fingerprint, loaders
 from . import interrupts, leases
 from ..store import liveness
 from ..spark import parser_warmup
-from ..commit import recovery, writers
+from ..commit import partitions, publish
+from ..commit.destinations import OutputDestination, refuse_shared_destinations
+from ..commit.journal import CommitJournal
+from ..commit.publish import PendingOutput
+from ..commit.signals import signals_deferred
 from ..spark.error_text import describe_locations, spark_error_text
 from .metrics import RunMetrics
 from ..inputs.registered_reads import pin_source, registered_resolution, versions_holding
 from ..open_store import open_store
 from ..store.runstore import RunStore, registered_id
-
-if TYPE_CHECKING:
-    from ...compiler.compile import Statement
 
 Echo = Callable[[str], None]
 
@@ -80,66 +79,6 @@ class RunContext:
     upstream: dict = field(default_factory=dict)
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
     row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
-
-
-@dataclass(frozen=True)
-class OutputDestination:
-    """Where one output writes, resolved before anything runs: a folder (``kind`` "path", with its
-    ``format``) or a catalog table (``kind`` "table"), at ``version`` (the registered dataset's, else 1).
-    ``within``: for a folder a relative path gave, the workspace its real path must stay inside."""
-
-    kind: str
-    target: str
-    format: str
-    version: int
-    within: Optional[str] = None
-
-    @property
-    def local(self) -> bool:
-        """A folder on this machine (staged, then swapped in; see :mod:`.writers`)."""
-        return self.kind == "path" and writers.is_local(self.target)
-
-
-def _destination_key(dest: OutputDestination) -> tuple[str, str]:
-    """What two outputs writing the same place have in common: a table's name (Spark compares names
-    case-insensitively), a local folder's real path, a URI without its trailing slash."""
-    if dest.kind == "table":
-        return "table", dest.target.lower()  # other spellings of one table: writers.qualified_table
-    if dest.local:
-        return "path", os.path.realpath(writers.local_path(dest.target))
-    return "path", dest.target.rstrip("/")
-
-
-def _refuse_shared_destinations(destinations: dict[int, OutputDestination], period: str) -> None:
-    """Two outputs of one run may not write the same destination: the later would replace the earlier's
-    partition of the period, and the run would record both as written."""
-    seen: dict[tuple[str, str], int] = {}
-    for seq in sorted(destinations):
-        key = _destination_key(destinations[seq])
-        if key in seen:
-            raise ResolutionError(
-                f"outputs {seen[key]} and {seq} both write {destinations[seq].target} for period {period}: the "
-                f"second would replace the first's rows. Give each output a destination of its own.")
-        seen[key] = seq
-
-
-@dataclass
-class PendingOutput:
-    """An output whose query ran and which is still to be written: ``rows`` is None until its staged
-    write counts them (an output to a local folder is computed by that write)."""
-
-    statement: Statement
-    frame: Any  # a pyspark DataFrame
-    rows: Optional[int]
-
-
-@dataclass(frozen=True)
-class WrittenOutput:
-    """An output written to ``destination``, visible at ``location``."""
-
-    output: PendingOutput
-    destination: OutputDestination
-    location: str
 
 
 def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, store: RunStore,
@@ -414,7 +353,7 @@ class Runner:
             process = liveness.hold(self.store.runs_dir, ctx.run_id)
             destinations = self._destinations(ctx, process)
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
-            record.update(process=process, staging=recovery.staging_entries(destinations, ctx.period.identifier))
+            record.update(process=process, staging=CommitJournal.staging_entries(destinations, ctx.period.identifier))
             leases.take(self.store, ctx.run_id, process, leases.resources(destinations, ctx.period.identifier),
                         self.wait, self.echo)  # one writer per destination partition, before any Spark query
             self.store.save_run(record, ctx.compiled.script())
@@ -449,7 +388,7 @@ class Runner:
                 self.echo(f"Warning: the run completed, but its run.json could not be written ({exc}); `ledgerflow "
                           f"runs show {ctx.run_id}` reads its record from {self.store.db_path}")
             try:
-                writers.retire(journal)  # the versions the run replaced
+                journal.retire()  # the versions the run replaced
             except OSError:
                 pass  # a version folder left behind is not live; `ledgerflow runs clean` deletes it
             liveness.release(ctx.run_id)
@@ -473,9 +412,10 @@ class Runner:
 
     def _execute_spark(self, ctx: RunContext, record: dict, destinations: dict[int, OutputDestination],
                        lineage: dict[int, dict], clock: float,
-                       defer_signals: Callable[[], object]) -> tuple[list[dict], list[dict], Optional[BaseException]]:
-        """The run's Spark work, writes and commit point (:meth:`_commit`, which calls ``defer_signals`` as its
-        transaction begins); a failure before the commit point is recorded (:meth:`_fail`) and raised.
+                       defer_signals: Callable[[], object]) -> tuple[list[dict], CommitJournal, Optional[BaseException]]:
+        """The run's Spark work, writes and commit point (:func:`.publish.commit_point`, which calls
+        ``defer_signals`` as its transaction begins); a failure before the commit point is recorded
+        (:meth:`_fail`) and raised.
         Returns the record's outputs, the commit journal and an exception that came after the commit point."""
         late: Optional[BaseException] = None
         try:
@@ -484,8 +424,13 @@ class Runner:
             record["spark"] = {"master_or_remote": self.spark_label, "version": spark.version,
                                "app_id": _app_id(spark)}
             pending = self._compute(spark, ctx, destinations)
-            outputs, registrations, journal = self._write(ctx, pending, destinations, record)
-            late = self._commit(ctx, record, outputs, registrations, journal, lineage, clock, defer_signals)
+            outputs, registrations, journal = publish.write_outputs(
+                pending, destinations, record, period=ctx.period.identifier, save_run=self.store.save_run,
+                stops=interrupts, echo=self.echo, metrics=self.metrics)
+            late = publish.commit_point(
+                self.store, record, outputs, registrations, journal, lineage, started_at=ctx.started_at.isoformat(),
+                finished_at=lambda: utcnow().isoformat(timespec="milliseconds"),
+                timings=lambda: self._timings(ctx, clock), stops=interrupts, defer_signals=defer_signals)
         except LedgerflowError as err:
             record["timings"] = self._timings(ctx, clock)
             self._fail(record, ctx, err)
@@ -515,53 +460,10 @@ class Runner:
                 f"run {ctx.run_id} was stopped at its commit point, and the run store could not tell whether it "
                 "committed; the next ledgerflow command (e.g. `ledgerflow runs clean`) settles it.")
         done = record.get("rolled_back")
-        outputs = (f"; {_rollback_sentence(record)}" if done
+        outputs = (f"; {publish.rollback_sentence(record)}" if done
                    else "; nothing it wrote was made visible")
         return interrupts.RunInterrupted(f"run {ctx.run_id} was stopped before its commit point and is recorded "
                                          f"failed{outputs.rstrip('.')}.")
-
-    def _commit(self, ctx: RunContext, record: dict, outputs: list[dict], registrations: list[tuple],
-                journal: list[dict], lineage: dict[int, dict], clock: float,
-                defer_signals: Callable[[], object] = lambda: None) -> Optional[BaseException]:
-        """The run's commit point: its registered versions confirmed and its record completed, in one
-        transaction of the run store. Until that transaction commits, a failure rolls the local outputs
-        back to the versions before the run (``writers.roll_back``) and is raised. ``defer_signals`` is
-        called as the transaction begins: from there to the end of the run Ctrl-C and SIGTERM wait (the
-        caller says what a Ctrl-C changed), so none lands between the commit and its report. An
-        exception that came after the transaction committed is returned instead: the run stands, and
-        the caller raises it once the run is recorded."""
-        try:
-            for out in outputs:
-                out["lineage"] = lineage.get(out["operation_seq"])
-            record.update(status="completed", finished_at=utcnow().isoformat(timespec="milliseconds"),
-                          outputs=outputs, timings=self._timings(ctx, clock))
-            if not (record.get("commit") or {}).get("elsewhere"):
-                interrupts.check()  # else a URI or table holds the run's rows: commit (interrupts.hold)
-            defer_signals()
-            self.store.complete(record, registrations, ctx.started_at.isoformat())
-        except BaseException as exc:
-            status = self.store.run_status(ctx.run_id)
-            if status == "completed":
-                return exc
-            record.update(status="running", finished_at=None, outputs=[])
-            if status is None:  # the run store cannot tell whether it committed: recovery decides later
-                raise
-            undone = self._roll_back(record, journal)
-            if isinstance(exc, (OSError, sqlite3.Error)):  # not Spark's: say what failed
-                raise ExecutionError(f"run {ctx.run_id} could not record its completion in the run store ({exc}); "
-                                     f"{undone}") from exc
-            raise
-        return None
-
-    @staticmethod
-    def _roll_back(record: dict, journal: list[dict]) -> str:
-        """Roll the local partitions of ``journal`` back (``writers.roll_back``; a Ctrl-C or SIGTERM meanwhile
-        waits until it is done, as a rollback cut short would leave the run's rows in some partitions),
-        record what happened in ``record["rolled_back"]`` and say it in a sentence."""
-        with signals_deferred():
-            rolled, kept, problems = writers.roll_back(journal)
-            record["rolled_back"] = {"partitions": rolled, "kept": kept, "problems": problems}
-        return _rollback_sentence(record)
 
     def _timings(self, ctx: RunContext, clock: float) -> Optional[dict]:
         """The record's ``timings`` of this run (None when it failed before Spark work began)."""
@@ -591,16 +493,15 @@ class Runner:
 
     def _record_failure(self, record: dict, ctx: RunContext, err: LedgerflowError) -> bool:
         """The body of :meth:`_fail`; returns whether the run's record is final now."""
-        if isinstance(record.get("commit"), dict):  # the run got to its swaps
+        if CommitJournal.begun(record):  # the run got to its swaps
             status = self.store.run_status(ctx.run_id)
             if status != "running":  # completed after all (an interrupt just after the commit point), or the
                 return status is not None  # store cannot tell: the next command's recovery decides
-            if "rolled_back" not in record:  # the rollback was cut short (or never began): again, from the journal
-                self._roll_back(record, record["commit"]["partitions"])
+            publish.finish_roll_back(record)  # when the rollback was cut short (or never began): from the journal
         error = str(err)
         done = record.get("rolled_back")
         if done and (done["kept"] or done["problems"]):
-            sentence = _rollback_sentence(record)
+            sentence = publish.rollback_sentence(record)
             error += f" Then {sentence}"
             self.echo(f"Warning: {sentence}")
         record.update(status="failed", error=error, finished_at=utcnow().isoformat(timespec="milliseconds"))
@@ -683,7 +584,7 @@ class Runner:
         An output registering a dataset reserves its version here (see :meth:`RunStore.reserve`), so
         concurrent runs never share one; the run's reservations (held by ``process``) are released when it
         fails. Every local
-        partition is checked here to be absent or ledgerflow's own (``writers.check_partition``), and
+        partition is checked here to be absent or ledgerflow's own (``partitions.check_partition``), and
         no output may write into a registered version's location."""
         out: dict[int, OutputDestination] = {}
         period = ctx.period.identifier
@@ -709,9 +610,9 @@ class Runner:
                             f"registered dataset '{reg['name']}' version {reg['version']}, which is immutable; write "
                             "this output somewhere else.")
                 if out[op.seq].local:
-                    writers.check_partition(out[op.seq].target, period, create_only=bool(op.register_as_dataset),
+                    partitions.check_partition(out[op.seq].target, period, create_only=bool(op.register_as_dataset),
                                             where=f"output {op.seq}")
-            _refuse_shared_destinations(out, period)
+            refuse_shared_destinations(out, period)
         except BaseException:
             self.store.release(ctx.run_id)
             raise
@@ -756,128 +657,6 @@ class Runner:
                                                                           resolver_engine.rule_where(rule)), st.format,
                                  version, within)
 
-    @contextlib.contextmanager
-    def _timed_output(self, op):
-        """The block writes output ``op``: its start and end go to the run's metrics (when collected)."""
-        if self.metrics:
-            self.metrics.start_output(op.seq, op.name)
-        yield
-        if self.metrics:
-            self.metrics.end_output(op.seq)
-
-    def _write(self, ctx: RunContext, pending: list[PendingOutput], destinations: dict[int, OutputDestination],
-               record: dict) -> tuple[list[dict], list[tuple], list[dict]]:
-        """Write every output: local partitions are staged, then swapped in together, each swap recorded
-        first in ``record["commit"]`` (so recovery can roll a dead run back); URIs and catalog tables are
-        written after that, one by one by Spark. A failure anywhere rolls the local partitions back (a URI
-        or table already written stays replaced). Returns the record's outputs, the registered versions
-        to confirm at the commit point and the commit journal (``writers.swap_in``)."""
-        period = ctx.period.identifier
-        local = [p for p in pending if destinations[p.statement.operation.seq].local]
-        elsewhere = [p for p in pending if not destinations[p.statement.operation.seq].local]
-        tables: dict[str, int] = {}
-        for out in elsewhere:  # a table that cannot take an output's rows fails the run before anything is written
-            seq, dest = out.statement.operation.seq, destinations[out.statement.operation.seq]
-            if dest.kind == "table":
-                spark = out.frame.sparkSession
-                name = writers.qualified_table(spark, dest.target)
-                if name in tables:  # e.g. `db.t` and `spark_catalog.db.t`: the names differ, the table does not
-                    raise ResolutionError(f"outputs {tables[name]} and {seq} both write the catalog table {name} for "
-                                          f"period {period}: the second would replace the first's rows. Give each "
-                                          "output a destination of its own.")
-                tables[name] = seq
-                writers.check_catalog_table(spark, dest.target, out.frame.columns, f"output {seq}")
-        staged: list = []
-        written: list[WrittenOutput] = []
-        try:
-            for out in local:  # computed by their staged write: a failure here comes before anything is replaced
-                interrupts.check()
-                op, df = out.statement.operation, out.frame
-                dest = destinations[op.seq]
-                with self._timed_output(op):
-                    registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
-                    staged.append(writers.stage_partition(df, dest.target, dest.format, period, ctx.run_id,
-                                                          create_only=registers, within=dest.within))
-                    if out.rows is None:
-                        out.rows = writers.count_rows(df, staged[-1].staged, dest.format)
-                        self.echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
-                written.append(WrittenOutput(out, dest, staged[-1].link))
-        except BaseException:
-            writers.discard(staged)
-            raise
-        record["commit"] = {"partitions": [], "elsewhere": [destinations[o.statement.operation.seq].target
-                                                            for o in elsewhere]}
-
-        def save_journal(entries: list[dict]) -> None:
-            record["commit"]["partitions"] = entries
-            self.store.save_run(record)
-        journal: list[dict] = []
-        try:
-            interrupts.check()  # the last moment nothing needs rolling back
-            save_journal(journal)
-            writers.swap_in(staged, journal, before_swap=save_journal)
-            for n, out in enumerate(elsewhere):
-                if n == 0:
-                    interrupts.check()  # the last moment only what the rollback undoes is written
-                    # a URI or table written cannot be rolled back: stopping from here on would leave a mix of two
-                    # runs, so a first Ctrl-C is only noted and the run goes on to its commit point
-                    interrupts.hold()
-                op, df = out.statement.operation, out.frame
-                dest = destinations[op.seq]
-                with self._timed_output(op):
-                    if dest.kind == "table":
-                        location = writers.write_catalog_table(df, dest.target, period, out.rows)
-                    else:
-                        location = writers.write_uri_partition(df, dest.target, dest.format, period, out.rows)
-                written.append(WrittenOutput(out, dest, location))
-        except BaseException:
-            self._roll_back(record, journal)
-            writers.discard(staged)
-            raise
-        written.sort(key=lambda w: w.output.statement.operation.seq)
-        results, registrations = [], []
-        for w in written:
-            op, version = w.output.statement.operation, w.destination.version
-            entry = {"operation_seq": op.seq, "location": w.location, "rows": w.output.rows,
-                     "registered_dataset": None, "registered_version": None}
-            if op.register_as_dataset and w.destination.kind == "path":
-                schema = [(f.name, f.dataType.simpleString()) for f in w.output.frame.schema.fields]
-                registrations.append((op.register_as_dataset, version, schema))
-                entry.update(registered_dataset=op.register_as_dataset, registered_version=version)
-            results.append(entry)
-        return results, registrations, journal
-
-
-def _rollback_sentence(record: dict) -> str:
-    """What the rollback recorded in ``record["rolled_back"]`` did, in one sentence."""
-    done = record["rolled_back"]
-    if done["kept"] or done["problems"]:
-        return (f"its outputs were rolled back to the versions before it, except: {'; '.join(done['problems'])}"
-                + (f" (these partitions keep this run's rows: {', '.join(done['kept'])})" if done["kept"] else ""))
-    return "its outputs were rolled back to the versions before it."
-
-
-@contextlib.contextmanager
-def signals_deferred(reraise_sigint: bool = True, into: Optional[list] = None):
-    """Run the block with SIGINT and SIGTERM deferred: one that arrives meanwhile is acted on when the
-    block ends (Ctrl-C raises KeyboardInterrupt there), except SIGINT with ``reraise_sigint=False``:
-    the block yields the list of signals that arrived (``into``, when given), and the caller says what
-    a Ctrl-C changed. Python runs signal handlers in the main thread only, so elsewhere (a runner in a
-    worker thread) the block simply runs."""
-    arrived: list[int] = into if into is not None else []
-    if threading.current_thread() is not threading.main_thread():
-        yield arrived
-        return
-    previous = {sig: signal.signal(sig, lambda signum, _frame: arrived.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield arrived
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        pending = [sig for sig in arrived if reraise_sigint or sig != signal.SIGINT]
-        if pending:
-            signal.raise_signal(pending[0])  # now handled as it would have been
 
 
 def timing_summary(timings: dict) -> str:

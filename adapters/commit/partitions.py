@@ -1,0 +1,125 @@
+"""A local destination's period partitions: their layout and the one deletion rule.
+
+A local destination folder ``<dest>`` shows period ``P`` as ``<dest>/_period=P``, a symbolic link to one
+version folder in ``<dest>/.lf_versions/_period=P/`` (written by :mod:`.staging`, swapped in by
+:mod:`.swaps`). Spark's partition discovery ignores the hidden ``.lf_versions``.
+
+Deletion rule (month-end closes must never lose a folder): ledgerflow deletes only what it created
+itself, decided on resolved real paths. A partition ``<dest>/_period=P`` is ours only when it is a
+symbolic link whose real path is a folder directly inside ``<dest>/.lf_versions/_period=P/`` (both
+sides resolved, and neither ``.lf_versions`` nor ``.lf_versions/_period=P`` a link). Anything else
+there (a folder, a file, a link elsewhere) is refused before anything runs (:class:`UnsafeDestination`)
+and again at the swap; nothing is deleted. Removal of a version folder re-checks the same rule and
+leaves the folder alone when it fails.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Optional
+
+from ...compiler.errors import ResolutionError
+from ...compiler.realpaths import outside
+
+PARTITION = "_period"
+VERSIONS = ".lf_versions"
+
+
+class UnsafeDestination(ResolutionError):
+    """A destination holds something ledgerflow did not create where it would replace or delete."""
+
+
+def local_path(target: str) -> str:
+    """The file-system path of a local target (``file:`` prefix dropped)."""
+    return target[len("file:"):] if target.startswith("file:") else target
+
+
+def is_local(target: str) -> bool:
+    """Whether ``target`` is a local folder (written by staging and an atomic swap)."""
+    return target.startswith("/") or target.startswith("file:")
+
+
+def versions_dir(root: str, period: str) -> str:
+    """``<root>/.lf_versions/_period=P``: where the versions of one partition are written."""
+    return os.path.join(root, VERSIONS, f"{PARTITION}={period}")
+
+
+def partition_link(root: str, period: str) -> str:
+    """``<root>/_period=P``: the visible partition (a link to one version folder)."""
+    return os.path.join(root, f"{PARTITION}={period}")
+
+
+def root_period(link: str) -> tuple[str, str]:
+    """The destination folder and the period of a partition link ``<root>/_period=P``."""
+    return os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
+
+
+def check_inside(root: str, within: Optional[str], staged: bool = False) -> None:
+    """Raise :class:`UnsafeDestination` when the destination folder ``root`` is not strictly inside the
+    folder ``within`` as text and as a real path (:func:`..compiler.realpaths.outside`: a folder on the
+    way became a symbolic link out of the workspace, or one that loops); nothing to check when ``within``
+    is None (an absolute path of a resolver rule). ``staged``: checked at the swap, after rows were
+    written (the message then says they may have been)."""
+    if within is None:
+        return
+    problem = outside(within, root)
+    if problem is not None:
+        done = ("Nothing was swapped in and nothing was deleted; rows this run staged may be left in a "
+                f"{VERSIONS} folder there (a folder was redirected while the run wrote)." if staged else
+                "Nothing was written there and nothing was deleted.")
+        raise UnsafeDestination(f"the destination {root} {problem} (the workspace: {within}; OUT-VR-002). "
+                                f"{done} Remove the link (or point the output elsewhere) and run again.")
+
+
+def check_partition(target: str, period: str, create_only: bool = False, where: str = "") -> Optional[str]:
+    """The version folder partition ``_period=period`` of the local destination ``target`` shows now
+    (None when there is none); raises :class:`UnsafeDestination` when replacing it could delete or
+    write anything ledgerflow did not create (see the module's deletion rule), or, with
+    ``create_only``, when the partition exists at all."""
+    root = local_path(target)
+    prefix = f"{where}: " if where else ""
+    advice = ("Nothing was written there and nothing was deleted. Move it out of the destination (or point the output "
+              "elsewhere) and run again.")
+    if os.path.lexists(root) and not os.path.isdir(root):
+        raise UnsafeDestination(f"the destination {root} is {what(root)}, not a folder. {advice}")
+    for own in (os.path.join(root, VERSIONS), versions_dir(root, period)):
+        if os.path.islink(own) or (os.path.lexists(own) and not os.path.isdir(own)):
+            raise UnsafeDestination(f"{prefix}{own} is {what(own)}, which ledgerflow did not create (it writes and "
+                                    f"deletes version folders only in a real folder there). {advice}")
+    link = partition_link(root, period)
+    if not os.path.lexists(link):
+        return None
+    if create_only:
+        raise UnsafeDestination(f"{prefix}{link} already exists, and an output registering a dataset version writes "
+                                "a new location and never replaces a partition (a registered version is immutable). "
+                                "Give the destination path a {{version}} of its own, or move the folder away.")
+    real = os.path.realpath(link)
+    if os.path.islink(link) and os.path.dirname(real) == os.path.realpath(versions_dir(root, period)):
+        return real if os.path.isdir(real) else None  # ours (a dangling one shows nothing)
+    raise UnsafeDestination(f"{prefix}the partition {link} is {what(link)}, which ledgerflow did not create: it "
+                            f"replaces only a partition it wrote (a link into {versions_dir(root, period)}). {advice}")
+
+
+def what(path: str) -> str:
+    """What ``path`` is, for a message: a symbolic link (and where to), a folder or a file."""
+    if os.path.islink(path):
+        return f"a symbolic link to {os.readlink(path)}"
+    return "a folder" if os.path.isdir(path) else "a file"
+
+
+def remove_version(folder: str, root: str, period: str) -> bool:
+    """Delete one version folder, only if it is ours and not shown: a real folder (not a link) directly
+    inside ``<root>/.lf_versions/_period=P``, real paths compared, neither level above it a link, and
+    not the folder the partition ``<root>/_period=P`` points at. Anything else is left where it is.
+    Returns whether it is gone. The one deletion rule: staging cleanup, commit, rollback and ``runs
+    clean`` (:mod:`.leftovers`) all delete version folders through this function."""
+    versions = versions_dir(root, period)
+    if any(os.path.islink(p) for p in (os.path.join(root, VERSIONS), versions, folder)):
+        return False
+    if not os.path.isdir(folder) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(versions):
+        return False
+    link = partition_link(root, period)
+    if os.path.lexists(link) and os.path.realpath(link) == os.path.realpath(folder):
+        return False  # the version the partition shows: never deleted, whoever asks
+    shutil.rmtree(folder, ignore_errors=True)  # rmtree unlinks links inside the folder, never follows them
+    return not os.path.lexists(folder)

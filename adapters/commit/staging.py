@@ -1,0 +1,122 @@
+"""Stage an output's rows as the next version of a local partition, not yet visible.
+
+The rows are written to ``<dest>/.lf_versions/_period=P/<run_id>`` (:mod:`.partitions`), a folder of its
+own that Spark writes without deleting anything; :mod:`.swaps` later makes it the partition, or
+:func:`discard` drops it.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from ..inputs.files import spark_path
+from .partitions import (PARTITION, UnsafeDestination, check_inside, check_partition, local_path, partition_link,
+                         remove_version, root_period, versions_dir)
+
+# How ledgerflow writes CSV: RFC 4180 (a quote inside a quoted value doubled, which ledgerflow's own
+# reading expects; Spark's default escapes it with a backslash) and every value as it is (Spark's
+# writer trims leading and trailing spaces of values by default).
+CSV_WRITE_OPTIONS = {"header": "true", "escape": '"', "ignoreLeadingWhiteSpace": "false",
+                     "ignoreTrailingWhiteSpace": "false"}
+
+
+def without_period(df):
+    """``df`` without its ``_period`` column: the partition's folder name holds the period."""
+    return df.drop(PARTITION) if PARTITION in df.columns else df
+
+
+@dataclass
+class Staged:
+    """A partition written to its hidden version folder, not yet visible: ``swaps.swap_in`` swaps it in."""
+
+    link: str
+    staged: str
+    create_only: bool = False  # a registered version's partition: never replaces an existing one
+    within: Optional[str] = None  # a destination a relative path gave: the workspace it must stay inside
+    real: Optional[str] = None  # the staged folder's real path when it was written
+
+
+def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_only: bool = False,
+                    within: Optional[str] = None) -> Staged:
+    """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``.
+
+    ``create_only`` (an output registering a new dataset version): the partition must not exist yet.
+    ``within`` (a destination a relative path gave): the workspace folder whose inside ``target`` must
+    be, as a real path."""
+    data = without_period(df)
+    root = local_path(target)
+    check_inside(root, within)  # raises before anything is written
+    check_partition(target, period, create_only)
+    versions = versions_dir(root, period)
+    name, n = run_id, 1
+    while os.path.lexists(os.path.join(versions, name)):  # two outputs of one run to one partition
+        n += 1
+        name = f"{run_id}.{n}"
+    staged = os.path.join(versions, name)
+    writer = data.write.mode("error").format(fmt)  # a fresh folder: Spark never deletes anything ("error": Connect knows no "errorifexists")
+    if fmt == "csv":
+        writer = writer.options(**CSV_WRITE_OPTIONS)
+    existed = versions
+    while not os.path.isdir(existed) and os.path.dirname(existed) != existed:
+        existed = os.path.dirname(existed)
+    expected = os.path.realpath(staged)  # taken before the write: a folder redirected during it is caught below
+    try:
+        writer.save(staged)
+    except BaseException:  # the query itself may fail here (the runner does not materialise local outputs)
+        remove_version(staged, root, period)
+        folder = versions
+        while len(folder) > len(existed):  # and the (empty) folders this write created
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+            folder = os.path.dirname(folder)
+        raise
+    now = os.path.realpath(staged)
+    if now != expected:
+        raise UnsafeDestination(f"the destination {root} was redirected while the run wrote it: its rows were to go to "
+                                f"{expected} and went to {now} (a folder on the way was replaced by a symbolic link). "
+                                "Nothing was swapped in and nothing was deleted; the rows written there are left as "
+                                "they are. Remove the link and run again.")
+    return Staged(partition_link(root, period), staged, create_only, within, expected)
+
+
+def check_staged_in_place(s: Staged) -> None:
+    """Raise :class:`UnsafeDestination` unless the staged version of ``s`` is still where it was written
+    (its real path then and now compared) and, for a relative destination, inside the workspace: a
+    folder on the way replaced by a symbolic link while the run ran would otherwise get a partition
+    link written wherever the new link points."""
+    root, _ = root_period(s.link)
+    check_inside(root, s.within, staged=True)
+    now = os.path.realpath(s.staged)
+    if s.real is not None and now != s.real:
+        raise UnsafeDestination(f"the destination {root} now leads to {os.path.realpath(root)}, not "
+                                f"to the folder its rows were written in ({s.real}): a folder on the way was "
+                                "replaced while the run ran. Nothing was swapped in there.")
+
+
+def count_rows(df, folder: str, fmt: str) -> int:
+    """Rows of ``df`` as written to ``folder`` by :func:`stage_partition` (Parquet and ORC answer from
+    their footers; the written schema is given, so an empty output needs no inference)."""
+    if fmt in ("parquet", "orc"):
+        # the footers hold the row counts: read them directly instead of running a Spark job
+        import glob
+        files = [f for f in glob.glob(os.path.join(glob.escape(folder), "part-*")) if not f.endswith(".crc")]
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+            return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        import pyarrow.orc as orc
+        return sum(orc.ORCFile(f).nrows for f in files)
+    data = without_period(df)
+    reader = df.sparkSession.read.format(fmt).schema(data.schema)
+    if fmt == "csv":  # records as written: a value holding a line break is one row, not two
+        reader = reader.options(header="true", escape='"', multiLine="true")
+    return reader.load(spark_path(folder)).count()
+
+
+def discard(staged: list[Staged]) -> None:
+    """Delete staged version folders that are not (or no longer) visible."""
+    for s in staged:
+        if os.path.realpath(s.link) != os.path.realpath(s.staged):
+            remove_version(s.staged, *root_period(s.link))

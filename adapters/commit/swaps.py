@@ -1,0 +1,149 @@
+"""Swap staged partitions in, roll the swaps back, retire the versions they replaced.
+
+A partition ``<dest>/_period=P`` is a symbolic link swapped to its new version folder with one
+``os.replace``, so a reader sees the old partition or the new one, never a mix. A run swaps all its
+staged local outputs in together (:func:`swap_in`), recording each swap in its journal first
+(:class:`.journal.CommitJournal`); the versions they replace are kept until the run's record says it
+completed (:func:`retire`), so a run that fails, or whose process dies, before then is rolled back
+(:func:`roll_back`) and leaves every local output as it was. Nothing here deletes anything but
+through :func:`.partitions.remove_version` (the deletion rule).
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Optional
+
+from .partitions import PARTITION, UnsafeDestination, check_partition, remove_version, root_period, versions_dir, what
+from .staging import Staged, check_staged_in_place, discard
+
+
+def swap_in(staged: list[Staged], journal: list[dict],
+            before_swap: Callable[[list[dict]], None] = lambda journal: None) -> None:
+    """Swap every staged partition in, appending one ``{link, staged, previous}`` per partition to
+    ``journal`` first (``previous``: the version folder it replaces, None when there is none) and calling
+    ``before_swap(journal)``, so that a process that dies in the middle has recorded what to roll back
+    (:mod:`.recovery`). Nothing is deleted here: the replaced versions stay until :func:`retire`.
+
+    When a swap (or ``before_swap``) fails, the error is raised and the caller rolls ``journal`` back
+    (:func:`roll_back`) and drops the staged files (:func:`.staging.discard`). Each partition is checked
+    again just before its swap (the run may have taken a while): a partition someone replaced by anything
+    ledgerflow did not create fails the commit."""
+    ours = {os.path.realpath(s.staged) for s in staged}
+    for s in staged:
+        root, period = root_period(s.link)
+        check_staged_in_place(s)
+        previous = check_partition(root, period)
+        if s.create_only and os.path.lexists(s.link) and previous not in ours:
+            check_partition(root, period, create_only=True)  # raises: appeared while the run ran
+        journal.append({"link": s.link, "staged": s.staged, "previous": previous})
+        before_swap(journal)
+        _swap(s.link, s.staged)
+
+
+def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
+    """Undo the swaps of ``journal`` (:func:`swap_in`), last first: a partition that still shows its
+    ``staged`` version is pointed back at ``previous``, or its link removed when there was none. A
+    partition another run has swapped its own version into since is that run's (its commit stands; the
+    version this journal replaced is shown by no partition any more and is deleted). Staged folders
+    no partition shows are deleted. When ``previous`` is gone, the partition keeps the staged rows
+    rather than show nothing. Entries that do not describe a partition and version folders of one
+    destination are left alone (a journal may come from a damaged record). Safe to repeat. Returns
+    (partitions rolled back, partitions that keep the staged version, problems)."""
+    rolled: list[str] = []
+    kept: list[str] = []
+    problems: list[str] = []
+    for entry in reversed(journal):
+        fields = entry_fields(entry)
+        if fields is None:
+            problems.append(f"unexpected commit entry {entry!r}: left alone")
+            continue
+        link, staged, previous = fields
+        root, period = root_period(link)
+        if not os.path.islink(link) or os.path.realpath(link) != os.path.realpath(staged):
+            shown = os.path.realpath(link) if os.path.lexists(link) else None
+            if previous is not None and shown is not None and os.path.realpath(previous) != shown:
+                remove_version(previous, root, period)
+            remove_version(staged, root, period)
+            continue
+        try:
+            if previous is None:
+                os.remove(link)  # the link this commit created (a link: removing it touches no files)
+            elif os.path.isdir(previous) and not os.path.islink(previous):
+                _point(link, previous)
+            else:
+                kept.append(link)
+                problems.append(f"{link}: the version it replaced ({previous}) is gone, so the partition keeps "
+                                f"the rows of {staged}")
+                continue
+        except (OSError, UnsafeDestination) as exc:
+            kept.append(link)
+            problems.append(f"could not roll back {link}: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        rolled.append(link)
+        remove_version(staged, root, period)
+    return rolled, kept, problems
+
+
+def entry_fields(entry) -> Optional[tuple[str, str, Optional[str]]]:
+    """A journal entry's (link, staged, previous) when it names a partition link ``<root>/_period=P`` and
+    version folders directly inside ``<root>/.lf_versions/_period=P``; None for anything else."""
+    if not isinstance(entry, dict):
+        return None
+    link, staged, previous = entry.get("link"), entry.get("staged"), entry.get("previous")
+    if not (isinstance(link, str) and isinstance(staged, str) and os.path.isabs(link)
+            and os.path.basename(link).startswith(f"{PARTITION}=")):
+        return None
+    folders = [staged] + ([previous] if previous is not None else [])
+    try:
+        versions = os.path.realpath(versions_dir(*root_period(link)))
+        ok = all(isinstance(f, str) and os.path.dirname(os.path.realpath(f)) == versions for f in folders)
+    except ValueError:  # a NUL byte in a damaged record's path
+        return None
+    return (link, staged, previous) if ok else None
+
+
+def retire(journal: list[dict]) -> list[str]:
+    """Delete the versions a completed commit replaced, when they are ours and no longer shown; returns
+    the folders deleted (entries that do not describe a partition's version folders are skipped)."""
+    entries = [fields for fields in map(entry_fields, journal) if fields is not None]
+    live = {os.path.realpath(link) for link, _, _ in entries}
+    removed = []
+    for link, _, previous in entries:
+        if previous and os.path.realpath(previous) not in live and os.path.lexists(previous):
+            if remove_version(previous, *root_period(link)):
+                removed.append(previous)
+    return removed
+
+
+def commit(staged: list[Staged]) -> list[dict]:
+    """:func:`swap_in`, rolled back on failure, then :func:`retire`: for a caller with nothing to record
+    in between. Returns the journal."""
+    journal: list[dict] = []
+    try:
+        swap_in(staged, journal)
+    except BaseException:
+        roll_back(journal)
+        discard(staged)
+        raise
+    retire(journal)
+    return journal
+
+
+def _swap(link: str, new_target: str) -> None:
+    """Point ``link`` at ``new_target`` atomically (the previous version's files are kept: see :func:`retire`)."""
+    _point(link, new_target)
+
+
+def _point(link: str, new_target: str) -> None:
+    tmp = f"{link}.{os.path.basename(new_target)}.tmp"
+    if os.path.islink(tmp):
+        os.remove(tmp)  # a link left by an interrupted swap: removing it touches no files
+    elif os.path.lexists(tmp):
+        raise UnsafeDestination(f"{tmp} is {what(tmp)}, which ledgerflow did not create; move it away and run again.")
+    if os.path.lexists(link) and not os.path.islink(link):
+        raise UnsafeDestination(f"the partition {link} is {what(link)}, which ledgerflow did not create; move it "
+                                "away and run again.")  # never deleted, never renamed over
+    # relative between real paths: the kernel resolves a relative link from the folder it really is in,
+    # which differs from dirname(link) when a folder above it is a symbolic link
+    os.symlink(os.path.relpath(os.path.realpath(new_target), os.path.realpath(os.path.dirname(link))), tmp)
+    os.replace(tmp, link)
