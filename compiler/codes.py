@@ -26,6 +26,7 @@ DSL = "docs/dsl.md"
 GUARANTEES = "docs/guarantees.md"
 COMMANDS = "docs/commands.md"
 SCENARIOS = "docs/tests.md (Error codes)"
+CHECKS = "docs/checks.md"
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,27 @@ CODES: tuple[Code, ...] = (
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{COMMANDS} (Projects feeding projects)"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{COMMANDS} (Projects feeding projects)"),
     Code("GRAPH-003", "a project reads a registered dataset whose producing project has errors", f"{COMMANDS} (Projects feeding projects)"),
+    # checks before publish (a project's checks:)
+    Code("CHK-001", "a check reads a column its rows do not have (an output's written columns, or the input's)",
+         f"{CHECKS} (Codes)"),
+    Code("CHK-002", "an expect that is not a row condition (does not parse, not true/false, or aggregates)",
+         f"{CHECKS} (Codes)"),
+    Code("CHK-003", "a check's on (or reconcile's from/to) is missing or names no output of the project",
+         f"{CHECKS} (Codes)"),
+    Code("CHK-004", "on_violation: quarantine on a check that does not judge single rows of an output",
+         f"{CHECKS} (Codes)"),
+    Code("CHK-005", "a tolerance that is not a non-negative decimal", f"{CHECKS} (Codes)"),
+    Code("CHK-006", "a check name that is not a name, or used by two checks", f"{CHECKS} (Codes)"),
+    Code("CHK-007", "a quarantine destination missing, unused, outside the workspace, or overlapping a dataset's "
+         "location or an output's destination", f"{CHECKS} (Codes)"),
+    Code("CHK-008", "row_count bounds that are not non-negative integers, absent, or min above max",
+         f"{CHECKS} (Codes)"),
+    Code("CHK-009", "an accepted value not of its column's type, or no values", f"{CHECKS} (Codes)"),
+    Code("CHK-010", "a reconcile measure that is not count or SUM of a decimal column at both ends, or a balanced "
+         "amount that is not a decimal column", f"{CHECKS} (Codes)"),
+    Code("CHK-011", "explained_by names something other than an operation between reconcile's from and to",
+         f"{CHECKS} (Codes)"),
+    Code("CHK-012", "a check with no kind or two kinds", f"{CHECKS} (Codes)"),
     # scenario test files (ledgerflow test)
     Code("TEST-001", "a test file's structure: rows, given data or expect/error not as docs/tests.md describes", SCENARIOS),
     Code("TEST-002", "the tested project is not in the workspace or does not compile", SCENARIOS),

@@ -49,7 +49,7 @@ class CompiledProject:
 
     def script(self) -> str:
         """The whole compiled SQL script, byte-for-byte deterministic (parameters as markers)."""
-        return emit.script(self.project, self.inputs, self.statements, version())
+        return emit.script(self.project, self.inputs, self.statements, version(), self.plan.checks if self.plan else ())
 
     def sha256(self) -> str:
         """Hash of :meth:`script`, recorded with each run."""

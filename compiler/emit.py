@@ -3,14 +3,17 @@ comment saying what it does. Deterministic byte for byte."""
 from __future__ import annotations
 
 from . import parameters
+from .checks.plan import CheckPlan
+from .checks.sql import script_section
 from .model import Project
 from .plan import InputView
 from .render import comment
 from .stage import Statement
 
 
-def script(project: Project, inputs: list[InputView], statements: list[Statement], version: str) -> str:
-    """The whole compiled SQL script (parameters as markers)."""
+def script(project: Project, inputs: list[InputView], statements: list[Statement], version: str,
+           checks: tuple[CheckPlan, ...] | list[CheckPlan] = ()) -> str:
+    """The whole compiled SQL script (parameters as markers); the checks' SQL follows the statements."""
     p = project
     lines = [comment(f"ledgerflow {version}: project {p.name} (id {p.id}, version {p.version})"),
              comment("Parameters: " + ", ".join(f":{name}" for name in parameters.NAMES)),
@@ -24,6 +27,8 @@ def script(project: Project, inputs: list[InputView], statements: list[Statement
         lines.append(describe(st))
         lines.append(st.sql + ";")
         lines.append("")
+    if checks:
+        lines.append(script_section(list(checks)))
     return "\n".join(lines)
 
 

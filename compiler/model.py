@@ -249,6 +249,29 @@ OPERATION_CLASSES: dict[OperationKind, type[Operation]] = {
 AnyOperation = Union[UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation]
 
 
+CHECK_KINDS = ("balanced", "unique", "expect", "row_count", "not_null", "accepted_values", "reconcile")
+ROW_CHECK_KINDS = ("expect", "not_null", "accepted_values")  # judged row by row: may quarantine
+
+
+@dataclass
+class Check:
+    """One entry of a project's ``checks:`` (docs/checks.md), as written; :mod:`.bind.checks` validates
+    it. ``kind`` is None when the entry names no kind or two (reported). ``on`` keeps what was written
+    (an output's seq or name, or ``input``); ``args`` holds the kind's value as read (a list or mapping
+    of :class:`~.yaml_source.YStr` and scalars) and ``where`` the location of each key's value."""
+
+    name: str
+    kind: Optional[str]
+    args: Any
+    on: Optional[str] = None
+    severity: str = "fail"
+    on_violation: Optional[str] = None
+    quarantine: Optional[Destination] = None
+    key: Optional[list[str]] = None
+    location: Optional[Location] = None
+    where: dict[str, Location] = field(default_factory=dict)
+
+
 @dataclass
 class Project:
     """A project: an input dataset plus ordered operations."""
@@ -265,6 +288,7 @@ class Project:
     file: str = ""
     raw: Any = None  # the parsed YAML, kept verbatim for the run's project snapshot
     location: Optional[Location] = None
+    checks: list[Check] = field(default_factory=list)
 
 
 @dataclass

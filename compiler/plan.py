@@ -30,6 +30,8 @@ one :class:`OperationPlan` per operation, in seq order, of the subclass of its k
   applies to (a view or join alias; None for the working rows);
 - ``group_by``: the grouping column names (aggregate, append with aggregation).
 
+``Plan.checks`` holds one :class:`~.checks.plan.CheckPlan` per check of the project (docs/checks.md).
+
 Queries
 -------
 :func:`output_columns` chains the operations: per output seq, per column, the fully expanded
@@ -45,6 +47,7 @@ from typing import Optional
 
 from sqlglot import exp
 
+from .checks.plan import CheckPlan
 from .model import Dataset, Operation, OperationKind, Project
 from .errors import Diagnostic
 from .types import SqlType
@@ -239,6 +242,7 @@ class Plan:
     operations: list[OperationPlan]
     schema: dict[str, SqlType]
     diagnostics: list[Diagnostic]
+    checks: list[CheckPlan] = field(default_factory=list)  # one per check of the project (docs/checks.md)
 
 
 def operation(plan: Plan, seq: int) -> Optional[OperationPlan]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Optional
 
+from .checks.load import load_checks
 from .errors import DiagnosticCollector, Location
 from .model import (OPERATION_CLASSES, OPERATION_TYPES, Aggregation, Assignment, DatasetRef, Destination, Operation,
                     OperationKind, Project, RuntimeJoin)
@@ -147,7 +148,7 @@ def load_project(path: str, display: str, errors: DiagnosticCollector) -> Option
 def project_from_data(data: Any, display: str, errors: DiagnosticCollector) -> Optional[Project]:
     """Build a project from parsed YAML (a file, or a run's snapshot)."""
     r = Reader(data, "project", ("id", "name", "version", "status", "description", "input_dataset_id",
-                                 "input_dataset_version", "selectors", "resolver_overrides", "operations"),
+                                 "input_dataset_version", "selectors", "resolver_overrides", "operations", "checks"),
                ("id", "name", "input_dataset_id", "operations"), errors, Location(display, 1, 1))
     if not r.ok:
         return None
@@ -182,4 +183,5 @@ def project_from_data(data: Any, display: str, errors: DiagnosticCollector) -> O
     return Project(id=pid, name=r.get("name", str, ""), version=r.get("version", int, 1),
                    status=r.choice("status", ("draft", "active"), "active"), input=input_ref, operations=ops,
                    selectors=selectors, resolver_overrides=overrides, description=r.get("description", str, ""),
-                   file=display, raw=plain(data), location=Location(display, 1, 1))
+                   file=display, raw=plain(data), location=Location(display, 1, 1),
+                   checks=load_checks(r.data.get("checks"), r.loc("checks"), errors))

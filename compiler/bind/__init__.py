@@ -17,6 +17,7 @@ from .. import types as T
 from ..codes import INPUT_REFERENCE
 from ..model import OperationKind, Project, Workspace
 from ..plan import Column, InputPlan, OperationPlan, Plan, Read, Role
+from .checks import bind_checks
 from .context import BindContext
 from .output import bind_output
 from .rows import bind_aggregate, bind_append, bind_delete
@@ -52,5 +53,6 @@ def bind(workspace: Workspace, project: Project) -> Plan:
             planned = BINDERS[op.kind](ctx, op)
             if planned is not None:
                 operations.append(planned)
+    checks = bind_checks(ctx, input_plan, operations)
     return Plan(project, ds, list(ctx.inputs.values()), input_plan, operations, ctx.schema,
-                ctx.errors.diagnostics)
+                ctx.errors.diagnostics, checks)

@@ -1,0 +1,109 @@
+"""The typed plan of a check (docs/checks.md): what it reads, what it asserts, what a violation does.
+
+:func:`ledgerflow.compiler.bind.checks.bind_checks` builds one :class:`CheckPlan` per check of a
+project into ``Plan.checks``; :mod:`.sql` renders the SQL the runner evaluates from it. Expressions
+are sqlglot nodes over the checked rows' columns, unqualified (``exp.Column(name)``): the columns the
+output writes, or the input's columns for ``on: input``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+from typing import Optional
+
+from sqlglot import exp
+
+from ..model import Check
+from ..types import SqlType
+
+INPUT = "input"
+
+
+class CheckKind(str, Enum):
+    """What a check asserts."""
+
+    BALANCED = "balanced"
+    UNIQUE = "unique"
+    EXPECT = "expect"
+    ROW_COUNT = "row_count"
+    NOT_NULL = "not_null"
+    ACCEPTED_VALUES = "accepted_values"
+    RECONCILE = "reconcile"
+
+    @property
+    def row_check(self) -> bool:
+        """Judged row by row (a violation is a row; may quarantine)."""
+        return self in (CheckKind.EXPECT, CheckKind.NOT_NULL, CheckKind.ACCEPTED_VALUES)
+
+    @property
+    def set_check(self) -> bool:
+        """Judged over the rows together by one aggregation query (:func:`.sql.set_check_query`)."""
+        return self in (CheckKind.UNIQUE, CheckKind.BALANCED, CheckKind.ROW_COUNT)
+
+
+class Action(str, Enum):
+    """What a violation does: fail the run (exit 4, nothing published), warn, or quarantine the rows."""
+
+    FAIL = "fail"
+    WARN = "warn"
+    QUARANTINE = "quarantine"
+
+
+@dataclass(frozen=True)
+class Quarantine:
+    """Where a quarantine check writes the violating rows: a folder below the workspace (a path template
+    resolved like an output's ``{path: ...}``), partitioned by ``_period``; rows gain ``_check``, ``_run_id``."""
+
+    path: str
+    format: str = "parquet"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure of a ``reconcile``: ``count`` (rows) or ``SUM(column)`` of a decimal column."""
+
+    name: str  # as written and recorded: "count" or "SUM(amount_local)"
+    column: Optional[str]  # None for count
+    expression: exp.Expression  # COUNT(*) or SUM(`column`), over the rows at either end
+
+
+@dataclass
+class CheckPlan:
+    """One check, bound: see the module docstring. Fields not of the check's kind keep their defaults."""
+
+    check: Check
+    kind: CheckKind
+    on: Optional[int]  # the checked output's seq; None: the input (after the period filter); reconcile: `to`
+    action: Action
+    severity: str  # fail | warn, as recorded in the run record (a quarantine check records warn)
+    row_columns: dict[str, SqlType]  # the checked rows' columns and types
+    columns: tuple[str, ...] = ()  # the checked rows' columns the check reads (lineage)
+    violation: Optional[exp.Expression] = None  # row checks: TRUE for a violating row (NULL counts as one)
+    group_by: tuple[str, ...] = ()  # unique: its columns; balanced: group_by; reconcile: by
+    amount: Optional[str] = None  # balanced: the summed column
+    tolerance: Optional[Decimal] = None  # balanced, reconcile
+    min_rows: Optional[int] = None  # row_count
+    max_rows: Optional[int] = None
+    measures: tuple[Measure, ...] = ()  # reconcile
+    from_output: Optional[int] = None  # reconcile: None = the input
+    explained_by: tuple[int, ...] = ()  # reconcile: operation seqs
+    key: tuple[str, ...] = ()  # a violation sample's identifying columns
+    amount_columns: tuple[str, ...] = ()  # decimal columns of the checked rows: amount_impact
+    quarantine: Optional[Quarantine] = None
+    reads: dict[Optional[int], tuple[str, ...]] = field(default_factory=dict)  # reconcile: columns per end
+
+    @property
+    def name(self) -> str:
+        """The check's name (unique in its project)."""
+        return str(self.check.name)
+
+    @property
+    def target(self) -> str:
+        """``on`` as the run record writes it: the output's seq, or ``input``."""
+        return INPUT if self.on is None else str(self.on)
+
+    @property
+    def on_input(self) -> bool:
+        """Whether the check reads the input rows (after the period filter, before operation 1)."""
+        return self.on is None and self.kind != CheckKind.RECONCILE

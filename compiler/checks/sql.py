@@ -1,0 +1,182 @@
+"""The SQL of checks (docs/checks.md), rendered by sqlglot from the typed :class:`~.plan.CheckPlan`s:
+what the runner evaluates (it never builds SQL itself) and what ``compile`` prints after the project's
+statements. Column names are quoted identifiers; nothing here is written as SQL text.
+
+For the runner:
+
+- :func:`violation_sql`: a row check's boolean expression over the checked rows' columns, TRUE for a
+  violating row (a condition that is NULL violates); :func:`row_metrics_sql` the aggregates to observe.
+- :func:`set_check_query`: one query over a view of the checked rows (unique, balanced, row_count).
+- :func:`reconcile_query` / :func:`measure_sql`: a reconcile's measures per group over a view of one end.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Optional
+
+from sqlglot import exp
+
+from ..render import comment, pretty, sql
+from .plan import Action, CheckKind, CheckPlan
+
+ROWS = "_lf_rows"  # the number of rows of a group (set checks), or of the view (row_count)
+VIOLATIONS = "_lf_violations"  # the number of violating rows (row_metrics_sql)
+
+
+def _col(name: str) -> exp.Column:
+    return exp.column(name, quoted=True)
+
+
+def _table(name: str) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def _alias(node: exp.Expression, name: str) -> exp.Alias:
+    return exp.alias_(node, exp.to_identifier(name, quoted=True))
+
+
+def violation(check: CheckPlan) -> exp.Expression:
+    """A copy of a row check's violation condition (ValueError for another kind)."""
+    if check.violation is None:
+        raise ValueError(f"check '{check.name}' is a {check.kind.value} check, not a row check")
+    return check.violation.copy()
+
+
+def violation_sql(check: CheckPlan) -> str:
+    """Spark SQL of a row check's violation condition (TRUE: the row violates), over unqualified columns."""
+    return sql(violation(check))
+
+
+def row_metrics(check: CheckPlan) -> list[tuple[str, exp.Expression]]:
+    """A row check's aggregates, each (name, node): ``_lf_violations`` = COUNT_IF(violation), then per
+    decimal column of the rows (``amount_columns``) the SUM over the violating rows (its amount impact)."""
+    out: list[tuple[str, exp.Expression]] = [(VIOLATIONS, exp.CountIf(this=violation(check)))]
+    for name in check.amount_columns:
+        out.append((name, exp.Sum(this=exp.If(this=violation(check), true=_col(name), false=exp.Null()))))
+    return out
+
+
+def row_metrics_sql(check: CheckPlan) -> list[tuple[str, str]]:
+    """:func:`row_metrics` as Spark SQL text (what ``DataFrame.observe`` takes via ``F.expr``)."""
+    return [(name, sql(node)) for name, node in row_metrics(check)]
+
+
+def _grouped(columns: tuple[str, ...], select: list[exp.Expression], view: str) -> exp.Select:
+    query = exp.select(*[_col(c) for c in columns], *select).from_(_table(view))
+    if columns:
+        query = query.group_by(*[_col(c) for c in columns])
+    return query
+
+
+def _ordered(query: exp.Select, columns: tuple[str, ...]) -> exp.Select:
+    return query.order_by(*[exp.Ordered(this=_col(c), nulls_first=True) for c in columns]) if columns else query
+
+
+def set_check_tree(check: CheckPlan, view: str) -> exp.Select:
+    """The query of a set check over ``view``: see :func:`set_check_query`."""
+    count = exp.Count(this=exp.Star())
+    if check.kind == CheckKind.ROW_COUNT:
+        return exp.select(_alias(count, ROWS)).from_(_table(view))
+    keys = check.group_by
+    if check.kind == CheckKind.UNIQUE:
+        sums = [_alias(exp.Sum(this=_col(c)), c) for c in check.amount_columns if c not in keys]
+        query = _grouped(keys, [_alias(count, ROWS), *sums], view).having(exp.GT(this=count.copy(),
+                                                                                 expression=exp.Literal.number(1)))
+        return _ordered(query, keys)
+    if check.kind == CheckKind.BALANCED:
+        total = exp.Sum(this=_col(check.amount))
+        within = exp.LTE(this=exp.Abs(this=total.copy()), expression=exp.Literal.number(str(check.tolerance)))
+        failing = exp.Not(this=exp.Coalesce(this=within, expressions=[exp.false()]))
+        if not keys:  # one overall group: no rows at all is nothing unbalanced
+            failing = exp.and_(exp.GT(this=count.copy(), expression=exp.Literal.number(0)), failing)
+        query = _grouped(keys, [_alias(count, ROWS), _alias(total, check.amount)], view).having(failing)
+        return _ordered(query, keys)
+    raise ValueError(f"check '{check.name}' is a {check.kind.value} check, not a set check")
+
+
+def set_check_query(check: CheckPlan, view: str) -> str:
+    """Spark SQL of a set check over the view ``view`` of its rows (the staged output, or the input):
+
+    - ``unique``: one row per duplicated key: the key columns, ``_lf_rows`` (rows with that key, > 1)
+      and, under their own names, the SUM of each other decimal column (``amount_columns``);
+    - ``balanced``: one row per group out of tolerance (or whose SUM is NULL): the group columns,
+      ``_lf_rows`` and the SUM of ``amount`` under its name (the group's imbalance);
+    - ``row_count``: one row, ``_lf_rows``; compare it with ``min_rows`` / ``max_rows``.
+
+    Rows are ordered by the key (NULLs first), so the first five are the deterministic sample."""
+    return pretty(set_check_tree(check, view))
+
+
+def measures(check: CheckPlan) -> list[tuple[str, exp.Expression]]:
+    """A reconcile's measures, each (name as recorded, aggregate node): ``count`` -> COUNT(*),
+    ``SUM(col)`` -> SUM(`col`)."""
+    return [(m.name, m.expression.copy()) for m in check.measures]
+
+
+def measure_sql(check: CheckPlan) -> list[tuple[str, str]]:
+    """:func:`measures` as Spark SQL text."""
+    return [(name, sql(node)) for name, node in measures(check)]
+
+
+def reconcile_query(check: CheckPlan, view: str) -> str:
+    """Spark SQL of a reconcile's measures per group (``group_by``) over ``view`` (one end): the group
+    columns then each measure under its recorded name, ordered by the group."""
+    query = _grouped(check.group_by, [_alias(node, name) for name, node in measures(check)], view)
+    return pretty(_ordered(query, check.group_by))
+
+
+# --------------------------------------------------------------------------------- compile output
+def _view(seq: Optional[int]) -> str:
+    return "input" if seq is None else f"output_{seq:03d}"
+
+
+def describe(check: CheckPlan) -> str:
+    """What a check is, in words: kind, rows, action (and quarantine destination)."""
+    if check.kind == CheckKind.RECONCILE:
+        end = "input" if check.from_output is None else f"output {check.from_output}"
+        text = f"reconcile {end} -> output {check.on}"
+        text += f" by {', '.join(check.group_by)}" if check.group_by else ""
+        text += f", explained by {', '.join(map(str, check.explained_by))}" if check.explained_by else ""
+        text += f", tolerance {check.tolerance}"
+    else:
+        text = f"{check.kind.value} on " + ("the input" if check.on is None else f"output {check.on}")
+        if check.kind == CheckKind.BALANCED:
+            text += f", tolerance {check.tolerance}"
+        if check.kind == CheckKind.ROW_COUNT:
+            text += f", rows {check.min_rows if check.min_rows is not None else 0}.." + (
+                str(check.max_rows) if check.max_rows is not None else "")
+    action = check.action.value
+    if check.action == Action.QUARANTINE and check.quarantine is not None:
+        action += f" to path {check.quarantine.path} ({check.quarantine.format})"
+    return f"check {check.name}: {text}; on violation: {action}"
+
+
+def statements(check: CheckPlan) -> list[str]:
+    """The statements ``compile`` prints for a check: a row check's violating rows, a set check's query,
+    a reconcile's measures at both ends."""
+    if check.kind.row_check:
+        rows = exp.select(exp.Star()).from_(_table(_view(check.on))).where(violation(check))
+        return [pretty(rows)]
+    if check.kind == CheckKind.RECONCILE:
+        return [reconcile_query(check, _view(check.from_output)), reconcile_query(check, _view(check.on))]
+    return [set_check_query(check, _view(check.on))]
+
+
+def script_section(checks: list[CheckPlan]) -> str:
+    """The checks' part of the compiled script ("" without checks): deterministic, in the order written."""
+    if not checks:
+        return ""
+    lines = [comment("Checks (evaluated by the run on the rows it stages, before the commit point; `input` is the"),
+             comment("rows after the period filter, output_NNN the rows output NNN writes):"), ""]
+    for check in checks:
+        lines.append(comment(describe(check)))
+        for text in statements(check):
+            lines.append(text + ";")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def fingerprint(check: CheckPlan) -> str:
+    """A digest of what a check asserts and does (``diff``: modified when it changes; its name aside)."""
+    text = "\n".join([describe(check).split(":", 1)[1], *statements(check), ",".join(check.key)])
+    return hashlib.sha256(text.encode()).hexdigest()
