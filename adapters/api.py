@@ -62,13 +62,8 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     if spark is not None:
         factory, label = (lambda: spark), _master(spark)
     else:
-        cfg = ws.config
-        master = cfg.spark_master or "local[*]"
-
-        def factory():
-            from .spark.session import local_session
-            return local_session(master, dict(cfg.spark_conf))
-        label = master
+        from .spark.session import session_factory
+        factory, label = session_factory(ws.config)  # its spark settings; started when the run needs it
     before = set(loaders.MEMORY)
     try:
         return Runner(root, echo=echo, session_factory=factory, spark_label=label, memory=data).run(

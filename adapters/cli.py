@@ -1,150 +1,20 @@
-"""The ``ledgerflow`` command line: a thin layer that turns errors into one paragraph and an exit code."""
+"""The ``ledgerflow`` command line: its commands, options and help. What a command works on (workspace, run
+store, Spark session) and how its errors become one paragraph and an exit code: :mod:`.invocation`."""
 from __future__ import annotations
 
-import functools
 import json
-import os
 import sys
-import traceback
-from typing import TYPE_CHECKING, Optional
 
 import click
 
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.version import version
 from ..compiler.visible_text import visible
-
-if TYPE_CHECKING:
-    from ..compiler.model import Project, Workspace
-    from .store.runstore import RunStore
+from .invocation import Invocation, command, started_early
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
 # start without sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and,
 # in a workspace where nothing ran yet, without the run store (sqlite3).
-
-
-class Invocation:
-    """What one command works on, each part found or loaded at most once (click's context object):
-    the workspace folder, the workspace with its registered datasets, and the run store.
-
-    ``--workspace`` and ``--debug`` may be given before or after the command's name."""
-
-    def __init__(self, workspace: Optional[str] = None, debug: bool = False):
-        self.workspace_option = workspace
-        self.debug = debug
-        self._root: Optional[str] = None
-        self._workspace: Optional[Workspace] = None
-        self._store: Optional[RunStore] = None
-
-    @property
-    def root(self) -> str:
-        """The workspace folder (``--workspace``, ``$LEDGERFLOW_WORKSPACE`` or the nearest marker)."""
-        if self._root is None:
-            from ..compiler.workspace import find_workspace
-            self._root = find_workspace(explicit=self.workspace_option)
-        return self._root
-
-    @property
-    def store(self) -> RunStore:
-        """The run store (opening it recovers interrupted runs, once per process)."""
-        if self._store is None:
-            from .open_store import open_store
-            self._store = open_store(self.root)
-        return self._store
-
-    @property
-    def workspace(self) -> Workspace:
-        """The workspace with its registered datasets, loaded on first use."""
-        if self._workspace is None:
-            from ..compiler.workspace import load_workspace
-            self._workspace = load_workspace(self.root, extra_datasets=self._registered())
-        return self._workspace
-
-    def _registered(self):
-        if self._store is None and not os.path.exists(os.path.join(self.root, ".ledgerflow", "state.db")):
-            return None  # nothing ever ran or registered here (the store is created by the first run)
-        if not _store_optional():
-            return self.store.registered_datasets
-        from .store.health import RunStoreUnusable, unusable, warning
-        try:
-            store = self.store
-        except RunStoreUnusable as err:  # validate, compile, lineage, dag, diff, test: go on without the store
-            click.echo(warning(err), err=True)
-            return None
-
-        def registered():
-            try:
-                return store.registered_datasets()
-            except Exception as err:  # corruption deeper in the file shows only when read
-                found = unusable(err, store.db_path)
-                if found is None:
-                    raise
-                click.echo(warning(found), err=True)
-                return []
-        return registered
-
-    def project(self, ref: str) -> Project:
-        """The project ``ref`` (name, id or YAML path) of the workspace, or an error listing its projects."""
-        from ..compiler.compile import require_project
-        return require_project(self.workspace, ref)
-
-
-# Commands that work without the run store (a damaged one is a warning for them, an error for the rest).
-_WITHOUT_STORE = ("validate", "compile", "lineage", "dag", "diff", "test")
-
-
-def _store_optional() -> bool:
-    ctx = click.get_current_context(silent=True)
-    return (ctx is not None and ctx.info_name in _WITHOUT_STORE
-            and not ctx.params.get("record_run") and not ctx.params.get("resolved"))
-
-
-def _store_damage(inv: Invocation, err: Exception) -> Optional[LedgerflowError]:
-    """The one-paragraph error for a damaged or unreadable ``state.db`` found deep in a command (any SQLite
-    error: ledgerflow uses SQLite for its run store only), or None."""
-    if "sqlite3" not in sys.modules or inv._root is None:
-        return None
-    from .store.health import unusable
-    return unusable(err, os.path.join(inv._root, ".ledgerflow", "state.db"))
-
-
-def command(fn):
-    """A command: the shared ``--workspace``/``--debug`` options, the :class:`Invocation` as first
-    argument, and known errors as one readable paragraph on stderr with their exit code (``--debug``
-    adds the traceback)."""
-    @functools.wraps(fn)
-    def wrapper(*args, workspace: Optional[str] = None, debug: bool = False, **kwargs):
-        inv = click.get_current_context().ensure_object(Invocation)
-        if workspace:
-            inv.workspace_option = workspace
-        inv.debug = inv.debug or debug
-        try:
-            return fn(inv, *args, **kwargs)
-        except LedgerflowError as err:
-            if inv.debug:
-                traceback.print_exc()
-            click.echo(f"Error: {visible(err.render(), keep=chr(10) + chr(9))}", err=True)  # names' escapes shown
-            sys.exit(err.exit_code)
-        except KeyboardInterrupt as stop:  # a run's Ctrl-C says what became of the run (interrupts.py)
-            exit_code = getattr(stop, "exit_code", None)
-            if exit_code is None:
-                raise  # elsewhere: click's "Aborted!"
-            if inv.debug:
-                traceback.print_exc()
-            click.echo(f"Interrupted: {stop}", err=True)
-            sys.exit(exit_code)
-        except Exception as err:  # a damaged or unreadable run store met deep inside a command (store_health.py)
-            damage = _store_damage(inv, err)
-            if damage is None:
-                raise
-            if inv.debug:
-                traceback.print_exc()
-            click.echo(f"Error: {damage.render()}", err=True)
-            sys.exit(damage.exit_code)
-    wrapper = click.option("--workspace", "workspace", type=click.Path(file_okay=False), default=None,
-                           help="Workspace folder (default: $LEDGERFLOW_WORKSPACE or the nearest ancestor with "
-                                "ledgerflow.yml).")(wrapper)
-    return click.option("--debug", is_flag=True, default=False, help="Show tracebacks.")(wrapper)
 
 
 def _print_version(ctx, _param, value):
@@ -181,76 +51,16 @@ def main(ctx, workspace, debug):
 def compile_cmd(inv: Invocation, project, out, period, resolved, all_projects, check):
     """Print the project's Spark SQL (--all: every project's, to --out DIR or checked against --check DIR)."""
     if all_projects or check:
-        return _compile_all(inv, project, out, check, resolved or period, all_projects)
+        from .compile_out.command import compile_all
+        return compile_all(inv, project, out, check, resolved or period, all_projects)
     if project is None:
         raise click.UsageError("compile needs a PROJECT (or --all)")
     from ..compiler.gcpause import gc_paused
+    from .compile_out.command import compile_one
     # One project, then the process ends: the collector stays off from the imports on, and what the
     # compile made is left to the exit (see gc_paused).
     with gc_paused(until_exit=True):
-        _compile_one(inv, project, out, period, resolved)
-
-
-def _compile_one(inv: Invocation, project, out, period, resolved):
-    """compile PROJECT [--out DIR] [--resolved --period P]."""
-    from ..compiler.compile import compile_project
-    from ..compiler.periods import parse_period
-    from .compile_out import folders
-    from .compile_out.paths import check_folder, write_failed
-    if out:
-        check_folder(out, "--out")
-    proj = inv.project(project)
-    compiled = compile_project(inv.workspace, proj)
-    if resolved:
-        if not period:
-            raise click.UsageError("--resolved needs --period")
-        from .compile_out.resolved_script import resolved_script
-        text = resolved_script(inv.workspace, proj, compiled, parse_period(period), inv.store)
-    else:
-        if period:
-            raise click.UsageError("--period is only used with --resolved")
-        text = compiled.script()
-    if out:
-        name = folders.segment(proj.name)  # a project name never climbs out of DIR
-        folder = os.path.join(out, name)
-        path = os.path.join(folder, f"{name}{'.' + period if resolved else ''}.sql")
-        try:
-            os.makedirs(folder, exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        except OSError as err:
-            raise write_failed(path, err, f"the SQL of project '{proj.name}'") from None
-        click.echo(path)
-    else:
-        click.echo(text)
-
-
-def _compile_all(inv: Invocation, project, out, check, resolved, all_projects):
-    """compile --all --out DIR | --all --check DIR (see compile_all.py)."""
-    from .compile_out import all_projects as compile_all
-    if not all_projects:
-        raise click.UsageError("--check needs --all")
-    if project is not None or resolved:
-        raise click.UsageError("--all compiles every project: give no PROJECT, --period or --resolved")
-    if bool(out) == bool(check):
-        raise click.UsageError("--all needs exactly one of --out DIR or --check DIR")
-    if out:
-        from .compile_out.paths import check_folder
-        check_folder(out, "--out")
-    ws = inv.workspace
-    if out:
-        written, removed = compile_all.write_all(ws, out)
-        for path in written:
-            click.echo(path)
-        for path in removed:  # a project's file of an older layout or of a project that is gone
-            click.echo(f"removed {path}")
-        return
-    result = compile_all.check_all(ws, check)
-    if not result.ok:
-        for line in result.lines(check):
-            click.echo(line, err=True)
-        sys.exit(compile_all.EXIT_STALE)
-    click.echo(f"ok: {check} is up to date ({len(ws.projects)} projects)")
+        compile_one(inv, project, out, period, resolved)
 
 
 @main.command("validate")
@@ -267,35 +77,6 @@ def validate_cmd(inv: Invocation, projects):
         raise CompileError(diagnostics)
     click.echo(f"ok: {len(chosen)} project{'s' if len(chosen) != 1 else ''} valid "
                f"({visible(', '.join(p.name for p in chosen))})")
-
-
-def _session_factory(inv: Invocation, master: Optional[str], remote: Optional[str], conf: tuple,
-                     for_tests: bool = False):
-    """(a SparkSession factory, its label) from ledgerflow.yml's ``spark`` settings and the flags;
-    ``for_tests``: the driver JVM tuned for ``ledgerflow test`` (``spark.scenario_test_conf``)."""
-    cfg = inv.workspace.config
-    settings = dict(cfg.spark_conf)
-    if for_tests:
-        from .spark.session import scenario_test_conf
-        settings = scenario_test_conf(settings)
-    for item in conf:
-        if "=" not in item:
-            raise click.UsageError(f"--conf takes KEY=VALUE, got '{item}'")
-        k, v = item.split("=", 1)
-        settings[k] = v
-    if master and remote:
-        raise click.UsageError("use either --master or --remote, not both")
-    if remote:
-        from .spark.session import connect_session
-        quiet = not inv.debug
-        return (lambda: connect_session(remote, settings, quiet=quiet)), remote
-    chosen = master or cfg.spark_master or "local[*]"
-    from .spark.session import local_session
-    # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
-    quiet = not inv.debug
-    log_file = os.path.join(inv.root, "target", "logs", "spark.log")
-    archive = "test" if for_tests else "run"  # the driver JVM's class archive (adapters/spark/class_archive.py)
-    return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file, archive=archive)), chosen
 
 
 @main.command("run")
@@ -318,14 +99,13 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
     if sum([bool(project), bool(select), run_all]) != 1:
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
     from ..compiler.periods import PeriodError, parse_period
-    from .spark.session import early_session
     root = inv.root
     try:
         parse_period(period)
     except PeriodError as err:
         raise click.BadParameter(str(err), param_hint="--period")
-    factory, label = _session_factory(inv, master, remote, conf)
-    factory = early_session(factory)  # the JVM starts while the project is compiled and resolved
+    factory, label = inv.session_factory(master, remote, conf)
+    factory = started_early(factory)  # the JVM starts while the project is compiled and resolved
     from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
     runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
     from .run.interrupts import outside_a_run
@@ -361,9 +141,8 @@ def dag_cmd(inv: Invocation, select, fmt):
 @command
 def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inputs):
     """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
-    from .spark.session import early_session
-    factory, label = _session_factory(inv, master, remote, conf)
-    factory = early_session(factory)
+    factory, label = inv.session_factory(master, remote, conf)
+    factory = started_early(factory)
     from .run.runner import Runner  # after the JVM's launch (see run_cmd)
     from .run.interrupts import outside_a_run
     with outside_a_run():
@@ -387,7 +166,7 @@ def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
         from .compile_out.paths import check_file
         check_file(junit_xml, "--junit-xml")  # before the tests run: their results are never lost to a bad path
     # --record reads the recorded run's whole input, where C2's code pays: the test JVM tuning is for running tests
-    factory, _ = _session_factory(inv, None, None, (), for_tests=not record_run)
+    factory, _ = inv.session_factory(for_tests=not record_run)
     if record_run:
         from .scenarios.record import record_test
         if len(names) != 1:
@@ -430,15 +209,12 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json):
             from .store.summaries import render_run
             click.echo(render_run(rec))
         return
+    from .store.summaries import run_line
     runs = store.list_runs()
     if not runs:
         click.echo("no runs yet")
     for r in runs:
-        rows = sum(o.get("rows") or 0 for o in r.get("outputs") or [])
-        click.echo(f"{r['run_id']}  {r['started_at']}  {r['status']:<9}  {r['project']['name']}  "
-                   f"{r['period']['identifier']}  outputs={len(r.get('outputs') or [])} rows={rows}"
-                   + (f"  replay of {r['parent_run_id']}" if r.get("parent_run_id") else "")
-                   + (f"  error: {r['error'].splitlines()[0].split(';')[0][:160]}" if r["status"] == "failed" and r.get("error") else ""))
+        click.echo(run_line(r))
 
 
 @main.command("datasets")
@@ -447,6 +223,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json):
 @command
 def datasets_cmd(inv: Invocation, action, name):
     """Declared and registered datasets with their versions."""
+    from .store.summaries import dataset_line, dataset_lines
     store = inv.store  # opened first, as always: it recovers interrupted runs
     ws = inv.workspace
     if action == "show":
@@ -455,21 +232,11 @@ def datasets_cmd(inv: Invocation, action, name):
         ds = ws.find_dataset(name)
         if ds is None:
             raise LedgerflowError(f"no dataset '{name}'; datasets: {', '.join(sorted(d.name for d in ws.datasets))}.")
-        click.echo(f"{ds.name}  id={ds.id}  status={ds.status}  table={ds.table_name}  "
-                   f"temporal_mode={ds.temporal_mode}  {'registered' if ds.registered else 'declared in ' + ds.file}")
-        for v in ds.versions:
-            extra = ""
-            if ds.registered:
-                reg = next(r for r in store.registrations(ds.name) if r["version"] == v.version)
-                extra = f"  periods={','.join(reg['periods'])}  location={reg['location']}  run={reg['run_id']}"
-            click.echo(f"  version {v.version}  {v.status}{extra}")
-        for c in ds.columns:
-            click.echo(f"  column {c.name}: {c.type}")
+        for line in dataset_lines(ds, store.registrations):
+            click.echo(line)
         return
     for ds in sorted(ws.datasets, key=lambda d: d.name):
-        versions = ",".join(f"{v.version}{'' if v.status == 'active' else '(disabled)'}" for v in ds.versions)
-        click.echo(f"{ds.name:<24} {'registered' if ds.registered else 'declared':<10} {ds.temporal_mode:<10} "
-                   f"{ds.status:<8} versions {versions or 'none yet'}")
+        click.echo(dataset_line(ds))
 
 
 @main.command("lineage")

@@ -733,8 +733,8 @@ def test_windows_device_names_are_escaped():
 
 
 def completed_run(monkeypatch):
-    from ledgerflow.adapters.scenarios import record
-    monkeypatch.setattr(record.RunStore, "get_run", lambda self, run_id: {"run_id": run_id, "status": "completed"})
+    from ledgerflow.adapters.store.runstore import RunStore
+    monkeypatch.setattr(RunStore, "get_run", lambda self, run_id: {"run_id": run_id, "status": "completed"})
 
 
 def test_record_checks_its_target_before_any_work(finance, tmp_path, monkeypatch):

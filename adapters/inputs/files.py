@@ -22,6 +22,7 @@ import csv
 import functools
 import io
 import json
+import os
 import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
@@ -52,6 +53,30 @@ def spark_path(target: str) -> str:
     """``target`` as a path Spark reads literally: the glob characters ``\\ [ ] { } * ?`` escaped with a
     backslash (Hadoop's ``GlobPattern`` escape; Spark's DataFrameReader has no literal-path switch)."""
     return _GLOB.sub(r"\\\1", target)
+
+
+# ------------------------------------------------------------------------------------------- listing
+# Compressed files: Spark reads them through Hadoop's codecs, chosen by the name's ending.
+COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".xz", ".br")
+# Compressed files ledgerflow's scan decompresses as Spark's Hadoop codecs do (see open_bytes).
+SCANNED_COMPRESSED = (".gz", ".bz2")
+
+
+def local_files(target: str) -> Optional[tuple[list[str], list[str]]]:
+    """(data files Spark reads, partition column names) of a local location, in Spark's order; None if
+    not local (or not there)."""
+    if ":" in target.split("/")[0] or not os.path.exists(target):
+        return None
+    if os.path.isfile(target):
+        return [target], []
+    files, partitions = [], []
+    for parent, dirs, names in os.walk(target, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not spark_skips(d, folder=True))
+        for d in dirs:
+            if "=" in d and d.split("=", 1)[0] not in partitions:
+                partitions.append(d.split("=", 1)[0])
+        files += [os.path.join(parent, n) for n in sorted(names) if not spark_skips(n)]
+    return files, partitions
 
 
 # ----------------------------------------------------------------------------------------------- CSV

@@ -2,7 +2,9 @@
 
 Each location is read raw (parquet, csv with header, json, orc, a catalog table, or an in-memory
 DataFrame registered by tests and the Python API), then :func:`normalised_select` casts it to the
-declared schema and fills system columns; several locations are unioned.
+declared schema and fills system columns; several locations are unioned. How a local location's files
+are read exactly: :mod:`.csv_reads` (CSV, one read per header), :mod:`.schemas` (JSON and Parquet
+schemas without an inference pass), :mod:`.files` (what the files hold, checked first).
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from ...compiler import parameters, system_columns as sysc
 from ...compiler.model import Dataset
 from ...compiler.resolver import ResolvedLocation
 from . import files as input_files
+from .csv_reads import common_columns, csv_reads
+from .schemas import declared_schema
 
 # In-memory data for the "memory" location kind: name -> pyspark DataFrame (tests, Python API).
 MEMORY: dict[str, Any] = {}
@@ -50,242 +54,6 @@ def has_data_files(folder: str) -> bool:
         if any(not input_files.spark_skips(f) for f in files):
             return True
     return False
-
-
-# ------------------------------------------------------------------ schemas without an inference pass
-# Without a schema Spark runs a job before the pipeline's own: CSV reads the header line of a file,
-# JSON reads every line to infer types. For local files ledgerflow reads what it needs itself: every
-# CSV file (its header, see input_files.scan_csv; the schema is its columns, all strings, as Spark
-# would read them without inferSchema), the keys of the first JSON lines (the declared columns and the
-# system columns found, as strings: a JSON number keeps the digits it was written with, and the
-# checked cast of loading.py then reads it exactly or fails, located). Anything unusual (other reader
-# options, compressed or non-UTF-8 files, a declared JSON column not seen in the sample) leaves the
-# schema to Spark, as before, so its errors stay the same.
-_PEEK_BYTES = 1 << 20
-_PEEK_FILES = 1000
-_COMPRESSED = (".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".zstd", ".xz", ".br")
-# CSV reader options ledgerflow's own CSV reading understands: the structure options it scans with,
-# and options that change how a value is read but never where a record or a field ends. Any other
-# (quote, escape, comment, lineSep, multiLine, mode, ...) leaves the read to Spark's rules.
-_CSV_OWN_OPTIONS = {"header", "sep", "delimiter"}
-_CSV_VALUE_OPTIONS = {"nullvalue", "emptyvalue", "nanvalue", "positiveinf", "negativeinf", "dateformat",
-                      "timestampformat", "timestampntzformat", "locale", "encoding", "charset",
-                      "ignoreleadingwhitespace", "ignoretrailingwhitespace", "inferschema", "samplingratio",
-                      "preferdate", "enabledatetimeparsingfallback"}
-_UTF8 = {"utf-8", "utf8"}
-# Compressed files ledgerflow's scan decompresses as Spark's Hadoop codecs do (see input_files.open_bytes).
-_SCANNED_COMPRESSED = (".gz", ".bz2")
-UNUSED = "__lf_unused_"  # a header name no statement reads that Spark could not take as it is
-
-
-def _local_files(target: str) -> Optional[tuple[list[str], list[str]]]:
-    """(data files Spark reads, partition column names) of a local location; None if not local."""
-    if ":" in target.split("/")[0] or not os.path.exists(target):
-        return None
-    if os.path.isfile(target):
-        return [target], []
-    files, partitions = [], []
-    for parent, dirs, names in os.walk(target, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if not input_files.spark_skips(d, folder=True))
-        for d in dirs:
-            if "=" in d and d.split("=", 1)[0] not in partitions:
-                partitions.append(d.split("=", 1)[0])
-        files += [os.path.join(parent, n) for n in sorted(names) if not input_files.spark_skips(n)]
-    return files, partitions
-
-
-def _first_bytes(path: str, size: int) -> Optional[str]:
-    if path.endswith(_COMPRESSED):
-        return None
-    with open(path, "rb") as fh:
-        data = fh.read(size)
-    if data.startswith(b"\xef\xbb\xbf"):
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:  # perhaps a multi-byte character cut at the end: keep whole lines only
-        cut = data[:data.rfind(b"\n") + 1]
-        try:
-            return cut.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-
-
-def _ddl(names: list[str]) -> str:
-    return ", ".join(f"`{n.replace('`', '``')}` STRING" for n in names)
-
-
-def _json_schema(files: list[str], partitions: list[str], dataset: Dataset,
-                 carried: Optional[set] = None) -> Optional[str]:
-    """The schema of a JSON location: the declared columns (all seen in the first lines) and the system
-    columns every file carries (``carried``, from :func:`.input_files.check_json_columns`; else those
-    seen in the first lines)."""
-    import json
-    keys: set[str] = set()
-    budget = _PEEK_BYTES
-    for path in files[:_PEEK_FILES]:
-        if budget <= 0:
-            break
-        text = _first_bytes(path, budget)
-        if text is None:
-            return None
-        budget -= len(text)
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue  # a line cut by the byte budget; a malformed one fails the read (mode FAILFAST)
-            if not isinstance(row, dict):
-                return None
-            keys.update(row)
-    declared = [c.name for c in dataset.columns]
-    if any(c not in keys for c in declared):
-        return None  # Spark infers, and a missing column is the located error of loading.py
-    system = [n for n, _ in sysc.system_columns(dataset.temporal_mode)
-              if (n in carried if carried is not None else n in keys) and n not in declared]
-    names = [n for n in declared + system if n not in partitions]
-    return _ddl(names + partitions)
-
-
-def _parquet_type(t) -> Optional[str]:
-    """The Spark type Spark itself gives a Parquet column of Arrow type ``t``; None when unsure
-    (timestamps without a zone may be INT96 or NTZ, nested and unsigned types: Spark decides)."""
-    import pyarrow as pa
-    if pa.types.is_decimal(t):
-        return f"decimal({t.precision},{t.scale})"
-    if pa.types.is_timestamp(t):
-        return "timestamp" if t.tz is not None else None
-    simple = {pa.string(): "string", pa.large_string(): "string", pa.int8(): "tinyint", pa.int16(): "smallint",
-              pa.int32(): "int", pa.int64(): "bigint", pa.float32(): "float", pa.float64(): "double",
-              pa.bool_(): "boolean", pa.date32(): "date", pa.binary(): "binary"}
-    return simple.get(t)
-
-
-def _parquet_schema(files: list[str], partitions: list[str]) -> Optional[str]:
-    """The schema of the first Parquet file's footer (Spark reads one footer too, in a Spark job)."""
-    try:
-        import pyarrow.parquet as pq
-        schema = pq.read_schema(files[0])
-    except Exception:  # no pyarrow, or a file it cannot read: Spark decides, and reports
-        return None
-    cols = []
-    for field in schema:
-        t = _parquet_type(field.type)
-        if t is None or field.name in partitions:
-            return None
-        cols.append(f"`{field.name.replace('`', '``')}` {t.upper()}")
-    return ", ".join(cols + [_ddl([p]) for p in partitions]) if cols else None
-
-
-def declared_schema(location: ResolvedLocation, dataset: Optional[Dataset],
-                    carried: Optional[set] = None) -> Optional[str]:
-    """The schema (DDL) a JSON or Parquet location is read with, or None to let Spark infer it (CSV:
-    :func:`csv_reads` gives each group of files its own). ``carried``: a JSON location's system columns,
-    as :func:`check_file_columns` found them in every file."""
-    if location.kind != "path" or location.format not in ("json", "parquet") or dataset is None:
-        return None
-    found = _local_files(location.target)
-    if location.format == "parquet":
-        if location.options or not found or not found[0]:
-            return None
-        return _parquet_schema(*found)
-    if location.options or not found or not found[0]:
-        return None
-    return _json_schema(found[0], found[1], dataset, carried)
-
-
-@dataclass(frozen=True)
-class CsvRead:
-    """One read of CSV files sharing a header: the paths given to Spark (literal), the schema, and the
-    options (``multiLine`` when a quoted field of one of them holds a line break)."""
-
-    paths: tuple[str, ...]
-    schema: Optional[str]
-    options: tuple[tuple[str, str], ...]
-    columns: tuple[str, ...]  # the header's names as the frame has them
-    partitions: tuple[str, ...] = ()  # the partition folders' columns (at the end of the schema)
-
-
-def _csv_sep(options: dict) -> Optional[str]:
-    """The delimiter of a CSV location ledgerflow reads itself, or None to leave it to Spark's rules."""
-    lowered = {k.lower(): str(v) for k, v in options.items()}
-    if set(lowered) - _CSV_OWN_OPTIONS - _CSV_VALUE_OPTIONS or lowered.get("header", "true").lower() != "true":
-        return None
-    if any(lowered.get(k, "utf-8").lower() not in _UTF8 for k in ("encoding", "charset")):
-        return None
-    sep = lowered.get("sep", lowered.get("delimiter", ","))
-    return sep if len(sep) == 1 and sep.isascii() and sep not in "\"\r\n" else None
-
-
-def common_columns(reads) -> list[str]:
-    """The header names every one of ``reads`` (CSV reads or the frames they give) has, in the first one's
-    order, without the placeholders of unused columns: what the reads of one location are unioned by."""
-    return [c for c in reads[0].columns if not c.startswith(UNUSED) and all(c in r.columns for r in reads)]
-
-
-def csv_reads(location: ResolvedLocation, dataset: Optional[Dataset], strict: bool = True) -> Optional[list[CsvRead]]:
-    """How to read a local CSV location exactly: one :class:`CsvRead` per distinct header (files whose
-    columns come in another order are read with their own schema and the frames joined by name), or
-    None when it is not a local location ledgerflow reads itself. Every file is scanned first
-    (:func:`.input_files.scan_csv`), and when ``strict`` each file must hold the ``dataset``'s declared
-    columns (:func:`.input_files.check_columns`); either raises a located :class:`.input_files.InputFileError`."""
-    sep = _csv_sep(dict(location.options))
-    found = _local_files(location.target) if location.kind == "path" and sep is not None else None
-    if not found or not found[0] or any(f.endswith(_COMPRESSED) and not f.endswith(_SCANNED_COMPRESSED)
-                                        for f in found[0]):
-        return None
-    files, partitions = found
-    label = dataset.name if dataset is not None else None
-    scanned = [input_files.scan_csv(f, sep, dataset=label) for f in files]
-    if dataset is not None and strict:
-        input_files.check_columns(dataset, ((f.path, f.header) for f in scanned), partitions)
-    # Files needing multiLine are read apart from the others (which Spark can still split), by line ending.
-    groups: dict[tuple, list[input_files.CsvFile]] = {}
-    for f in scanned:
-        groups.setdefault((f.header, f.multiline, f.line_end if f.multiline else None), []).append(f)
-    reads = []
-    for (header, multiline, line_end), members in groups.items():
-        names, renamed = _schema_names(header, partitions, dataset)
-        options = {"multiLine": "true"} if multiline else {}
-        if line_end:
-            options["lineSep"] = line_end
-        if names is None:  # a header column is also a partition folder: Spark's schema, header checked
-            schema, options["enforceSchema"] = None, "false"
-        else:
-            schema = _ddl(names + partitions)
-            options["enforceSchema"] = "true" if renamed else "false"  # Spark checks each file's header
-        if os.path.isfile(location.target):
-            paths = (input_files.spark_path(location.target),)
-        else:  # the files scanned, not the folder listed again: a file arriving meanwhile is not read unscanned
-            paths = tuple(input_files.spark_path(f.path) for f in members)
-            if partitions:
-                options["basePath"] = location.target  # read as it is (not a glob)
-        reads.append(CsvRead(paths, schema, tuple(options.items()), tuple(names or header), tuple(partitions)))
-    return reads
-
-
-def _schema_names(header: tuple[str, ...], partitions: list[str],
-                  dataset: Optional[Dataset]) -> tuple[Optional[list[str]], bool]:
-    """(the names a header's columns are read under, whether one was renamed): an empty or repeated
-    name (compared as Spark does, ignoring case) that no statement reads becomes a placeholder, so
-    Spark neither refuses nor confuses it; None when a header column is also a partition column."""
-    parts = {p.lower() for p in partitions}
-    if any(n.lower() in parts for n in header):
-        return None, False
-    wanted = set()
-    if dataset is not None:
-        wanted = {c.name for c in dataset.columns} | {n for n, _ in sysc.system_columns(dataset.temporal_mode)}
-    lowered = [n.lower() for n in header]
-    names, renamed = [], False
-    for i, n in enumerate(header):
-        if not n or (lowered.count(n.lower()) > 1 and n not in wanted) or n.startswith(UNUSED):
-            names.append(f"{UNUSED}{i}")
-            renamed = True
-        else:
-            names.append(n)
-    return names, renamed
 
 
 def _reader(spark, fmt: str, options: dict, schema: Optional[str]):
@@ -360,12 +128,12 @@ def check_file_columns(location: ResolvedLocation, dataset: Dataset) -> Optional
     JSON: :func:`.input_files.check_json_columns`, whose system columns are returned."""
     if location.kind != "path" or location.format not in ("parquet", "orc", "json"):
         return None
-    found = _local_files(location.target)
+    found = input_files.local_files(location.target)
     if not found:
         return None
     files, partitions = found
     if location.format == "json":
-        if any(f.endswith(_COMPRESSED) and not f.endswith(_SCANNED_COMPRESSED) for f in files):
+        if any(f.endswith(input_files.COMPRESSED) and not f.endswith(input_files.SCANNED_COMPRESSED) for f in files):
             return None
         return input_files.check_json_columns(dataset, files, partitions)
     columns = ((f, cols) for f in files for cols in [input_files.footer_columns(f, location.format)] if cols is not None)

@@ -298,8 +298,8 @@ class Runner:
         if self.session_factory:
             session = self.session_factory()
         else:
-            from ..spark.session import local_session
-            session = local_session()
+            from ..spark.session import session_factory
+            session = session_factory()[0]()  # no workspace settings: ledgerflow's own, two local cores
         interrupts.reclaim()  # a SparkContext created here on the main thread installed PySpark's SIGINT handler
         return session
 

@@ -198,5 +198,6 @@ def exit_code(results: list[TestResult]) -> int:
 
 
 def _default_factory():
-    from ..spark.session import local_session, scenario_test_conf
-    return local_session(conf=scenario_test_conf())
+    from ..spark.session import session_factory
+    factory, _ = session_factory(for_tests=True)  # no workspace settings: two local cores, the test JVM's tuning
+    return factory()

@@ -1,5 +1,9 @@
 """SparkSession creation: local by default, a standalone master, or Spark Connect.
 
+:func:`session_factory` is the one place that chooses between them from the workspace's ``spark``
+settings and the command's flags; ``ledgerflow run``, ``replay`` and ``test``, the Python API, the
+runner and the scenario tests all take their session from it.
+
 By default the driver JVM is quiet: ledgerflow's log4j2 configuration (``log4j2-quiet.properties``,
 shipped beside this module) is passed at JVM launch, so Spark's start-up lines and task-failure
 stack traces go to a log file instead of the terminal; ``quiet=False`` (the CLI's ``--debug``)
@@ -8,7 +12,7 @@ keeps Spark's own default WARN output on stderr.
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Callable, Optional
 
 from . import class_archive, java_options, parser_warmup
 
@@ -33,6 +37,11 @@ REQUIRED = {"spark.sql.csv.filterPushdown.enabled": "false"}
 # bench/test_speed.py (bench/results/history.md, 0c). Not for `run`: at 10M rows C1-only code made pipeline P
 # 45% slower (52 s -> 76 s), the rows being the work there.
 TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+# The master of a session made without a workspace's settings (the runner given no factory, scenario tests
+# run from Python): two local cores. A workspace's session defaults to every core (``local[*]``).
+BARE_MASTER = "local[2]"
+WORKSPACE_MASTER = "local[*]"
 
 QUIET_LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
 
@@ -129,7 +138,44 @@ def _launch_quiet_jvm(master: str, settings: dict, log_file: str, archive: Optio
     SparkContext(conf=conf, gateway=gateway)
 
 
-def local_session(master: str = "local[2]", conf: Optional[dict] = None, quiet: bool = True,
+class SessionChoiceError(ValueError):
+    """The flags name no session: a ``--conf`` without ``=``, or both ``--master`` and ``--remote``
+    (the command line's usage error)."""
+
+
+def session_factory(config=None, master: Optional[str] = None, remote: Optional[str] = None, conf=(),
+                    root: Optional[str] = None, quiet: bool = True,
+                    for_tests: bool = False) -> tuple[Callable[[], object], str]:
+    """(a SparkSession factory, its label): Spark Connect to ``remote``, else a local or standalone-cluster
+    session on ``master`` (default: ``config.spark_master``, else ``local[*]``; :data:`BARE_MASTER` when
+    there is no ``config``). Nothing starts until the factory is called.
+
+    ``config``: the workspace's configuration (ledgerflow.yml: ``spark_conf``, ``spark_master``), or None;
+    ``conf``: ``KEY=VALUE`` settings given on the command line, which win over the workspace's; ``root``:
+    the workspace folder, whose ``target/logs/spark.log`` takes Spark's log and the driver JVM's output
+    when ``quiet`` (without it, a new driver JVM keeps its stderr); ``for_tests``: the driver JVM tuned for
+    ``ledgerflow test`` (:func:`scenario_test_conf`) with its own class archive. Raises
+    :class:`SessionChoiceError` for a malformed ``conf`` item or both ``master`` and ``remote``."""
+    settings = dict(config.spark_conf) if config is not None else {}
+    if for_tests:
+        settings = scenario_test_conf(settings)
+    for item in conf:
+        if "=" not in item:
+            raise SessionChoiceError(f"--conf takes KEY=VALUE, got '{item}'")
+        k, v = item.split("=", 1)
+        settings[k] = v
+    if master and remote:
+        raise SessionChoiceError("use either --master or --remote, not both")
+    if remote:
+        return (lambda: connect_session(remote, settings, quiet=quiet)), remote
+    chosen = master or ((config.spark_master or WORKSPACE_MASTER) if config is not None else BARE_MASTER)
+    # Spark's own log (and the driver JVM's stderr) goes to target/logs/spark.log unless --debug.
+    log_file = os.path.join(root, "target", "logs", "spark.log") if root else None
+    archive = "test" if for_tests else "run"  # the driver JVM's class archive (class_archive.py)
+    return (lambda: local_session(chosen, settings, quiet=quiet, log_file=log_file, archive=archive)), chosen
+
+
+def local_session(master: str = BARE_MASTER, conf: Optional[dict] = None, quiet: bool = True,
                   log_file: Optional[str] = None, archive: Optional[str] = None):
     """A local (or standalone-cluster) SparkSession with ledgerflow's settings.
 
@@ -187,15 +233,5 @@ def early_session(factory):
         thread.join()
         if "error" in result:
             raise result["error"]
-        session = result["session"]
-        _cancel_jobs_on_interrupt(session)
-        return session
+        return result["session"]
     return wait
-
-
-def _cancel_jobs_on_interrupt(session) -> None:
-    """On the main thread, Ctrl-C cancels the session's running jobs and interrupts the command, never
-    with a py4j call from inside the signal handler (see :mod:`.interrupts`)."""
-    from ..run import interrupts
-    interrupts.set_cancel(interrupts.session_cancel(session))
-    interrupts.install()

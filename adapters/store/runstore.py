@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from contextlib import closing, contextmanager
-from typing import Callable, Iterator, Optional
+from contextlib import closing
+from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError, ResolutionError
 from ...compiler.model import ColumnDef, Dataset, DatasetVersion
 from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
-from .schema import ADDED_COLUMNS, SCHEMA
+from .lease_table import LeaseTable
 
 _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
@@ -35,49 +35,11 @@ class RunNotFound(LedgerflowError):
     """No run with the given id."""
 
 
-class RunStore:
-    """Access to one workspace's run records and registered datasets. Making one opens nothing yet and
-    recovers nothing: a command opens the store with :func:`ledgerflow.adapters.open_store.open_store`,
-    which checks the file and recovers interrupted runs first."""
-
-    def __init__(self, root: str):
-        self.root = root
-        self.db_path = os.path.join(root, ".ledgerflow", "state.db")
-        self.runs_dir = os.path.join(root, "target", "runs")
-
-    @contextmanager
-    def _immediate(self) -> Iterator[sqlite3.Connection]:
-        """A connection in a ``BEGIN IMMEDIATE`` transaction (one writer at a time across processes):
-        committed when the block ends, unless the block rolled it back itself; rolled back on any error."""
-        conn = self._connect()
-        conn.isolation_level = None  # explicit transactions
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            yield conn
-            if conn.in_transaction:
-                conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        finally:
-            conn.close()
-
-    def _connect(self) -> sqlite3.Connection:
-        os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
-        conn = sqlite3.connect(self.db_path, timeout=60)
-        conn.executescript(SCHEMA)
-        columns = [r[1] for r in conn.execute("PRAGMA table_info(registered_datasets)")]
-        for name, declaration in ADDED_COLUMNS:
-            if name in columns:
-                continue
-            try:
-                conn.execute(f"ALTER TABLE registered_datasets ADD COLUMN {name} {declaration}")
-                conn.commit()
-            except sqlite3.OperationalError as err:  # another process added it at the same moment
-                if "duplicate column" not in str(err):
-                    raise
-        return conn
+class RunStore(LeaseTable):
+    """Access to one workspace's run records and registered datasets (and, from its bases, the file
+    :class:`.database.StateDatabase` and the leases :class:`.lease_table.LeaseTable`). Making one opens
+    nothing yet and recovers nothing: a command opens the store with
+    :func:`ledgerflow.adapters.open_store.open_store`, which checks the file and recovers interrupted runs first."""
 
     # ---------------------------------------------------------------- runs
     def save_run(self, record: dict, sql_text: Optional[str] = None, release: bool = False) -> str:
@@ -218,46 +180,6 @@ class RunStore:
             return
         with closing(self._connect()) as conn, conn:
             _release(conn, run_id)
-
-    # ---------------------------------------------------------------- leases (adapters/run/leases.py)
-    def take_leases(self, run_id: str, process: dict, resources: list[str], taken_at: str) -> Optional[dict]:
-        """Lease every one of ``resources`` to ``run_id`` in one ``BEGIN IMMEDIATE`` transaction, or none:
-        returns None when all were taken, else the lease another run holds on one of them
-        (``{resource, run_id, pid, host, taken_at}``)."""
-        with self._immediate() as conn:
-            for resource in resources:
-                row = conn.execute("SELECT resource, run_id, pid, host, taken_at FROM leases WHERE resource = ? "
-                                   "AND run_id != ?", (resource, run_id)).fetchone()
-                if row is not None:
-                    conn.execute("ROLLBACK")
-                    return dict(zip(("resource", "run_id", "pid", "host", "taken_at"), row))
-            conn.executemany("INSERT OR REPLACE INTO leases VALUES (?,?,?,?,?)",
-                             [(r, run_id, process.get("pid"), process.get("host"), taken_at) for r in resources])
-            return None
-
-    def leases(self, run_id: Optional[str] = None) -> list[dict]:
-        """The leases held (by ``run_id``, or all)."""
-        if not os.path.exists(self.db_path):
-            return []
-        with closing(self._connect()) as conn:
-            rows = conn.execute("SELECT resource, run_id, pid, host, taken_at FROM leases"
-                                + (" WHERE run_id = ?" if run_id else "") + " ORDER BY resource",
-                                (run_id,) if run_id else ()).fetchall()
-        return [dict(zip(("resource", "run_id", "pid", "host", "taken_at"), r)) for r in rows]
-
-    def claims(self) -> dict[str, dict]:
-        """Run id -> ``{pid, host}`` of every run holding a lease or a pending reservation (recovery
-        releases those of dead processes, whether or not their run was ever recorded)."""
-        if not os.path.exists(self.db_path):
-            return {}
-        with closing(self._connect()) as conn:
-            rows = conn.execute("SELECT run_id, pid, host FROM leases UNION ALL SELECT run_id, pid, host FROM "
-                                "registered_datasets WHERE status = 'pending' ORDER BY 1").fetchall()
-        out: dict[str, dict] = {}
-        for run_id, pid, host in rows:
-            if out.get(run_id, {}).get("pid") is None:  # a reservation taken before pids were recorded has none
-                out[run_id] = {"pid": pid, "host": host}
-        return out
 
     def pending_reservations(self, run_id: str) -> list[dict]:
         """The versions ``run_id`` reserved and has not confirmed (``{name, version, location}``)."""

@@ -1,10 +1,11 @@
-"""``ledgerflow runs show RUN_ID``: a run record as a readable summary with its timing table.
+"""What ``ledgerflow runs`` and ``ledgerflow datasets`` print: ``runs show RUN_ID``, a run record as a
+readable summary with its timing table; a run's line of ``runs list``; ``datasets list`` and ``show``.
 
 The raw record (``target/runs/<id>/run.json``) is printed by ``runs show --json``.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 
 def _seconds(value: Optional[float]) -> str:
@@ -104,3 +105,36 @@ def render_run(rec: dict) -> str:
         lines += timing_table(timings)
     lines.append(f"Raw record: ledgerflow runs show {rec['run_id']} --json")
     return "\n".join(lines)
+
+
+def run_line(rec: dict) -> str:
+    """A run's line in ``ledgerflow runs list``: id, start, status, project, period, outputs and rows
+    (a replay's parent, a failed run's first error line)."""
+    rows = sum(o.get("rows") or 0 for o in rec.get("outputs") or [])
+    return (f"{rec['run_id']}  {rec['started_at']}  {rec['status']:<9}  {rec['project']['name']}  "
+            f"{rec['period']['identifier']}  outputs={len(rec.get('outputs') or [])} rows={rows}"
+            + (f"  replay of {rec['parent_run_id']}" if rec.get("parent_run_id") else "")
+            + (f"  error: {rec['error'].splitlines()[0].split(';')[0][:160]}"
+               if rec["status"] == "failed" and rec.get("error") else ""))
+
+
+def dataset_line(ds) -> str:
+    """A dataset's line in ``ledgerflow datasets list`` (``ds``: a catalog entry, declared or registered)."""
+    versions = ",".join(f"{v.version}{'' if v.status == 'active' else '(disabled)'}" for v in ds.versions)
+    return (f"{ds.name:<24} {'registered' if ds.registered else 'declared':<10} {ds.temporal_mode:<10} "
+            f"{ds.status:<8} versions {versions or 'none yet'}")
+
+
+def dataset_lines(ds, registrations: Callable[[str], list[dict]]) -> list[str]:
+    """``ledgerflow datasets show NAME``: the dataset, its versions (a registered one's periods, location and
+    run, from ``registrations(name)``: :meth:`.runstore.RunStore.registrations`) and its columns."""
+    lines = [f"{ds.name}  id={ds.id}  status={ds.status}  table={ds.table_name}  "
+             f"temporal_mode={ds.temporal_mode}  {'registered' if ds.registered else 'declared in ' + ds.file}"]
+    for v in ds.versions:
+        extra = ""
+        if ds.registered:
+            reg = next(r for r in registrations(ds.name) if r["version"] == v.version)
+            extra = f"  periods={','.join(reg['periods'])}  location={reg['location']}  run={reg['run_id']}"
+        lines.append(f"  version {v.version}  {v.status}{extra}")
+    lines += [f"  column {c.name}: {c.type}" for c in ds.columns]
+    return lines

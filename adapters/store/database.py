@@ -1,0 +1,55 @@
+"""The run store's database file, ``.ledgerflow/state.db``: where it lives, its tables made (and columns
+added to an older file) on every connection, and the one ``BEGIN IMMEDIATE`` transaction that makes a
+writer wait for another process's."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import contextmanager
+from typing import Iterator
+
+from .schema import ADDED_COLUMNS, SCHEMA
+
+
+class StateDatabase:
+    """The files of one workspace's run store: ``.ledgerflow/state.db`` and ``target/runs/`` (making one
+    reads neither)."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.db_path = os.path.join(root, ".ledgerflow", "state.db")
+        self.runs_dir = os.path.join(root, "target", "runs")
+
+    @contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
+        """A connection in a ``BEGIN IMMEDIATE`` transaction (one writer at a time across processes):
+        committed when the block ends, unless the block rolled it back itself; rolled back on any error."""
+        conn = self._connect()
+        conn.isolation_level = None  # explicit transactions
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield conn
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
+        conn = sqlite3.connect(self.db_path, timeout=60)
+        conn.executescript(SCHEMA)
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(registered_datasets)")]
+        for name, declaration in ADDED_COLUMNS:
+            if name in columns:
+                continue
+            try:
+                conn.execute(f"ALTER TABLE registered_datasets ADD COLUMN {name} {declaration}")
+                conn.commit()
+            except sqlite3.OperationalError as err:  # another process added it at the same moment
+                if "duplicate column" not in str(err):
+                    raise
+        return conn
