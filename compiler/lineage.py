@@ -50,6 +50,7 @@ class ColumnLineage:
     output: int
     column: str
     inputs: list[Input] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)  # the checks on this output reading this column
 
 
 # ------------------------------------------------------------------------------ across projects
@@ -85,6 +86,7 @@ class _Lineage:
 
     def of_plan(self, plan: Plan) -> list[ColumnLineage]:
         result = [ColumnLineage(seq, name, _order(self.upstream(edges))) for seq, name, edges in column_edges(plan)]
+        _attach_checks(result, plan)
         return sorted(result, key=lambda c: c.output)  # stable: column order kept within an output
 
     def upstream(self, edges: list[tuple[Key, str]]) -> list[Input]:
@@ -126,6 +128,17 @@ class _Lineage:
             self.active.discard(key)
         self.cache[key] = cols
         return cols
+
+
+def _attach_checks(columns: list[ColumnLineage], plan: Plan) -> None:
+    """Name, on each output column, the checks on that output that read it (docs/checks.md), in the
+    order written; a check on the input reads no output column."""
+    by_key = {(c.output, c.column): c for c in columns}
+    for check in plan.checks:
+        for name in check.columns if check.on is not None else ():
+            found = by_key.get((check.on, name))
+            if found is not None and check.name not in found.checks:
+                found.checks.append(check.name)
 
 
 def plan_lineage(plan: Plan, ws: Optional[Workspace] = None, planner: Optional[Planner] = None) -> list[ColumnLineage]:

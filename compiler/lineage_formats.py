@@ -39,9 +39,11 @@ def output_names(plan: Plan) -> dict[int, str]:
 
 
 def to_json(columns: list[ColumnLineage]) -> dict:
-    """docs/lineage.md's JSON: ``{"columns": [{"output", "column", "inputs": [{"dataset", "column", "kind"}]}]}``."""
+    """docs/lineage.md's JSON: ``{"columns": [{"output", "column", "inputs": [{"dataset", "column", "kind"}]}]}``;
+    a column read by checks (docs/checks.md) also has ``"checks": [name, ...]``."""
     return {"columns": [{"output": c.output, "column": c.column,
-                         "inputs": [{"dataset": i.dataset, "column": i.column, "kind": i.kind} for i in c.inputs]}
+                         "inputs": [{"dataset": i.dataset, "column": i.column, "kind": i.kind} for i in c.inputs],
+                         **({"checks": list(c.checks)} if c.checks else {})}
                         for c in columns]}
 
 
@@ -66,6 +68,8 @@ def to_text(columns: list[ColumnLineage], plan: Plan) -> str:
             lines.append(f"    {i.kind:<15} {i.dataset}.{i.column}{_via(i)}")
         if not c.inputs:
             lines.append("    (no input column: a constant or a system value)")
+        if c.checks:
+            lines.append(f"    {'checked by':<15} {', '.join(c.checks)}")
     return "\n".join(visible(line) for line in lines)  # a name's escape sequence is shown, never sent
 
 

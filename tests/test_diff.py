@@ -343,7 +343,7 @@ def test_json_shape(repo):
     doc = diff_json(repo)
     assert list(doc) == ["base", "head", "projects", "datasets", "impact"]
     for p in doc["projects"]:
-        assert list(p) == ["name", "status", "category", "operations", "outputs", "sql_diff"]
+        assert list(p) == ["name", "status", "category", "operations", "outputs", "checks", "sql_diff"]
         for o in p["operations"]:
             assert list(o) == ["seq", "name", "status"]
         for o in p["outputs"]:

@@ -3,7 +3,8 @@
 Categories (docs/diff.md): ``breaking`` when an existing output can write other values or other rows
 (a column's expression or type, its row set, its destination) or loses a column, or an output is
 removed; else ``no_op`` when the normalised SQL and every output are the same; else ``non_breaking``
-(new outputs or columns, or intermediate changes no existing output column sees).
+(new outputs or columns, or intermediate changes no existing output column sees). A changed check
+(docs/checks.md) is ``non_breaking``, except one that quarantines, which changes an output's rows: ``breaking``.
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Optional
 
 from .align import align
 from .prints import OutputPrint
-from .result import (Category, ColumnChange, ColumnChangeKind, OperationChange, OutputChange, ProjectDiff, Status)
+from .result import (Category, CheckChange, ColumnChange, ColumnChangeKind, OperationChange, OutputChange, ProjectDiff,
+                     Status)
 from .summary import ProjectSummary
 
 
@@ -50,9 +52,23 @@ def _output_change(base: Optional[OutputPrint], head: Optional[OutputPrint]) -> 
     return OutputChange(head.seq, head.name, rows, columns, Status.MODIFIED, destination)
 
 
+def check_changes(base: Optional[ProjectSummary], head: Optional[ProjectSummary]) -> list[CheckChange]:
+    """The checks added, removed or modified between two sides (head's order, then base's removed ones)."""
+    old, new = (base.checks if base else {}), (head.checks if head else {})
+    out = []
+    for name, (fp, quarantine) in new.items():
+        if name not in old:
+            out.append(CheckChange(name, Status.ADDED, quarantine))
+        elif old[name][0] != fp:
+            out.append(CheckChange(name, Status.MODIFIED, quarantine or old[name][1]))
+    out += [CheckChange(name, Status.REMOVED, q) for name, (_, q) in old.items() if name not in new]
+    return out
+
+
 def _categorise(base: ProjectSummary, head: ProjectSummary, operations: list[OperationChange],
-                outputs: list[OutputChange]) -> tuple[Category, list[str]]:
-    reasons = []
+                outputs: list[OutputChange], checks: list[CheckChange]) -> tuple[Category, list[str]]:
+    # A check never changes an output's values; a quarantine check changes its rows (docs/checks.md).
+    reasons = [f"check '{c.name}' {c.status.value}: it quarantines rows of an output" for c in checks if c.quarantine]
     for o in outputs:
         if o.status == Status.REMOVED:
             reasons.append(f"output {o.seq} '{o.name}' removed")
@@ -69,9 +85,10 @@ def _categorise(base: ProjectSummary, head: ProjectSummary, operations: list[Ope
                                + (f" ({c.detail})" if c.detail else ""))
     if reasons:
         return Category.BREAKING, reasons
-    if base.normalised_sql == head.normalised_sql and not outputs:
+    if base.normalised_sql == head.normalised_sql and not outputs and not checks:
         return Category.NO_OP, ["the compiled SQL is the same (labels, comments or YAML layout only)"]
     added = [f"output {o.seq} '{o.name}' added" for o in outputs if o.status == Status.ADDED]
+    added += [f"check '{c.name}' {c.status.value}" for c in checks]
     added += [f"output {o.seq} column {c.column} added" for o in outputs if o.status == Status.MODIFIED
               for c in o.columns]
     return Category.NON_BREAKING, added or ["the SQL changed; every existing output column computes the same "
@@ -88,7 +105,7 @@ def compare_project(name: str, base: Optional[ProjectSummary], head: Optional[Pr
         category = Category.NON_BREAKING if base is None else Category.BREAKING
         diff = sql_diff(base.script if base else "", head.script if head else "", name)
         return ProjectDiff(name, status, category, operations, outputs, diff,
-                           [f"project {status.value}"])
+                           [f"project {status.value}"], check_changes(base, head))
     operations, outputs = [], []
     for b, h in align(base.operations, head.operations):
         if h is None:
@@ -107,10 +124,11 @@ def compare_project(name: str, base: Optional[ProjectSummary], head: Optional[Pr
             change = _output_change(base.outputs[b.seq], head.outputs[h.seq])
             if change is not None:
                 outputs.append(change)
-    category, reasons = _categorise(base, head, operations, outputs)
+    checks = check_changes(base, head)
+    category, reasons = _categorise(base, head, operations, outputs, checks)
     diff = sql_diff(base.script, head.script, name)
     changed = (base.file_digest != head.file_digest or base.normalised_sql != head.normalised_sql or outputs
-               or any(o.status != Status.UNCHANGED for o in operations))
+               or checks or any(o.status != Status.UNCHANGED for o in operations))
     if not changed:
         return ProjectDiff(name, Status.UNCHANGED, None, operations, [], diff)
-    return ProjectDiff(name, Status.MODIFIED, category, operations, outputs, diff, reasons)
+    return ProjectDiff(name, Status.MODIFIED, category, operations, outputs, diff, reasons, checks)

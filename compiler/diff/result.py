@@ -70,6 +70,15 @@ class OutputChange:
 
 
 @dataclass
+class CheckChange:
+    """One check added, removed or modified (docs/checks.md); ``quarantine``: it quarantines on either side."""
+
+    name: str
+    status: Status
+    quarantine: bool = False
+
+
+@dataclass
 class ProjectDiff:
     """One project: its status, category, operations, changed outputs and SQL diff."""
 
@@ -80,6 +89,7 @@ class ProjectDiff:
     outputs: list[OutputChange] = field(default_factory=list)
     sql_diff: str = ""
     reasons: list[str] = field(default_factory=list)  # why the category (text and markdown only)
+    checks: list[CheckChange] = field(default_factory=list)
 
 
 @dataclass
@@ -130,6 +140,7 @@ def to_json(diff: WorkspaceDiff) -> dict[str, Any]:
             "outputs": [{"seq": o.seq, "name": o.name, "rows_changed": o.rows_changed,
                          "columns": [{"column": c.column, "change": c.change.value} for c in o.columns]}
                         for o in p.outputs],
+            "checks": [{"name": c.name, "status": c.status.value} for c in p.checks],
             "sql_diff": p.sql_diff,
         } for p in diff.projects],
         "datasets": [{"name": d.name, "status": d.status.value, "changes": list(d.changes)} for d in diff.datasets],

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..checks.plan import Action
+from ..checks.sql import fingerprint
 from ..compile import compile_project
 from ..model import Project, Workspace
 from .prints import OperationPrint, OutputPrint, plan_prints
@@ -28,6 +30,7 @@ class ProjectSummary:
     operations: list[OperationPrint] = field(default_factory=list)
     outputs: dict[int, OutputPrint] = field(default_factory=dict)
     datasets: list[str] = field(default_factory=list)  # names of the datasets it reads
+    checks: dict[str, tuple[str, bool]] = field(default_factory=dict)  # name -> (fingerprint, quarantines)
 
 
 def _file_bytes(workspace: Workspace, relative: str) -> bytes:
@@ -70,5 +73,6 @@ def summarise_project(workspace: Workspace, project: Project) -> ProjectSummary:
               for v in compiled.inputs]
     normalised = "\n".join(header + [f"{st.kind} {st.name}:\n{st.sql};" for st in compiled.statements])
     prints = plan_prints(workspace, compiled.plan)
+    checks = {c.name: (fingerprint(c), c.action == Action.QUARANTINE) for c in compiled.plan.checks}
     return ProjectSummary(project.name, file_digest(workspace, project), compiled.script(), normalised,
-                          prints.operations, prints.outputs, sorted({v.dataset.name for v in compiled.inputs}))
+                          prints.operations, prints.outputs, sorted({v.dataset.name for v in compiled.inputs}), checks)
