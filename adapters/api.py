@@ -48,8 +48,10 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     commit point it is rolled back, recorded failed and :class:`~.interrupts.RunInterrupted` (a
     ``KeyboardInterrupt``) is raised; after it, the completed record is returned.
     """
+    from ..compiler.periods import parse_period
     from .run.runner import Runner
 
+    parsed = parse_period(period)  # the one parse (the front door): the Period travels from here
     root = find_workspace(explicit=workspace)
     ws = _workspace(root)
     data = dict(data or {})
@@ -67,7 +69,7 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     before = set(loaders.MEMORY)
     try:
         return Runner(root, echo=echo, session_factory=factory, spark_label=label, memory=data).run(
-            project, period, allow_draft, workspace=ws)
+            project, parsed, allow_draft, workspace=ws)
     finally:
         for key in set(loaders.MEMORY) - before:
             loaders.MEMORY.pop(key, None)

@@ -30,7 +30,9 @@ import yaml
 
 from bench import baseline, datagen
 from ledgerflow.adapters.inputs import loaders
-from ledgerflow.adapters.run.runner import Runner, RunContext, resolve_inputs, utcnow
+from ledgerflow.adapters.inputs.resolution import resolve_inputs
+from ledgerflow.adapters.run.context import RunContext, utcnow
+from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.compiler.parameters import arguments as used_args, values as parameters
 from ledgerflow.adapters.store.runstore import RunStore
 from ledgerflow.compiler.compile import compile_project

@@ -21,7 +21,7 @@ import pytest
 from cli_support import describe, edit, record, run, run_id_of
 
 from ledgerflow.adapters.inputs import loaders
-from ledgerflow.adapters.run.runner import spark_error_message
+from ledgerflow.adapters.run.compute import spark_error_message
 from ledgerflow.compiler.parameters import values as parameters
 from ledgerflow.compiler.loading import normalised_select
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion

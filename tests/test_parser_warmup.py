@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ledgerflow.adapters.spark import parser_warmup
-from ledgerflow.adapters.run.runner import _offer_to_parser
+from ledgerflow.adapters.run.context import warm_parser as _offer_to_parser
 from ledgerflow.compiler.compile import compile_project
 from ledgerflow.compiler.loading import FILE_METADATA_COLUMN
 from ledgerflow.compiler.workspace import load_workspace

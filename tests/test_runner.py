@@ -395,3 +395,27 @@ def test_missing_declared_column_fails_before_execution(spark, finance):
     failed = record(finance, run_id_of(result))
     assert failed["status"] == "failed" and failed["outputs"] == []
     assert not (finance / "data" / "ts01_transactions").exists()
+
+
+def test_the_period_is_parsed_once_and_travels_as_a_period(spark, finance, monkeypatch):
+    """`ledgerflow run --period` parses the period once; the runner, the resolution, the parameters and the
+    writers get that Period (before: the runner parsed the text again), and a run given a Period parses nothing."""
+    import sys
+
+    from ledgerflow.adapters.run.runner import Runner
+    from ledgerflow.compiler import periods
+    real, calls = periods.parse_period, []
+
+    def counted(text):
+        calls.append(text)
+        return real(text)
+    monkeypatch.setattr(periods, "parse_period", counted)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("ledgerflow.adapters.") and getattr(module, "parse_period", None) is real:
+            monkeypatch.setattr(module, "parse_period", counted)
+    rec = run_ok(finance, "ts01_output_only", "2026-01")
+    assert calls == ["2026-01"] and rec["period"]["identifier"] == "2026-01"
+    calls.clear()
+    rec = Runner(str(finance), echo=lambda _line: None, session_factory=lambda: spark).run(
+        "ts01_output_only", real("2026-01"))
+    assert calls == [] and rec["status"] == "completed" and rec["period"]["identifier"] == "2026-01"

@@ -24,7 +24,8 @@ from ...compiler.parameters import values as parameter_values
 from ...compiler.periods import Period
 from ...compiler.render import comment, ident
 from ...compiler.yaml_source import YStr
-from ..run.runner import RunContext, new_run_id, resolve_inputs, utcnow
+from ..inputs.resolution import resolve_inputs
+from ..run.context import RunContext, new_run_id, utcnow
 from . import folders
 from ..inputs.files import spark_path, spark_skips
 from ..inputs.loaders import common_columns, csv_reads, file_root, read_options

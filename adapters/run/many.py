@@ -27,6 +27,7 @@ from typing import Callable, Optional
 from ...compiler.compile import plan_diagnostics
 from ...compiler.errors import CompileError, ExecutionError, LedgerflowError
 from ...compiler.graph import PROJECT, WorkspaceGraph, node_id
+from ...compiler.periods import Period
 from ...compiler.selection import selected_projects
 from ...compiler.workspace import load_workspace
 from .interrupts import RunInterrupted
@@ -68,14 +69,16 @@ def plan_selection(root: str, select: Optional[str]) -> tuple[WorkspaceGraph, li
     return graph, names
 
 
-def run_many(runner, root: str, period: str, select: Optional[str], allow_draft: bool = False,
+def run_many(runner, root: str, period: Period, select: Optional[str], allow_draft: bool = False,
              echo: Echo = print) -> list[ProjectOutcome]:
-    """Run the selection (see the module docstring); returns one outcome per project, in run order."""
+    """Run the selection (see the module docstring) for ``period`` (as the command line parsed it, handed to
+    every run); returns one outcome per project, in run order."""
     graph, names = plan_selection(root, select)
     outcomes = {n: ProjectOutcome(n) for n in names}
     blocked: dict[str, str] = {}  # project -> why it cannot run (a failed or skipped upstream)
     upstream: dict[str, dict] = {}  # registered dataset -> what this invocation registered
-    echo(f"Running {len(names)} project{'s' if len(names) != 1 else ''} for period {period}: {', '.join(names)}")
+    echo(f"Running {len(names)} project{'s' if len(names) != 1 else ''} for period {period.identifier}: "
+         f"{', '.join(names)}")
     stopped: Optional[str] = None  # what Ctrl-C did, when it stopped the invocation
     try:
         for i, name in enumerate(names, 1):
@@ -90,7 +93,7 @@ def run_many(runner, root: str, period: str, select: Optional[str], allow_draft:
             if o.status == "pending":
                 o.status, o.reason = "skipped", "not run: the invocation was stopped by Ctrl-C"
     echo("")
-    echo(summary(result, period))
+    echo(summary(result, period.identifier))
     if stopped is not None:
         done = sum(o.status == "completed" for o in result)
         left = sum(o.reason.startswith("not run: the invocation was stopped") for o in result)
@@ -103,7 +106,7 @@ def run_many(runner, root: str, period: str, select: Optional[str], allow_draft:
     return result
 
 
-def _run_one(runner, graph: WorkspaceGraph, names: list[str], i: int, out: ProjectOutcome, period: str,
+def _run_one(runner, graph: WorkspaceGraph, names: list[str], i: int, out: ProjectOutcome, period: Period,
              allow_draft: bool, blocked: dict, upstream: dict, echo: Echo) -> Optional[str]:
     """Run (or skip) the ``i``-th project of the selection, filling ``out``; returns what Ctrl-C did when it
     came during the project's run (the invocation stops), else None."""

@@ -164,3 +164,26 @@ class RunMetrics:
                 "outputs": self.outputs,
                 "spark_jobs": None if self.sc is None or any(j is None for j in jobs) else sum(jobs),
                 "job_counts": "spark_status_tracker" if self.sc is not None else "unavailable (Spark Connect)"}
+
+
+def run_timings(metrics: Optional[RunMetrics], clock: float) -> Optional[dict]:
+    """The record's ``timings`` of a run that started at ``clock`` (``time.monotonic()``) and measured
+    ``metrics`` (None when it failed before its Spark work began)."""
+    if metrics is None:
+        return None
+    metrics.setup_s = metrics.created - clock
+    try:
+        return metrics.to_json(time.monotonic() - clock)
+    except Exception:  # e.g. the JVM is gone after a failure: the run's own error matters more
+        return None
+
+
+def timing_summary(timings: dict) -> str:
+    """One line of a run's timings: load, statements, writes, Spark jobs."""
+    stmts = [s for s in timings["statements"] if s["kind"] != "load" and not s.get("skipped")]
+    parts = [f"load inputs {timings['load_inputs_s'] or 0:.1f} s",
+             f"{len(stmts)} statement{'s' if len(stmts) != 1 else ''} {sum(s['seconds'] or 0 for s in stmts):.1f} s",
+             f"writes {sum(o['seconds'] or 0 for o in timings['outputs']):.1f} s"]
+    jobs = timings.get("spark_jobs")
+    parts.append(f"{jobs} Spark job{'s' if jobs != 1 else ''}" if jobs is not None else "Spark jobs not counted")
+    return "timings: " + ", ".join(parts)

@@ -1,0 +1,88 @@
+"""A run's Spark work before anything is written: load the inputs, run the stages and the output queries."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ...compiler import parameters
+from ..commit.destinations import OutputDestination
+from ..commit.publish import PendingOutput
+from ..inputs import loaders
+from ..spark.error_text import describe_locations, spark_error_text
+from . import interrupts
+from .context import RunContext
+from .metrics import RunMetrics
+
+
+def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], None],
+            destinations: Optional[dict[int, OutputDestination]] = None) -> list[PendingOutput]:
+    """Run the stages, each statement timed in ``metrics``; returns the outputs still to write.
+
+    A stage is materialised (``localCheckpoint``) to cut the plan, unless its only reader is one
+    output: then the output's query computes it once. An output to a local folder is not
+    materialised either: its write goes to a hidden staging folder that becomes visible only when
+    every output succeeded, so it is computed once, by the write (rows counted from the staged
+    files). Outputs elsewhere are computed here, before anything is written.
+    """
+    destinations = destinations or {}
+    args = parameters.values(ctx.period, ctx.started_at)
+    inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
+                                ctx.resolutions[v.view].locations, v.row_ids, ctx.row_identity)
+              for v in ctx.compiled.inputs]
+    for item in inputs:  # again at load: a replay reads recorded locations
+        for loc in item.locations:
+            loaders.check_exists(loc, item.dataset)
+    with metrics.measure(metrics.statement("load_inputs", "load", [])):
+        counts = loaders.load_inputs(spark, inputs, args)
+    for view, n in zip(ctx.compiled.inputs, counts):
+        res = ctx.resolutions[view.view]
+        echo(f"  loaded {view.dataset.name} v{res.version} ({n} location{'s' if n != 1 else ''}, "
+             f"resolver {res.resolver_id}) as {view.view}")
+    statements = ctx.compiled.statements
+    last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
+    ops = {op.seq: op for op in ctx.project.operations}
+    pending: list[PendingOutput] = []
+    for i, st in enumerate(statements):
+        interrupts.check()  # a Ctrl-C that came during the last Spark call stops the run here
+        if st.kind == "stage":
+            if i > last_output:
+                echo(f"  {st.name}: skipped, no output reads it")
+                metrics.skipped(st.name, st.kind, st.operations)
+                continue
+            for seq in st.operations:
+                if seq:
+                    echo(f"  [{seq}] {ops[seq].kind.value} '{ops[seq].name}'")
+            readers = [s for s in statements[i + 1:] if st.name in s.reads]
+            materialise = not (len(readers) == 1 and readers[0].kind == "output")
+            with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
+                entry["materialised"] = materialise  # else its one output's query computes it
+                df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+                if materialise:
+                    df = df.localCheckpoint()
+                df.createOrReplaceTempView(st.name)
+        else:
+            op = st.operation
+            dest = destinations.get(op.seq)
+            deferred = bool(dest and dest.local)
+            with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
+                entry["materialised"] = not deferred  # else computed once, by its staged write
+                df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+                if not deferred:
+                    df = df.localCheckpoint()
+                    rows = df.count()
+            if deferred:
+                pending.append(PendingOutput(st, df, None))
+                continue
+            echo(f"  [{op.seq}] output '{op.name}': {rows} rows")
+            pending.append(PendingOutput(st, df, rows))
+    return pending
+
+
+def spark_error_message(exc: Exception, ctx: Optional[RunContext] = None) -> str:
+    """The useful part of a Spark exception as one paragraph: our own raised messages verbatim, else the
+    messages of the Java exception chain without stack traces (adapters/spark/error_text.py); an unreadable
+    file is named with the dataset of ``ctx`` that reads it."""
+    locations = None
+    if ctx is not None:
+        locations = describe_locations((ctx.resolutions[v.view].dataset_name, ctx.resolutions[v.view].locations)
+                                       for v in ctx.compiled.inputs if v.view in ctx.resolutions)
+    return spark_error_text(exc, locations)

@@ -1,0 +1,64 @@
+"""What one run is about, before Spark: its project, compiled SQL, period, ids and resolved inputs."""
+from __future__ import annotations
+
+import datetime
+import uuid
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ...compiler import system_columns as sysc
+from ...compiler.compile import CompiledProject
+from ...compiler.errors import LedgerflowError
+from ...compiler.model import Project, Workspace
+from ...compiler.periods import Period
+from ..inputs import loaders
+from ..spark import parser_warmup
+
+
+def new_run_id(now: datetime.datetime) -> str:
+    """A UUIDv7 run id (time-ordered)."""
+    ms = int(now.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+    rand = uuid.uuid4().int & ((1 << 74) - 1)
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+def utcnow() -> datetime.datetime:
+    """Now in UTC, naive, millisecond precision (what the run records and binds)."""
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+@dataclass
+class RunContext:
+    """Everything a run needs besides Spark."""
+
+    workspace: Workspace
+    project: Project
+    compiled: CompiledProject
+    period: Period
+    started_at: datetime.datetime  # the value bound to :run_started_at (a replay reuses the original's)
+    run_id: str
+    parent_run_id: Optional[str] = None
+    actual_start: Optional[datetime.datetime] = None  # when this run really started, if not started_at
+    resolutions: dict = field(default_factory=dict)  # view -> Resolution
+    datasets_snapshot: list = field(default_factory=list)
+    fingerprints: Optional[list] = None  # resolver_snapshot.input_fingerprints
+    input_check: Optional[dict] = None  # a replay's allow_changed_inputs, inputs_changed, inputs_unverified
+    # `run --select/--all`: registered dataset name -> {dataset, version, run_id, project} registered earlier
+    # in this invocation; an unpinned read of it takes exactly that version (adapters/run/many.py)
+    upstream: dict = field(default_factory=dict)
+    upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
+    row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
+
+
+def warm_parser(compiled: CompiledProject) -> None:
+    """Give the statements the run will parse to :mod:`..spark.parser_warmup` (input views first, as the
+    run goes)."""
+    texts = []
+    for view in compiled.inputs:
+        try:
+            texts.append(loaders.warmup_query(view.dataset, view.row_ids))
+        except LedgerflowError:  # a dataset the loader will reject anyway: nothing to warm
+            continue
+    parser_warmup.offer([*texts, *(st.sql for st in compiled.statements)])

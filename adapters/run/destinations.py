@@ -1,0 +1,103 @@
+"""Where each output of a run writes, resolved before anything runs (so a bad destination costs nothing).
+
+An output registering a dataset reserves its version in the run store: the next version's destination
+is computed here, outside the store's transaction, and :meth:`RunStore.reserve` takes that version only
+if it is still the next one (else another run took it meanwhile, and the next one is tried), so
+concurrent runs never share a version.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ...compiler import resolver as resolver_engine
+from ...compiler.errors import ResolutionError
+from ...compiler.model import Dataset
+from ..commit.destinations import OutputDestination, refuse_shared_destinations
+from ..commit.partitions import check_partition
+from ..store.runstore import RunStore, registered_id
+from .context import RunContext
+
+
+def resolve_destinations(ctx: RunContext, store: RunStore, process: Optional[dict] = None) -> dict[int, OutputDestination]:
+    """Where each output of ``ctx`` writes, by output seq.
+
+    The run's reservations (held by ``process``) are released when it fails, and here when resolving
+    fails. Every local partition is checked to be absent or ledgerflow's own (``check_partition``), and
+    no output may write into a registered version's location."""
+    out: dict[int, OutputDestination] = {}
+    period = ctx.period.identifier
+    try:
+        for st in ctx.compiled.outputs:
+            op = st.operation
+            if op.register_as_dataset:
+                out[op.seq] = reserve_version(ctx, store, op, process)
+            else:
+                out[op.seq] = destination(ctx, op, 1)
+                target = out[op.seq].target
+                taken = store.live_registrations_at(target) if out[op.seq].kind == "path" else []
+                if taken:
+                    reg = taken[0]
+                    raise ResolutionError(
+                        f"output {op.seq}: the destination {target} overlaps the location {reg['location']} of "
+                        f"registered dataset '{reg['name']}' version {reg['version']}, which is immutable; write "
+                        "this output somewhere else.")
+            if out[op.seq].local:
+                check_partition(out[op.seq].target, period, create_only=bool(op.register_as_dataset),
+                                where=f"output {op.seq}")
+        refuse_shared_destinations(out, period)
+    except BaseException:
+        store.release(ctx.run_id)
+        raise
+    return out
+
+
+def reserve_version(ctx: RunContext, store: RunStore, op, process: Optional[dict] = None) -> OutputDestination:
+    """The destination of the next version of the dataset ``op`` registers, that version reserved for the run."""
+    name = op.register_as_dataset
+    while True:
+        dest = destination(ctx, op, store.next_version(name))
+        if store.reserve(name, ctx.run_id, [ctx.period.identifier], dest.version,
+                         dest.target if dest.kind == "path" else None, dest.format, process):
+            return dest  # else another run took that version meanwhile: try the next one
+
+
+def destination(ctx: RunContext, op, version: int) -> OutputDestination:
+    """Where output ``op`` writes at ``version``."""
+    d = op.destination
+    if d.kind == "catalog_table":
+        return OutputDestination("table", d.catalog_table, "table", version)
+    if d.kind == "path":
+        # tokens as in a resolver path ({{version}} makes a registered version's folder its own)
+        pseudo = Dataset(id=registered_id(op.register_as_dataset or ""), name=op.register_as_dataset or "",
+                         status="active", table_name=op.register_as_dataset or "", temporal_mode="period",
+                         columns=[], versions=[])
+        text = resolver_engine.substitute(d.path, pseudo, version, ctx.period, f"output {op.seq}") \
+            if "{{" in d.path else d.path
+        place = getattr(d.path, "location", lambda: d.location)()  # the path's place in the project file
+        where = f"output {op.seq} ({place})" if place else f"output {op.seq}"
+        return OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, d.path, text, where),
+                                 d.format, version, ctx.workspace.root)
+    return _table_destination(ctx, op, version)
+
+
+def _table_destination(ctx: RunContext, op, version: int) -> OutputDestination:
+    """Where an output to a destination ``table`` writes: as the table's resolver says."""
+    d = op.destination
+    name = op.register_as_dataset or d.table
+    resolver_id = d.resolver or ctx.workspace.config.default_resolver
+    if not resolver_id or resolver_id not in ctx.workspace.config.resolvers:
+        raise ResolutionError(f"output {op.seq}: resolver '{resolver_id}' for destination table '{d.table}' is not "
+                              "defined in ledgerflow.yml.")
+    pseudo = Dataset(id=registered_id(name), name=d.table, status="active", table_name=d.table,
+                     temporal_mode="period", columns=[], versions=[])
+    rule = resolver_engine.match_rule(ctx.workspace.config.resolvers[resolver_id], pseudo, ctx.period)
+    st = rule.strategy
+    text = resolver_engine.substitute((st.path if st.type == "path" else st.table) or "", pseudo, version,
+                                      ctx.period, rule.name)
+    if st.type == "table":
+        return OutputDestination("table", resolver_engine.table_name(text, resolver_engine.rule_where(rule)), "table",
+                                 version)
+    within = None if resolver_engine.is_absolute_or_uri(st.path) else ctx.workspace.root
+    return OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, st.path, text,
+                                                                      resolver_engine.rule_where(rule)), st.format,
+                             version, within)
