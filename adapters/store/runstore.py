@@ -20,7 +20,7 @@ import json
 import os
 import sqlite3
 from contextlib import closing
-from typing import Callable, Optional
+from typing import Optional
 
 from ...compiler.errors import LedgerflowError, ResolutionError
 from ...compiler.model import ColumnDef, Dataset, DatasetVersion
@@ -137,21 +137,23 @@ class RunStore(LeaseTable):
                                (name,)).fetchone()
         return (row[0] or 0) + 1
 
-    def reserve(self, name: str, run_id: str, periods: list[str],
-                locate: Callable[[int], tuple[Optional[str], str]], process: Optional[dict] = None) -> int:
-        """Take the next version of ``name`` for ``run_id``, atomically: returns the version number.
+    def reserve(self, name: str, run_id: str, periods: list[str], version: int, location: Optional[str], fmt: str,
+                process: Optional[dict] = None) -> bool:
+        """Take ``version`` of ``name`` for ``run_id`` if it is still the next one (:meth:`next_version`),
+        atomically: False when another run took it meanwhile (ask :meth:`next_version` again).
 
-        ``locate(version)`` gives (location, format) of that version, or (None, ...) when the output
-        registers nothing there (a table). The pending row is written in the same ``BEGIN IMMEDIATE``
-        transaction that read the highest version, so concurrent runs get different versions; a
-        location that another live registration (of any dataset) holds, or that overlaps it, is refused.
-        ``process`` (``{pid, host}``, :func:`.liveness.owner`): who holds the reservation, for recovery.
+        ``location`` and ``fmt``: where that version is written, computed by the caller before this
+        transaction; None when the output registers nothing there (a table). The pending row is written in
+        the same ``BEGIN IMMEDIATE`` transaction that read the highest version, so concurrent runs get
+        different versions; a location that another live registration (of any dataset) holds, or that
+        overlaps it, is refused. ``process`` (``{pid, host}``, :func:`.liveness.owner`): who holds the
+        reservation, for recovery.
         """
         with self._immediate() as conn:
             row = conn.execute(f"SELECT MAX(version) FROM registered_datasets WHERE name = ? AND {_LIVE}",
                                (name,)).fetchone()
-            version = (row[0] or 0) + 1
-            location, fmt = locate(version)
+            if version != (row[0] or 0) + 1:
+                return False
             if location is not None:
                 taken = conn.execute(f"SELECT name, version, location, status FROM registered_datasets WHERE {_LIVE}")
                 for other, other_version, other_location, status in taken:
@@ -166,7 +168,7 @@ class RunStore(LeaseTable):
                              "columns, run_id, created_at, status, pid, host) VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?)",
                              (name, version, registered_id(name), location, fmt, json.dumps(periods), "[]", run_id,
                               None, (process or {}).get("pid"), (process or {}).get("host")))
-            return version
+            return True
 
     def confirm(self, name: str, version: int, run_id: str, columns: list[tuple[str, str]], created_at: str) -> None:
         """Flip ``run_id``'s reservation of ``name`` v``version`` to committed (its outputs are in place)."""
