@@ -101,7 +101,7 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
     from ..compiler.periods import PeriodError, parse_period
     root = inv.root
     try:
-        parse_period(period)
+        period = parse_period(period)  # the one parse: the Period travels to the runs, parameters and writers
     except PeriodError as err:
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = inv.session_factory(master, remote, conf)
