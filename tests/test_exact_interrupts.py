@@ -33,6 +33,7 @@ from ledgerflow.adapters.commit import spark_writes, swaps
 from ledgerflow.adapters.run.many import run_many
 from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.runstore import RunStore
+from ledgerflow.compiler.periods import parse_period
 
 # Pauses the run inside a Spark job: when the run loads its inputs, a job that would run for hours
 # starts first; the marker appears once Spark reports the job's stage active.
@@ -266,7 +267,8 @@ def test_run_select_stops_at_a_project_interrupted_before_its_commit_point(finan
             raise interrupts.RunInterrupted(stopped)
     lines: list[str] = []
     with pytest.raises(interrupts.RunInterrupted) as stop:
-        run_many(Interrupted(), str(finance), PERIOD, "ts01_output_only ts05_aggregate_by_type", echo=lines.append)
+        run_many(Interrupted(), str(finance), parse_period(PERIOD), "ts01_output_only ts05_aggregate_by_type",
+                 echo=lines.append)
     assert calls == ["ts01_output_only"]
     assert str(stop.value) == (f"ts01_output_only: {stopped.rstrip('.')}. Not run: 1 project; completed (committed, "
                                "they stand): 0. See the summary above.")

@@ -272,12 +272,13 @@ def test_concurrent_runs_registering_the_same_dataset_get_different_versions(spa
     add_project(finance, "snap_gl", REGISTER.format(stamp="concurrent", name="gl_snapshot",
                                                     destination="{table: gl_snapshot}"))
     barrier = threading.Barrier(2, timeout=300)
-    real = Runner._compute
+    from ledgerflow.adapters.run import runner as runner_module
+    real = runner_module.compute
 
-    def together(self, *args, **kwargs):
+    def together(*args, **kwargs):
         barrier.wait()  # both runs resolved their destinations (and versions)
-        return real(self, *args, **kwargs)
-    monkeypatch.setattr(Runner, "_compute", together)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(runner_module, "compute", together)
     results: dict = {}
 
     def go(key):
@@ -316,7 +317,9 @@ RESERVE = textwrap.dedent("""
         time.sleep(0.001)
     store = RunStore(root)
     for i in range(5):
-        v = store.reserve("shared", f"{worker}-{i}", ["2026-01"], lambda v: (f"{root}/out/v{v}", "csv"))
+        v = store.next_version("shared")
+        while not store.reserve("shared", f"{worker}-{i}", ["2026-01"], v, f"{root}/out/v{v}", "csv"):
+            v = store.next_version("shared")  # another process took v meanwhile
         store.confirm("shared", v, f"{worker}-{i}", [], "t")
         print(v)
 """)
@@ -340,8 +343,8 @@ def test_pending_reservation_is_invisible_and_released_on_failure(spark, finance
     add_project(finance, "snap_gl", REGISTER.format(stamp="x", name="gl_snapshot",
                                                     destination="{table: gl_snapshot}"))
     # a reservation held by a run still in progress: readers do not see it, the next run takes v2
-    assert store.reserve("gl_snapshot", "other-run", ["2026-01"],
-                         lambda v: (str(finance / "data" / "gl_snapshot" / f"v{v}" / "gl_snapshot.csv"), "csv")) == 1
+    assert store.reserve("gl_snapshot", "other-run", ["2026-01"], 1,
+                         str(finance / "data" / "gl_snapshot" / "v1" / "gl_snapshot.csv"), "csv")
     assert store.registrations("gl_snapshot") == [] and store.registered_datasets() == []
     # a run that fails on Spark releases its reservation (v2) and leaves nothing visible
     monkeypatch.setattr(swaps, "_swap", lambda link, target: (_ for _ in ()).throw(OSError("simulated failure")))
@@ -385,5 +388,19 @@ def test_state_db_written_before_reservations_is_migrated(tmp_path):
     conn.close()
     store = RunStore(str(tmp_path))
     assert [(r["name"], r["version"], r["location"]) for r in store.registrations()] == [("old", 1, "/x/v1")]
-    assert store.reserve("old", "r2", ["2026-02"], lambda v: (f"/x/v{v}", "csv")) == 2
+    assert store.next_version("old") == 2 and store.reserve("old", "r2", ["2026-02"], 2, "/x/v2", "csv")
     assert [r["version"] for r in store.registrations("old")] == [1]
+
+
+def test_a_version_another_run_took_meanwhile_is_refused(tmp_path):
+    """The caller computes the next version's destination outside the store's transaction; a version another
+    run reserved in between is refused (nothing written), and the caller asks for the next one."""
+    import sqlite3
+    store = RunStore(str(tmp_path))
+    assert store.next_version("s") == 1
+    assert store.reserve("s", "r1", ["2026-01"], 1, "/x/v1", "csv")  # r1 is faster
+    assert not store.reserve("s", "r2", ["2026-01"], 1, "/y/v1", "csv")  # r2 computed v1 too: refused
+    assert store.next_version("s") == 2 and store.reserve("s", "r2", ["2026-01"], 2, "/x/v2", "csv")
+    with sqlite3.connect(store.db_path) as conn:
+        rows = conn.execute("SELECT run_id, version, location FROM registered_datasets ORDER BY version").fetchall()
+    assert rows == [("r1", 1, "/x/v1"), ("r2", 2, "/x/v2")]

@@ -22,7 +22,8 @@ import pytest
 from cli_support import add_project, cli, describe, read_output, record, run_ok, versions_dir
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.commit import recovery
-from ledgerflow.adapters.run.runner import Runner, new_run_id, utcnow
+from ledgerflow.adapters.run.context import new_run_id, utcnow
+from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.runstore import RunStore
 
 PERIOD = "2026-01"
@@ -391,8 +392,7 @@ def test_dead_run_pending_registration_is_released(finance):
                 "period": {"identifier": PERIOD}, "started_at": "", "outputs": []}
     run_id = fake_dead_run(finance, template, staging=[])
     location = str(finance / "registered" / "gl_snapshot" / "v1")
-    version = store.reserve("gl_snapshot", run_id, [PERIOD], lambda v: (location, "parquet"))
-    assert version == 1
+    assert store.reserve("gl_snapshot", run_id, [PERIOD], 1, location, "parquet")
     with sqlite3.connect(store.db_path) as conn:
         assert conn.execute("SELECT COUNT(*) FROM registered_datasets WHERE status = 'pending'").fetchone()[0] == 1
     outcomes = recovery.recover(store, "test")
