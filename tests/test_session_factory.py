@@ -11,7 +11,8 @@ from ledgerflow.adapters.spark import session as spark_session
 
 @pytest.fixture
 def made(monkeypatch):
-    """What each factory asked for: ('local', master, conf, quiet, log_file, archive) or ('connect', remote, conf, quiet)."""
+    """What each factory asked for: ('local', master, conf, quiet, log_file, archive) or
+    ('connect', remote, conf, quiet)."""
     calls = []
     monkeypatch.setattr(spark_session, "local_session", lambda master, conf, quiet=True, log_file=None, archive=None:
                         calls.append(("local", master, conf, quiet, log_file, archive)))

@@ -65,8 +65,8 @@ def csv_reads(location: ResolvedLocation, dataset: Optional[Dataset], strict: bo
     columns (:func:`.input_files.check_columns`); either raises a located :class:`.input_files.InputFileError`."""
     sep = _csv_sep(dict(location.options))
     found = input_files.local_files(location.target) if location.kind == "path" and sep is not None else None
-    if not found or not found[0] or any(f.endswith(input_files.COMPRESSED) and not f.endswith(input_files.SCANNEDinput_files.COMPRESSED)
-                                        for f in found[0]):
+    if not found or not found[0] or any(f.endswith(input_files.COMPRESSED)
+                                        and not f.endswith(input_files.SCANNED_COMPRESSED) for f in found[0]):
         return None
     files, partitions = found
     label = dataset.name if dataset is not None else None
