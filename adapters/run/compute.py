@@ -4,11 +4,13 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...compiler import parameters
+from ...compiler.checks.bridge import bridge_plan
 from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders
 from ..spark.error_text import describe_locations, spark_error_text
 from . import interrupts
+from .bridge import BridgeObserver
 from .context import RunContext
 from .metrics import RunMetrics
 
@@ -22,8 +24,12 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     materialised either: its write goes to a hidden staging folder that becomes visible only when
     every output succeeded, so it is computed once, by the write (rows counted from the staged
     files). Outputs elsewhere are computed here, before anything is written.
+
+    The run's bridge is observed on the way (``ctx.bridge``, :mod:`.bridge`): a stage runs as its SQL cut
+    at the observed points, each output's frame carries the observation of its measures.
     """
     destinations = destinations or {}
+    observer = ctx.bridge = BridgeObserver(bridge_plan(ctx.compiled.plan)) if ctx.compiled.plan else None
     args = parameters.values(ctx.period, ctx.started_at)
     inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
                                 ctx.resolutions[v.view].locations, v.row_ids, ctx.row_identity)
@@ -55,7 +61,10 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
             materialise = not (len(readers) == 1 and readers[0].kind == "output")
             with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                 entry["materialised"] = materialise  # else its one output's query computes it
-                df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+                if observer is not None:
+                    df = observer.run_stage(spark, st, args)
+                else:
+                    df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
                 if materialise:
                     df = df.localCheckpoint()
                 df.createOrReplaceTempView(st.name)
@@ -66,6 +75,8 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
             with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                 entry["materialised"] = not deferred  # else computed once, by its staged write
                 df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+                if observer is not None:
+                    df = observer.observe_output(df, op.seq)
                 if not deferred:
                     df = df.localCheckpoint()
                     rows = df.count()

@@ -50,6 +50,7 @@ class RunContext:
     upstream: dict = field(default_factory=dict)
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
     row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
+    bridge: Optional[object] = None  # the run's bridge observations (run/bridge.py), set by compute
 
 
 def warm_parser(compiled: CompiledProject) -> None:

@@ -1,0 +1,256 @@
+"""The run's bridge (docs/checks.md, "The bridge"): per output, how its measures moved from the input to
+the output, observed in the pass that computes the output; and the ``reconcile`` checks judged on it.
+
+:class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute`) runs a stage as the
+compiled SQL cut at the CTE boundaries of the points :func:`~ledgerflow.compiler.checks.bridge.bridge_plan`
+observes: each point's rows are a view of their own (named as the step's last CTE, which the next step
+reads) carrying a ``DataFrame.observe`` (Spark's CollectMetrics), and each output's frame carries one too.
+The metrics arrive when the stage is materialised or the output is written: no second read.
+:func:`collect` turns them into ``record["bridge"]`` (once per run); :func:`reconcile_results` judges the
+reconciles on it.
+"""
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+from typing import Any, Optional
+
+from ...compiler import parameters
+from ...compiler.checks.bridge import (BridgeMeasure, BridgePlan, OutputBridge, grouped_query, metric_name,
+                                       output_metrics, point_metrics)
+from ...compiler.checks.plan import Action, CheckKind, CheckPlan
+from ...compiler.stage import Statement, chunk_sql
+
+SAMPLE = 5
+
+
+class BridgeObserver:
+    """The observations of one run's bridge (see the module docstring)."""
+
+    def __init__(self, plan: BridgePlan):
+        self.plan = plan
+        self.tag = uuid.uuid4().hex[:12]  # observation names are unique in the session
+        self.points: dict[int, Any] = {}  # point seq -> Observation
+        self.views: dict[int, str] = {}  # point seq -> the view of its rows
+        self.outputs: dict[int, Any] = {}  # output seq -> Observation
+        self.frames: dict[int, Any] = {}  # output seq -> its frame as computed (before any quarantine)
+        self.quarantined: dict[int, Any] = {}  # output seq -> the frame of its rows a quarantine moved out
+        self.rows: Optional[list[dict]] = None
+
+    def run_stage(self, spark, st: Statement, args: dict):
+        """The rows of stage ``st``: its SQL cut after each observed point, each cut a view named as its
+        last CTE carrying the point's observation; without a point in it, the stage's SQL as compiled."""
+        if not any(s.seq in self.plan.points for s in st.steps):
+            return spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        chunk: list = []
+        df = None
+        for step in st.steps:
+            chunk.append(step)
+            if step.seq not in self.plan.points:
+                continue
+            text = chunk_sql(chunk)
+            observation = Observation(f"lf_bridge_{self.tag}_{step.seq}")
+            df = spark.sql(text, args=parameters.arguments(text, args)).observe(
+                observation, *[F.expr(sql).alias(name) for name, sql in point_metrics(self.plan, step.seq)])
+            df.createOrReplaceTempView(step.name)
+            self.points[step.seq], self.views[step.seq] = observation, step.name
+            chunk = []
+        if chunk:
+            text = chunk_sql(chunk)
+            df = spark.sql(text, args=parameters.arguments(text, args))
+        return df
+
+    def observe_output(self, df, seq: int):
+        """Output ``seq``'s frame carrying the observation of its measures."""
+        metrics = output_metrics(self.plan, seq)
+        if not metrics:
+            return df
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+        observation = Observation(f"lf_bridge_{self.tag}_out_{seq}")
+        df = df.observe(observation, *[F.expr(sql).alias(name) for name, sql in metrics])
+        self.outputs[seq], self.frames[seq] = observation, df
+        return df
+
+
+def collect(ctx, record: Optional[dict] = None, quarantined: Optional[dict] = None) -> list[dict]:
+    """``record["bridge"]`` of the run ``ctx`` (computed once, when every output was staged or materialised):
+    per output, measure and group, ``input``, ``changes`` [{seq, change}], ``quarantined`` and
+    ``output_value``; counts as ints, sums as exact decimal strings. ``quarantined``: output seq -> the
+    frame of the rows a quarantine moved out of it (the output's value is its rows less those)."""
+    observer: Optional[BridgeObserver] = getattr(ctx, "bridge", None)
+    if observer is None:
+        return []
+    observer.quarantined.update(quarantined or {})
+    if observer.rows is None:
+        observer.rows = _rows(observer)
+    if record is not None:
+        record["bridge"] = observer.rows
+    return observer.rows
+
+
+def moved(ctx, seq: int, frame) -> None:
+    """The rows a quarantine moved out of output ``seq`` (a frame of them): the bridge records them, and the
+    output's value is its rows less these."""
+    observer: Optional[BridgeObserver] = getattr(ctx, "bridge", None)
+    if observer is not None:
+        observer.quarantined[seq] = frame
+
+
+def _zero(m: BridgeMeasure):
+    return 0 if m.column is None else Decimal(0).scaleb(-m.scale)
+
+
+def _num(value, m: BridgeMeasure):
+    return _zero(m) if value is None else (int(value) if m.column is None else Decimal(value))
+
+
+def _text(value, m: BridgeMeasure):
+    return int(value) if m.column is None else str(Decimal(value).quantize(Decimal(1).scaleb(-m.scale)))
+
+
+def _quarantined_totals(plan: BridgePlan, frame, o: OutputBridge) -> dict:
+    """The output's measures over the rows a quarantine moved out of it (one aggregation of rows that were
+    materialised to be split)."""
+    if frame is None:
+        return {}
+    from pyspark.sql import functions as F
+    return frame.agg(*[F.expr(sql).alias(name) for name, sql in output_metrics(plan, o.seq)]).collect()[0].asDict()
+
+
+def _bridge_row(o: OutputBridge, m: BridgeMeasure, group, at: dict, out_value, quarantined) -> dict:
+    """One row: ``at`` point seq -> value (points of ``o`` only), ``out_value`` the output's rows before
+    a quarantine, ``quarantined`` the moved rows' value."""
+    first = prev = _num(at.get(0), m)
+    changes = []
+    for seq in o.steps:
+        if seq in o.operations:
+            now = _num(at.get(seq), m)
+            changes.append({"seq": seq, "change": _text(now - prev, m)})
+            prev = now
+        else:  # an update that assigns no measured column: nothing changed
+            changes.append({"seq": seq, "change": _text(_zero(m), m)})
+    before = _num(out_value, m)
+    if o.selector:
+        changes.append({"seq": o.seq, "change": _text(before - prev, m)})
+    q = _num(quarantined, m)
+    return {"output": o.seq, "measure": m.name, "group": group, "input": _text(first, m), "changes": changes,
+            "quarantined": _text(q, m), "output_value": _text(before - q, m)}
+
+
+def _rows(observer: BridgeObserver) -> list[dict]:
+    rows: list[dict] = []
+    plan = observer.plan
+    got = {seq: obs.get for seq, obs in observer.points.items()}
+    for o in plan.outputs:
+        if o.seq not in observer.outputs:
+            continue  # not computed by this run
+        out = observer.outputs[o.seq].get
+        moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
+        for m in o.measures:
+            at = {p: got.get(p, {}).get(metric_name(o.rows, m.name)) for p in (0, *o.operations)}
+            rows.append(_bridge_row(o, m, None, at, out.get(m.name), moved.get(m.name)))
+        for by in o.groups:
+            rows.extend(_grouped_rows(observer, o, by))
+    return rows
+
+
+def _plain(value):
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value.isoformat() if hasattr(value, "isoformat") else value)
+
+
+def _per_group(spark, plan: BridgePlan, point: Optional[int], o: OutputBridge, by: tuple, frame) -> dict:
+    view = f"lf_bridge_{uuid.uuid4().hex[:12]}"
+    frame.createOrReplaceTempView(view)
+    try:
+        result = spark.sql(grouped_query(plan, point, o.seq, by, view)).collect()
+    finally:
+        spark.catalog.dropTempView(view)
+    return {tuple(_plain(r[c]) for c in by): r.asDict() for r in result}
+
+
+def _grouped_rows(observer: BridgeObserver, o: OutputBridge, by: tuple) -> list[dict]:
+    """The bridge of ``o`` per group ``by``: one aggregation of each point's rows and of the output's."""
+    frame = observer.frames[o.seq]
+    spark = frame.sparkSession
+    at = {p: _per_group(spark, observer.plan, p, o, by, spark.table(observer.views[p]))
+          for p in (0, *o.operations) if p in observer.views}
+    out = _per_group(spark, observer.plan, None, o, by, frame)
+    moved_frame = observer.quarantined.get(o.seq)
+    moved = _per_group(spark, observer.plan, None, o, by, moved_frame) if moved_frame is not None else {}
+    keys = sorted({k for values in (*at.values(), out, moved) for k in values},
+                  key=lambda k: tuple((v is not None, str(v)) for v in k))
+    rows = []
+    for key in keys:
+        group = dict(zip(by, key))
+        for m in o.measures:
+            values = {p: at[p].get(key, {}).get(m.name) for p in at}
+            rows.append(_bridge_row(o, m, group, values, out.get(key, {}).get(m.name),
+                                    moved.get(key, {}).get(m.name)))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------- reconcile
+def reconcile_results(checks: list[CheckPlan], bridge: list[dict]) -> list[dict]:
+    """Each ``reconcile`` of ``checks`` judged on ``bridge`` (``record["bridge"]``), as ``record["checks"]``
+    entries: per group (``by``, else the overall row) and measure, ``from + changes of explained_by = to``
+    within ``tolerance``. ``violations``: the (group, measure) pairs out of tolerance; ``differences``: every
+    pair with its unexplained difference; ``amount_impact``: per summed column, the unexplained difference
+    over the failing groups; ``sample``: up to 5 failing groups with their figures."""
+    results = []
+    for check in checks:
+        if check.kind != CheckKind.RECONCILE:
+            continue
+        by = tuple(check.group_by)
+        to_rows = _index(bridge, check.on, by)
+        from_rows = to_rows if check.from_output is None else _index(bridge, check.from_output, by)
+        keys = sorted({k for k, _ in to_rows} | {k for k, _ in from_rows},
+                      key=lambda k: tuple((v is not None, str(v)) for v in k))
+        differences, failing = [], []
+        impact: dict[str, Decimal] = {}
+        for key in keys:
+            for m in check.measures:
+                to = to_rows.get((key, m.name))
+                start = from_rows.get((key, m.name))
+                if check.from_output is None:
+                    begin = Decimal(start["input"]) if start else Decimal(0)
+                else:
+                    begin = Decimal(start["output_value"]) if start else Decimal(0)
+                explained = sum((Decimal(c["change"]) for c in (to or {}).get("changes", [])
+                                 if c["seq"] in check.explained_by), Decimal(0))
+                end = Decimal(to["output_value"]) if to else Decimal(0)
+                diff = end - begin - explained
+                entry = {"group": dict(zip(by, key)) if by else None, "measure": m.name, "from": _out(begin, m),
+                         "explained": _out(explained, m), "to": _out(end, m), "difference": _out(diff, m)}
+                differences.append(entry)
+                if abs(diff) > check.tolerance:
+                    failing.append(entry)
+                    if m.column is not None:
+                        impact[m.column] = impact.get(m.column, Decimal(0)) + diff
+        status = "passed" if not failing else ("failed" if check.action == Action.FAIL else "warned")
+        results.append({"name": check.name, "kind": check.kind.value, "on": check.target, "severity": check.severity,
+                        "status": status, "violations": len(failing),
+                        "amount_impact": {c: str(v) for c, v in impact.items()},
+                        "sample": [{**(f["group"] or {}), "measure": f["measure"], "difference": f["difference"]}
+                                   for f in failing[:SAMPLE]],
+                        "quarantined": 0, "differences": differences})
+    return results
+
+
+def _index(bridge: list[dict], seq: int, by: tuple) -> dict:
+    out = {}
+    for row in bridge:
+        if row["output"] != seq:
+            continue
+        group = row["group"]
+        if (not by and group is None) or (by and group is not None and tuple(group) == by):
+            out[(tuple(group[c] for c in by) if by else (), row["measure"])] = row
+    return out
+
+
+def _out(value: Decimal, m) -> Any:
+    return int(value) if m.column is None else str(value)
