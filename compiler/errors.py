@@ -87,6 +87,22 @@ class ExecutionError(LedgerflowError):
     exit_code = 3
 
 
+class ChecksFailed(LedgerflowError):
+    """A check with the action ``fail`` found violations in a run's rows (docs/checks.md): the run was rolled
+    back and recorded failed with the checks' results (``results``: the run record's ``checks``)."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, results: Optional[list] = None):
+        super().__init__(message)
+        self.results = list(results or [])
+
+    @property
+    def failed(self) -> list[str]:
+        """The names of the checks that failed."""
+        return [r["name"] for r in self.results if r.get("status") == "failed"]
+
+
 @dataclass
 class DiagnosticCollector:
     """Collects diagnostics instead of raising at the first one."""

@@ -33,6 +33,21 @@ class StopPoints(Protocol):
         """From here on a first Ctrl-C is only noted: the run goes on to its commit point."""
 
 
+class OutputChecks(Protocol):
+    """The run's checks, judged around the writes before anything is published (the runner's
+    ``run/checks.py``: :class:`RunChecks`)."""
+
+    def prepare(self, out: PendingOutput) -> list[tuple[Any, OutputDestination]]:
+        """Before ``out`` is written: its frame set up for its checks (observed; its quarantined rows split
+        off); returns the quarantined rows to stage, each with its destination."""
+
+    def written(self, out: PendingOutput, staged: Optional[staging.Staged], fmt: Optional[str] = None) -> None:
+        """After ``out`` was staged (``staged`` None: an output written elsewhere, materialised, not yet written)."""
+
+    def evaluate(self, record: dict) -> None:
+        """Every check judged and ``record["checks"]`` written; raises ChecksFailed when a ``fail`` check failed."""
+
+
 @dataclass
 class PendingOutput:
     """An output whose query ran and which is still to be written: ``rows`` is None until its staged
@@ -80,12 +95,15 @@ def _check_tables(elsewhere: list[PendingOutput], destinations: dict[int, Output
 
 def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDestination], record: dict, *,
                   period: str, save_run: Callable[[dict], None], stops: StopPoints, echo: Callable[[str], None],
-                  metrics=None) -> tuple[list[dict], list[tuple], CommitJournal]:
+                  metrics=None, checks: Optional[OutputChecks] = None) -> tuple[list[dict], list[tuple], CommitJournal]:
     """Write every output of the run ``record`` describes, for ``period``: local partitions are staged,
     then swapped in together, each swap journalled first (``record["commit"]``, saved with ``save_run``, so
     recovery can roll a dead run back); URIs and catalog tables are written after that, one by one by
     Spark. A failure anywhere rolls the local partitions back (a URI or table already written stays
     replaced). ``stops``: where Ctrl-C may stop the run; ``metrics``: the run's timings (or None).
+    ``checks``: the run's checks, judged on the staged outputs before the journal begins (a quarantine's rows
+    staged with the outputs and swapped in by the same journal); a failing check raises before anything
+    is swapped in or written elsewhere, and the staged partitions are discarded.
     Returns the record's outputs, the registered versions to confirm at the commit point and the journal."""
     run_id = record["run_id"]
     local = [p for p in pending if destinations[p.statement.operation.seq].local]
@@ -93,11 +111,18 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
     _check_tables(elsewhere, destinations, period)
     staged: list = []
     written: list[WrittenOutput] = []
+    quarantined: list[tuple[Any, OutputDestination]] = []
     try:
+        for out in elsewhere if checks is not None else []:  # materialised already: judged before any write
+            quarantined += checks.prepare(out)
+            checks.written(out, None)
         for out in local:  # computed by their staged write: a failure here comes before anything is replaced
             stops.check()
-            op, df = out.statement.operation, out.frame
+            op = out.statement.operation
             dest = destinations[op.seq]
+            if checks is not None:
+                quarantined += checks.prepare(out)
+            df = out.frame
             with timed_output(metrics, op):
                 registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
                 staged.append(staging.stage_partition(df, dest.target, dest.format, period, run_id,
@@ -106,6 +131,14 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
                     out.rows = staging.count_rows(df, staged[-1].staged, dest.format)
                     echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
             written.append(WrittenOutput(out, dest, staged[-1].link))
+            if checks is not None:
+                checks.written(out, staged[-1], dest.format)
+        if checks is not None:
+            stops.check()
+            checks.evaluate(record)  # raises when a check fails: nothing was swapped in
+            for rows, dest in quarantined:  # swapped in with the outputs, by the same journal
+                staged.append(staging.stage_partition(rows, dest.target, dest.format, period, run_id,
+                                                      within=dest.within))
     except BaseException:
         staging.discard(staged)
         raise

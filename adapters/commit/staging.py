@@ -108,11 +108,17 @@ def count_rows(df, folder: str, fmt: str) -> int:
             return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
         import pyarrow.orc as orc
         return sum(orc.ORCFile(f).nrows for f in files)
+    return read_staged(df, folder, fmt).count()
+
+
+def read_staged(df, folder: str, fmt: str):
+    """The rows of ``df`` as :func:`stage_partition` wrote them to ``folder`` (without ``_period``), read back
+    with the written schema (what a check of the staged output reads)."""
     data = without_period(df)
     reader = df.sparkSession.read.format(fmt).schema(data.schema)
     if fmt == "csv":  # records as written: a value holding a line break is one row, not two
         reader = reader.options(header="true", escape='"', multiLine="true")
-    return reader.load(spark_path(folder)).count()
+    return reader.load(spark_path(folder))
 
 
 def discard(staged: list[Staged]) -> None:

@@ -10,8 +10,9 @@ run record names those versions and runs (``upstream_runs``).
 A project that fails (on Spark, or while resolving its data) is recorded as failed; every selected
 project downstream of it, directly or through unselected projects, is ``skipped`` with the failed
 upstream named; the others go on. A draft project is skipped (with its downstream) unless
-``--allow-draft``. The summary lists every project's status, rows written and duration; the
-invocation fails with exit 3 (:class:`MultiRunFailed`) when any project failed.
+``--allow-draft``. The summary lists every project's status, rows written and duration (a project whose
+checks failed names them); the invocation fails with exit 3 (:class:`MultiRunFailed`) when any project
+failed, or exit 4 when every failure was a failed check (docs/checks.md: nothing of it was published).
 
 Ctrl-C stops the invocation: a project interrupted before its commit point is rolled back and
 recorded failed, one interrupted after it stands (completed), and in every case no further project
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...compiler.compile import plan_diagnostics
-from ...compiler.errors import CompileError, ExecutionError, LedgerflowError
+from ...compiler.errors import ChecksFailed, CompileError, ExecutionError, LedgerflowError
 from ...compiler.graph import PROJECT, WorkspaceGraph, node_id
 from ...compiler.periods import Period
 from ...compiler.selection import selected_projects
@@ -52,6 +53,7 @@ class ProjectOutcome:
     seconds: Optional[float] = None
     reason: str = ""  # the error of a failed project, why a skipped one was skipped
     registered: list = field(default_factory=list)  # [{dataset, version, run_id, project}]
+    failed_checks: list = field(default_factory=list)  # the checks that failed the project's run (exit 4)
 
 
 def plan_selection(root: str, select: Optional[str]) -> tuple[WorkspaceGraph, list[str]]:
@@ -99,10 +101,13 @@ def run_many(runner, root: str, period: Period, select: Optional[str], allow_dra
         left = sum(o.reason.startswith("not run: the invocation was stopped") for o in result)
         raise RunInterrupted(f"{stopped}. Not run: {left} project{'s' if left != 1 else ''}; completed (committed, "
                              f"they stand): {done}. See the summary above.")
-    failed = [o.project for o in result if o.status == "failed"]
+    failed = [o for o in result if o.status == "failed"]
     if failed:
-        raise MultiRunFailed(f"{len(failed)} of {len(result)} projects failed ({', '.join(failed)}); "
+        err = MultiRunFailed(f"{len(failed)} of {len(result)} projects failed ({', '.join(o.project for o in failed)}); "
                              f"{sum(o.status == 'skipped' for o in result)} skipped. See the summary above.")
+        if all(o.failed_checks for o in failed):
+            err.exit_code = 4  # each ran, and a check stopped its publication
+        raise err
     return result
 
 
@@ -131,6 +136,7 @@ def _run_one(runner, graph: WorkspaceGraph, names: list[str], i: int, out: Proje
         out.status = "failed"
         out.reason = f"interrupted: {err}" if isinstance(err, RunInterrupted) else err.render()
         out.run_id = next(iter(_run_ids(runner.store, name) - known), None)
+        out.failed_checks = err.failed if isinstance(err, ChecksFailed) else []
         echo(f"  failed: {out.reason}")
         _block_downstream(graph, name, names, blocked, f"upstream project '{name}' failed")
         if isinstance(err, RunInterrupted):
@@ -176,6 +182,9 @@ def summary(outcomes: list[ProjectOutcome], period: str) -> str:
         detail = o.run_id or ""
         if o.status != "completed":
             first = o.reason.splitlines()[0] if o.reason else ""
+            if o.failed_checks:
+                first = f"failed check{'s' if len(o.failed_checks) != 1 else ''} {', '.join(o.failed_checks)}: " \
+                        "nothing published"
             detail = f"{detail}  {first}".strip() if o.status == "failed" else first
         lines.append(f"  {o.project:<{width}}  {o.status:<9}  {rows:>6}  {secs:>7}  {detail}")
     counts = {s: sum(o.status == s for o in outcomes) for s in ("completed", "failed", "skipped")}

@@ -32,6 +32,7 @@ from ..inputs.resolution import resolve_inputs
 from ..open_store import open_store
 from ..store import liveness
 from . import interrupts, leases
+from .checks import RunChecks, quarantine_destinations
 from .compute import compute, spark_error_message
 from .context import RunContext, new_run_id, utcnow, warm_parser
 from .destinations import resolve_destinations
@@ -132,9 +133,11 @@ class Runner:
             # taken before the run claims anything (a registered version, a lease), which recovery releases then
             process = liveness.hold(self.store.runs_dir, ctx.run_id)
             destinations = resolve_destinations(ctx, self.store, process)
+            quarantines = quarantine_destinations(ctx)  # check name -> where its quarantined rows are staged
+            places = {**destinations, **quarantines}  # every partition the run may stage and swap in
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
-            record.claimed(process, CommitJournal.staging_entries(destinations, ctx.period.identifier))
-            leases.take(self.store, ctx.run_id, process, leases.resources(destinations, ctx.period.identifier),
+            record.claimed(process, CommitJournal.staging_entries(places, ctx.period.identifier))
+            leases.take(self.store, ctx.run_id, process, leases.resources(places, ctx.period.identifier),
                         self.wait, self.echo)  # one writer per destination partition, before any Spark query
             self.store.save_run(record.data, ctx.compiled.script())
         except LedgerflowError as err:
@@ -156,7 +159,7 @@ class Runner:
         arrived: list[int] = []  # signals that came from the commit transaction on (deferred until the end)
         with contextlib.ExitStack() as committing:
             try:
-                outputs, journal, late = self._execute_spark(ctx, record, destinations, lineage, clock,
+                outputs, journal, late = self._execute_spark(ctx, record, destinations, quarantines, lineage, clock,
                                                              lambda: committing.enter_context(
                                                                  signals_deferred(reraise_sigint=False, into=arrived)))
             finally:
@@ -194,7 +197,7 @@ class Runner:
             self.echo(f"  {timing_summary(timings)}; details: ledgerflow runs show {ctx.run_id}")
 
     def _execute_spark(self, ctx: RunContext, record: RunRecord, destinations: dict[int, OutputDestination],
-                       lineage: dict[int, dict], clock: float,
+                       quarantines: dict[str, OutputDestination], lineage: dict[int, dict], clock: float,
                        defer_signals: Callable[[], object]) -> tuple[list[dict], CommitJournal, Optional[BaseException]]:
         """The run's Spark work, writes and commit point (:func:`.publish.commit_point`, which calls
         ``defer_signals`` as its transaction begins); a failure before the commit point is recorded
@@ -208,9 +211,11 @@ class Runner:
             record.on_spark(self.spark_label, spark)
             metrics = RunMetrics(spark, ctx.run_id)
             pending = compute(spark, ctx, metrics, self.echo, destinations)
+            checks = RunChecks(spark, ctx, quarantines, self.echo) if ctx.compiled.plan and ctx.compiled.plan.checks \
+                else None  # judged on the staged outputs, before anything is swapped in (run/checks.py)
             outputs, registrations, journal = publish.write_outputs(
                 pending, destinations, record.data, period=ctx.period.identifier, save_run=self.store.save_run,
-                stops=interrupts, echo=self.echo, metrics=metrics)
+                stops=interrupts, echo=self.echo, metrics=metrics, checks=checks)
             late = publish.commit_point(
                 self.store, record.data, outputs, registrations, journal, lineage,
                 started_at=ctx.started_at.isoformat(), finished_at=lambda: utcnow().isoformat(timespec="milliseconds"),

@@ -67,6 +67,23 @@ def timing_table(timings: dict) -> list[str]:
     return lines
 
 
+def check_table(checks: list[dict]) -> list[str]:
+    """The checks of a run record as text lines: name, kind, on, severity, status, violations, quarantined,
+    amount impact and the first violating keys."""
+    head = ("check", "kind", "on", "severity", "status", "violations", "quarantined", "amount impact / sample")
+    rows = [head]
+    for c in checks:
+        impact = ", ".join(f"{k} {v}" for k, v in (c.get("amount_impact") or {}).items())
+        sample = "; ".join(", ".join(f"{k}={v}" for k, v in s.items()) for s in (c.get("sample") or [])[:5])
+        rows.append((str(c["name"]), str(c["kind"]), str(c["on"]), str(c["severity"]), str(c["status"]),
+                     _count(c.get("violations")), _count(c.get("quarantined")),
+                     " | ".join(t for t in (impact, sample) if t)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
+    right = {5, 6}
+    return [("  " + "  ".join(r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i])
+                              for i in range(len(widths))) + ("  " + r[-1] if r[-1] else "")).rstrip() for r in rows]
+
+
 def render_run(rec: dict) -> str:
     """A run record as a readable summary."""
     p, period = rec["project"], rec["period"]
@@ -99,6 +116,9 @@ def render_run(rec: dict) -> str:
             reg = f" (registered {o['registered_dataset']} v{o['registered_version']})" \
                 if o.get("registered_dataset") else ""
             lines.append(f"  [{o['operation_seq']}] {o['rows']} rows -> {o['location']}{reg}")
+    if rec.get("checks"):
+        lines.append("Checks (judged on the staged rows before the commit point)")
+        lines += check_table(rec["checks"])
     timings = rec.get("timings")
     if timings:
         lines.append("Timings (wall seconds; Spark jobs, stages and tasks each statement started)")

@@ -125,6 +125,18 @@ def reconcile_query(check: CheckPlan, view: str) -> str:
     return pretty(_ordered(query, check.group_by))
 
 
+def input_rows_query(first_stage_sql: str) -> Optional[str]:
+    """Spark SQL of the rows ``on: input`` checks read: the ``input`` CTE (the input after the period filter,
+    before operation 1) of the project's first statement, as a query of its own (its parameter markers
+    kept); None when that statement has no such CTE."""
+    import sqlglot
+    tree = sqlglot.parse_one(first_stage_sql, read="spark")
+    for cte in tree.find_all(exp.CTE):
+        if cte.alias_or_name == "input":
+            return sql(cte.this.copy())
+    return None
+
+
 # --------------------------------------------------------------------------------- compile output
 def _view(seq: Optional[int]) -> str:
     return "input" if seq is None else f"output_{seq:03d}"

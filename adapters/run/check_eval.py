@@ -1,0 +1,213 @@
+"""Judging checks (docs/checks.md) over Spark rows, wherever the rows come from: the result of one check
+as the run record holds it, from the metrics a row check observed or from a set check's one query.
+
+Used by the run (:mod:`.checks`, on the rows it stages) and by ``ledgerflow test`` (on the rows a test
+computes). The SQL comes from :mod:`ledgerflow.compiler.checks.sql`; nothing here writes SQL text.
+"""
+from __future__ import annotations
+
+import datetime
+import uuid
+from decimal import Decimal
+from typing import Any, Iterable, Optional
+
+from ...compiler.checks.plan import Action, CheckKind, CheckPlan
+from ...compiler.checks.sql import ROWS, VIOLATIONS, row_metrics_sql, set_check_query, violation_sql
+
+SAMPLE = 5  # violating rows (or groups) a result names
+COLLECTED = 1000  # a set check's violating groups read at once; beyond that they are totalled by Spark
+
+
+def plain(value: Any) -> Any:
+    """A value as the run record's JSON holds it: decimals exact as strings, dates and times ISO."""
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    return value
+
+
+def quoted(name: str):
+    """The Spark column ``name`` (any characters)."""
+    from pyspark.sql import functions as F
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def violating(check: CheckPlan):
+    """A row check's violation as a Spark column (TRUE: the row violates; never NULL)."""
+    from pyspark.sql import functions as F
+    return F.expr(violation_sql(check))
+
+
+def result(check: CheckPlan, violations: int, impact: Optional[dict] = None, sample: Optional[list] = None,
+           quarantined: int = 0) -> dict:
+    """One entry of the run record's ``checks``: passed without violations, else failed (action fail) or
+    warned (warn, quarantine)."""
+    status = "passed" if not violations else "failed" if check.action == Action.FAIL else "warned"
+    return {"name": check.name, "kind": check.kind.value, "on": check.target, "severity": check.severity,
+            "status": status, "violations": int(violations), "amount_impact": dict(impact or {}),
+            "sample": list(sample or []), "quarantined": int(quarantined)}
+
+
+# ---------------------------------------------------------------------------------------- row checks
+def metric_columns(check: CheckPlan, prefix: str) -> list:
+    """The aggregates of a row check (:func:`~ledgerflow.compiler.checks.sql.row_metrics_sql`) as Spark
+    columns named ``prefix + name``: what ``DataFrame.observe`` or one aggregation computes."""
+    from pyspark.sql import functions as F
+    return [F.expr(text).alias(prefix + name) for name, text in row_metrics_sql(check)]
+
+
+def row_metrics(checks: list[CheckPlan]) -> tuple[list, list[tuple[CheckPlan, str]]]:
+    """(the columns to observe or aggregate, each check with its metrics' name prefix) for ``checks``."""
+    columns, named = [], []
+    for i, check in enumerate(checks):
+        prefix = f"c{i}_"
+        columns += metric_columns(check, prefix)
+        named.append((check, prefix))
+    return columns, named
+
+
+def aggregate(frame, checks: list[CheckPlan]) -> dict[str, dict]:
+    """Every row check of ``checks`` judged by one aggregation over ``frame`` (no sample yet): name -> metrics."""
+    if not checks:
+        return {}
+    columns, named = row_metrics(checks)
+    row = frame.agg(*columns).collect()[0].asDict()
+    return split_metrics(row, named)
+
+
+def split_metrics(values: dict, named: list[tuple[CheckPlan, str]]) -> dict[str, dict]:
+    """Observed or aggregated ``values`` per check name: {metric name: value}."""
+    return {check.name: {k[len(prefix):]: v for k, v in values.items() if k.startswith(prefix)}
+            for check, prefix in named}
+
+
+def sample_rows(frame, check: CheckPlan, condition=None) -> list[dict]:
+    """Up to :data:`SAMPLE` violating rows of ``frame`` (``condition``: the violation; default the check's),
+    their identifying columns (``check.key``), ordered by them."""
+    keys = [k for k in check.key if k in frame.columns] or list(frame.columns)
+    rows = (frame.filter(violating(check) if condition is None else condition)
+            .select(*[quoted(k) for k in keys]).orderBy(*[quoted(k).asc_nulls_first() for k in keys])
+            .limit(SAMPLE).collect())
+    return [{k: plain(v) for k, v in zip(keys, r)} for r in rows]
+
+
+def row_result(check: CheckPlan, metrics: dict, frame=None, quarantined: bool = False) -> dict:
+    """A row check's result from its ``metrics`` (``_lf_violations`` and the violating rows' sums), with a
+    sample read from ``frame`` when there are violations."""
+    violations = int(metrics.get(VIOLATIONS) or 0)
+    impact = {c: plain(metrics[c]) for c in check.amount_columns
+              if violations and metrics.get(c) is not None}
+    sample = sample_rows(frame, check) if violations and frame is not None else []
+    return result(check, violations, impact, sample, violations if quarantined else 0)
+
+
+# ---------------------------------------------------------------------------------------- set checks
+def _temp_view(frame) -> str:
+    name = f"__lf_check_{uuid.uuid4().hex}"
+    frame.createOrReplaceTempView(name)
+    return name
+
+
+def set_result(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> dict:
+    """A set check's result over ``frame`` (the checked rows): one aggregation
+    (:func:`~ledgerflow.compiler.checks.sql.set_check_query`); ``row_count`` uses ``rows`` when known."""
+    if check.kind == CheckKind.ROW_COUNT:
+        n = rows if rows is not None else frame.count()
+        low = check.min_rows if check.min_rows is not None else 0
+        outside = low - n if n < low else n - check.max_rows if check.max_rows is not None and n > check.max_rows else 0
+        return result(check, outside, {}, [{"rows": n}] if outside else [])
+    view = _temp_view(frame)
+    try:
+        query = spark.sql(set_check_query(check, view))
+        found = query.limit(COLLECTED + 1).collect()
+        if len(found) > COLLECTED:  # many violating groups: totalled by Spark, the sample is the first ones
+            kept = query.localCheckpoint()
+            found = kept.limit(SAMPLE).collect()
+            totals = _totals(kept, check)
+        else:
+            totals = _sum_rows(found, check)
+    finally:
+        spark.catalog.dropTempView(view)
+    groups = check.group_by
+    sample = []
+    for r in found[:SAMPLE]:
+        entry = {k: plain(r[k]) for k in groups}
+        if check.kind == CheckKind.BALANCED:
+            entry[check.amount] = plain(r[check.amount])  # the group's imbalance
+        sample.append(entry)
+    if check.kind == CheckKind.BALANCED and not groups and found:
+        sample = [{check.amount: plain(found[0][check.amount])}]
+    violations, impact = totals
+    return result(check, violations, impact, sample)
+
+
+def _impact_columns(check: CheckPlan) -> list[str]:
+    if check.kind == CheckKind.BALANCED:
+        return [check.amount]
+    return [c for c in check.amount_columns if c not in check.group_by]
+
+
+def _sum_rows(found: Iterable, check: CheckPlan) -> tuple[int, dict]:
+    violations, impact = 0, {}
+    for r in found:
+        violations += int(r[ROWS])
+        for c in _impact_columns(check):
+            if r[c] is not None:
+                impact[c] = impact.get(c, Decimal(0)) + r[c]
+    return violations, {c: plain(v) for c, v in impact.items()}
+
+
+def _totals(frame, check: CheckPlan) -> tuple[int, dict]:
+    from pyspark.sql import functions as F
+    columns = _impact_columns(check)
+    row = frame.agg(F.sum(quoted(ROWS)).alias(ROWS), *[F.sum(quoted(c)).alias(c) for c in columns]).collect()[0]
+    return int(row[ROWS] or 0), {c: plain(row[c]) for c in columns if row[c] is not None}
+
+
+def judge_frame(spark, checks: list[CheckPlan], frame, rows: Optional[int] = None) -> dict[str, dict]:
+    """Every check of ``checks`` (none a reconcile) over the rows of ``frame``: row checks by one aggregation,
+    set checks by one query each. name -> result."""
+    row = [c for c in checks if c.kind.row_check]
+    out = {}
+    for name, metrics in aggregate(frame, row).items():
+        check = next(c for c in row if c.name == name)
+        out[name] = row_result(check, metrics, frame)
+    for check in checks:
+        if check.kind.set_check:
+            out[check.name] = set_result(spark, check, frame, rows)
+    return out
+
+
+# ---------------------------------------------------------------------------------------- the report
+def describe_failure(results: list[dict], checks: list[CheckPlan]) -> str:
+    """The failed checks of ``results`` in one paragraph: each check, what it is on, its violating rows,
+    their amount impact and up to 5 identifying keys."""
+    plans = {c.name: c for c in checks}
+    parts = []
+    for r in results:
+        if r["status"] != "failed":
+            continue
+        plan = plans.get(r["name"])
+        where = "the input" if r["on"] == "input" else f"output {r['on']}"
+        text = f"check '{r['name']}' ({r['kind']} on {where}) found {_violations(r, plan)}"
+        if r["amount_impact"]:
+            text += ", amount impact " + ", ".join(f"{c} {v}" for c, v in r["amount_impact"].items())
+        if r["sample"] and r["kind"] != "row_count":
+            text += "; first " + "; ".join("(" + ", ".join(f"{k}={v}" for k, v in s.items()) + ")" for s in r["sample"])
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def _violations(r: dict, plan: Optional[CheckPlan]) -> str:
+    n = r["violations"]
+    if r["kind"] == "row_count" and plan is not None:
+        rows = r["sample"][0]["rows"] if r["sample"] else "?"
+        bounds = f"{plan.min_rows if plan.min_rows is not None else 0}..{plan.max_rows if plan.max_rows is not None else ''}"
+        return f"{rows} rows, outside {bounds}"
+    if r["kind"] == "balanced":
+        where = "unbalanced groups" if plan is not None and plan.group_by else "rows that do not balance"
+        return f"{n} violating row{'s' if n != 1 else ''} ({where})"
+    return f"{n} violating row{'s' if n != 1 else ''}"

@@ -1,0 +1,170 @@
+"""Checks before publish, the run's part (docs/checks.md): every check of the project judged on the rows the
+run stages, before its commit point.
+
+:class:`RunChecks` is the hook :func:`..commit.publish.write_outputs` calls around each output's write
+(:class:`..commit.publish.OutputChecks`):
+
+- ``prepare``: before an output is written. Its row checks are observed on the frame the write computes
+  (``DataFrame.observe``, Spark's CollectMetrics: the same pass, never a second read); an output with a
+  quarantine check is materialised once and split into the kept rows (written as the output) and each
+  quarantine check's violating rows (with ``_check`` and ``_run_id``), staged to the check's destination
+  and swapped in by the same journal as the outputs.
+- ``written``: after it is staged. The observed metrics are read; each set check (``unique``,
+  ``balanced``) is one aggregation of the staged files; ``row_count`` uses the rows the write counted.
+  An output written elsewhere (a URI, a catalog table) was materialised before: it is judged there.
+- ``evaluate``: before the journal begins. The ``on: input`` checks (one aggregation of the input rows),
+  the run's bridge collected and the reconciles judged on it (:mod:`.bridge`), ``record["checks"]`` in the
+  order written, a line per check that warned, and :class:`~ledgerflow.compiler.errors.ChecksFailed`
+  (exit 4) when a ``fail`` check found violations: the staged outputs are discarded, nothing is
+  published, the run is recorded failed with the results.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ...compiler import parameters
+from ...compiler import resolver as resolver_engine
+from ...compiler.checks.plan import Action, CheckKind, CheckPlan
+from ...compiler.checks.sql import input_rows_query
+from ...compiler.errors import ChecksFailed
+from ...compiler.model import Dataset
+from ..commit import staging
+from ..commit.destinations import OutputDestination
+from ..commit.partitions import PARTITION, check_partition
+from . import check_eval
+from .context import RunContext
+
+Echo = Callable[[str], None]
+CHECK_COLUMN, RUN_COLUMN = "_check", "_run_id"  # the columns a quarantined row gains
+
+
+def quarantine_destinations(ctx: RunContext) -> dict[str, OutputDestination]:
+    """Where each quarantine check of ``ctx`` writes, by check name: a folder below the workspace, its
+    ``{{tokens}}`` filled like an output path's, staged and swapped in like a local output's partition
+    (checked absent or ledgerflow's own, as an output's)."""
+    out: dict[str, OutputDestination] = {}
+    plan = ctx.compiled.plan
+    for check in plan.checks if plan is not None else []:
+        if check.action != Action.QUARANTINE or check.quarantine is None:
+            continue
+        path, where = check.quarantine.path, f"the quarantine of check '{check.name}'"
+        pseudo = Dataset(id=check.name, name=check.name, status="active", table_name=check.name,
+                         temporal_mode="period", columns=[], versions=[])
+        text = resolver_engine.substitute(path, pseudo, 1, ctx.period, where) if "{{" in path else path
+        dest = OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, path, text, where),
+                                 check.quarantine.format, 1, ctx.workspace.root)
+        check_partition(dest.target, ctx.period.identifier, where=where)
+        out[check.name] = dest
+    return out
+
+
+class RunChecks:
+    """The checks of one run (see the module docstring); ``quarantines``: :func:`quarantine_destinations`."""
+
+    def __init__(self, spark, ctx: RunContext, quarantines: dict[str, OutputDestination], echo: Echo = print):
+        self.spark, self.ctx, self.quarantines, self.echo = spark, ctx, quarantines, echo
+        plan = ctx.compiled.plan
+        self.checks: list[CheckPlan] = list(plan.checks) if plan is not None else []
+        self.results: dict[str, dict] = {}
+        self._observed: dict[int, tuple[object, list]] = {}  # output seq -> (Observation, [(check, prefix)])
+
+    def _on(self, seq: int) -> list[CheckPlan]:
+        return [c for c in self.checks if c.on == seq and c.kind != CheckKind.RECONCILE]
+
+    # ---------------------------------------------------------------- the hook
+    def prepare(self, out) -> list[tuple[object, OutputDestination]]:
+        """Before output ``out`` (a PendingOutput) is written: its frame observed, its quarantined rows split
+        off. Returns the quarantined rows to stage, each with its destination."""
+        seq = out.statement.operation.seq
+        row = [c for c in self._on(seq) if c.kind.row_check]
+        moved = [c for c in row if c.action == Action.QUARANTINE]
+        rest = [c for c in row if c.action != Action.QUARANTINE]
+        extra: list[tuple[object, OutputDestination]] = []
+        frame = out.frame
+        if moved:
+            from pyspark.sql import functions as F
+            frame = frame.localCheckpoint()  # computed once, then split into the kept and the quarantined rows
+            for name, metrics in check_eval.aggregate(frame, moved).items():
+                check = next(c for c in moved if c.name == name)
+                self.results[name] = check_eval.row_result(check, metrics, frame, quarantined=True)
+            any_violation = None
+            for check in moved:
+                v = check_eval.violating(check)
+                any_violation = v if any_violation is None else any_violation | v
+                # written even when empty: the partition says what this run quarantined for the period
+                rows = frame.filter(v).withColumn(CHECK_COLUMN, F.lit(check.name)) \
+                    .withColumn(RUN_COLUMN, F.lit(self.ctx.run_id))
+                extra.append((rows, self.quarantines[check.name]))
+            from . import bridge  # the output's value in the run's bridge is its rows less these
+            bridge.moved(self.ctx, seq, frame.filter(F.coalesce(any_violation, F.lit(True))))
+            frame = frame.filter(~F.coalesce(any_violation, F.lit(True)))
+            if out.rows is not None:  # materialised before (written elsewhere): the kept rows counted again
+                out.rows = frame.count()
+        if rest and out.rows is None:  # computed by its staged write: observed there, in the same pass
+            from pyspark.sql import Observation
+            columns, named = check_eval.row_metrics(rest)
+            observation = Observation(f"lf_checks_{seq}_{self.ctx.run_id}")
+            frame = frame.observe(observation, *columns)
+            self._observed[seq] = (observation, named)
+        elif rest:  # materialised: one aggregation of the rows in memory
+            for name, metrics in check_eval.aggregate(frame, rest).items():
+                check = next(c for c in rest if c.name == name)
+                self.results[name] = check_eval.row_result(check, metrics, frame)
+        out.frame = frame
+        return extra
+
+    def written(self, out, staged: Optional[staging.Staged], fmt: Optional[str] = None) -> None:
+        """After output ``out`` was staged as ``staged`` (in format ``fmt``; None: an output written elsewhere,
+        materialised and not yet written): its observed row checks and its set checks judged."""
+        seq = out.statement.operation.seq
+        checks = self._on(seq)
+        if not checks:
+            return
+        rows = out.frame if staged is None else staging.read_staged(out.frame, staged.staged, fmt)
+        if PARTITION in out.frame.columns and PARTITION not in rows.columns:
+            from pyspark.sql import functions as F
+            rows = rows.withColumn(PARTITION, F.lit(self.ctx.period.identifier))
+        if seq in self._observed:
+            observation, named = self._observed.pop(seq)
+            for name, metrics in check_eval.split_metrics(observation.get, named).items():
+                check = next(c for c, _ in named if c.name == name)
+                self.results[name] = check_eval.row_result(check, metrics, rows)
+        for check in checks:
+            if check.kind.set_check:
+                self.results[check.name] = check_eval.set_result(self.spark, check, rows, out.rows)
+
+    def evaluate(self, record: dict) -> None:
+        """Every check judged (input checks and reconciles here), ``record["checks"]`` written in the order the
+        checks are written, a line per check that warned; :class:`ChecksFailed` when a ``fail`` check failed."""
+        from . import bridge
+        bridge.collect(self.ctx, record)  # record["bridge"]: every output is staged or materialised by now
+        on_input = [c for c in self.checks if c.on_input]
+        if on_input:
+            self.results.update(check_eval.judge_frame(self.spark, on_input, self._input_rows()))
+        reconciles = [c for c in self.checks if c.kind == CheckKind.RECONCILE]
+        for entry in bridge.reconcile_results(reconciles, record.get("bridge") or []) if reconciles else []:
+            self.results[entry["name"]] = entry
+        results = [self.results[c.name] for c in self.checks if c.name in self.results]
+        record["checks"] = results
+        for r in results:
+            if r["status"] == "warned":
+                self.echo(f"  check '{r['name']}' warned: " + (f"{r['quarantined']} rows quarantined"
+                          if r["quarantined"] else f"{r['violations']} violations"))
+        if any(r["status"] == "failed" for r in results):
+            raise ChecksFailed(f"run {self.ctx.run_id} failed its checks, so nothing was published: "
+                               f"{check_eval.describe_failure(results, self.checks)}.", results)
+
+    # ---------------------------------------------------------------- helpers
+    def _input_rows(self):
+        """The input after the period filter, before operation 1 (the ``input`` rows of the first statement)."""
+        first = self.ctx.compiled.statements[0]
+        query = input_rows_query(first.sql)
+        args = parameters.values(self.ctx.period, self.ctx.started_at)
+        return self.spark.sql(query, args=parameters.arguments(query, args))
+
+
+
+def evaluate_checks(hook: Optional[RunChecks], record: dict) -> None:
+    """Judge the run's checks before its commit point (:meth:`RunChecks.evaluate`); nothing without checks."""
+    if hook is not None:
+        hook.evaluate(record)
