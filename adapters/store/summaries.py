@@ -84,6 +84,22 @@ def check_table(checks: list[dict]) -> list[str]:
                               for i in range(len(widths))) + ("  " + r[-1] if r[-1] else "")).rstrip() for r in rows]
 
 
+def bridge_table(bridge: list[dict]) -> list[str]:
+    """The bridge of a run record as text lines: per output, group and measure, the value after the period
+    filter, each operation's change (``[seq] change``), the rows quarantined and the output's value."""
+    head = ("output", "group", "measure", "input", "changes", "quarantined", "output value")
+    rows = [head]
+    for b in bridge:
+        group = ", ".join(f"{k}={v}" for k, v in b["group"].items()) if b.get("group") else "all"
+        changes = ", ".join(f"[{c['seq']}] {c['change']}" for c in b.get("changes") or []) or "-"
+        rows.append((str(b["output"]), group, str(b["measure"]), str(b["input"]), changes, str(b["quarantined"]),
+                     str(b["output_value"])))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    right = {0, 3, 5, 6}
+    return [("  " + "  ".join(r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i])
+                              for i in range(len(head)))).rstrip() for r in rows]
+
+
 def render_run(rec: dict) -> str:
     """A run record as a readable summary."""
     p, period = rec["project"], rec["period"]
@@ -119,6 +135,9 @@ def render_run(rec: dict) -> str:
     if rec.get("checks"):
         lines.append("Checks (judged on the staged rows before the commit point)")
         lines += check_table(rec["checks"])
+    if rec.get("bridge"):
+        lines.append("Bridge (per output: after the period filter, each operation's change, quarantined, written)")
+        lines += bridge_table(rec["bridge"])
     timings = rec.get("timings")
     if timings:
         lines.append("Timings (wall seconds; Spark jobs, stages and tasks each statement started)")

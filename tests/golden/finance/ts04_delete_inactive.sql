@@ -220,3 +220,14 @@ SELECT
   `account_active`
 FROM `lf_stage_1`;
 
+-- Checks (evaluated by the run on the rows it stages, before the commit point; `input` is the
+-- rows after the period filter, output_NNN the rows output NNN writes):
+
+-- check lines_accounted_for: reconcile input -> output 3, explained by 2, tolerance 0; on violation: fail
+SELECT
+  COUNT(*) AS `count`
+FROM `input`;
+SELECT
+  COUNT(*) AS `count`
+FROM `output_003`;
+
