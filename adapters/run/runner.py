@@ -31,7 +31,7 @@ from ..inputs import fingerprint
 from ..inputs.resolution import resolve_inputs
 from ..open_store import open_store
 from ..store import liveness
-from . import interrupts, leases
+from . import bridge, interrupts, leases
 from .checks import RunChecks, quarantine_destinations
 from .compute import compute, spark_error_message
 from .context import RunContext, new_run_id, utcnow, warm_parser
@@ -216,6 +216,7 @@ class Runner:
             outputs, registrations, journal = publish.write_outputs(
                 pending, destinations, record.data, period=ctx.period.identifier, save_run=self.store.save_run,
                 stops=interrupts, echo=self.echo, metrics=metrics, checks=checks)
+            bridge.collect(ctx, record.data)  # record["bridge"] (already there when checks were judged)
             late = publish.commit_point(
                 self.store, record.data, outputs, registrations, journal, lineage,
                 started_at=ctx.started_at.isoformat(), finished_at=lambda: utcnow().isoformat(timespec="milliseconds"),
