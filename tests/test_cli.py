@@ -46,7 +46,7 @@ def test_compile_out_writes_the_script(finance, tmp_path):
 
 def test_validate_reports_ok_and_errors(finance):
     ok = cli(finance, "validate")
-    assert ok.exit_code == 0 and ok.output.startswith("ok: 11 projects valid")
+    assert ok.exit_code == 0 and ok.output.startswith("ok: 12 projects valid")
     p = finance / "projects" / "ts03_fx_conversion.yml"
     p.write_text(p.read_text().replace("transactions.amount_local * fx.rate", "transactions.amount_lokal * fx.rate"))
     bad = cli(finance, "validate", "ts03_fx_conversion")

@@ -78,13 +78,13 @@ def test_run_and_replay_load_the_workspace_once_and_hand_it_to_the_runner(financ
 def test_an_unknown_project_names_the_workspace_and_its_projects(finance, args):
     result = invoke("--workspace", str(finance), *args)
     assert result.exit_code == 1
-    assert result.output.startswith(f"Error: no project 'nope' in {finance}; projects: close_consolidation, close_conversion, close_reporting, ts01_output_only, ")
+    assert result.output.startswith(f"Error: no project 'nope' in {finance}; projects: close_consolidation, close_conversion, close_reporting, journal_controls, ts01_output_only, ")
     assert "Traceback" not in result.output
 
 
 def test_options_after_the_command_override_the_groups(finance, tmp_path):
     result = CliRunner().invoke(cli.main, ["--workspace", str(tmp_path), "validate", "--workspace", str(finance)])
-    assert result.exit_code == 0 and result.output.startswith("ok: 11 projects valid"), result.output
+    assert result.exit_code == 0 and result.output.startswith("ok: 12 projects valid"), result.output
     debug = CliRunner().invoke(cli.main, ["--workspace", str(finance), "compile", "nope", "--debug"])
     assert debug.exit_code == 1 and "Traceback" in debug.output
 

@@ -49,7 +49,7 @@ def test_edges_and_roles(graph):
             ("project:close_consolidation", "dataset:close_consolidated", "output"),
             ("dataset:close_consolidated", "project:close_reporting", "input"),
             ("dataset:budgets", "project:ts06_append_budgets", "append")} <= edges
-    assert graph.project_order() == CHAIN + TS
+    assert graph.project_order() == CHAIN + ["journal_controls"] + TS
 
 
 def test_selection_grammar(graph):
@@ -126,7 +126,7 @@ def test_fresh_clone_validates_and_compiles_without_a_run_store(finance):
     assert not (finance / ".ledgerflow").exists()
     result = cli(finance, "validate")
     assert result.exit_code == 0, describe(result)
-    assert "ok: 11 projects valid" in result.stdout
+    assert "ok: 12 projects valid" in result.stdout
     for name in CHAIN:
         result = cli(finance, "compile", name)
         assert result.exit_code == 0, describe(result)

@@ -135,11 +135,11 @@ def test_unknown_test_name(finance):
 def test_finance_scenarios_pass_with_junit(spark, finance):
     result = cli(finance, "test", "--junit-xml", finance / "junit.xml")
     assert result.exit_code == 0, describe(result)
-    assert "8 passed, 0 failed, 0 invalid" in result.stdout
+    assert "9 passed, 0 failed, 0 invalid" in result.stdout
     suite = junit(finance / "junit.xml")
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("8", "0", "0")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("9", "0", "0")
     names = sorted(case.get("name") for case in suite.findall("testcase"))
-    assert [n.split()[0] for n in names] == [f"TS-0{i}" for i in range(1, 9)]
+    assert [n.split()[0] for n in names] == [f"TS-0{i}" for i in range(1, 9)] + ["journal"]  # journal_controls
     assert not (finance / "data" / "ts03_fx_converted").exists()  # nothing written to real destinations
     assert not (finance / "target" / "runs").exists()  # and no run recorded
 

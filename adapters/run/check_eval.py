@@ -181,6 +181,25 @@ def judge_frame(spark, checks: list[CheckPlan], frame, rows: Optional[int] = Non
     return out
 
 
+def judge_output(spark, checks: list[CheckPlan], frame) -> tuple[dict[str, dict], object]:
+    """The checks of one output over its rows in ``frame`` (``ledgerflow test``: the rows are small and not
+    written): its quarantine checks first, then every other check over the rows kept. Returns (name ->
+    result, the kept rows)."""
+    from pyspark.sql import functions as F
+    moved = [c for c in checks if c.kind.row_check and c.action == Action.QUARANTINE]
+    results = {}
+    if moved:
+        for name, metrics in aggregate(frame, moved).items():
+            check = next(c for c in moved if c.name == name)
+            results[name] = row_result(check, metrics, frame, quarantined=True)
+        bad = None
+        for check in moved:
+            bad = violating(check) if bad is None else bad | violating(check)
+        frame = frame.filter(~F.coalesce(bad, F.lit(True)))
+    results.update(judge_frame(spark, [c for c in checks if c not in moved], frame))
+    return results, frame
+
+
 # ---------------------------------------------------------------------------------------- the report
 def describe_failure(results: list[dict], checks: list[CheckPlan]) -> str:
     """The failed checks of ``results`` in one paragraph: each check, what it is on, its violating rows,

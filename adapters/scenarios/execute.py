@@ -17,7 +17,9 @@ from ...compiler.errors import LedgerflowError
 from ..spark.error_text import spark_error_text
 from ..inputs.loaders import load_inputs
 from ...compiler import parameters
+from ...compiler.checks.sql import input_rows_query
 from ...compiler.render import ident
+from ..run import check_eval
 from . import given
 from .prepare import PreparedTest
 
@@ -40,6 +42,8 @@ class Outcome:
     outputs: dict[int, OutputRows] = field(default_factory=dict)
     error: Optional[str] = None
     seconds: float = 0.0
+    checks: dict[str, dict] = field(default_factory=dict)  # check name -> its result, as a run records it
+    checks_failed: Optional[str] = None  # the paragraph a run would fail with (exit 4), when a check failed
 
 
 def collect(df) -> tuple[list[str], dict[str, str], list[tuple]]:
@@ -102,8 +106,10 @@ def run(spark, prepared: PreparedTest, key_prefix: str = "") -> Outcome:
                 df.createOrReplaceTempView(st.name)
                 views.append(st.name)
                 continue
+            df = _judge_output(spark, prepared, st.operation.seq, df, outcome)
             columns, types, rows = collect(df)
             outcome.outputs[st.operation.seq] = OutputRows(st.operation.seq, st.operation.name, columns, types, rows)
+        _judge_input(spark, prepared, args, outcome)
     except LedgerflowError as err:  # e.g. a fixture lacking a declared column
         outcome.error = str(err)
     except Exception as exc:  # Spark failed: the run would have failed (exit 3)
@@ -113,6 +119,37 @@ def run(spark, prepared: PreparedTest, key_prefix: str = "") -> Outcome:
         drop_views(spark, views)
     outcome.seconds = time.monotonic() - clock
     return outcome
+
+
+def _checks(prepared: PreparedTest) -> list:
+    plan = prepared.compiled.plan
+    return [c for c in (plan.checks if plan is not None else []) if c.kind.value != "reconcile"]
+
+
+def _judge_output(spark, prepared: PreparedTest, seq: int, df, outcome: Outcome):
+    """The checks on output ``seq`` judged over its rows ``df`` (docs/checks.md); returns the rows the output
+    keeps (a quarantine check's violating rows leave it)."""
+    checks = [c for c in _checks(prepared) if c.on == seq]
+    if not checks:
+        return df
+    results, kept = check_eval.judge_output(spark, checks, df)
+    outcome.checks.update(results)
+    return kept
+
+
+def _judge_input(spark, prepared: PreparedTest, args: dict, outcome: Outcome) -> None:
+    """The ``on: input`` checks judged, then the paragraph a run would fail with when a ``fail`` check failed."""
+    checks = _checks(prepared)
+    on_input = [c for c in checks if c.on_input]
+    if on_input:
+        query = input_rows_query(prepared.compiled.statements[0].sql)
+        rows = spark.sql(query, args=parameters.arguments(query, args))
+        outcome.checks.update(check_eval.judge_frame(spark, on_input, rows))
+    ordered = [outcome.checks[c.name] for c in checks if c.name in outcome.checks]
+    outcome.checks = {r["name"]: r for r in ordered}
+    if any(r["status"] == "failed" for r in ordered):
+        outcome.checks_failed = f"the run would fail its checks, publishing nothing (exit 4): " \
+                                f"{check_eval.describe_failure(ordered, checks)}"
 
 
 def drop_views(spark, views: list[str]) -> None:

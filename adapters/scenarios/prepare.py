@@ -120,7 +120,20 @@ def prepare(test: ScenarioTest, compiler: Compiler) -> tuple[Optional[PreparedTe
             converted[view.dataset.name] = data
         prepared.inputs.append((view, converted[view.dataset.name]))
     prepared.outputs = _outputs(test, result, errors)
+    _check_names(test, result, errors)
     return (None if errors else prepared), errors.diagnostics
+
+
+def _check_names(test: ScenarioTest, compiled: CompiledProject, errors: DiagnosticCollector) -> None:
+    """TEST-001 for a check the test asserts that the project does not have (or that a test cannot judge)."""
+    plans = {c.name: c for c in (compiled.plan.checks if compiled.plan else [])}
+    for name in test.checks:
+        if name not in plans:
+            errors.add("TEST-001", f"project '{compiled.project.name}' has no check '{name}'", test.check_locations[name],
+                       name, did_you_mean(name, plans) if plans else "the project declares no checks:")
+        elif plans[name].kind.value == "reconcile":
+            errors.add("TEST-001", f"check '{name}' is a reconcile, which a test does not judge (it needs a run's "
+                       "bridge)", test.check_locations[name], name, "assert it on a run: ledgerflow runs show")
 
 
 def _project(test: ScenarioTest, ws: Workspace, errors: DiagnosticCollector) -> Optional[Project]:

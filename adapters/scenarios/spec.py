@@ -14,7 +14,8 @@ from typing import Any, Optional
 from ...compiler.errors import CompileError, Diagnostic, DiagnosticCollector, Location, did_you_mean
 from ...compiler.yaml_source import YList, YMap, YStr, load_yaml_file
 
-TEST_KEYS = ("name", "description", "project", "period", "run_started_at", "given", "expect", "error")
+TEST_KEYS = ("name", "description", "project", "period", "run_started_at", "given", "expect", "error", "checks")
+CHECK_OUTCOMES = ("passed", "failed", "warned")  # what `checks: {NAME: ...}` may assert (docs/checks.md)
 GIVEN_KEYS = ("rows", "csv", "parquet")
 EXPECT_KEYS = ("output", "rows", "ordered")
 _KIND_NAMES = {str: "string", int: "integer", bool: "boolean", YMap: "mapping", YList: "list"}
@@ -59,6 +60,8 @@ class ScenarioTest:
     error: Optional[str]
     source: YMap  # the parsed file, for the places of its values
     description: str = ""
+    checks: dict[str, str] = field(default_factory=dict)  # check name -> the outcome the test asserts
+    check_locations: dict[str, Location] = field(default_factory=dict)
 
     def loc(self, key: str) -> Location:
         """Where the value of top-level ``key`` is written."""
@@ -161,6 +164,18 @@ def _expect(data: YList, errors: DiagnosticCollector) -> list[Expectation]:
     return out
 
 
+def _checks(data: YMap, errors: DiagnosticCollector) -> dict[str, tuple[str, Location]]:
+    """``checks: {NAME: passed|failed|warned}``: the outcome each named check must have."""
+    out = {}
+    for name, outcome in data.items():
+        if str(outcome) not in CHECK_OUTCOMES:
+            errors.add("TEST-001", f"the outcome of check '{name}' must be one of {', '.join(CHECK_OUTCOMES)}",
+                       data.value_location(name), _short(outcome), "e.g. checks: {journals_balance: failed}")
+            continue
+        out[str(name)] = (str(outcome), data.key_location(name))
+    return out
+
+
 def parse_test(data: Any, path: str, display: str, errors: DiagnosticCollector) -> Optional[ScenarioTest]:
     """Build a test from parsed YAML (``path`` locates its fixtures); problems go to ``errors``."""
     top = _mapping(data, "test", TEST_KEYS, ("project", "period", "given"), errors, Location(display, 1, 1))
@@ -174,14 +189,19 @@ def parse_test(data: Any, path: str, display: str, errors: DiagnosticCollector) 
     error = _get(top, "error", (str,), where, errors)
     given_map = _get(top, "given", (YMap,), where, errors)
     expect = _get(top, "expect", (YList,), where, errors)
-    if ("expect" in top) == ("error" in top):
+    if ("expect" in top) == ("error" in top) and not ("checks" in top and "error" not in top):
         errors.add("TEST-001", "a test needs exactly one of 'expect' (the output rows) and 'error' (a validation "
-                   "code or text of the run's error)", top.location, "", "add 'expect:' or 'error:'")
+                   "code or text of the run's error), or 'checks' (the outcome of the project's checks)",
+                   top.location, "", "add 'expect:', 'error:' or 'checks:'")
+    checks_map = _get(top, "checks", (YMap,), where, errors)
+    checks = _checks(checks_map, errors) if checks_map is not None else {}
     given = _given(given_map, os.path.dirname(path), errors) if given_map is not None else []
     return ScenarioTest(name=str(name) if name else os.path.splitext(os.path.basename(path))[0], file=display,
                         path=path, project=str(project or ""), period=str(period or ""), run_started_at=started,
                         given=given, expect=_expect(expect, errors) if expect is not None else [], error=error,
-                        source=top, description=str(top.get("description") or ""))
+                        source=top, description=str(top.get("description") or ""),
+                        checks={k: v for k, (v, _) in checks.items()},
+                        check_locations={k: loc for k, (_, loc) in checks.items()})
 
 
 def load_test(path: str, display: str) -> tuple[Optional[ScenarioTest], list[Diagnostic]]:

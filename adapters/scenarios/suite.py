@@ -74,6 +74,9 @@ def judge(prepared: PreparedTest, outcome: Optional[execute.Outcome]) -> TestRes
         result.status = FAILED
         result.lines = [f"the run failed: {outcome.error}"]
         return result
+    result.lines += _judge_checks(test, outcome)
+    if result.lines:
+        result.status = FAILED
     for exp, st in prepared.outputs:
         got = outcome.outputs[st.operation.seq]
         diffs, problems = compare(exp, got)
@@ -89,6 +92,22 @@ def judge(prepared: PreparedTest, outcome: Optional[execute.Outcome]) -> TestRes
     return result
 
 
+def _judge_checks(test: ScenarioTest, outcome: execute.Outcome) -> list[str]:
+    """What differs from the check outcomes the test asserts (``checks: {NAME: ...}``); a check that failed
+    and that the test does not say failed fails the test (the run would have failed, exit 4)."""
+    lines = []
+    for name, wanted in test.checks.items():
+        got = outcome.checks.get(name)
+        status = got["status"] if got else "not judged"
+        if status != wanted:
+            lines.append(f"check '{name}': expected {wanted}, got {status}" + (
+                f" ({got['violations']} violating rows)" if got and got["violations"] else ""))
+    unexpected = [r["name"] for r in outcome.checks.values() if r["status"] == "failed" and r["name"] not in test.checks]
+    if unexpected and outcome.checks_failed:
+        lines.append(outcome.checks_failed)
+    return lines
+
+
 def _judge_error(test: ScenarioTest, compile_error: Optional[CompileError], outcome: Optional[execute.Outcome],
                  result: TestResult) -> TestResult:
     wanted = test.error.strip()
@@ -96,8 +115,8 @@ def _judge_error(test: ScenarioTest, compile_error: Optional[CompileError], outc
         got = compile_error.render()
         ok = wanted in compile_error.codes if _CODE.match(wanted) else wanted.lower() in got.lower()
         what = f"validation errors {', '.join(dict.fromkeys(compile_error.codes))}:\n" + got
-    elif outcome is not None and outcome.error is not None:
-        got = outcome.error
+    elif outcome is not None and (outcome.error or outcome.checks_failed) is not None:
+        got = outcome.error or outcome.checks_failed
         ok = wanted.lower() in got.lower()
         what = f"the run's error: {got}"
     else:
