@@ -147,3 +147,13 @@ def test_runs_show_prints_the_bridge_and_json_holds_it(runner, finance):
     assert table[0].split() == ["output", "group", "measure", "input", "changes", "quarantined", "output", "value"]
     assert table[1].split() == ["2", "all", "count", "10", "[1]", "4", "0", "14"]
     assert table[2].split() == ["2", "all", "SUM(amount_local)", "5074000.00", "[1]", "60000.00", "0.00", "5134000.00"]
+
+
+def test_a_reconcile_without_a_bridge_never_passes(finance):
+    from ledgerflow.adapters.run.bridge import reconcile_results
+    from ledgerflow.compiler.compile import compile_project
+    from ledgerflow.compiler.workspace import load_workspace
+    ws = load_workspace(str(finance))
+    checks = compile_project(ws, ws.find_project("ts04_delete_inactive")).plan.checks
+    [result] = reconcile_results(checks, [])
+    assert result["status"] == "failed" and "no bridge" in result["error"]

@@ -208,6 +208,12 @@ def reconcile_results(checks: list[CheckPlan], bridge: list[dict]) -> list[dict]
         by = tuple(check.group_by)
         to_rows = _index(bridge, check.on, by)
         from_rows = to_rows if check.from_output is None else _index(bridge, check.from_output, by)
+        if not to_rows:  # nothing measured (a bug, never a pass): the check cannot hold
+            results.append({"name": check.name, "kind": check.kind.value, "on": check.target,
+                            "severity": check.severity, "status": "failed" if check.action == Action.FAIL else "warned",
+                            "violations": 1, "amount_impact": {}, "sample": [], "quarantined": 0, "differences": [],
+                            "error": f"the run recorded no bridge for output {check.on}"})
+            continue
         keys = sorted({k for k, _ in to_rows} | {k for k, _ in from_rows},
                       key=lambda k: tuple((v is not None, str(v)) for v in k))
         differences, failing = [], []
