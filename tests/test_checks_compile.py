@@ -211,6 +211,6 @@ def test_compile_golden_with_checks(request):
 
 def test_compile_without_checks_is_unchanged():
     ws = load_workspace(str(REPO / "projects" / "finance"))
-    script = compile_project(ws, ws.find_project("ts04_delete_inactive")).script() + "\n"
+    script = compile_project(ws, ws.find_project("ts03_fx_conversion")).script() + "\n"
     assert "-- Checks" not in script
-    assert script == (REPO / "tests" / "golden" / "finance" / "ts04_delete_inactive.sql").read_text()
+    assert script == (REPO / "tests" / "golden" / "finance" / "ts03_fx_conversion.sql").read_text()

@@ -183,8 +183,9 @@ def test_renamed_operation_label_is_no_op(repo):
 
 def test_inserted_operation_is_one_added_operation(repo):
     path = ts(repo, "ts04_delete_inactive")
-    for k in (4, 3, 2):  # renumbered, as a user would
+    for k in (4, 3, 2):  # renumbered, as a user would, with the check that names operations by seq
         edit(path, f"  - seq: {k}\n", f"  - seq: {k + 1}\n")
+    edit(path, "to: 3, measures: [count], explained_by: [2]", "to: 4, measures: [count], explained_by: [3]")
     edit(path, "  - seq: 3\n", "  - seq: 2\n    name: Tag\n    type: update\n    selector: transactions.amount_local > 0\n"
          "    arguments:\n      assignments: [{column: tag, expression: '\"positive\"'}]\n  - seq: 3\n")
     p = project(diff_json(repo), "ts04_delete_inactive")
