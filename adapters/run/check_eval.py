@@ -121,11 +121,11 @@ def set_result(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> di
         return result(check, outside, {}, [{"rows": n}] if outside else [])
     view = _temp_view(frame)
     try:
-        query = spark.sql(set_check_query(check, view))
-        found = query.limit(COLLECTED + 1).collect()
+        # the one aggregation, kept: its violating groups are few rows, read again for a sample and totals
+        kept = spark.sql(set_check_query(check, view)).localCheckpoint()
+        found = kept.limit(COLLECTED + 1).collect()
         if len(found) > COLLECTED:  # many violating groups: totalled by Spark, the sample is the first ones
-            kept = query.localCheckpoint()
-            found = kept.limit(SAMPLE).collect()
+            found = found[:SAMPLE]
             totals = _totals(kept, check)
         else:
             totals = _sum_rows(found, check)
