@@ -20,6 +20,7 @@ from ...compiler.checks.bridge import (BridgeMeasure, BridgePlan, OutputBridge, 
                                        output_metrics, point_metrics)
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from ...compiler.stage import Statement, chunk_sql
+from . import observations
 
 SAMPLE = 5
 
@@ -143,18 +144,38 @@ def _bridge_row(o: OutputBridge, m: BridgeMeasure, group, at: dict, out_value, q
 def _rows(observer: BridgeObserver) -> list[dict]:
     rows: list[dict] = []
     plan = observer.plan
-    got = {seq: obs.get for seq, obs in observer.points.items()}
+    # never Observation.get directly: it waits forever for a plan that never ran (run/observations.py)
+    got, missing = observations.read({**{("point", s): o for s, o in observer.points.items()},
+                                      **{("output", s): o for s, o in observer.outputs.items()}})
     for o in plan.outputs:
         if o.seq not in observer.outputs:
             continue  # not computed by this run
-        out = observer.outputs[o.seq].get
-        moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
-        for m in o.measures:
-            at = {p: got.get(p, {}).get(metric_name(o.rows, m.name)) for p in (0, *o.operations)}
-            rows.append(_bridge_row(o, m, None, at, out.get(m.name), moved.get(m.name)))
+        why = _unmeasured(o, observer, missing)
+        if why is not None:  # never numbers made up: the output's bridge says it was not measured, and why
+            rows.extend({"output": o.seq, "measure": m.name, "group": None, "input": None, "changes": [],
+                         "quarantined": None, "output_value": None, "not_measured": why} for m in o.measures)
+        else:
+            out = got[("output", o.seq)]
+            moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
+            for m in o.measures:
+                at = {p: got[("point", p)].get(metric_name(o.rows, m.name)) for p in (0, *o.operations)}
+                rows.append(_bridge_row(o, m, None, at, out.get(m.name), moved.get(m.name)))
         for by in o.groups:
             rows.extend(_grouped_rows(observer, o, by))
     return rows
+
+
+def _unmeasured(o: OutputBridge, observer: BridgeObserver, missing: dict) -> Optional[str]:
+    """Why output ``o``'s overall bridge cannot be told from the run's observations (None: it can)."""
+    for p in (0, *o.operations):
+        name = "the input rows (after the period filter)" if p == 0 else f"the rows after operation {p}"
+        if p not in observer.points:
+            return f"{name} were never observed"
+        if ("point", p) in missing:
+            return f"{name}: {missing[('point', p)]}"
+    if ("output", o.seq) in missing:
+        return f"the output's rows: {missing[('output', o.seq)]}"
+    return None
 
 
 def _plain(value):
@@ -208,11 +229,19 @@ def reconcile_results(checks: list[CheckPlan], bridge: list[dict]) -> list[dict]
         by = tuple(check.group_by)
         to_rows = _index(bridge, check.on, by)
         from_rows = to_rows if check.from_output is None else _index(bridge, check.from_output, by)
-        if not to_rows:  # nothing measured (a bug, never a pass): the check cannot hold
+        if not to_rows:  # nothing measured (a bug, never a pass): cannot be judged, so fails whatever its action
             results.append({"name": check.name, "kind": check.kind.value, "on": check.target,
-                            "severity": check.severity, "status": "failed" if check.action == Action.FAIL else "warned",
+                            "severity": check.severity, "status": "failed",
                             "violations": 1, "amount_impact": {}, "sample": [], "quarantined": 0, "differences": [],
                             "error": f"the run recorded no bridge for output {check.on}"})
+            continue
+        unmeasured = [r for r in (*to_rows.values(), *from_rows.values()) if r.get("not_measured")]
+        if unmeasured:  # cannot be judged: fails the run whatever its action (never a pass on numbers not measured)
+            r = unmeasured[0]
+            results.append({"name": check.name, "kind": check.kind.value, "on": check.target,
+                            "severity": check.severity, "status": "failed", "violations": 0, "amount_impact": {},
+                            "sample": [], "quarantined": 0, "differences": [],
+                            "error": f"the bridge of output {r['output']} was not measured: {r['not_measured']}"})
             continue
         keys = sorted({k for k, _ in to_rows} | {k for k, _ in from_rows},
                       key=lambda k: tuple((v is not None, str(v)) for v in k))

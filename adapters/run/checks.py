@@ -31,7 +31,7 @@ from ...compiler.model import Dataset
 from ..commit import staging
 from ..commit.destinations import OutputDestination
 from ..commit.partitions import PARTITION, check_partition
-from . import check_eval
+from . import check_eval, observations
 from .context import RunContext
 
 Echo = Callable[[str], None]
@@ -126,9 +126,12 @@ class RunChecks:
             rows = rows.withColumn(PARTITION, F.lit(self.ctx.period.identifier))
         if seq in self._observed:
             observation, named = self._observed.pop(seq)
-            for name, metrics in check_eval.split_metrics(observation.get, named).items():
+            got, why = observations.one(observation)  # never Observation.get: it waits forever for a plan never run
+            for name, metrics in (check_eval.split_metrics(got, named) if got is not None else {}).items():
                 check = next(c for c, _ in named if c.name == name)
                 self.results[name] = check_eval.row_result(check, metrics, rows)
+            for check, _ in named if got is None else []:
+                self.results[check.name] = unjudged(check, f"its row metrics were not measured: {why}")
         for check in checks:
             if check.kind.set_check:
                 self.results[check.name] = check_eval.set_result(self.spark, check, rows, out.rows)
@@ -151,8 +154,12 @@ class RunChecks:
                 self.echo(f"  check '{r['name']}' warned: " + (f"{r['quarantined']} rows quarantined"
                           if r["quarantined"] else f"{r['violations']} violations"))
         if any(r["status"] == "failed" for r in results):
+            judged = check_eval.describe_failure([r for r in results if "error" not in r], self.checks)
+            unknown = "; ".join(f"check '{r['name']}' ({r['kind']} on "
+                                f"{'the input' if r['on'] == 'input' else 'output ' + str(r['on'])}) could not be "
+                                f"judged: {r['error']}" for r in results if r["status"] == "failed" and "error" in r)
             raise ChecksFailed(f"run {self.ctx.run_id} failed its checks, so nothing was published: "
-                               f"{check_eval.describe_failure(results, self.checks)}.", results)
+                               f"{'; '.join(t for t in (judged, unknown) if t)}.", results)
 
     # ---------------------------------------------------------------- helpers
     def _input_rows(self):
@@ -162,6 +169,13 @@ class RunChecks:
         args = parameters.values(self.ctx.period, self.ctx.started_at)
         return self.spark.sql(query, args=parameters.arguments(query, args))
 
+
+
+def unjudged(check: CheckPlan, reason: str) -> dict:
+    """The result of a check the run could not judge (its metrics were not measured): failed, whatever its
+    action, with ``error`` saying why; a check is never passed on numbers the run did not measure."""
+    return {"name": check.name, "kind": check.kind.value, "on": check.target, "severity": check.severity,
+            "status": "failed", "violations": 0, "amount_impact": {}, "sample": [], "quarantined": 0, "error": reason}
 
 
 def evaluate_checks(hook: Optional[RunChecks], record: dict) -> None:

@@ -13,6 +13,7 @@ from . import interrupts
 from .bridge import BridgeObserver
 from .context import RunContext
 from .metrics import RunMetrics
+from .observations import runnable
 
 
 def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], None],
@@ -26,7 +27,9 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     files). Outputs elsewhere are computed here, before anything is written.
 
     The run's bridge is observed on the way (``ctx.bridge``, :mod:`.bridge`): a stage runs as its SQL cut
-    at the observed points, each output's frame carries the observation of its measures.
+    at the observed points, each output's frame carries the observation of its measures. Every frame an
+    action runs on is :func:`.observations.runnable`: Spark delivers an observation only to an action whose
+    plan names it, and the frame of ``spark.sql`` over a view names the view, not its observation.
     """
     destinations = destinations or {}
     observer = ctx.bridge = BridgeObserver(bridge_plan(ctx.compiled.plan)) if ctx.compiled.plan else None
@@ -65,6 +68,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
                     df = observer.run_stage(spark, st, args)
                 else:
                     df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+                df = runnable(df)  # a checkpoint of it delivers the observations of the views it reads
                 if materialise:
                     df = df.localCheckpoint()
                 df.createOrReplaceTempView(st.name)
@@ -74,7 +78,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
             deferred = bool(dest and dest.local)
             with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                 entry["materialised"] = not deferred  # else computed once, by its staged write
-                df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+                df = runnable(spark.sql(st.sql, args=parameters.arguments(st.sql, args)))
                 if observer is not None:
                     df = observer.observe_output(df, op.seq)
                 if not deferred:

@@ -92,6 +92,9 @@ def bridge_table(bridge: list[dict]) -> list[str]:
     for b in bridge:
         group = ", ".join(f"{k}={v}" for k, v in b["group"].items()) if b.get("group") else "all"
         changes = ", ".join(f"[{c['seq']}] {c['change']}" for c in b.get("changes") or []) or "-"
+        if b.get("not_measured"):  # never numbers the run did not measure (run/bridge.py)
+            rows.append((str(b["output"]), group, str(b["measure"]), "-", "not measured: " + b["not_measured"], "-", "-"))
+            continue
         rows.append((str(b["output"]), group, str(b["measure"]), str(b["input"]), changes, str(b["quarantined"]),
                      str(b["output_value"])))
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
