@@ -306,12 +306,35 @@ def reference(path: Path):
         records = [r for r in csv.reader(io.StringIO(text, newline=""), strict=True) if r]
     except csv.Error:
         return "refused", "INPUT-003"
+    if _mixed_record_ends(text):
+        return "refused", "INPUT-003"
     header, body = records[0], records[1:]
     if any(c not in header for c in COLS):
         return "refused", "INPUT-001"
     if any(len(r) != len(header) for r in body):
         return "refused", "INPUT-003"
     return "rows", [{c: (r[header.index(c)] or None) for c in COLS} for r in body]
+
+
+def _mixed_record_ends(text: str) -> bool:
+    """A file that must be read as multi-line records (a quoted field holds a line break) whose records
+    end with more than one kind of line break (e.g. CRLF records cut short after a lone CR): ledgerflow
+    refuses it (INPUT-003), as Spark splits multi-line records on one kind only."""
+    quoted, broken, ends, i = False, False, set(), 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            quoted = not quoted
+        elif c in "\r\n":
+            end = "\r\n" if text.startswith("\r\n", i) else c
+            if quoted:
+                broken = True
+            else:
+                ends.add(end)
+            i += len(end)
+            continue
+        i += 1
+    return broken and len(ends) > 1
 
 
 def outcome(spark, loc: Path, fmt: str = "csv", ds=None):
