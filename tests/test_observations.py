@@ -81,7 +81,8 @@ def test_a_run_whose_stage_is_checkpointed_for_a_table_and_a_folder_measures_its
     try:
         add_project(finance, "observed", STAMP.format(stamp="x") + (
             "- {seq: 2, name: Local copy, type: output, arguments: {destination: {path: out/local, format: csv}}}\n"
-            f"- {{seq: 3, name: Table, type: output, arguments: {{destination: {{catalog_table: {db}.t}}}}}}\n"))
+            f"- {{seq: 3, name: Table, type: output, arguments: {{destination: {{catalog_table: {db}.t}}}}}}\n"),
+            extra="checks:\n- {name: rows_written, on: 3, row_count: {min: 0}}\n")  # checks: the bridge is observed
         runner = Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
         rec = _in_thread(lambda: runner.run("observed", PERIOD), 240)
     finally:
