@@ -27,6 +27,18 @@ def _ops(seqs: list) -> str:
     return ",".join(str(s) for s in seqs)
 
 
+def _aligned(rows: list[tuple[str, ...]], right: set, free_last: bool = True) -> list[str]:
+    """``rows`` (the header first) as indented text lines, each column padded to its widest cell (those in
+    ``right`` right-aligned); ``free_last``: the last column is not padded, and left out when empty."""
+    padded = len(rows[0]) - (1 if free_last else 0)
+    widths = [max(len(r[i]) for r in rows) for i in range(padded)]
+    lines = []
+    for r in rows:
+        cells = "  ".join(r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i]) for i in range(padded))
+        lines.append(("  " + cells + ("  " + r[-1] if free_last and r[-1] else "")).rstrip())
+    return lines
+
+
 def timing_rows(timings: dict) -> list[tuple[str, ...]]:
     """The timing table's rows: statement, kind, operations, seconds, jobs, stages, tasks, note."""
     rows = []
@@ -50,13 +62,7 @@ def timing_rows(timings: dict) -> list[tuple[str, ...]]:
 def timing_table(timings: dict) -> list[str]:
     """The timing table as text lines."""
     head = ("statement", "kind", "operations", "seconds", "jobs", "stages", "tasks", "")
-    rows = [head, *timing_rows(timings)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
-    right = {3, 4, 5, 6}
-    lines = []
-    for r in rows:
-        cells = [r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i]) for i in range(len(widths))]
-        lines.append(("  " + "  ".join(cells) + ("  " + r[-1] if r[-1] else "")).rstrip())
+    lines = _aligned([head, *timing_rows(timings)], right={3, 4, 5, 6})
     total = timings.get("total_s")
     tail = f"  total {_seconds(total)} s (setup: resolving and starting Spark {_seconds(timings.get('setup_s'))} s)"
     if timings.get("spark_jobs") is not None:
@@ -78,10 +84,7 @@ def check_table(checks: list[dict]) -> list[str]:
         rows.append((str(c["name"]), str(c["kind"]), str(c["on"]), str(c["severity"]), str(c["status"]),
                      _count(c.get("violations")), _count(c.get("quarantined")),
                      " | ".join(t for t in (impact, sample) if t)))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head) - 1)]
-    right = {5, 6}
-    return [("  " + "  ".join(r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i])
-                              for i in range(len(widths))) + ("  " + r[-1] if r[-1] else "")).rstrip() for r in rows]
+    return _aligned(rows, right={5, 6})
 
 
 def bridge_table(bridge: list[dict]) -> list[str]:
@@ -97,10 +100,7 @@ def bridge_table(bridge: list[dict]) -> list[str]:
             continue
         rows.append((str(b["output"]), group, str(b["measure"]), str(b["input"]), changes, str(b["quarantined"]),
                      str(b["output_value"])))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    right = {0, 3, 5, 6}
-    return [("  " + "  ".join(r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i])
-                              for i in range(len(head)))).rstrip() for r in rows]
+    return _aligned(rows, right={0, 3, 5, 6}, free_last=False)
 
 
 def render_run(rec: dict) -> str:
