@@ -32,17 +32,16 @@ from .bind import bind
 from .errors import CompileError
 from .graph import WorkspaceGraph, registrations
 from .model import ColumnDef, Dataset, OutputOperation, Project, Workspace
-from .plan import Plan
 from .registered import INEXACT, INEXACT_NUMBER, registered_id
 
 
-def derive_registered(ws: Workspace) -> dict[str, Plan]:
+def derive_registered(ws: Workspace) -> None:
     """Check the graph of ``ws`` (:class:`CompileError` on a cycle or a name registered twice), add (or
-    complete) every dataset an output registers, in place, and return the producers' plans without
-    errors by project name (also kept as ``ws.producer_plans``). See the module docstring."""
+    complete) every dataset an output registers, in place, and keep the producers' plans without errors
+    as ``ws.producer_plans`` by project name. See the module docstring."""
     regs = registrations(ws)
     if not regs:
-        return {}
+        return
     graph = WorkspaceGraph(ws)
     problems = graph.problems()
     if problems:
@@ -69,7 +68,6 @@ def derive_registered(ws: Workspace) -> dict[str, Plan]:
             columns = [(n, c.type.sql or (INEXACT_NUMBER if c.type.kind == "number" else INEXACT))
                        for n, c in op_plan.columns.items()]
             _put(ws, _dataset(reg, columns, ws.find_dataset(reg), project, op))
-    return dict(ws.producer_plans)
 
 
 def _dataset(name: str, columns: list[tuple[str, str]], stored: Optional[Dataset], project: Project,

@@ -24,29 +24,20 @@ class StepQuery:
     """One step of a stage (the input or one operation) as a query of its own: ``WITH <its CTEs> SELECT *
     FROM <name>``. It reads the previous step under that step's ``name`` (or the stage's or input's view),
     so a runner that registers each step's rows as a view named ``name`` runs the stage's SQL cut at the
-    steps' CTE boundaries (the bridge observes the rows between operations). Rendered on demand (copies of
-    the stage's own CTE nodes): the compiled script is unchanged."""
+    steps' CTE boundaries (the bridge observes the rows between operations). Rendered on demand by
+    :func:`chunk_sql` (copies of the stage's own CTE nodes): the compiled script is unchanged."""
 
     seq: int
     name: str
     ctes: list[exp.CTE]
 
-    @property
-    def sql(self) -> str:
-        """The step's query (deterministic)."""
-        return pretty(chunk_query([self]))
 
-
-def chunk_query(steps: list["StepQuery"]) -> exp.Expression:
-    """``WITH <every CTE of steps, in order> SELECT * FROM <the last step's name>`` (consecutive steps)."""
+def chunk_sql(steps: list[StepQuery]) -> str:
+    """``WITH <every CTE of steps, in order> SELECT * FROM <the last step's name>`` (consecutive steps), as
+    Spark SQL text."""
     query = exp.select(exp.Star()).from_(exp.Table(this=exp.to_identifier(steps[-1].name, quoted=True)))
     query.set("with_", exp.With(expressions=[c.copy() for s in steps for c in s.ctes]))
-    return query
-
-
-def chunk_sql(steps: list["StepQuery"]) -> str:
-    """:func:`chunk_query` as Spark SQL text."""
-    return pretty(chunk_query(steps))
+    return pretty(query)
 
 
 @dataclass
