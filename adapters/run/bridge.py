@@ -21,8 +21,7 @@ from ...compiler.checks.bridge import (BridgeMeasure, BridgePlan, OutputBridge, 
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from ...compiler.stage import Statement, chunk_sql
 from . import observations
-
-SAMPLE = 5
+from .check_eval import SAMPLE
 
 
 class BridgeObserver:
@@ -76,15 +75,14 @@ class BridgeObserver:
         return df
 
 
-def collect(ctx, record: Optional[dict] = None, quarantined: Optional[dict] = None) -> list[dict]:
+def collect(ctx, record: Optional[dict] = None) -> list[dict]:
     """``record["bridge"]`` of the run ``ctx`` (computed once, when every output was staged or materialised):
     per output, measure and group, ``input``, ``changes`` [{seq, change}], ``quarantined`` and
-    ``output_value``; counts as ints, sums as exact decimal strings. ``quarantined``: output seq -> the
-    frame of the rows a quarantine moved out of it (the output's value is its rows less those)."""
+    ``output_value``; counts as ints, sums as exact decimal strings (the rows a quarantine moved out of an
+    output, told by :func:`moved`, are not in its value)."""
     observer: Optional[BridgeObserver] = getattr(ctx, "bridge", None)
     if observer is None:
         return []
-    observer.quarantined.update(quarantined or {})
     if observer.rows is None:
         observer.rows = _rows(observer)
     if record is not None:

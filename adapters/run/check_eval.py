@@ -78,6 +78,22 @@ def aggregate(frame, checks: list[CheckPlan]) -> dict[str, dict]:
     return split_metrics(row, named)
 
 
+def judge_rows(frame, checks: list[CheckPlan], quarantined: bool = False) -> dict[str, dict]:
+    """Every row check of ``checks`` judged by one aggregation over ``frame``, sampled from it: name -> result."""
+    by_name = {c.name: c for c in checks}
+    return {name: row_result(by_name[name], metrics, frame, quarantined)
+            for name, metrics in aggregate(frame, checks).items()}
+
+
+def any_violation(checks: list[CheckPlan]):
+    """TRUE where a row violates any of the row checks ``checks`` (never NULL)."""
+    from pyspark.sql import functions as F
+    bad = None
+    for check in checks:
+        bad = violating(check) if bad is None else bad | violating(check)
+    return F.coalesce(bad, F.lit(True))
+
+
 def split_metrics(values: dict, named: list[tuple[CheckPlan, str]]) -> dict[str, dict]:
     """Observed or aggregated ``values`` per check name: {metric name: value}."""
     return {check.name: {k[len(prefix):]: v for k, v in values.items() if k.startswith(prefix)}
@@ -170,11 +186,7 @@ def _totals(frame, check: CheckPlan) -> tuple[int, dict]:
 def judge_frame(spark, checks: list[CheckPlan], frame, rows: Optional[int] = None) -> dict[str, dict]:
     """Every check of ``checks`` (none a reconcile) over the rows of ``frame``: row checks by one aggregation,
     set checks by one query each. name -> result."""
-    row = [c for c in checks if c.kind.row_check]
-    out = {}
-    for name, metrics in aggregate(frame, row).items():
-        check = next(c for c in row if c.name == name)
-        out[name] = row_result(check, metrics, frame)
+    out = judge_rows(frame, [c for c in checks if c.kind.row_check])
     for check in checks:
         if check.kind.set_check:
             out[check.name] = set_result(spark, check, frame, rows)
@@ -185,17 +197,11 @@ def judge_output(spark, checks: list[CheckPlan], frame) -> tuple[dict[str, dict]
     """The checks of one output over its rows in ``frame`` (``ledgerflow test``: the rows are small and not
     written): its quarantine checks first, then every other check over the rows kept. Returns (name ->
     result, the kept rows)."""
-    from pyspark.sql import functions as F
     moved = [c for c in checks if c.kind.row_check and c.action == Action.QUARANTINE]
     results = {}
     if moved:
-        for name, metrics in aggregate(frame, moved).items():
-            check = next(c for c in moved if c.name == name)
-            results[name] = row_result(check, metrics, frame, quarantined=True)
-        bad = None
-        for check in moved:
-            bad = violating(check) if bad is None else bad | violating(check)
-        frame = frame.filter(~F.coalesce(bad, F.lit(True)))
+        results = judge_rows(frame, moved, quarantined=True)
+        frame = frame.filter(~any_violation(moved))
     results.update(judge_frame(spark, [c for c in checks if c not in moved], frame))
     return results, frame
 

@@ -84,20 +84,16 @@ class RunChecks:
         if moved:
             from pyspark.sql import functions as F
             frame = frame.localCheckpoint()  # computed once, then split into the kept and the quarantined rows
-            for name, metrics in check_eval.aggregate(frame, moved).items():
-                check = next(c for c in moved if c.name == name)
-                self.results[name] = check_eval.row_result(check, metrics, frame, quarantined=True)
-            any_violation = None
+            self.results.update(check_eval.judge_rows(frame, moved, quarantined=True))
             for check in moved:
-                v = check_eval.violating(check)
-                any_violation = v if any_violation is None else any_violation | v
                 # written even when empty: the partition says what this run quarantined for the period
-                rows = frame.filter(v).withColumn(CHECK_COLUMN, F.lit(check.name)) \
+                rows = frame.filter(check_eval.violating(check)).withColumn(CHECK_COLUMN, F.lit(check.name)) \
                     .withColumn(RUN_COLUMN, F.lit(self.ctx.run_id))
                 extra.append((rows, self.quarantines[check.name]))
+            any_violation = check_eval.any_violation(moved)
             from . import bridge  # the output's value in the run's bridge is its rows less these
-            bridge.moved(self.ctx, seq, frame.filter(F.coalesce(any_violation, F.lit(True))))
-            frame = frame.filter(~F.coalesce(any_violation, F.lit(True)))
+            bridge.moved(self.ctx, seq, frame.filter(any_violation))
+            frame = frame.filter(~any_violation)
             if out.rows is not None:  # materialised before (written elsewhere): the kept rows counted again
                 out.rows = frame.count()
         if rest and out.rows is None:  # computed by its staged write: observed there, in the same pass
@@ -107,9 +103,7 @@ class RunChecks:
             frame = frame.observe(observation, *columns)
             self._observed[seq] = (observation, named)
         elif rest:  # materialised: one aggregation of the rows in memory
-            for name, metrics in check_eval.aggregate(frame, rest).items():
-                check = next(c for c in rest if c.name == name)
-                self.results[name] = check_eval.row_result(check, metrics, frame)
+            self.results.update(check_eval.judge_rows(frame, rest))
         out.frame = frame
         return extra
 
@@ -170,15 +164,8 @@ class RunChecks:
         return self.spark.sql(query, args=parameters.arguments(query, args))
 
 
-
 def unjudged(check: CheckPlan, reason: str) -> dict:
     """The result of a check the run could not judge (its metrics were not measured): failed, whatever its
     action, with ``error`` saying why; a check is never passed on numbers the run did not measure."""
     return {"name": check.name, "kind": check.kind.value, "on": check.target, "severity": check.severity,
             "status": "failed", "violations": 0, "amount_impact": {}, "sample": [], "quarantined": 0, "error": reason}
-
-
-def evaluate_checks(hook: Optional[RunChecks], record: dict) -> None:
-    """Judge the run's checks before its commit point (:meth:`RunChecks.evaluate`); nothing without checks."""
-    if hook is not None:
-        hook.evaluate(record)
