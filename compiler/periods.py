@@ -74,6 +74,77 @@ def parse_period(text: str) -> Period:
                       "or YYYY-MM-DD (2026-01-15).")
 
 
+MAX_PERIODS = 1000  # periods one invocation may name (a range of days over three years is already 1,096)
+_LEVEL_NAME = {"day": "a day", "month": "a month", "quarter": "a quarter", "year": "a year"}
+
+
+def parse_periods(text: str) -> list[Period]:
+    """The periods ``--period`` names: one period (:func:`parse_period`), an inclusive range of one level
+    (``2026-01..2026-12``, ``2025-Q3..2026-Q2``, ``2024..2026``, ``2026-01-30..2026-02-02``) or a
+    comma-separated list whose items are periods or ranges (``2026-01,2026-03``), in ascending order (start
+    date, then end date: ``2026-01`` before ``2026-Q1``). Raises :class:`PeriodError` naming the problem: a
+    range across levels, a reversed range, more than :data:`MAX_PERIODS` periods, a period named twice, an
+    empty list item."""
+    t = str(text).strip()
+    if "," not in t:
+        periods = _parse_item(t, text)
+    else:
+        periods = []
+        for i, item in enumerate(t.split(","), 1):
+            if not item.strip():
+                raise PeriodError(f"--period '{text}': item {i} of the list is empty; separate periods by single "
+                                  "commas, e.g. 2026-01,2026-03.")
+            periods += _parse_item(item.strip(), text)
+            _check_count(len(periods), text)
+        seen: set[str] = set()
+        for p in periods:
+            if p.identifier in seen:
+                raise PeriodError(f"--period '{text}' names {p.identifier} twice; name each period once.")
+            seen.add(p.identifier)
+    return sorted(periods, key=lambda p: (p.start, p.end))
+
+
+def _parse_item(item: str, text: str) -> list[Period]:
+    """One period, or the periods of one ``FIRST..LAST`` range (``text``: the whole option, for messages)."""
+    if ".." not in item:
+        return [parse_period(item)]
+    first_text, _, last_text = item.partition("..")
+    if not first_text.strip() or not last_text.strip() or ".." in last_text:
+        raise PeriodError(f"--period '{text}': '{item}' is not a range; write FIRST..LAST with two periods of one "
+                          "level, e.g. 2026-01..2026-12.")
+    first, last = parse_period(first_text), parse_period(last_text)
+    if first.level != last.level:
+        raise PeriodError(f"--period '{text}' is a range across levels: {first.identifier} is "
+                          f"{_LEVEL_NAME[first.level]}, {last.identifier} {_LEVEL_NAME[last.level]}; both ends of a "
+                          "range must be of one level (e.g. 2026-01..2026-09, or 2026-Q1..2026-Q3).")
+    if last.start < first.start:
+        raise PeriodError(f"--period '{text}' is reversed: {last.identifier} comes before {first.identifier}; write "
+                          f"{last.identifier}..{first.identifier}.")
+    out = [first]
+    while out[-1].end < last.end:
+        _check_count(len(out) + 1, text)
+        out.append(_next(out[-1]))
+    return out
+
+
+def _next(p: Period) -> Period:
+    """The period of ``p``'s level that follows it."""
+    day = p.end + datetime.timedelta(days=1)
+    if p.level == "day":
+        return parse_period(day.isoformat())
+    if p.level == "month":
+        return parse_period(f"{day.year:04d}-{day.month:02d}")
+    if p.level == "quarter":
+        return parse_period(f"{day.year:04d}-Q{(day.month - 1) // 3 + 1}")
+    return parse_period(f"{day.year:04d}")
+
+
+def _check_count(n: int, text: str) -> None:
+    if n > MAX_PERIODS:
+        raise PeriodError(f"--period '{text}' names more than {MAX_PERIODS:,} periods; one invocation runs at most "
+                          f"{MAX_PERIODS:,}: split it into several (e.g. one range per year).")
+
+
 # A `period` row belongs to the run when its _period is the run's identifier, or a finer period
 # inside the run (docs/workspace.md, datasets: a `2026` run reads 2026, 2026-Q1..Q4, 2026-01..12 and the days of
 # 2026; a `2026-Q1` run reads 2026-Q1, 2026-01..03 and their days; a `2026-01` run 2026-01 and its
