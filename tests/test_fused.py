@@ -1,0 +1,165 @@
+"""Fused execution (issue 30 point 2): the fused statements give every period exactly the rows, every
+column included (``_row_id``, ``_updated_at``), that the period's own run computes with the same run start.
+
+Compiler-level tests need no Spark; the exactness tests compute both ways in this process
+(tests/fused_support.py) on the finance sample over 2026-01..03 (TS-01..TS-08 and the close chain's
+first step) and on random data and random periods (tests/fixtures/fused_prop)."""
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from fused_support import STARTED, assert_identical, extend_finance, outputs_both_ways
+from conftest import PROJECTS, REPO
+from ledgerflow.compiler import fused as fz
+from ledgerflow.compiler.compile import compile_project
+from ledgerflow.compiler.loading import normalised_select
+from ledgerflow.compiler.periods import parse_period
+from ledgerflow.compiler.workspace import load_workspace
+
+MONTHS = ["2026-01", "2026-02", "2026-03"]
+TS = [f"ts0{i}_{n}" for i, n in enumerate(["output_only", "asof_rates", "fx_conversion", "delete_inactive",
+                                           "aggregate_by_type", "append_budgets", "output_columns",
+                                           "named_selector"], start=1)]
+PROP = REPO / "tests" / "fixtures" / "fused_prop"
+GOLDEN = REPO / "tests" / "golden" / "fused"
+
+
+def _periods(ids):
+    return [parse_period(p) for p in ids]
+
+
+def _compiled(root, name):
+    ws = load_workspace(str(root))
+    return compile_project(ws, ws.find_project(name))
+
+
+# ----------------------------------------------------------------------------- compiler level
+@pytest.mark.parametrize("name", TS + ["close_conversion", "close_consolidation", "close_reporting"])
+def test_every_period_parameter_becomes_the_rows_period_column(name):
+    fused = fz.fuse(_compiled(PROJECTS / "finance", name), _periods(MONTHS))
+    for st in fused.statements:
+        tree = sqlglot.parse_one(st.sql, read="spark")
+        assert {p.name for p in tree.find_all(exp.Placeholder)} <= {"run_started_at"}, st.name
+        if st.kind == "output":
+            names = [e.alias_or_name for e in tree.expressions]
+            assert names[-3:] == list(fz.PERIOD_COLUMNS.values())
+
+
+def test_auto_fuses_what_it_proves_and_names_what_it_refuses():
+    ws = load_workspace(str(PROJECTS / "finance"))
+    months = _periods(MONTHS)
+    reasons = {p.name: fz.refusal(compile_project(ws, p), months) for p in ws.projects}
+    assert {n for n, r in reasons.items() if r is None} == {
+        "ts01_output_only", "ts02_asof_rates", "ts03_fx_conversion", "ts05_aggregate_by_type",
+        "ts07_output_columns", "ts08_named_selector", "close_conversion", "close_consolidation", "close_reporting"}
+    assert reasons["ts04_delete_inactive"].startswith("the project declares checks (lines_accounted_for)")
+    ts01 = compile_project(ws, ws.find_project("ts01_output_only"))
+    assert fz.refusal(ts01, months[:1]) == "a single period has nothing to fuse"
+    assert fz.refusal(ts01, [months[0], months[0]]) == "the list of periods names a period twice"
+
+
+def test_a_global_aggregate_gives_every_period_its_row():
+    """No GROUP BY: the periods joined to the selected rows, each aggregate FILTERed to real rows."""
+    fused = fz.fuse(_compiled(PROP, "p_global"), _periods(MONTHS))
+    tree = sqlglot.parse_one(fused.statements[0].sql, read="spark")
+    summary = next(c for c in tree.find_all(exp.CTE) if c.alias == "op_002_summary").this
+    assert summary.args["from_"].this.name == fz.PERIODS_VIEW
+    assert [j.side for j in summary.args["joins"]] == ["LEFT"]
+    assert len(list(summary.find_all(exp.Filter))) == 3
+
+
+def test_a_location_is_read_for_the_range_with_each_period_assigned_by_its_own_filter():
+    ws = load_workspace(str(PROJECTS / "finance"))
+    gl = next(d for d in ws.datasets if d.name == "gl")
+    text = normalised_select(gl, 1, "raw", {c.name: "string" for c in gl.columns} | {"_period": "string"}, "here",
+                             None, period_rows=True)
+    query = fz.location_query(text, "period", _periods(["2026-01", "2026-02"]), subset=True)
+    tree = sqlglot.parse_one(query, read="spark")
+    assert {p.name for p in tree.find_all(exp.Placeholder)} == {"run_started_at"}  # in the generated ids
+    inner = next(s for s in tree.find_all(exp.Select) if (s.args.get("from_") and s.args["from_"].this.alias
+                                                          == "normalised"))
+    assert "'2026-01'" in inner.args["where"].sql("spark") and "'2026-02'" in inner.args["where"].sql("spark")
+    assert "RLIKE" not in inner.args["where"].sql("spark")  # only the pushable part before the ids
+    join = tree.args["joins"][0]
+    assert join.this.name == fz.PERIODS_VIEW and "IN ('2026-01', '2026-02')" in join.args["on"].sql("spark")
+
+
+def test_golden_fused_sql(request):
+    """The fused script of TS-05 over 2026-01..03 (review a change as a diff; --update-golden rewrites it)."""
+    script = fz.fuse(_compiled(PROJECTS / "finance", "ts05_aggregate_by_type"), _periods(MONTHS)).script() + "\n"
+    path = GOLDEN / "ts05_aggregate_by_type.sql"
+    if request.config.getoption("--update-golden"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script)
+    assert path.read_text() == script
+
+
+# ----------------------------------------------------------------------------- exactness (Spark)
+@pytest.fixture
+def finance3(finance):
+    return extend_finance(finance)
+
+
+@pytest.mark.parametrize("name", TS + ["close_conversion"])
+def test_fused_writes_exactly_what_each_period_writes_finance(spark, finance3, name):
+    each, fused = outputs_both_ways(spark, finance3, name, MONTHS)
+    counts = assert_identical(each, fused)
+    assert all(counts[(p, s)] >= 0 for p, s in counts)
+    if name in ("ts01_output_only", "ts05_aggregate_by_type"):
+        assert {p: counts[(p, s)] for p, s in counts} == (
+            {"2026-01": 10, "2026-02": 4, "2026-03": 3} if name == "ts01_output_only"
+            else {"2026-01": 14, "2026-02": 4 + 4, "2026-03": 3 + 3})
+
+
+def test_fused_over_overlapping_periods_of_two_levels(spark, finance3):
+    """A quarter and its months: every row belongs to both, each computed as its own run would."""
+    each, fused = outputs_both_ways(spark, finance3, "ts05_aggregate_by_type", ["2026-01", "2026-Q1"])
+    counts = assert_identical(each, fused)
+    assert counts[("2026-Q1", 3)] > counts[("2026-01", 3)]
+
+
+# ----------------------------------------------------------------------------- property test
+_PERIOD_VALUES = ["2026-01", "2026-02", "2026-03", "2026-04", "2026-02-10", "2026-03-31", "2026-Q1", "2026",
+                  "2026-13", "2026-1-5"]
+
+
+def _random_workspace(rng: random.Random, root: Path) -> None:
+    shutil.copytree(PROP, root)
+    groups = ["a", "b", "c"]
+    lines = ["id,grp,amt,_period"]
+    for i in range(rng.randint(0, 14)):
+        line = f"L{i},{rng.choice(groups + [''])},{rng.randint(-500, 2000) / 100:.2f},{rng.choice(_PERIOD_VALUES)}"
+        lines += [line] * (2 if rng.random() < 0.15 else 1)  # identical rows: ids from their ordinal
+    dim = ["grp,label,_period"]
+    for month in ("2026-01", "2026-02", "2026-03", "2026-Q1"):
+        for g in groups:
+            if rng.random() < 0.7:
+                dim.append(f"{g},{rng.choice(['x', 'y', 'z'])},{month}")
+    snap = ["grp,amt"] + [f"{rng.choice(groups)},{rng.randint(0, 900) / 10:.2f}" for _ in range(rng.randint(0, 3))]
+    rates = ["grp,rate,_period_from,_period_to"]
+    for g in groups:
+        cut = f"2026-{rng.randint(1, 4):02d}-{rng.choice([1, 15]):02d}"
+        rates += [f"{g},{rng.randint(50, 150) / 100:.4f},2025-06-01,{cut}", f"{g},{rng.randint(50, 150) / 100:.4f},{cut},"]
+    for name, rows in (("lines", lines), ("dim", dim), ("snap", snap), ("rates", rates)):
+        folder = root / "data" / name / "v1"
+        folder.mkdir(parents=True)
+        (folder / f"{name}.csv").write_text("\n".join(rows) + "\n")
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_property_fused_equals_each_on_random_data_and_periods(spark, tmp_path, seed):
+    rng = random.Random(seed)
+    root = tmp_path / "ws"
+    _random_workspace(rng, root)
+    project = ["p_join_agg", "p_global", "p_append", "p_asof"][seed % 4]
+    periods = sorted(rng.sample(["2026-01", "2026-02", "2026-03", "2026-04"], rng.randint(2, 3)))
+    if rng.random() < 0.25:
+        periods.append("2026-Q1")
+    each, fused = outputs_both_ways(spark, root, project, periods)
+    assert_identical(each, fused)
