@@ -85,7 +85,14 @@ def validate_cmd(inv: Invocation, projects):
               help="Run the selected projects in dependency order: NAME, +NAME, NAME+, dataset:NAME+ ... "
                    "(several separated by spaces: the union).")
 @click.option("--all", "run_all", is_flag=True, default=False, help="Run every project in dependency order.")
-@click.option("--period", required=True, help="YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD.")
+@click.option("--period", required=True,
+              help="YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD; a range of one level (2026-01..2026-12) or a list "
+                   "(2026-01,2026-03): each project-period its own run, period by period in ascending order.")
+@click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default="auto", show_default=True,
+              help="Several periods: fused (one Spark job per statement for the whole range), each (period by "
+                   "period) or auto (fused where it is proven equivalent).")
+@click.option("--fail-fast", is_flag=True, default=False,
+              help="Several projects or periods: stop at the first failed one (the rest are skipped).")
 @click.option("--master", default=None, help="Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).")
 @click.option("--remote", default=None, help="Spark Connect URL, e.g. sc://127.0.0.1:15002.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
@@ -93,15 +100,17 @@ def validate_cmd(inv: Invocation, projects):
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
 @command
-def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, conf, allow_draft, wait):
+def run_cmd(inv: Invocation, project, select, run_all, period, mode, fail_fast, master, remote, conf, allow_draft,
+            wait):
     """Resolve, execute on Spark, write the outputs and record the run (of PROJECT, or of the projects
-    --select or --all name, in dependency order in one SparkSession)."""
+    --select or --all name, in dependency order in one SparkSession), for one period or several: every run
+    of the invocation records one batch id (`ledgerflow retry BATCH_ID`)."""
     if sum([bool(project), bool(select), run_all]) != 1:
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
-    from ..compiler.periods import PeriodError, parse_period
+    from ..compiler.periods import PeriodError, parse_periods
     root = inv.root
     try:
-        period = parse_period(period)  # the one parse: the Period travels to the runs, parameters and writers
+        periods = parse_periods(period)  # the one parse: each Period travels to its runs, parameters and writers
     except PeriodError as err:
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = inv.session_factory(master, remote, conf)
@@ -110,11 +119,36 @@ def run_cmd(inv: Invocation, project, select, run_all, period, master, remote, c
     runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
     from .run.interrupts import outside_a_run
     with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
-        if project:
-            runner.run(project, period, allow_draft, workspace=inv.workspace)
+        from .run.batch import run_batch, start_batch
+        if project and len(periods) == 1:  # one run, as it always was, in a batch of its own
+            batch_id = start_batch(runner.store, [inv.project(project).name], periods, allow_draft)
+            runner.run(project, periods[0], allow_draft, workspace=inv.workspace, batch_id=batch_id)
             return
-        from .run.many import run_many
-        run_many(runner, root, period, None if run_all else " ".join(select), allow_draft, echo=click.echo)
+        run_batch(runner, root, periods, None if (run_all or project) else " ".join(select), project=project,
+                  allow_draft=allow_draft, echo=click.echo, mode=mode, fail_fast=fail_fast)
+
+
+@main.command("retry")
+@click.argument("batch_id")
+@click.option("--fail-fast", is_flag=True, default=False, help="Stop at the first failed project-period.")
+@click.option("--master", default=None, help="Spark master URL.")
+@click.option("--remote", default=None, help="Spark Connect URL.")
+@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@click.option("--wait", "wait", is_flag=True, default=False,
+              help="When another run is writing a destination partition, wait for it instead of failing.")
+@command
+def retry_cmd(inv: Invocation, batch_id, fail_fast, master, remote, conf, wait):
+    """Re-run the failed and skipped project-periods of batch BATCH_ID (new runs of the same batch, period by
+    period, projects in dependency order)."""
+    inv.store.get_batch(batch_id)  # an unknown batch: its paragraph before Spark starts
+    factory, label = inv.session_factory(master, remote, conf)
+    factory = started_early(factory)
+    from .run.runner import Runner  # after the JVM's launch (see run_cmd)
+    runner = Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
+    from .run.batch import retry_batch
+    from .run.interrupts import outside_a_run
+    with outside_a_run():
+        retry_batch(runner, inv.root, batch_id, echo=click.echo, fail_fast=fail_fast)
 
 
 @main.command("dag")
@@ -186,10 +220,12 @@ def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
                    "all hosts see, e.g. NFSv4).")
 @click.option("--json", "as_json", is_flag=True, default=False,
               help="runs show: print the raw run record (run.json) instead of the summary.")
+@click.option("--batch", "batch", default=None, metavar="BATCH_ID",
+              help="runs list: only the runs of this batch (one `ledgerflow run`), and its project-periods not run.")
 @command
-def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json):
-    """The run registry: `runs list`, `runs show RUN_ID [--json]` (a summary with per-statement timings),
-    `runs clean` (interrupted runs and their staging)."""
+def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
+    """The run registry: `runs list [--batch BATCH_ID]`, `runs show RUN_ID [--json]` (a summary with
+    per-statement timings), `runs clean` (interrupted runs and their staging)."""
     from .commit import recovery
     store = inv.store
     if action == "clean":
@@ -209,7 +245,12 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json):
             from .store.summaries import render_run
             click.echo(render_run(rec))
         return
-    from .store.summaries import run_line
+    from .store.summaries import batch_lines, run_line
+    if batch:
+        found = store.get_batch(batch)
+        for line in batch_lines(found, store.batch_runs(found["batch_id"])):
+            click.echo(line)
+        return
     runs = store.list_runs()
     if not runs:
         click.echo("no runs yet")

@@ -51,6 +51,7 @@ class RunContext:
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
     row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
     bridge: Optional[object] = None  # the run's bridge observations (run/bridge.py), set by compute
+    batch_id: Optional[str] = None  # the `ledgerflow run` invocation the run belongs to (adapters/run/batch.py)
 
 
 def warm_parser(compiled: CompiledProject) -> None:

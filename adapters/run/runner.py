@@ -60,15 +60,14 @@ class Runner:
         self.stop_requested = False
 
     # ---------------------------------------------------------------- entry points
-    def run(self, project_ref: str, period: Union[Period, str], allow_draft: bool = False,
-            workspace: Optional[Workspace] = None, upstream: Optional[dict] = None) -> dict:
+    def run(self, project_ref: str, period: Union[Period, str], allow_draft: bool = False, workspace:
+            Optional[Workspace] = None, upstream: Optional[dict] = None, batch_id: Optional[str] = None) -> dict:
         """Run ``project_ref`` for ``period``; returns the completed run record. ``workspace``: the
         workspace at this runner's root as the caller loaded it (default: loaded here). ``period`` as the
         command line parsed it (a string, from Python code, is parsed here: :func:`parse_period`).
-
         ``upstream`` (``run --select``): registered dataset name -> the version registered earlier in this
-        invocation ({dataset, version, run_id, project}); read instead of the newest, recorded as
-        ``upstream_runs``."""
+        invocation for this period ({dataset, version, run_id, project}); read instead of the newest, recorded
+        as ``upstream_runs``. ``batch_id``: the invocation's (:mod:`.batch`), recorded."""
         if isinstance(period, str):
             period = parse_period(period)
         ws = workspace or self.load_workspace()
@@ -78,7 +77,8 @@ class Runner:
         compiled = compile_project(ws, project)
         warm_parser(compiled)
         started = utcnow()
-        ctx = RunContext(ws, project, compiled, period, started, new_run_id(started), upstream=dict(upstream or {}))
+        ctx = RunContext(ws, project, compiled, period, started, new_run_id(started), upstream=dict(upstream or {}),
+                         batch_id=batch_id)
         ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
         return self._execute(ctx, resolve=True)
 

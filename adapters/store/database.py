@@ -8,7 +8,7 @@ import sqlite3
 from contextlib import contextmanager
 from typing import Iterator
 
-from .schema import ADDED_COLUMNS, SCHEMA
+from .schema import ADDED, INDEXES, SCHEMA
 
 
 class StateDatabase:
@@ -42,14 +42,16 @@ class StateDatabase:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
         conn = sqlite3.connect(self.db_path, timeout=60)
         conn.executescript(SCHEMA)
-        columns = [r[1] for r in conn.execute("PRAGMA table_info(registered_datasets)")]
-        for name, declaration in ADDED_COLUMNS:
-            if name in columns:
-                continue
-            try:
-                conn.execute(f"ALTER TABLE registered_datasets ADD COLUMN {name} {declaration}")
-                conn.commit()
-            except sqlite3.OperationalError as err:  # another process added it at the same moment
-                if "duplicate column" not in str(err):
-                    raise
+        for table, added in ADDED.items():
+            columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            for name, declaration in added:
+                if name in columns:
+                    continue
+                try:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
+                    conn.commit()
+                except sqlite3.OperationalError as err:  # another process added it at the same moment
+                    if "duplicate column" not in str(err):
+                        raise
+        conn.executescript(INDEXES)
         return conn

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Optional
 
 from ...compiler.errors import LedgerflowError
-from .schema import ADDED_COLUMNS, SCHEMA
+from .schema import ADDED, SCHEMA
 
 
 class RunStoreUnusable(LedgerflowError):
@@ -83,7 +83,7 @@ def _missing_columns(conn: sqlite3.Connection) -> list[str]:
             have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
             if not have:
                 continue
-            added = {name for name, _ in ADDED_COLUMNS} if table == "registered_datasets" else set()
+            added = {name for name, _ in ADDED.get(table, ())}
             missing += [f"{table}.{r[1]}" for r in mem.execute(f"PRAGMA table_info({table})")
                         if r[1] not in have and r[1] not in added]
     return missing

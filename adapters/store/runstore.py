@@ -25,6 +25,7 @@ from typing import Optional
 from ...compiler.errors import LedgerflowError, ResolutionError
 from ...compiler.model import ColumnDef, Dataset, DatasetVersion
 from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
+from .batch_table import BatchTable
 from .lease_table import LeaseTable
 
 _COMMITTED = "status = 'committed'"
@@ -35,11 +36,12 @@ class RunNotFound(LedgerflowError):
     """No run with the given id."""
 
 
-class RunStore(LeaseTable):
+class RunStore(LeaseTable, BatchTable):
     """Access to one workspace's run records and registered datasets (and, from its bases, the file
-    :class:`.database.StateDatabase` and the leases :class:`.lease_table.LeaseTable`). Making one opens
-    nothing yet and recovers nothing: a command opens the store with
-    :func:`ledgerflow.adapters.open_store.open_store`, which checks the file and recovers interrupted runs first."""
+    :class:`.database.StateDatabase`, the leases :class:`.lease_table.LeaseTable` and the batches
+    :class:`.batch_table.BatchTable`). Making one opens nothing yet and recovers nothing: a command opens
+    the store with :func:`ledgerflow.adapters.open_store.open_store`, which checks the file and recovers
+    interrupted runs first."""
 
     # ---------------------------------------------------------------- runs
     def save_run(self, record: dict, sql_text: Optional[str] = None, release: bool = False) -> str:
@@ -259,10 +261,11 @@ def _release(conn: sqlite3.Connection, run_id: str) -> None:
 
 
 def _upsert_run(conn: sqlite3.Connection, record: dict) -> None:
-    conn.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)", (
-        record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
-        record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-        record.get("error"), json.dumps(record, default=str)))
+    conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
+                 "started_at, finished_at, error, record, batch_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
+                     record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
+                     record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
+                     record.get("error"), json.dumps(record, default=str), record.get("batch_id")))
 
 
 def locations_overlap(a: str, b: str) -> bool:

@@ -1,16 +1,26 @@
 """The tables of the run store (``.ledgerflow/state.db``): what :mod:`.runstore` creates and
-:mod:`.health` checks a found file against."""
+:mod:`.health` checks a found file against.
+
+The file has no version number: a table added later is made when missing (``CREATE TABLE IF NOT
+EXISTS``), a column added later to a table of an older file is added on connecting (:data:`ADDED`,
+:mod:`.database`), with a value that is right for the rows written before it."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
   run_id TEXT PRIMARY KEY, parent_run_id TEXT, project_id TEXT, project_name TEXT, period TEXT,
-  status TEXT, started_at TEXT, finished_at TEXT, error TEXT, record TEXT);
+  status TEXT, started_at TEXT, finished_at TEXT, error TEXT, record TEXT, batch_id TEXT);
 CREATE TABLE IF NOT EXISTS registered_datasets (
   name TEXT, version INTEGER, dataset_id TEXT, location TEXT, format TEXT, periods TEXT, columns TEXT,
   run_id TEXT, created_at TEXT, status TEXT NOT NULL DEFAULT 'committed', PRIMARY KEY (name, version));
 CREATE TABLE IF NOT EXISTS leases (
   resource TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER, host TEXT, taken_at TEXT);
+CREATE TABLE IF NOT EXISTS batches (
+  batch_id TEXT PRIMARY KEY, created_at TEXT, plan TEXT);
 """
 # columns added to registered_datasets after its first release: (name, declaration)
 ADDED_COLUMNS = (("status", "TEXT NOT NULL DEFAULT 'committed'"),  # rows written before reservations: committed
                  ("pid", "INTEGER"), ("host", "TEXT"))  # the process holding a pending reservation
+# every table's added columns; runs.batch_id (issue 30): NULL for runs recorded before batches
+ADDED = {"registered_datasets": ADDED_COLUMNS, "runs": (("batch_id", "TEXT"),)}
+# made once the added columns are there (an index on an added column fails on an older file before)
+INDEXES = "CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);"

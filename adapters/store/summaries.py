@@ -112,6 +112,8 @@ def render_run(rec: dict) -> str:
     lines.append(f"  started   {rec['started_at']}   finished {rec.get('finished_at') or '-'}")
     if rec.get("parent_run_id"):
         lines.append(f"  replay of {rec['parent_run_id']}")
+    if rec.get("batch_id"):
+        lines.append(f"  batch     {rec['batch_id']}   (ledgerflow runs list --batch {rec['batch_id']})")
     spark = rec.get("spark") or {}
     if spark:
         lines.append(f"  spark     {spark.get('master_or_remote')} {spark.get('version')}"
@@ -158,6 +160,21 @@ def run_line(rec: dict) -> str:
             + (f"  replay of {rec['parent_run_id']}" if rec.get("parent_run_id") else "")
             + (f"  error: {rec['error'].splitlines()[0].split(';')[0][:160]}"
                if rec["status"] == "failed" and rec.get("error") else ""))
+
+
+def batch_lines(batch: dict, runs: list[dict]) -> list[str]:
+    """``ledgerflow runs list --batch BATCH_ID``: the batch (``{batch_id, created_at, plan}``), each of its runs
+    (``runs``: oldest first) as :func:`run_line` prints it, then each project-period of its plan that has no
+    run in it (skipped: after a failed upstream, ``--fail-fast`` or Ctrl-C)."""
+    plan = batch["plan"]
+    lines = [f"Batch {batch['batch_id']}  created {batch['created_at']}: {len(plan['projects'])} project"
+             f"{'s' if len(plan['projects']) != 1 else ''} x {len(plan['periods'])} period"
+             f"{'s' if len(plan['periods']) != 1 else ''}, {len(runs)} run{'s' if len(runs) != 1 else ''}"]
+    lines += [run_line(r) for r in runs]
+    ran = {(r["project"]["name"], r["period"]["identifier"]) for r in runs}
+    lines += [f"not run  {name}  {period}" for period in plan["periods"] for name in plan["projects"]
+              if (name, period) not in ran]
+    return lines
 
 
 def dataset_line(ds) -> str:

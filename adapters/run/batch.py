@@ -1,0 +1,85 @@
+"""A batch: the runs of one ``ledgerflow run`` invocation, and ``ledgerflow retry BATCH_ID``.
+
+Every ``ledgerflow run`` is a batch, a single project for a single period too: a ``batch_id`` (a
+UUIDv7, like a run id) that each of its runs records (``batch_id`` in the run record, ``runs.batch_id``
+in the run store), and its plan saved before its first run: the projects in run order, the periods in
+ascending order, ``--allow-draft``. Project-periods that never ran (skipped after a failed upstream,
+``--fail-fast`` or Ctrl-C) have no run record; the plan is how ``retry`` knows them.
+
+``retry`` re-runs, as new runs of the same batch, every project-period of the plan that has no
+completed run in the batch (failed, skipped, or never run), in the order of ``run``: period by period,
+the projects of a period in dependency order. A project whose upstream completed earlier in the batch
+reads the version that run registered for that period (as within one invocation: ``upstream_runs``).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ...compiler.errors import LedgerflowError
+from ...compiler.periods import Period, parse_period
+from .context import new_run_id, utcnow
+from .many import ProjectOutcome, plan_selection, run_periods
+from .modes import EACH, choose_mode
+
+Echo = Callable[[str], None]
+
+
+class NothingToRetry(LedgerflowError):
+    """``ledgerflow retry`` of a batch whose project-periods all completed (exit 1)."""
+
+
+def start_batch(store, names: list[str], periods: list[Period], allow_draft: bool) -> str:
+    """A new batch id, with its plan saved in ``store`` (see the module docstring)."""
+    now = utcnow()
+    batch_id = new_run_id(now)
+    store.save_batch(batch_id, now.isoformat(timespec="milliseconds"),
+                     {"projects": names, "periods": [p.identifier for p in periods], "allow_draft": allow_draft})
+    return batch_id
+
+
+def run_batch(runner, root: str, periods: list[Period], select: Optional[str] = None, project: Optional[str] = None,
+              allow_draft: bool = False, echo: Echo = print, mode: str = "auto",
+              fail_fast: bool = False) -> list[ProjectOutcome]:
+    """``ledgerflow run (PROJECT | --select SEL | --all) --period RANGE_OR_LIST``: plan (every selected project
+    compiled first: a definition error is exit 1, nothing run), choose the mode (:func:`.modes.choose_mode`),
+    start the batch and run it (:func:`.many.run_periods`); returns one outcome per project-period."""
+    graph, names = plan_selection(root, select, project=project)
+    chosen, reason = choose_mode(mode, names, periods, graph.workspace)
+    # choose_mode answers EACH until fused execution exists; its FUSED answer is to be handed over here
+    if chosen == EACH and (len(periods) > 1 or mode != "auto"):
+        echo(f"running period by period: {reason}")
+    batch_id = start_batch(runner.store, names, periods, allow_draft)
+    return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast)
+
+
+def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast: bool = False) -> list[ProjectOutcome]:
+    """``ledgerflow retry BATCH_ID``: re-run the project-periods of the batch that did not complete (see the
+    module docstring). Raises :class:`.batch_table.BatchNotFound` or :class:`NothingToRetry` (exit 1)."""
+    batch = runner.store.get_batch(batch_ref)
+    batch_id, plan = batch["batch_id"], batch["plan"]
+    runs = runner.store.batch_runs(batch_id)  # oldest first
+    done = {(r["project"]["name"], r["period"]["identifier"]) for r in runs if r["status"] == "completed"}
+    planned = [(n, p) for p in plan["periods"] for n in plan["projects"]]
+    todo = {key for key in planned if key not in done}
+    if not todo:
+        raise NothingToRetry(
+            f"batch {batch_id} has nothing to retry: all its {len(planned)} project-period"
+            f"{'s' if len(planned) != 1 else ''} completed ({len(runs)} run{'s' if len(runs) != 1 else ''} recorded). "
+            f"`ledgerflow runs list --batch {batch_id}` lists them; to run a period again, start a new batch with "
+            "`ledgerflow run`.")
+    graph, names = plan_selection(root, None, names=plan["projects"])
+    periods = [parse_period(p) for p in plan["periods"]]
+    failed = len(todo & {(r["project"]["name"], r["period"]["identifier"]) for r in runs if r["status"] == "failed"})
+    echo(f"Retrying batch {batch_id}: {len(todo)} of {len(planned)} project-periods ({failed} failed, "
+         f"{len(todo) - failed} skipped or not run)")
+    upstream: dict[str, dict] = {}  # period -> registered dataset -> what the batch's completed runs registered
+    for r in runs:
+        if r["status"] != "completed":
+            continue
+        for o in r.get("outputs") or []:
+            if o.get("registered_dataset"):
+                upstream.setdefault(r["period"]["identifier"], {})[o["registered_dataset"]] = {
+                    "dataset": o["registered_dataset"], "version": o["registered_version"], "run_id": r["run_id"],
+                    "project": r["project"]["name"]}
+    return run_periods(runner, graph, names, periods, bool(plan.get("allow_draft")), echo, batch_id, fail_fast,
+                       todo=todo, upstream=upstream)
