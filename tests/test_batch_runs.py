@@ -21,6 +21,7 @@ from ledgerflow.adapters.run import interrupts
 from ledgerflow.adapters.run.many import plan_selection, run_periods
 from ledgerflow.adapters.store import health
 from ledgerflow.adapters.store.runstore import RunStore
+from ledgerflow.compiler.errors import ChecksFailed, LedgerflowError
 from ledgerflow.compiler.periods import parse_periods
 
 CHAIN = ("close_conversion", "close_consolidation", "close_reporting")
@@ -177,6 +178,33 @@ def test_ctrl_c_in_a_range_skips_the_remaining_project_periods(finance):
                                     "above.")
     text = "\n".join(lines)
     assert "1 completed, 1 failed, 2 skipped" in text and "2026-04  close_conversion  skipped" in text
+
+
+def test_a_check_failing_in_one_month_skips_that_months_downstream_and_exits_4(finance):
+    """Every failure a failed check: exit 4 as for one period; the downstream of the failed month is skipped
+    and the other months run in full (no Spark: a runner whose February conversion fails a check)."""
+    _chain_by_month(finance)
+    calls: list[tuple[str, str]] = []
+
+    class OneCheckFails:
+        store = RunStore(str(finance))
+        stop_requested = False
+
+        def run(self, name, period, *_args, upstream=None, batch_id=None, **_kwargs):
+            calls.append((name, period.identifier))
+            if (name, period.identifier) == ("close_conversion", "2026-02"):
+                raise ChecksFailed("check totals_match failed", [{"name": "totals_match", "status": "failed"}])
+            return {"run_id": f"run-{len(calls)}", "outputs": [{"rows": 3}]}
+    graph, names = plan_selection(str(finance), "close_conversion+")
+    lines: list[str] = []
+    with pytest.raises(LedgerflowError) as err:
+        run_periods(OneCheckFails(), graph, names, parse_periods("2026-01..2026-03"), echo=lines.append)
+    assert err.value.exit_code == 4
+    assert calls == [(p, m) for m in MONTHS for p in CHAIN if m != "2026-02" or p == "close_conversion"]
+    text = "\n".join(lines)
+    assert "2026-02  close_conversion     failed" in text and "failed check totals_match: nothing published" in text
+    assert "2026-02  close_reporting      skipped" in text
+    assert "6 completed, 1 failed, 2 skipped" in text
 
 
 OLD_SCHEMA = """
