@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ...compiler.errors import ResolutionError
 from ...compiler.loading import (FILE_METADATA_COLUMN, JSON_TEXT, METADATA_COLUMN, POSITION_COLUMN,
@@ -173,7 +173,7 @@ def with_file_metadata(raw):
 
 def load_input(spark, view: str, dataset: Dataset, version: int, locations: list[ResolvedLocation],
                args: dict, row_ids: bool = True, row_identity: int = sysc.ROW_IDENTITY,
-               positioned: bool = False) -> int:
+               positioned: bool = False, rewrite: Optional[Callable[[str], str]] = None) -> int:
     """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
 
     The view holds only the run's rows (the period filter is applied below the row identity).
@@ -183,7 +183,9 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     it, used or not. ``row_identity``: how ids are derived (a replay passes its run's).
     ``positioned``: the in-memory frames carry each row's position (a scenario test's given data, see
     :mod:`.scenarios.given`); ids derive from it, and the view keeps every period's rows, which the
-    compiled SQL filters on every read of the view as the view would have."""
+    compiled SQL filters on every read of the view as the view would have.
+    ``rewrite``: applied to each location's normalised SELECT (fused execution reads a location for a whole
+    range of periods: ``compiler.fused.location_query``)."""
     selects = []
     for i, loc in enumerate(locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
@@ -205,6 +207,8 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
                                          file_root=root, period_rows=not numbered, row_identity=row_identity,
                                          row_ids=row_ids, positioned=numbered))
+        if rewrite is not None:
+            selects[-1] = rewrite(selects[-1])
     if not selects:
         raise ResolutionError(f"dataset '{dataset.name}' resolved to no locations.")
     query = union_all(selects)

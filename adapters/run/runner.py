@@ -58,6 +58,8 @@ class Runner:
         # Ctrl-C was pressed during the last run and did not stop it (it came after its commit point, or while
         # it was being recorded failed): a caller running several projects stops before the next one
         self.stop_requested = False
+        # what computes a run's outputs, when not compute.compute (fused.FusedRange.compute: a fused range's rows)
+        self.computation: Optional[Callable] = None
 
     # ---------------------------------------------------------------- entry points
     def run(self, project_ref: str, period: Union[Period, str], allow_draft: bool = False, workspace:
@@ -210,7 +212,7 @@ class Runner:
             interrupts.set_cancel(interrupts.session_cancel(spark))
             record.on_spark(self.spark_label, spark)
             metrics = RunMetrics(spark, ctx.run_id)
-            pending = compute(spark, ctx, metrics, self.echo, destinations)
+            pending = (self.computation or compute)(spark, ctx, metrics, self.echo, destinations)
             checks = RunChecks(spark, ctx, quarantines, self.echo) if ctx.compiled.plan and ctx.compiled.plan.checks \
                 else None  # judged on the staged outputs, before anything is swapped in (run/checks.py)
             outputs, registrations, journal = publish.write_outputs(

@@ -1,0 +1,209 @@
+"""Fused execution of a range of periods (issue 30): the project's statements run once for every period
+(:mod:`ledgerflow.compiler.fused`), then each period is written, committed and recorded as its own run
+by the ordinary run sequence (:class:`.runner.Runner`), which takes that period's rows instead of
+computing them (:meth:`FusedRange.compute`, the runner's ``computation``).
+
+Every period's run resolves its inputs as usual. The fused statements read what the periods resolve
+to beforehand (:func:`resolve_range`); a period whose own resolution differs (a file appeared in
+between) computes its rows itself. When a fused statement fails, every period of the range computes
+its own rows (the ordinary :func:`.compute.compute`): the failing period fails by name and the others
+commit.
+"""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from ...compiler import parameters
+from ...compiler.compile import CompiledProject, compile_project, require_project
+from ...compiler.errors import LedgerflowError
+from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, FusedProject, fuse, location_query
+from ...compiler.model import Workspace
+from ...compiler.periods import Period
+from ..commit.destinations import OutputDestination
+from ..commit.publish import PendingOutput
+from ..inputs import loaders
+from ..inputs.resolution import resolve_inputs
+from . import compute as period_compute
+from . import interrupts
+from .context import RunContext, new_run_id, utcnow, warm_parser
+
+Echo = Callable[[str], None]
+
+
+def _key(resolution) -> tuple:
+    return resolution.version, tuple(resolution.locations)
+
+
+def period_context(ws: Workspace, compiled: CompiledProject, period: Period, started: datetime.datetime,
+                   upstream: Optional[dict] = None, batch_id: Optional[str] = None) -> RunContext:
+    """The context of ``period``'s run of ``compiled`` started at ``started`` (its own run id), as
+    :meth:`.runner.Runner.run` makes it."""
+    ctx = RunContext(ws, compiled.project, compiled, period, started, new_run_id(started),
+                     upstream=dict(upstream or {}), batch_id=batch_id)
+    ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
+    return ctx
+
+
+def resolve_range(contexts: Sequence[RunContext], store, memory: Optional[dict] = None) -> list[Optional[dict]]:
+    """Per context, its inputs' resolutions (view -> Resolution), resolved on a copy (the run resolves and
+    records its own); None for a period whose resolution fails (its run fails by itself)."""
+    out: list[Optional[dict]] = []
+    for ctx in contexts:
+        probe = RunContext(ctx.workspace, ctx.project, ctx.compiled, ctx.period, ctx.started_at,
+                           ctx.run_id + "-fused", upstream=dict(ctx.upstream))
+        try:
+            resolve_inputs(probe, store, memory)
+        except LedgerflowError:
+            out.append(None)
+            continue
+        out.append(dict(probe.resolutions))
+    return out
+
+
+@dataclass
+class FusedResult:
+    """What the fused statements computed: per output seq its rows of every period (materialised), and
+    per output seq and period identifier its row count."""
+
+    frames: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=dict)
+    resolutions: dict = field(default_factory=dict)  # period identifier -> view -> Resolution it read
+
+
+def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
+                      row_identity: int) -> None:
+    """Create every input view of ``fused`` for its periods: each distinct (version, locations) read once,
+    with a pushed filter covering the periods that resolve to it, each row once per period it belongs to."""
+    args = parameters.values(fused.periods[0], started)
+    for view in fused.compiled.inputs:
+        groups: dict[tuple, list[Period]] = {}
+        for p in fused.periods:
+            groups.setdefault(_key(resolutions[p.identifier][view.view]), []).append(p)
+        names = []
+        for n, ((version, locations), members) in enumerate(groups.items()):
+            name = view.view if len(groups) == 1 else f"{view.view}__lf_part_{n}"
+            subset = len(groups) > 1
+
+            def rewrite(sql: str, members=members, subset=subset) -> str:
+                return location_query(sql, view.dataset.temporal_mode, members, subset)
+            loaders.load_input(spark, name, view.dataset, version, list(locations), args, view.row_ids,
+                               row_identity, rewrite=rewrite)
+            names.append(name)
+        if len(names) > 1:
+            frame = spark.table(names[0])
+            for other in names[1:]:
+                frame = frame.unionByName(spark.table(other))
+            frame.createOrReplaceTempView(view.view)
+
+
+def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
+                  echo: Echo, row_identity: int) -> FusedResult:
+    """Run ``fused``'s statements once (inputs read for every period); every output materialised."""
+    spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
+    load_fused_inputs(spark, fused, resolutions, started, row_identity)
+    args = {"run_started_at": started}
+    statements = fused.statements
+    last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
+    result = FusedResult(resolutions=resolutions)
+    for i, st in enumerate(statements):
+        interrupts.check()
+        if st.kind == "stage":
+            if i > last_output:
+                continue
+            echo(f"  {st.name} (fused, {len(fused.periods)} periods)")
+            df = spark.sql(st.sql, args=parameters.arguments(st.sql, args)).localCheckpoint()
+            df.createOrReplaceTempView(st.name)
+            continue
+        df = spark.sql(st.sql, args=parameters.arguments(st.sql, args)).localCheckpoint()
+        seq = st.operation.seq
+        result.frames[seq] = df
+        result.counts[seq] = {r[0]: r[1] for r in df.groupBy(PERIOD_KEY).count().collect()}
+    return result
+
+
+def period_outputs(fused: FusedProject, result: FusedResult, period: Period,
+                   destinations: dict[int, OutputDestination]) -> list[PendingOutput]:
+    """``period``'s outputs as its run writes them: the fused rows of the period, the period columns
+    dropped (an output to a local folder is counted by its staged write, as :func:`.compute.compute` leaves it)."""
+    from pyspark.sql import functions as F
+    pending = []
+    for st in fused.compiled.outputs:
+        seq = st.operation.seq
+        frame = result.frames[seq].where(F.col(PERIOD_KEY) == F.lit(period.identifier)).drop(*PERIOD_COLUMNS.values())
+        dest = destinations.get(seq)
+        rows = None if dest is not None and dest.local else result.counts[seq].get(period.identifier, 0)
+        pending.append(PendingOutput(st, frame, rows))
+    return pending
+
+
+class FusedRange:
+    """The computation each period's run of a fused range calls instead of :func:`.compute.compute`
+    (same signature): the first call runs the fused statements; a period gets its rows from them, or
+    computes its own when the fused statements failed or it resolved differently."""
+
+    def __init__(self, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
+                 row_identity: int):
+        self.fused = fused
+        self.resolutions = resolutions
+        self.started = started
+        self.row_identity = row_identity
+        self.result: Optional[FusedResult] = None
+        self.failure: Optional[BaseException] = None  # the fused statements' error: the range runs period by period
+
+    def compute(self, spark, ctx: RunContext, metrics, echo: Echo,
+                destinations: Optional[dict[int, OutputDestination]] = None) -> list[PendingOutput]:
+        """``ctx``'s pending outputs (see the class docstring)."""
+        ours = self.resolutions.get(ctx.period.identifier)
+        same = ours is not None and all(_key(ours[v]) == _key(r) for v, r in ctx.resolutions.items() if v in ours)
+        if self.result is None and self.failure is None and same:
+            try:
+                with metrics.measure(metrics.statement("fused", "stage", [])):
+                    self.result = compute_fused(spark, self.fused, self.resolutions, self.started, echo,
+                                                self.row_identity)
+            except Exception as exc:  # noqa: BLE001 - every period then computes its own rows, and fails by name
+                self.failure = exc
+                echo(f"  fused statements failed ({type(exc).__name__}): running the periods one by one")
+        if self.result is None or not same:
+            return period_compute.compute(spark, ctx, metrics, echo, destinations)
+        return period_outputs(self.fused, self.result, ctx.period, destinations or {})
+
+
+def run_range(runner, project_ref: str, periods: Sequence[Period], *, workspace: Optional[Workspace] = None,
+              upstream: Optional[dict[str, dict]] = None, allow_draft: bool = False, batch_id: Optional[str] = None,
+              started_at: Optional[datetime.datetime] = None) -> list[tuple[Period, object]]:
+    """Run ``project_ref`` for every period of ``periods`` fused (the caller checked
+    :func:`ledgerflow.compiler.fused.refusal`): each period its own run (own run id, record, commit), all
+    started at ``started_at`` (default now). ``upstream``: period identifier -> that period's upstream
+    versions (as :meth:`.runner.Runner.run` takes them). Returns per period its completed record or the
+    exception its run raised (a failed period does not stop the others; Ctrl-C does)."""
+    ws = workspace or runner.load_workspace()
+    project = require_project(ws, project_ref)
+    if project.status == "draft" and not allow_draft:
+        raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
+    compiled = compile_project(ws, project)
+    warm_parser(compiled)
+    started = started_at or utcnow()
+    contexts = [period_context(ws, compiled, p, started, (upstream or {}).get(p.identifier), batch_id)
+                for p in periods]
+    resolved = resolve_range(contexts, runner.store, runner.memory)
+    usable = {c.period.identifier: r for c, r in zip(contexts, resolved) if r is not None}
+    fused = fuse(compiled, [c.period for c in contexts if c.period.identifier in usable])
+    hook = FusedRange(fused, usable, started, contexts[0].row_identity)
+    results: list[tuple[Period, object]] = []
+    previous = getattr(runner, "computation", None)
+    runner.computation = hook.compute
+    try:
+        for ctx in contexts:
+            try:
+                results.append((ctx.period, runner._execute(ctx, resolve=True)))
+            except interrupts.RunInterrupted:
+                raise
+            except Exception as exc:  # noqa: BLE001 - recorded failed by the runner; the next period goes on
+                results.append((ctx.period, exc))
+            if runner.stop_requested:
+                break
+    finally:
+        runner.computation = previous
+    return results
