@@ -58,8 +58,7 @@ class Runner:
         # Ctrl-C was pressed during the last run and did not stop it (it came after its commit point, or while
         # it was being recorded failed): a caller running several projects stops before the next one
         self.stop_requested = False
-        # what computes a run's outputs, when not compute.compute (fused.FusedRange.compute: a fused range's rows)
-        self.computation: Optional[Callable] = None
+        self.computation: Optional[Callable] = None  # computes the outputs instead of compute (fused.py)
 
     # ---------------------------------------------------------------- entry points
     def run(self, project_ref: str, period: Union[Period, str], allow_draft: bool = False, workspace:
