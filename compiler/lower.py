@@ -17,6 +17,8 @@ from typing import Callable, Iterator, Optional, Union
 
 from sqlglot import exp
 
+from .bridge_columns import BridgeColumns
+from .checks.bridge import bridge_columns
 from .model import OperationKind
 from .plan import (FAN_OUT_COUNT, AggregatePlan, AppendPlan, Column, DeletePlan, InputPlan, JoinPlan, OperationPlan, OutputPlan,
                    Plan, UpdatePlan)
@@ -75,10 +77,11 @@ def _step(plan: OperationPlan, fragment: str, prev: str) -> Step:
     return Step(plan.seq, parse_ctes(fragment, f"operation {plan.seq} ({plan.kind.value})"), plan.writes, prev)
 
 
-def lower_input(plan: InputPlan) -> Step:
-    """The working dataset: the input view filtered to the run's rows."""
+def lower_input(plan: InputPlan, bridge: BridgeColumns) -> Step:
+    """The working dataset: the input view filtered to the run's rows (with the bridge's columns)."""
     where = plan.conditions[0].expression if plan.conditions else None
-    frag = render("input", cte=ident(plan.writes), columns=[ident(c) for c in plan.columns],
+    columns = [ident(c) for c in plan.columns] + [sql(e) for e in bridge.initial()]
+    frag = render("input", cte=ident(plan.writes), columns=columns,
                   view=ident(plan.read.view), where=sql(where) if where is not None else "")
     return Step(0, parse_ctes(frag, "the input"), plan.writes, None, plan.read.view)
 
@@ -93,35 +96,39 @@ def _join_context(j: JoinPlan) -> dict:
             "fan_out_count": ident(f"{alias}__{FAN_OUT_COUNT}"), "partition_by": [sql(k) for k in guard.partition_by]}
 
 
-def lower_update(plan: UpdatePlan, prev: str) -> Step:
+def lower_update(plan: UpdatePlan, prev: str, bridge: BridgeColumns, before: dict[str, Column]) -> Step:
     """Left joins (each with its fan-out guard), then every assignment computed from the row as it was."""
     joins = [_join_context(j) for j in plan.joins]
-    frag = render("update", joins=joins, cte=ident(plan.writes), columns=_select_list(plan.columns),
+    table = plan.working_alias if plan.joins else None
+    columns = _select_list(plan.columns) + [sql(e) for e in bridge.after_update(plan.seq, plan.columns, before, table)]
+    frag = render("update", joins=joins, cte=ident(plan.writes), columns=columns,
                   prev=ident(prev), working=ident(plan.working_alias), fan_out_checks=[j["check"] for j in joins])
     return _step(plan, frag, prev)
 
 
-def lower_delete(plan: DeletePlan, prev: str) -> Step:
+def lower_delete(plan: DeletePlan, prev: str, bridge: BridgeColumns, before: dict[str, Column]) -> Step:
     """A soft delete: every working column, ``_deleted`` and ``_updated_at`` recomputed."""
-    return _step(plan, render("delete", cte=ident(plan.writes), columns=_select_list(plan.columns), prev=ident(prev)),
-                 prev)
+    columns = _select_list(plan.columns) + [sql(e) for e in bridge.after_delete(plan.seq, plan.condition)]
+    return _step(plan, render("delete", cte=ident(plan.writes), columns=columns, prev=ident(prev)), prev)
 
 
 def _summary_list(summary: dict[str, exp.Expression]) -> list[str]:
     return [ident(c) if isinstance(e, exp.Column) and e.name == c else _aliased(e, c) for c, e in summary.items()]
 
 
-def lower_aggregate(plan: AggregatePlan, prev: str) -> Step:
+def lower_aggregate(plan: AggregatePlan, prev: str, bridge: BridgeColumns, before: dict[str, Column]) -> Step:
     """Summary rows of the selected rows, appended after the existing rows."""
     appended = [ident(n) if n in plan.new_columns else _aliased(c.expression, n) for n, c in plan.appended.items()]
+    appended += [sql(e) for e in bridge.created(plan.seq)]
     existing = [ident(n) if n not in plan.new_columns else _aliased(c.expression, n) for n, c in plan.columns.items()]
+    existing += [sql(e) for e in bridge.passed(plan.seq)]
     frag = render("aggregate", summary_cte=ident(f"op_{plan.seq:03d}_summary"), summary_columns=_summary_list(plan.summary),
                   prev=ident(prev), where=sql(plan.condition), group_by=[ident(c) for c in plan.group_by],
                   cte=ident(plan.writes), existing_columns=existing, appended_columns=appended)
     return _step(plan, frag, prev)
 
 
-def lower_append(plan: AppendPlan, prev: str) -> Step:
+def lower_append(plan: AppendPlan, prev: str, bridge: BridgeColumns, before: dict[str, Column]) -> Step:
     """The source rows (optionally aggregated), aligned to the working columns and appended."""
     seq = plan.seq
     agg_ctx = {}
@@ -131,12 +138,13 @@ def lower_append(plan: AppendPlan, prev: str) -> Step:
     frag = render("append", source_cte=ident(f"op_{seq:03d}_source"),
                   source_columns=[ident(c) for c in plan.source_columns], view=ident(plan.reads[0].view),
                   where=sql(plan.source_where), aggregated=plan.summary is not None, cte=ident(plan.writes),
-                  existing_columns=[ident(c) for c in plan.columns], prev=ident(prev),
-                  appended_columns=[_aliased(c.expression, n) for n, c in plan.appended.items()], **agg_ctx)
+                  existing_columns=[ident(c) for c in plan.columns] + [sql(e) for e in bridge.passed(seq)],
+                  prev=ident(prev), appended_columns=[_aliased(c.expression, n) for n, c in plan.appended.items()]
+                  + [sql(e) for e in bridge.created(seq)], **agg_ctx)
     return _step(plan, frag, prev)
 
 
-def lower_output(plan: OutputPlan, prev: str) -> OutputStep:
+def lower_output(plan: OutputPlan, prev: str, bridge: BridgeColumns, before: dict[str, Column]) -> OutputStep:
     """The output's query (reads ``prev``, which the stage cut points at the stage's view)."""
     text = render("output", columns=[ident(c) for c in plan.columns], stage=ident(prev),
                   where=sql(plan.where) if plan.where is not None else "")
@@ -159,10 +167,12 @@ def lower(plan: Plan) -> Iterator[AnyStep]:
     generated."""
     if plan.input is None:
         return
-    yield lower_input(plan.input)
+    bridge = bridge_columns(plan)
+    yield lower_input(plan.input, bridge)
     prev = plan.input.writes
+    before: dict[str, Column] = plan.input.columns
     for op in plan.operations:
-        step = BUILDERS[op.kind](op, prev)
+        step = BUILDERS[op.kind](op, prev, bridge, before)
         yield step
         if isinstance(step, Step):
-            prev = step.last
+            prev, before = step.last, op.columns

@@ -157,14 +157,3 @@ def test_a_reconcile_without_a_bridge_never_passes(finance):
     checks = compile_project(ws, ws.find_project("ts04_delete_inactive")).plan.checks
     [result] = reconcile_results(checks, [])
     assert result["status"] == "failed" and "no bridge" in result["error"]
-
-
-def test_a_project_without_checks_runs_unobserved_and_records_no_bridge(runner, finance, monkeypatch):
-    """The bridge is observed only for a project that declares checks (its cost is not yet one every run can
-    pay: BENCHMARKS.md): a run of a project without checks cuts no stage and records no bridge."""
-    from ledgerflow.adapters.run import bridge as bridge_module
-    cuts = []
-    monkeypatch.setattr(bridge_module.BridgeObserver, "run_stage",
-                        lambda self, *a, **k: cuts.append(a) or pytest.fail("a stage was cut for the bridge"))
-    record = runner.run("ts03_fx_conversion", PERIOD)
-    assert record["status"] == "completed" and "bridge" not in record and cuts == []

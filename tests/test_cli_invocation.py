@@ -63,7 +63,7 @@ def test_run_and_replay_load_the_workspace_once_and_hand_it_to_the_runner(financ
     from ledgerflow.adapters.run import runner
     seen = {}
 
-    def fake(self, ref, *args, workspace=None):
+    def fake(self, ref, *args, workspace=None, **_kw):
         seen.update(ref=ref, workspace=workspace)
         return {}
     monkeypatch.setattr(runner.Runner, command, fake)

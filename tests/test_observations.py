@@ -93,20 +93,20 @@ def test_a_run_whose_stage_is_checkpointed_for_a_table_and_a_folder_measures_its
     assert not any(b.get("not_measured") for b in rec["bridge"])
 
 
-def test_a_bridge_point_that_never_ran_is_not_measured_and_its_reconcile_fails(spark, finance, monkeypatch):
+def test_a_bridge_stage_that_never_ran_is_not_measured_and_its_reconcile_fails(spark, finance, monkeypatch):
     monkeypatch.setattr(observations, "WAIT", 0.3)
     ws = load_workspace(str(finance))
     plan = compile_project(ws, ws.find_project("ts04_delete_inactive")).plan
     observer = bridge.BridgeObserver(bridge_plan(plan))
-    for seq in observer.plan.points:
-        observer.points[seq] = _observed(spark, f"point{seq}")[0]  # attached, never run
     for o in observer.plan.outputs:
+        observer.stages["lf_stage_1"] = _observed(spark, "stage")[0]  # attached, never run
+        observer.stage_of[o.seq] = "lf_stage_1"
         observer.outputs[o.seq], frame = _observed(spark, f"out{o.seq}")
         frame.collect()
     rows = _in_thread(lambda: bridge._rows(observer), 60)
     assert rows and all(r["input"] is None and r["output_value"] is None and r["changes"] == [] for r in rows)
-    assert "the input rows (after the period filter): its metrics never arrived" in rows[0]["not_measured"]
-    assert any("not measured: the input rows" in line for line in bridge_table(rows))
+    assert "the working rows before it: its metrics never arrived" in rows[0]["not_measured"]
+    assert any("not measured: the working rows" in line for line in bridge_table(rows))
     [result] = bridge.reconcile_results(plan.checks, rows)
     assert result["status"] == "failed" and "was not measured" in result["error"]
 

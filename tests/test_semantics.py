@@ -15,6 +15,7 @@ from conftest import PROJECTS
 GL_COLUMNS = ["journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "currency",
               "amount_local", "amount_reporting", "description", "source_system", "_row_id", "_deleted",
               "_updated_at", "_period", "_labels", "_source_dataset", "_operation_seq"]
+BRIDGE = ["_lf_origin", "_lf_deleted_by"]  # the bridge's columns, last (compiler/bridge_columns.py): never written
 
 
 def _stage(project: str) -> exp.Expression:
@@ -38,8 +39,9 @@ def test_join_side_gets_pushed_filters_and_prefixed_columns():
     pushed = {c.sql("spark") for c in where.flatten()} if isinstance(where, exp.And) else {where.sql("spark")}
     assert "`to_currency` = 'USD'" in pushed and "`rate_type` = 'closing'" in pushed
     update = _cte(tree, "op_001_update")
-    # joined columns exist only inside the operation: the step's output is exactly the working columns
-    assert [p.alias_or_name for p in update.expressions] == GL_COLUMNS
+    # joined columns exist only inside the operation: the step's output is exactly the working columns, then
+    # the bridge's, with the change the update made to a measured decimal column
+    assert [p.alias_or_name for p in update.expressions] == GL_COLUMNS + BRIDGE + ["_lf_delta_1_amount_reporting"]
     join = update.args["joins"][0]
     on = join.args["on"]
     assert on == sqlglot.parse_one("`transactions`.`currency` = `fx`.`fx__from_currency` AND NOT "
@@ -52,20 +54,21 @@ def test_aggregate_rows_get_typed_nulls_and_new_columns():
     union = _cte(tree, "op_002_aggregate")
     existing, summary = union.left, union.right
     names = [p.alias_or_name for p in summary.expressions]
-    assert names == GL_COLUMNS + ["account_type", "total_amount", "line_count"]
+    assert names == GL_COLUMNS + ["account_type", "total_amount", "line_count"] + BRIDGE
     by_name = {p.alias_or_name: p.this if isinstance(p, exp.Alias) else p for p in summary.expressions}
     assert by_name["amount_reporting"] == sqlglot.parse_one("CAST(NULL AS DECIMAL(18, 2))", read="spark")
     assert by_name["posting_date"] == sqlglot.parse_one("CAST(NULL AS DATE)", read="spark")
     assert by_name["_operation_seq"] == sqlglot.parse_one("2", read="spark")
     assert by_name["_period"] == sqlglot.parse_one(":period_identifier", read="spark")
-    assert [p.alias_or_name for p in existing.expressions][-2:] == ["total_amount", "line_count"]
+    assert by_name["_lf_origin"] == sqlglot.parse_one("2", read="spark")  # the bridge: rows operation 2 created
+    assert [p.alias_or_name for p in existing.expressions][-4:] == ["total_amount", "line_count"] + BRIDGE
 
 
 def test_appended_rows_follow_the_working_column_order():
     tree = _stage("ts06_append_budgets")
     union = _cte(tree, "op_001_append")
     names = [p.alias_or_name for p in union.right.expressions]
-    assert names == GL_COLUMNS
+    assert names == GL_COLUMNS + BRIDGE
     by_name = {p.alias_or_name: p.this for p in union.right.expressions}
     assert by_name["journal_id"] == sqlglot.parse_one("CAST(NULL AS STRING)", read="spark")
     assert by_name["amount_local"] == sqlglot.parse_one("CAST(`amount_local` AS DECIMAL(18, 2))", read="spark")

@@ -1,11 +1,11 @@
-"""The run's bridge (docs/checks.md, "The bridge"): per output, how its measures moved from the input to
-the output, observed in the pass that computes the output; and the ``reconcile`` checks judged on it.
+"""The run's bridge (docs/checks.md, "The bridge"): per output, how its measures moved from the input to the
+output, observed in the pass that computes the output; and the ``reconcile`` checks judged on it.
 
-:class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute`) runs a stage as the
-compiled SQL cut at the CTE boundaries of the points :func:`~ledgerflow.compiler.checks.bridge.bridge_plan`
-observes: each point's rows are a view of their own (named as the step's last CTE, which the next step
-reads) carrying a ``DataFrame.observe`` (Spark's CollectMetrics), and each output's frame carries one too.
-The metrics arrive when the stage is materialised or the output is written: no second read.
+:class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for every run) observes each
+stage an output reads with one ``DataFrame.observe`` (Spark's CollectMetrics) of
+:func:`~ledgerflow.compiler.checks.bridge.stage_metrics`: the working rows at the end of a stage carry the
+bridge's columns, so every point's value is one aggregate of them, computed while the stage is materialised
+or the output written. Each output's frame carries one more, of its own rows. No second read, no cut plan.
 :func:`collect` turns them into ``record["bridge"]`` (once per run); :func:`reconcile_results` judges the
 reconciles on it.
 """
@@ -15,11 +15,9 @@ import uuid
 from decimal import Decimal
 from typing import Any, Optional
 
-from ...compiler import parameters
 from ...compiler.checks.bridge import (BridgeMeasure, BridgePlan, OutputBridge, grouped_query, metric_name,
-                                       output_metrics, point_metrics)
+                                       output_metrics, stage_metrics)
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
-from ...compiler.stage import Statement, chunk_sql
 from . import observations
 from .check_eval import SAMPLE
 
@@ -30,36 +28,26 @@ class BridgeObserver:
     def __init__(self, plan: BridgePlan):
         self.plan = plan
         self.tag = uuid.uuid4().hex[:12]  # observation names are unique in the session
-        self.points: dict[int, Any] = {}  # point seq -> Observation
-        self.views: dict[int, str] = {}  # point seq -> the view of its rows
+        self.stages: dict[str, Any] = {}  # stage view -> Observation of its rows at the end
+        self.stage_of: dict[int, str] = {}  # output seq -> the stage view it reads
         self.outputs: dict[int, Any] = {}  # output seq -> Observation
         self.frames: dict[int, Any] = {}  # output seq -> its frame as computed (before any quarantine)
         self.quarantined: dict[int, Any] = {}  # output seq -> the frame of its rows a quarantine moved out
         self.rows: Optional[list[dict]] = None
 
-    def run_stage(self, spark, st: Statement, args: dict):
-        """The rows of stage ``st``: its SQL cut after each observed point, each cut a view named as its
-        last CTE carrying the point's observation; without a point in it, the stage's SQL as compiled."""
-        if not any(s.seq in self.plan.points for s in st.steps):
-            return spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+    def observe_stage(self, df, stage: str, outputs: list[int]):
+        """``df``, the rows of ``stage`` (a view the outputs ``outputs`` read), carrying the observation of
+        their bridges' points."""
+        metrics = stage_metrics(self.plan, outputs)
+        if not metrics:
+            return df
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
-        chunk: list = []
-        df = None
-        for step in st.steps:
-            chunk.append(step)
-            if step.seq not in self.plan.points:
-                continue
-            text = chunk_sql(chunk)
-            observation = Observation(f"lf_bridge_{self.tag}_{step.seq}")
-            df = spark.sql(text, args=parameters.arguments(text, args)).observe(
-                observation, *[F.expr(sql).alias(name) for name, sql in point_metrics(self.plan, step.seq)])
-            df.createOrReplaceTempView(step.name)
-            self.points[step.seq], self.views[step.seq] = observation, step.name
-            chunk = []
-        if chunk:
-            text = chunk_sql(chunk)
-            df = spark.sql(text, args=parameters.arguments(text, args))
+        observation = Observation(f"lf_bridge_{self.tag}_{stage}")
+        df = df.observe(observation, *[F.expr(sql).alias(name) for name, sql in metrics])
+        self.stages[stage] = observation
+        for seq in outputs:
+            self.stage_of[seq] = stage
         return df
 
     def observe_output(self, df, seq: int):
@@ -143,7 +131,7 @@ def _rows(observer: BridgeObserver) -> list[dict]:
     rows: list[dict] = []
     plan = observer.plan
     # never Observation.get directly: it waits forever for a plan that never ran (run/observations.py)
-    got, missing = observations.read({**{("point", s): o for s, o in observer.points.items()},
+    got, missing = observations.read({**{("stage", s): o for s, o in observer.stages.items()},
                                       **{("output", s): o for s, o in observer.outputs.items()}})
     for o in plan.outputs:
         if o.seq not in observer.outputs:
@@ -152,25 +140,25 @@ def _rows(observer: BridgeObserver) -> list[dict]:
         if why is not None:  # never numbers made up: the output's bridge says it was not measured, and why
             rows.extend({"output": o.seq, "measure": m.name, "group": None, "input": None, "changes": [],
                          "quarantined": None, "output_value": None, "not_measured": why} for m in o.measures)
-        else:
-            out = got[("output", o.seq)]
-            moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
-            for m in o.measures:
-                at = {p: got[("point", p)].get(metric_name(o.rows, m.name)) for p in (0, *o.operations)}
-                rows.append(_bridge_row(o, m, None, at, out.get(m.name), moved.get(m.name)))
+            continue
+        out = got[("output", o.seq)]
+        stage = got[("stage", observer.stage_of[o.seq])]
+        moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
+        for m in o.measures:
+            at = {p: stage.get(metric_name(p, o.rows, m.name)) for p in (0, *o.operations)}
+            rows.append(_bridge_row(o, m, None, at, out.get(m.name), moved.get(m.name)))
         for by in o.groups:
             rows.extend(_grouped_rows(observer, o, by))
     return rows
 
 
 def _unmeasured(o: OutputBridge, observer: BridgeObserver, missing: dict) -> Optional[str]:
-    """Why output ``o``'s overall bridge cannot be told from the run's observations (None: it can)."""
-    for p in (0, *o.operations):
-        name = "the input rows (after the period filter)" if p == 0 else f"the rows after operation {p}"
-        if p not in observer.points:
-            return f"{name} were never observed"
-        if ("point", p) in missing:
-            return f"{name}: {missing[('point', p)]}"
+    """Why output ``o``'s bridge cannot be told from the run's observations (None: it can)."""
+    stage = observer.stage_of.get(o.seq)
+    if stage is None:
+        return "the working rows before it were never observed"
+    if ("stage", stage) in missing:
+        return f"the working rows before it: {missing[('stage', stage)]}"
     if ("output", o.seq) in missing:
         return f"the output's rows: {missing[('output', o.seq)]}"
     return None
@@ -182,32 +170,36 @@ def _plain(value):
     return str(value.isoformat() if hasattr(value, "isoformat") else value)
 
 
-def _per_group(spark, plan: BridgePlan, point: Optional[int], o: OutputBridge, by: tuple, frame) -> dict:
-    view = f"lf_bridge_{uuid.uuid4().hex[:12]}"
-    frame.createOrReplaceTempView(view)
-    try:
-        result = spark.sql(grouped_query(plan, point, o.seq, by, view)).collect()
-    finally:
-        spark.catalog.dropTempView(view)
+def _grouped(spark, plan: BridgePlan, o: OutputBridge, by: tuple, view: str, stage: bool) -> dict:
+    """group key -> the row of :func:`grouped_query` over ``view``."""
+    result = spark.sql(grouped_query(plan, o.seq, by, view, stage)).collect()
     return {tuple(_plain(r[c]) for c in by): r.asDict() for r in result}
 
 
+def _over_frame(spark, plan: BridgePlan, o: OutputBridge, by: tuple, frame) -> dict:
+    view = f"lf_bridge_{uuid.uuid4().hex[:12]}"
+    frame.createOrReplaceTempView(view)
+    try:
+        return _grouped(spark, plan, o, by, view, stage=False)
+    finally:
+        spark.catalog.dropTempView(view)
+
+
 def _grouped_rows(observer: BridgeObserver, o: OutputBridge, by: tuple) -> list[dict]:
-    """The bridge of ``o`` per group ``by``: one aggregation of each point's rows and of the output's."""
+    """The bridge of ``o`` per group ``by``: one aggregation of the stage's rows and one of the output's."""
     frame = observer.frames[o.seq]
     spark = frame.sparkSession
-    at = {p: _per_group(spark, observer.plan, p, o, by, spark.table(observer.views[p]))
-          for p in (0, *o.operations) if p in observer.views}
-    out = _per_group(spark, observer.plan, None, o, by, frame)
+    points = _grouped(spark, observer.plan, o, by, observer.stage_of[o.seq], stage=True)
+    out = _over_frame(spark, observer.plan, o, by, frame)
     moved_frame = observer.quarantined.get(o.seq)
-    moved = _per_group(spark, observer.plan, None, o, by, moved_frame) if moved_frame is not None else {}
-    keys = sorted({k for values in (*at.values(), out, moved) for k in values},
+    moved = _over_frame(spark, observer.plan, o, by, moved_frame) if moved_frame is not None else {}
+    keys = sorted({k for values in (points, out, moved) for k in values},
                   key=lambda k: tuple((v is not None, str(v)) for v in k))
     rows = []
     for key in keys:
         group = dict(zip(by, key))
         for m in o.measures:
-            values = {p: at[p].get(key, {}).get(m.name) for p in at}
+            values = {p: points.get(key, {}).get(f"{p}|{m.name}") for p in (0, *o.operations)}
             rows.append(_bridge_row(o, m, group, values, out.get(key, {}).get(m.name),
                                     moved.get(key, {}).get(m.name)))
     return rows

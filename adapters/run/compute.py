@@ -26,16 +26,14 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     every output succeeded, so it is computed once, by the write (rows counted from the staged
     files). Outputs elsewhere are computed here, before anything is written.
 
-    The run's bridge is observed on the way (``ctx.bridge``, :mod:`.bridge`): a stage runs as its SQL cut
-    at the observed points, each output's frame carries the observation of its measures. Every frame an
+    The run's bridge is observed on the way (``ctx.bridge``, :mod:`.bridge`): each stage an output reads
+    carries one observation of its rows at the end, each output's frame one of its own rows. Every frame an
     action runs on is :func:`.observations.runnable`: Spark delivers an observation only to an action whose
     plan names it, and the frame of ``spark.sql`` over a view names the view, not its observation.
     """
     destinations = destinations or {}
-    # the bridge is observed for a project that declares checks: its cost (a stage cut at every measured
-    # point, CollectMetrics in the written plan) is not yet one every run can pay (BENCHMARKS.md, issue 29)
     plan = ctx.compiled.plan
-    observer = ctx.bridge = BridgeObserver(bridge_plan(plan)) if plan is not None and plan.checks else None
+    observer = ctx.bridge = BridgeObserver(bridge_plan(plan)) if plan is not None else None
     args = parameters.values(ctx.period, ctx.started_at)
     inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
                                 ctx.resolutions[v.view].locations, v.row_ids, ctx.row_identity)
@@ -67,10 +65,9 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
             materialise = not (len(readers) == 1 and readers[0].kind == "output")
             with metrics.measure(metrics.statement(st.name, st.kind, st.operations)) as entry:
                 entry["materialised"] = materialise  # else its one output's query computes it
+                df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
                 if observer is not None:
-                    df = observer.run_stage(spark, st, args)
-                else:
-                    df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+                    df = observer.observe_stage(df, st.name, [s.operation.seq for s in readers if s.kind == "output"])
                 df = runnable(df)  # a checkpoint of it delivers the observations of the views it reads
                 if materialise:
                     df = df.localCheckpoint()

@@ -102,3 +102,24 @@ def bind_reconcile(ctx: BindContext, plan: CheckPlan, from_columns: dict, from_o
     plan.columns = read
     plan.reads = {from_output: read, plan.on: read}
     return True
+
+
+def stable_groups(ctx: BindContext, plan: CheckPlan, operations: list) -> bool:
+    """Whether no update before either end of reconcile ``plan`` assigns one of its ``by`` columns (else
+    CHK-013): the bridge groups a row by its value at the end of the stage, which must be its group at
+    every point before too."""
+    ends = [e for e in (plan.from_output, plan.on) if e is not None]
+    for op in operations:
+        if op.kind != OperationKind.UPDATE or op.seq >= max(ends, default=0):
+            continue
+        changed = [c for c in plan.group_by if c in op.columns and not op.columns[c].identity]
+        if changed:
+            where = plan.check.where.get("by")
+            ctx.errors.add("CHK-013", f"check '{plan.name}' reconciles by '{changed[0]}', which operation {op.seq} "
+                           "(an update before the output) assigns, so a row's group before it is not its group "
+                           "after", where or Location("?"), changed[0],
+                           "group the reconcile by columns no update before its output changes (e.g. a key the "
+                           "rows keep), or reconcile without 'by'")
+            return False
+    return True
+

@@ -15,7 +15,7 @@ from ..model import Check, OutputOperation
 from ..plan import InputPlan, OperationPlan, OutputPlan
 from .check_kinds import KIND_BINDERS, all_columns
 from .check_places import HINT as PLACE_HINT, quarantine_problem
-from .check_reconcile import bind_reconcile
+from .check_reconcile import bind_reconcile, stable_groups
 from .context import IDENTIFIER, BindContext, loc_of
 
 
@@ -173,5 +173,6 @@ def bind_checks(ctx: BindContext, input_plan: Optional[InputPlan], operations: l
         return []
     targets = Targets(ctx, input_plan, operations)
     plans = [p for p in (bind_check(ctx, targets, c) for c in checks if c.kind is not None) if p is not None]
+    plans = [p for p in plans if p.kind != CheckKind.RECONCILE or stable_groups(ctx, p, operations)]
     _sample_keys(plans)
     return plans

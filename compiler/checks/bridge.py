@@ -1,5 +1,5 @@
 """The run's bridge, planned (docs/checks.md, "The bridge"): per output, which measures move from the
-input to the output, where the runner observes them and the aggregates it observes there.
+input to the output, and the aggregates that tell them from the working rows at the end of a stage.
 
 Per output the measures are ``count`` and ``SUM(column)`` of every decimal column the input and the output
 both have, plus the measures of the ``reconcile`` checks that end (or start) at that output. They are
@@ -7,11 +7,14 @@ taken over the rows the output would write (``NOT _deleted``, or every row with 
 *points*: the input after the period filter (seq 0) and after each operation that can change a measure
 (a delete, an aggregate, an append, an update that assigns a measured column). An update that assigns
 none changes nothing by construction (it keeps every row, and a join matching two rows fails the run),
-so it is not observed and its change is recorded as zero.
+so its change is recorded as zero.
 
-The runner (``adapters/run/bridge.py``) observes :func:`point_metrics` on each point's rows and
-:func:`output_metrics` on each output's rows with ``DataFrame.observe``, in the pass that computes the
-output; a ``reconcile`` with ``by`` reads :func:`grouped_query` once per point and output.
+Every working row carries the bridge's columns (:mod:`ledgerflow.compiler.bridge_columns`): where it came
+from, which delete marked it, what each update changed. So every point's value is one aggregate over the
+rows at the end of the stage an output reads (:func:`stage_metrics`), which the runner
+(``adapters/run/bridge.py``) observes with ``DataFrame.observe`` in the pass that computes the stage: the
+plan is never cut and nothing is read twice. :func:`output_metrics` is observed on the output's own rows;
+a ``reconcile`` with ``by`` reads :func:`grouped_query` over the stage and over the output once.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from typing import Optional
 
 from sqlglot import exp
 
+from ..bridge_columns import BridgeColumns, decimal_parts, existed_at, live_at, value_at
 from ..model import OperationKind
 from ..plan import Column, OutputPlan, Plan
 from ..render import pretty
@@ -54,31 +58,26 @@ class OutputBridge:
 
 @dataclass
 class BridgePlan:
-    """Every output's bridge and the points the runner observes (seq -> the rows' columns there)."""
+    """Every output's bridge, and the bridge columns the working rows carry."""
 
     outputs: list[OutputBridge]
-    points: dict[int, dict[str, Column]] = field(default_factory=dict)
+    columns: BridgeColumns = field(default_factory=BridgeColumns)
 
     def output(self, seq: int) -> Optional[OutputBridge]:
         """The bridge of output ``seq``."""
         return next((o for o in self.outputs if o.seq == seq), None)
 
-    def bridges_at(self, point: int) -> list[OutputBridge]:
-        """The outputs whose bridge reads ``point`` (it lies before them)."""
-        return [o for o in self.outputs if point == 0 or point in o.operations]
 
-
-def metric_name(rows: str, measure: str) -> str:
-    """The name under which a point observes ``measure`` over ``rows``."""
-    return f"{rows}|{measure}"
+def metric_name(point: int, rows: str, measure: str) -> str:
+    """The name under which a stage's observation holds ``measure`` over ``rows`` after operation ``point``."""
+    return f"{point}|{rows}|{measure}"
 
 
 def _decimal_columns(columns: dict[str, Column]) -> dict[str, int]:
     out = {}
     for name, col in columns.items():
         if col.type.is_decimal:
-            inner = col.type.sql[len("decimal"):].strip("()")
-            out[name] = int(inner.split(",")[1]) if "," in inner else 0
+            out[name] = decimal_parts(col.type.sql)[1]
         # a column of another type is never summed
     return out
 
@@ -126,13 +125,31 @@ def bridge_plan(plan: Plan) -> BridgePlan:
         outputs.append(OutputBridge(
             op.seq, ALL if op.operation.include_deleted else LIVE, tuple(measures), tuple(o.seq for o in before),
             tuple(o.seq for o in before if _changes(o, measured)), bool(op.conditions), tuple(groups.get(op.seq, ()))))
-    points: dict[int, dict[str, Column]] = {}
-    if outputs:
-        points[0] = plan.input.columns
-        for op in plan.operations:
-            if any(op.seq in o.operations for o in outputs):
-                points[op.seq] = op.columns
-    return BridgePlan(outputs, points)
+    return BridgePlan(outputs, _bridge_columns(plan, outputs))
+
+
+def _bridge_columns(plan: Plan, outputs: list[OutputBridge]) -> BridgeColumns:
+    """A delta column per update and measured decimal column it assigns (measured by an output after it)."""
+    measured: dict[int, set[str]] = {}
+    for o in outputs:
+        for seq in o.steps:
+            measured.setdefault(seq, set()).update(m.column for m in o.measures if m.column)
+    deltas: dict[int, dict[str, str]] = {}
+    for op in plan.operations:
+        if op.kind != OperationKind.UPDATE:
+            continue
+        for name in sorted(measured.get(op.seq, ())):
+            col = op.columns.get(name)
+            if col is None or col.identity or not col.type.is_decimal:
+                continue
+            precision, scale = decimal_parts(col.type.sql)
+            deltas.setdefault(op.seq, {})[name] = f"decimal({min(precision + 1, 38)},{scale})"
+    return BridgeColumns(deltas)
+
+
+def bridge_columns(plan: Plan) -> BridgeColumns:
+    """The bridge columns of ``plan``'s working rows (the lowering adds them to every step)."""
+    return bridge_plan(plan).columns
 
 
 def _col(name: str) -> exp.Column:
@@ -151,22 +168,31 @@ def _aggregate(measure: BridgeMeasure, rows: str) -> exp.Expression:
     return exp.Sum(this=exp.If(this=cond, true=value, false=exp.Null()) if cond is not None else value)
 
 
-def _point_aggregates(bridge: BridgePlan, point: int) -> list[tuple[str, exp.Expression]]:
-    columns = bridge.points.get(point, {})
-    out: dict[str, exp.Expression] = {}
-    for o in bridge.bridges_at(point):
-        for m in o.measures:
-            name = metric_name(o.rows, m.name)
-            if name not in out and (m.column is None or m.column in columns):
-                out[name] = _aggregate(m, o.rows)
+def _point_aggregate(columns: BridgeColumns, point: int, m: BridgeMeasure, rows: str, last: int) -> exp.Expression:
+    """``m`` over ``rows`` after operation ``point``, from the working rows at the end of a stage whose last
+    operation is before ``last``."""
+    cond = existed_at(point)
+    if rows == LIVE:
+        cond = exp.and_(cond, live_at(point))
+    if m.column is None:
+        return exp.CountIf(this=cond)
+    return exp.Sum(this=exp.If(this=cond, true=value_at(columns, point, m.column, last), false=exp.Null()))
+
+
+def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
+    """The aggregates to observe on the working rows at the end of the stage outputs ``seqs`` read:
+    (name, Spark SQL), one per point, rows kind and measure of their bridges."""
+    out: dict[str, str] = {}
+    for seq in seqs:
+        o = bridge.output(seq)
+        if o is None:
+            continue
+        for point in (0, *o.operations):
+            for m in o.measures:
+                name = metric_name(point, o.rows, m.name)
+                if name not in out:
+                    out[name] = pretty(_point_aggregate(bridge.columns, point, m, o.rows, o.seq))
     return list(out.items())
-
-
-def point_metrics(bridge: BridgePlan, point: int) -> list[tuple[str, str]]:
-    """The aggregates to observe on the working rows at ``point`` (seq 0: the input after the period
-    filter): (name, Spark SQL), one per rows kind and measure of the outputs after it. A measure whose
-    column does not exist there yet is left out (its value there is recorded as zero)."""
-    return [(name, pretty(node)) for name, node in _point_aggregates(bridge, point)]
 
 
 def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
@@ -175,20 +201,19 @@ def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
     return [] if o is None else [(m.name, pretty(_aggregate(m, ALL))) for m in o.measures]
 
 
-def grouped_query(bridge: BridgePlan, point: Optional[int], seq: int, by: tuple[str, ...], view: str) -> str:
-    """Output ``seq``'s measures per group ``by`` over ``view``: the working rows at ``point`` (the
-    output's rows themselves when ``point`` is None), ordered by the group. A ``by`` column or a measured
-    column that does not exist at ``point`` reads as NULL there."""
+def grouped_query(bridge: BridgePlan, seq: int, by: tuple[str, ...], view: str, stage: bool) -> str:
+    """Output ``seq``'s measures per group ``by`` over ``view``: with ``stage`` the working rows at the end of
+    the stage it reads, one column ``<point>|<measure>`` per point and measure; else the output's own rows, one
+    column per measure. Ordered by the group. (The group of a row is its value at the end: a reconcile never
+    groups by a column an update before its output assigns, CHK-013.)"""
     o = bridge.output(seq)
-    available = None if point is None else bridge.points.get(point, {})  # None: the output has them all
-
-    def has(column: Optional[str]) -> bool:
-        return column is None or available is None or column in available
-
-    keys = [_col(c) if has(c) else exp.Null() for c in by]
-    rows = ALL if point is None else o.rows
-    select = [exp.alias_(_aggregate(m, rows) if has(m.column) else exp.Null(), exp.to_identifier(m.name, quoted=True))
-              for m in o.measures]
+    keys = [_col(c) for c in by]
+    if stage:
+        select = [exp.alias_(_point_aggregate(bridge.columns, p, m, o.rows, o.seq),
+                             exp.to_identifier(f"{p}|{m.name}", quoted=True))
+                  for p in (0, *o.operations) for m in o.measures]
+    else:
+        select = [exp.alias_(_aggregate(m, ALL), exp.to_identifier(m.name, quoted=True)) for m in o.measures]
     query = exp.select(*[exp.alias_(k, exp.to_identifier(c, quoted=True)) for k, c in zip(keys, by)], *select)
     query = query.from_(exp.Table(this=exp.to_identifier(view, quoted=True)))
     if by:

@@ -25,7 +25,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_close_converted`
   WHERE
     (
@@ -125,7 +127,9 @@ WITH `input` AS (
     `close_converted`.`_labels`,
     `close_converted`.`_source_dataset`,
     `close_converted`.`_operation_seq`,
-    CASE WHEN NOT `close_converted`.`_deleted` THEN `cc`.`cc__region` END AS `region`
+    CASE WHEN NOT `close_converted`.`_deleted` THEN `cc`.`cc__region` END AS `region`,
+    `close_converted`.`_lf_origin`,
+    `close_converted`.`_lf_deleted_by`
   FROM `input` AS `close_converted`
   LEFT JOIN `op_001_join_cc` AS `cc`
     ON `close_converted`.`cost_center_code` = `cc`.`cc__code`
@@ -176,7 +180,9 @@ WITH `input` AS (
     `_operation_seq`,
     `region`,
     NULL AS `total_reporting`,
-    CAST(NULL AS BIGINT) AS `line_count`
+    CAST(NULL AS BIGINT) AS `line_count`,
+    `_lf_origin`,
+    `_lf_deleted_by`
   FROM `op_001_update`
   UNION ALL
   SELECT
@@ -218,7 +224,9 @@ WITH `input` AS (
     2 AS `_operation_seq`,
     CAST(`region` AS STRING) AS `region`,
     `total_reporting`,
-    `line_count`
+    `line_count`,
+    2 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `op_002_summary`
 )
 SELECT

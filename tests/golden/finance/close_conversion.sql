@@ -25,7 +25,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_gl`
   WHERE
     (
@@ -107,7 +109,17 @@ WITH `input` AS (
     `transactions`.`_period`,
     `transactions`.`_labels`,
     `transactions`.`_source_dataset`,
-    `transactions`.`_operation_seq`
+    `transactions`.`_operation_seq`,
+    `transactions`.`_lf_origin`,
+    `transactions`.`_lf_deleted_by`,
+    CAST(COALESCE(
+      CASE
+        WHEN NOT `transactions`.`_deleted`
+        THEN CAST(`transactions`.`amount_local` * `fx`.`fx__rate` AS DECIMAL(18, 2))
+        ELSE `transactions`.`amount_reporting`
+      END,
+      0
+    ) - COALESCE(`transactions`.`amount_reporting`, 0) AS DECIMAL(19, 2)) AS `_lf_delta_1_amount_reporting`
   FROM `input` AS `transactions`
   LEFT JOIN `op_001_join_fx` AS `fx`
     ON `transactions`.`currency` = `fx`.`fx__from_currency`
@@ -194,7 +206,10 @@ WITH `input` AS (
     `transactions`.`_labels`,
     `transactions`.`_source_dataset`,
     `transactions`.`_operation_seq`,
-    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`
+    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`,
+    `transactions`.`_lf_origin`,
+    `transactions`.`_lf_deleted_by`,
+    `transactions`.`_lf_delta_1_amount_reporting`
   FROM `op_001_update` AS `transactions`
   LEFT JOIN `op_002_join_acct` AS `acct`
     ON `transactions`.`account_code` = `acct`.`acct__code`

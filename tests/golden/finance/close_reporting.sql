@@ -17,7 +17,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_close_consolidated`
   WHERE
     (
@@ -59,7 +61,9 @@ WITH `input` AS (
     `_labels`,
     `_source_dataset`,
     `_operation_seq`,
-    CASE WHEN NOT `_deleted` THEN CONCAT(`region`, ' ', UPPER(`account_type`)) END AS `report_line`
+    CASE WHEN NOT `_deleted` THEN CONCAT(`region`, ' ', UPPER(`account_type`)) END AS `report_line`,
+    `_lf_origin`,
+    `_lf_deleted_by`
   FROM `input`
 )
 SELECT

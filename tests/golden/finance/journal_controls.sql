@@ -24,7 +24,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_gl`
   WHERE
     (
@@ -123,7 +125,9 @@ WITH `input` AS (
     `transactions`.`_labels`,
     `transactions`.`_source_dataset`,
     `transactions`.`_operation_seq`,
-    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`
+    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`,
+    `transactions`.`_lf_origin`,
+    `transactions`.`_lf_deleted_by`
   FROM `input` AS `transactions`
   LEFT JOIN `op_001_join_acct` AS `acct`
     ON `transactions`.`account_code` = `acct`.`acct__code`
@@ -163,7 +167,9 @@ WITH `input` AS (
     CASE
       WHEN NOT `_deleted`
       THEN CASE WHEN `account_type` = 'revenue' THEN -`amount_local` ELSE `amount_local` END
-    END AS `amount_signed`
+    END AS `amount_signed`,
+    `_lf_origin`,
+    `_lf_deleted_by`
   FROM `op_001_update`
 )
 SELECT

@@ -23,7 +23,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_gl`
   WHERE
     (

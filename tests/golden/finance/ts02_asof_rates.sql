@@ -18,7 +18,9 @@ WITH `input` AS (
     `_period_to`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_exchange_rates`
   WHERE
     `_period_from` <= :period_start

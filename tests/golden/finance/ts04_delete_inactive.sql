@@ -24,7 +24,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_gl`
   WHERE
     (
@@ -123,7 +125,9 @@ WITH `input` AS (
     `transactions`.`_labels`,
     `transactions`.`_source_dataset`,
     `transactions`.`_operation_seq`,
-    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__is_active` END AS `account_active`
+    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__is_active` END AS `account_active`,
+    `transactions`.`_lf_origin`,
+    `transactions`.`_lf_deleted_by`
   FROM `input` AS `transactions`
   LEFT JOIN `op_001_join_acct` AS `acct`
     ON `transactions`.`account_code` = `acct`.`acct__code`
@@ -167,7 +171,15 @@ WITH `input` AS (
     `_labels`,
     `_source_dataset`,
     `_operation_seq`,
-    `account_active`
+    `account_active`,
+    `_lf_origin`,
+    CASE
+      WHEN COALESCE(NOT `_deleted` AND (
+        `account_active` = FALSE
+      ), FALSE)
+      THEN 2
+      ELSE `_lf_deleted_by`
+    END AS `_lf_deleted_by`
   FROM `op_001_update`
 )
 SELECT

@@ -24,7 +24,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_gl`
   WHERE
     (
@@ -123,7 +125,9 @@ WITH `input` AS (
     `transactions`.`_labels`,
     `transactions`.`_source_dataset`,
     `transactions`.`_operation_seq`,
-    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`
+    CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`,
+    `transactions`.`_lf_origin`,
+    `transactions`.`_lf_deleted_by`
   FROM `input` AS `transactions`
   LEFT JOIN `op_001_join_acct` AS `acct`
     ON `transactions`.`account_code` = `acct`.`acct__code`
@@ -171,7 +175,9 @@ WITH `input` AS (
     `_operation_seq`,
     `account_type`,
     NULL AS `total_amount`,
-    CAST(NULL AS BIGINT) AS `line_count`
+    CAST(NULL AS BIGINT) AS `line_count`,
+    `_lf_origin`,
+    `_lf_deleted_by`
   FROM `op_001_update`
   UNION ALL
   SELECT
@@ -212,7 +218,9 @@ WITH `input` AS (
     2 AS `_operation_seq`,
     CAST(`account_type` AS STRING) AS `account_type`,
     `total_amount`,
-    `line_count`
+    `line_count`,
+    2 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `op_002_summary`
 )
 SELECT

@@ -24,7 +24,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_gl`
   WHERE
     (
@@ -122,7 +124,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    `_lf_origin`,
+    `_lf_deleted_by`
   FROM `input`
   UNION ALL
   SELECT
@@ -187,7 +191,9 @@ WITH `input` AS (
     :period_identifier AS `_period`,
     '' AS `_labels`,
     '0a000000-0000-4000-8000-000000000005' AS `_source_dataset`,
-    1 AS `_operation_seq`
+    1 AS `_operation_seq`,
+    1 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `op_001_aggregated`
 )
 SELECT

@@ -19,7 +19,9 @@ WITH `input` AS (
     `_period`,
     `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `ds_orders`
   WHERE
     (
@@ -73,7 +75,9 @@ WITH `input` AS (
       ELSE `_labels`
     END AS `_labels`,
     `_source_dataset`,
-    `_operation_seq`
+    `_operation_seq`,
+    `_lf_origin`,
+    `_lf_deleted_by`
   FROM `input`
 ), `op_002_join_customers` AS (
   SELECT
@@ -131,7 +135,9 @@ WITH `input` AS (
         THEN `orders`.`amount` * 0.9
         ELSE `orders`.`amount`
       END
-    END AS `discounted_price`
+    END AS `discounted_price`,
+    `orders`.`_lf_origin`,
+    `orders`.`_lf_deleted_by`
   FROM `op_001_update` AS `orders`
   LEFT JOIN `op_002_join_customers` AS `customers`
     ON `orders`.`customer_id` = `customers`.`customers__id` AND NOT `orders`.`_deleted`
@@ -176,7 +182,9 @@ WITH `input` AS (
     `customer_tier`,
     `discounted_price`,
     NULL AS `total_sales`,
-    CAST(NULL AS BIGINT) AS `order_count`
+    CAST(NULL AS BIGINT) AS `order_count`,
+    `_lf_origin`,
+    `_lf_deleted_by`
   FROM `op_002_update`
   UNION ALL
   SELECT
@@ -213,7 +221,9 @@ WITH `input` AS (
     CAST(NULL AS STRING) AS `customer_tier`,
     NULL AS `discounted_price`,
     `total_sales`,
-    `order_count`
+    `order_count`,
+    3 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`
   FROM `op_003_summary`
 ), `op_004_delete` AS (
   SELECT
@@ -240,7 +250,15 @@ WITH `input` AS (
     `customer_tier`,
     `discounted_price`,
     `total_sales`,
-    `order_count`
+    `order_count`,
+    `_lf_origin`,
+    CASE
+      WHEN COALESCE(NOT `_deleted` AND (
+        `amount` = 0
+      ), FALSE)
+      THEN 4
+      ELSE `_lf_deleted_by`
+    END AS `_lf_deleted_by`
   FROM `op_003_aggregate`
 )
 SELECT

@@ -1,0 +1,134 @@
+"""The bridge of a long chain (docs/checks.md, "The bridge"), told from one observation of the working rows at
+the end of the stage: every point must equal what the chain *cut there* writes.
+
+The project updates a measured column twice, deletes, aggregates (appended), updates every live row again
+(the aggregate's rows too), appends, and writes. For each point k, a second project runs operations 1..k and
+writes: its output's count and sums (observed on the written rows alone, nothing derived) are the value
+of the long chain's bridge at k. So every ``input`` and every ``change`` of the long chain's bridge is checked
+against an independent figure, for every operation kind and for updates before and after rows are created
+and deleted. And a project without checks records its bridge too, with no stage cut."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cli_support import add_project
+from ledgerflow.adapters.run.runner import Runner
+
+PERIOD = "2026-01"
+
+OPERATIONS = [
+    """- seq: 1
+  name: Double JPY reporting amounts
+  type: update
+  selector: 'transactions.currency = "JPY"'
+  arguments:
+    assignments: [{column: amount_reporting, expression: transactions.amount_local * 2}]""",
+    """- seq: 2
+  name: Add one to revenue
+  type: update
+  selector: 'transactions.account_code = "4100"'
+  arguments:
+    assignments: [{column: amount_reporting, expression: transactions.amount_reporting + 1.00}]""",
+    """- {seq: 3, name: Drop receivables, type: delete, selector: 'transactions.account_code = "1200"', arguments: {}}""",
+    """- seq: 4
+  name: Totals per currency
+  type: aggregate
+  arguments:
+    group_by: [transactions.currency]
+    aggregations:
+      - {column: amount_local, expression: SUM(transactions.amount_local)}
+      - {column: amount_reporting, expression: SUM(transactions.amount_reporting)}""",
+    """- seq: 5
+  name: Triple everything
+  type: update
+  arguments:
+    assignments: [{column: amount_reporting, expression: transactions.amount_reporting * 3}]""",
+    """- seq: 6
+  name: Append budgets
+  type: append
+  arguments:
+    source: {dataset_id: budgets}
+    aggregation:
+      group_by: [account_code, cost_center_code, currency]
+      aggregations: [{column: amount_local, expression: SUM(amount)}]""",
+]
+
+
+def _output(seq: int, name: str) -> str:
+    return (f"- {{seq: {seq}, name: Write, type: output, arguments: {{destination: "
+            f"{{path: out/{name}, format: parquet}}}}}}")
+
+
+@pytest.fixture
+def runner(spark, finance):
+    return Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
+
+
+def _values(record: dict, output: int) -> dict:
+    return {b["measure"]: b for b in record["bridge"] if b["output"] == output and b["group"] is None}
+
+
+def test_every_point_equals_the_output_of_the_chain_cut_there(runner, finance):
+    add_project(finance, "bridge_chain", "\n".join(OPERATIONS + [_output(7, "bridge_chain")]))
+    for k in range(len(OPERATIONS)):
+        add_project(finance, f"bridge_chain_{k}", "\n".join(OPERATIONS[:k] + [_output(k + 1, f"bridge_chain_{k}")]))
+    record = runner.run("bridge_chain", PERIOD)
+    bridge = _values(record, 7)
+    assert set(bridge) == {"count", "SUM(amount_local)", "SUM(amount_reporting)"}
+    cut = {k: _values(runner.run(f"bridge_chain_{k}", PERIOD), k + 1) for k in range(len(OPERATIONS))}
+    for measure, row in bridge.items():
+        number = int if measure == "count" else Decimal
+        at = [number(cut[k][measure]["output_value"]) for k in range(len(OPERATIONS))]
+        assert number(row["input"]) == at[0], measure
+        changes = {c["seq"]: number(c["change"]) for c in row["changes"]}
+        assert sorted(changes) == [1, 2, 3, 4, 5, 6]
+        for seq in range(1, len(OPERATIONS)):
+            assert changes[seq] == at[seq] - at[seq - 1], (measure, seq)
+        assert number(row["output_value"]) == at[-1] + changes[6], measure
+    # the chain really moves every measure: a bridge of zeros would pass the comparisons above
+    assert Decimal(bridge["SUM(amount_reporting)"]["changes"][0]["change"]) != 0  # the JPY update
+    assert int(bridge["count"]["changes"][2]["change"]) < 0  # the delete
+    assert Decimal(bridge["SUM(amount_reporting)"]["changes"][4]["change"]) != 0  # the update after the aggregate
+
+
+def test_a_project_without_checks_records_its_bridge_observed_once_per_stage(runner, finance, monkeypatch):
+    """Every run records its bridge; the plan is never cut for it: one observation of the stage's rows."""
+    from ledgerflow.adapters.run import bridge as bridge_module
+    stages = []
+    original = bridge_module.BridgeObserver.observe_stage
+
+    def counting(self, df, stage, outputs):
+        stages.append((stage, tuple(outputs)))
+        return original(self, df, stage, outputs)
+
+    monkeypatch.setattr(bridge_module.BridgeObserver, "observe_stage", counting)
+    record = runner.run("ts03_fx_conversion", PERIOD)
+    assert record["status"] == "completed" and not record.get("checks")
+    assert stages == [("lf_stage_1", (2,))]
+    rows = _values(record, 2)
+    assert set(rows) == {"count", "SUM(amount_local)", "SUM(amount_reporting)"}
+    assert all(not r.get("not_measured") for r in rows.values())
+    reporting = rows["SUM(amount_reporting)"]
+    change = Decimal(reporting["changes"][0]["change"])
+    assert change != 0 and Decimal(reporting["input"]) + change == Decimal(reporting["output_value"])
+
+
+def test_a_reconcile_by_a_column_an_update_changes_is_chk_013(finance):
+    """The bridge groups a row by its value at the end of the stage; a group an update changed before the output
+    would be a wrong group at the points before it, so such a reconcile is refused, located."""
+    from ledgerflow.compiler.compile import plan_diagnostics
+    from ledgerflow.compiler.workspace import load_workspace
+    add_project(finance, "regrouped", """
+- {seq: 1, name: Rename currency, type: update, arguments: {assignments: [{column: currency, expression: '"XXX"'}]}}
+- {seq: 2, name: Write, type: output, arguments: {destination: {path: out/regrouped, format: parquet}}}""",
+                extra="""checks:
+- name: per_currency
+  reconcile: {from: input, to: 2, by: [currency], measures: [count]}
+""")
+    ws = load_workspace(str(finance))
+    found = plan_diagnostics(ws, ws.find_project("regrouped"))
+    assert [d.code for d in found] == ["CHK-013"], [d.render() for d in found]
+    assert found[0].text == "currency" and "operation 1" in found[0].message
+    assert found[0].location.file == "projects/regrouped.yml" and found[0].location.line > 1
