@@ -64,6 +64,19 @@ def test_auto_fuses_what_it_proves_and_names_what_it_refuses():
     assert fz.refusal(ts01, [months[0], months[0]]) == "the list of periods names a period twice"
 
 
+def test_the_mode_decision_fuses_a_selection_only_when_every_project_is_proven():
+    from ledgerflow.adapters.run.fused import decide
+    ws = load_workspace(str(PROJECTS / "finance"))
+    months = _periods(MONTHS)
+    chain = ["close_conversion", "close_consolidation", "close_reporting"]
+    assert decide("auto", chain, months, ws) == ("fused", "3 periods in one Spark job per statement")
+    assert decide("fused", ["ts01_output_only", "ts06_append_budgets"], months, ws) == (
+        "each", "project ts06_append_budgets cannot be fused: the project declares checks (budgets_accounted_for): "
+        "each period's bridge and checks are observed on its own run, which fused execution does not do yet")
+    assert decide("each", chain, months, ws) == ("each", "--mode each")
+    assert decide("auto", chain, months[:1], ws) == ("each", "one period")
+
+
 def test_a_global_aggregate_gives_every_period_its_row():
     """No GROUP BY: the periods joined to the selected rows, each aggregate FILTERed to real rows."""
     fused = fz.fuse(_compiled(PROP, "p_global"), _periods(MONTHS))

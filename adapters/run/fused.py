@@ -18,7 +18,8 @@ from typing import Callable, Optional, Sequence
 from ...compiler import parameters
 from ...compiler.compile import CompiledProject, compile_project, require_project
 from ...compiler.errors import LedgerflowError
-from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, FusedProject, fuse, location_query
+from ...compiler.fused import (PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, FusedProject, fuse, location_query,
+                                refusal)
 from ...compiler.model import Workspace
 from ...compiler.periods import Period
 from ..commit.destinations import OutputDestination
@@ -156,7 +157,7 @@ class FusedRange:
                 destinations: Optional[dict[int, OutputDestination]] = None) -> list[PendingOutput]:
         """``ctx``'s pending outputs (see the class docstring)."""
         ours = self.resolutions.get(ctx.period.identifier)
-        same = ours is not None and all(_key(ours[v]) == _key(r) for v, r in ctx.resolutions.items() if v in ours)
+        same = ours is not None and ctx.started_at == self.started and all(_key(ours[v]) == _key(r) for v, r in ctx.resolutions.items() if v in ours)
         if self.result is None and self.failure is None and same:
             try:
                 with metrics.measure(metrics.statement("fused", "stage", [])):
@@ -168,6 +169,21 @@ class FusedRange:
         if self.result is None or not same:
             return period_compute.compute(spark, ctx, metrics, echo, destinations)
         return period_outputs(self.fused, self.result, ctx.period, destinations or {})
+
+
+def decide(mode: str, project_names: list[str], periods: Sequence[Period], workspace: Workspace) -> tuple[str, str]:
+    """``modes.choose_mode``'s answer with fused execution: ``("fused", why)`` when ``mode`` is fused or auto
+    and every project is proven (:func:`ledgerflow.compiler.fused.refusal`), else ``("each", why not)``
+    naming the first project refused and its reason."""
+    if mode == "each":
+        return "each", "--mode each"
+    if len(periods) < 2:
+        return "each", "one period"
+    for name in project_names:
+        why = refusal(compile_project(workspace, workspace.find_project(name)), periods)
+        if why is not None:
+            return "each", f"project {name} cannot be fused: {why}"
+    return "fused", f"{len(periods)} periods in one Spark job per statement"
 
 
 def run_range(runner, project_ref: str, periods: Sequence[Period], *, workspace: Optional[Workspace] = None,
