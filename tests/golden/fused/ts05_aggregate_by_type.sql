@@ -29,6 +29,8 @@ WITH `input` AS (
     `_labels`,
     `_source_dataset`,
     `_operation_seq`,
+    0 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`,
     `__lf_period_identifier`,
     `__lf_period_start`,
     `__lf_period_end`
@@ -135,6 +137,8 @@ WITH `input` AS (
     `transactions`.`_source_dataset`,
     `transactions`.`_operation_seq`,
     CASE WHEN NOT `transactions`.`_deleted` THEN `acct`.`acct__type` END AS `account_type`,
+    `transactions`.`_lf_origin`,
+    `transactions`.`_lf_deleted_by`,
     `transactions`.`__lf_period_identifier`,
     `transactions`.`__lf_period_start`,
     `transactions`.`__lf_period_end`
@@ -195,6 +199,8 @@ WITH `input` AS (
     `account_type`,
     NULL AS `total_amount`,
     CAST(NULL AS BIGINT) AS `line_count`,
+    `_lf_origin`,
+    `_lf_deleted_by`,
     `__lf_period_identifier`,
     `__lf_period_start`,
     `__lf_period_end`
@@ -239,6 +245,8 @@ WITH `input` AS (
     CAST(`account_type` AS STRING) AS `account_type`,
     `total_amount`,
     `line_count`,
+    2 AS `_lf_origin`,
+    CAST(NULL AS INT) AS `_lf_deleted_by`,
     `__lf_period_identifier`,
     `__lf_period_start`,
     `__lf_period_end`
