@@ -104,11 +104,6 @@ def live_at(point: int) -> exp.Expression:
     return exp.Or(this=exp.Not(this=_col("_deleted")), expression=exp.Paren(this=deleted_later))
 
 
-def existed_at(point: int) -> exp.Expression:
-    """Whether a row at the end of the stage existed after operation ``point``."""
-    return exp.LTE(this=_col(ORIGIN), expression=exp.Literal.number(point))
-
-
 def value_at(columns: BridgeColumns, point: int, column: str, last: int) -> exp.Expression:
     """A row's value of ``column`` after operation ``point``: its value at the end of the stage (which ends
     with operation ``last``) less the deltas of the updates after ``point``."""

@@ -70,8 +70,12 @@ def _values(record: dict, output: int) -> dict:
     return {b["measure"]: b for b in record["bridge"] if b["output"] == output and b["group"] is None}
 
 
-def test_every_point_equals_the_output_of_the_chain_cut_there(runner, finance):
-    add_project(finance, "bridge_chain", "\n".join(OPERATIONS + [_output(7, "bridge_chain")]))
+USD_ONLY = ("- {seq: 8, name: Write USD, type: output, selector: 'transactions.currency = \"USD\"', arguments: "
+            "{destination: {path: out/bridge_chain_usd, format: parquet}}}")
+
+
+def test_every_point_equals_the_output_of_the_chain_cut_there(runner, finance, spark):
+    add_project(finance, "bridge_chain", "\n".join(OPERATIONS + [_output(7, "bridge_chain"), USD_ONLY]))
     for k in range(len(OPERATIONS)):
         add_project(finance, f"bridge_chain_{k}", "\n".join(OPERATIONS[:k] + [_output(k + 1, f"bridge_chain_{k}")]))
     record = runner.run("bridge_chain", PERIOD)
@@ -87,6 +91,14 @@ def test_every_point_equals_the_output_of_the_chain_cut_there(runner, finance):
         for seq in range(1, len(OPERATIONS)):
             assert changes[seq] == at[seq] - at[seq - 1], (measure, seq)
         assert number(row["output_value"]) == at[-1] + changes[6], measure
+    # an output with a selector is observed on its own rows: its value is what it wrote, its selector a change
+    selected = _values(record, 8)
+    written = spark.read.parquet(str(finance / "out/bridge_chain_usd"))
+    assert int(selected["count"]["output_value"]) == written.count() == next(
+        o["rows"] for o in record["outputs"] if o["operation_seq"] == 8) > 0
+    assert Decimal(selected["SUM(amount_local)"]["output_value"]) == written.agg({"amount_local": "sum"}).first()[0]
+    assert [c["seq"] for c in selected["count"]["changes"]] == [1, 2, 3, 4, 5, 6, 8]
+    assert int(selected["count"]["changes"][-1]["change"]) < 0
     # the chain really moves every measure: a bridge of zeros would pass the comparisons above
     assert Decimal(bridge["SUM(amount_reporting)"]["changes"][0]["change"]) != 0  # the JPY update
     assert int(bridge["count"]["changes"][2]["change"]) < 0  # the delete

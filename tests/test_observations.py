@@ -102,6 +102,7 @@ def test_a_bridge_stage_that_never_ran_is_not_measured_and_its_reconcile_fails(s
         observer.stages["lf_stage_1"] = _observed(spark, "stage")[0]  # attached, never run
         observer.stage_of[o.seq] = "lf_stage_1"
         observer.outputs[o.seq], frame = _observed(spark, f"out{o.seq}")
+        observer.frames[o.seq] = frame
         frame.collect()
     rows = _in_thread(lambda: bridge._rows(observer), 60)
     assert rows and all(r["input"] is None and r["output_value"] is None and r["changes"] == [] for r in rows)

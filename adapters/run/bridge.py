@@ -15,8 +15,8 @@ import uuid
 from decimal import Decimal
 from typing import Any, Optional
 
-from ...compiler.checks.bridge import (BridgeMeasure, BridgePlan, OutputBridge, grouped_query, metric_name,
-                                       output_metrics, stage_metrics)
+from ...compiler.checks.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, grouped_query,
+                                       metric_name, output_metrics, stage_metrics)
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from . import observations
 from .check_eval import SAMPLE
@@ -51,8 +51,11 @@ class BridgeObserver:
         return df
 
     def observe_output(self, df, seq: int):
-        """Output ``seq``'s frame carrying the observation of its measures."""
-        metrics = output_metrics(self.plan, seq)
+        """Output ``seq``'s frame carrying the observation of its measures (an output without a selector
+        carries none: its value is told by its stage's observation)."""
+        self.frames[seq] = df
+        o = self.plan.output(seq)
+        metrics = output_metrics(self.plan, seq) if o is not None and o.selector else []
         if not metrics:
             return df
         from pyspark.sql import Observation
@@ -107,18 +110,15 @@ def _quarantined_totals(plan: BridgePlan, frame, o: OutputBridge) -> dict:
     return frame.agg(*[F.expr(sql).alias(name) for name, sql in output_metrics(plan, o.seq)]).collect()[0].asDict()
 
 
-def _bridge_row(o: OutputBridge, m: BridgeMeasure, group, at: dict, out_value, quarantined) -> dict:
-    """One row: ``at`` point seq -> value (points of ``o`` only), ``out_value`` the output's rows before
-    a quarantine, ``quarantined`` the moved rows' value."""
-    first = prev = _num(at.get(0), m)
+def _bridge_row(o: OutputBridge, m: BridgeMeasure, group, figures: dict, out_value, quarantined) -> dict:
+    """One row: ``figures`` INPUT -> the value after the period filter, operation seq -> its change (absent:
+    none), ``out_value`` the output's rows before a quarantine, ``quarantined`` the moved rows' value."""
+    first = prev = _num(figures.get(INPUT), m)
     changes = []
-    for seq in o.steps:
-        if seq in o.operations:
-            now = _num(at.get(seq), m)
-            changes.append({"seq": seq, "change": _text(now - prev, m)})
-            prev = now
-        else:  # an update that assigns no measured column: nothing changed
-            changes.append({"seq": seq, "change": _text(_zero(m), m)})
+    for seq in o.steps:  # an operation that cannot change the measure has no figure: zero
+        change = _num(figures.get(seq), m)
+        changes.append({"seq": seq, "change": _text(change, m)})
+        prev += change
     before = _num(out_value, m)
     if o.selector:
         changes.append({"seq": o.seq, "change": _text(before - prev, m)})
@@ -134,19 +134,20 @@ def _rows(observer: BridgeObserver) -> list[dict]:
     got, missing = observations.read({**{("stage", s): o for s, o in observer.stages.items()},
                                       **{("output", s): o for s, o in observer.outputs.items()}})
     for o in plan.outputs:
-        if o.seq not in observer.outputs:
+        if o.seq not in observer.frames:
             continue  # not computed by this run
         why = _unmeasured(o, observer, missing)
         if why is not None:  # never numbers made up: the output's bridge says it was not measured, and why
             rows.extend({"output": o.seq, "measure": m.name, "group": None, "input": None, "changes": [],
                          "quarantined": None, "output_value": None, "not_measured": why} for m in o.measures)
             continue
-        out = got[("output", o.seq)]
         stage = got[("stage", observer.stage_of[o.seq])]
+        out = got[("output", o.seq)] if o.selector else {m.name: stage.get(metric_name(END, o.rows, m.name))
+                                                           for m in o.measures}
         moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
         for m in o.measures:
-            at = {p: stage.get(metric_name(p, o.rows, m.name)) for p in (0, *o.operations)}
-            rows.append(_bridge_row(o, m, None, at, out.get(m.name), moved.get(m.name)))
+            figures = {w: stage.get(metric_name(w, o.rows, m.name)) for w in (INPUT, *o.operations)}
+            rows.append(_bridge_row(o, m, None, figures, out.get(m.name), moved.get(m.name)))
         for by in o.groups:
             rows.extend(_grouped_rows(observer, o, by))
     return rows
@@ -159,6 +160,8 @@ def _unmeasured(o: OutputBridge, observer: BridgeObserver, missing: dict) -> Opt
         return "the working rows before it were never observed"
     if ("stage", stage) in missing:
         return f"the working rows before it: {missing[('stage', stage)]}"
+    if o.selector and o.seq not in observer.outputs:
+        return "the output's rows were never observed"
     if ("output", o.seq) in missing:
         return f"the output's rows: {missing[('output', o.seq)]}"
     return None
@@ -199,8 +202,8 @@ def _grouped_rows(observer: BridgeObserver, o: OutputBridge, by: tuple) -> list[
     for key in keys:
         group = dict(zip(by, key))
         for m in o.measures:
-            values = {p: points.get(key, {}).get(f"{p}|{m.name}") for p in (0, *o.operations)}
-            rows.append(_bridge_row(o, m, group, values, out.get(key, {}).get(m.name),
+            figures = {w: points.get(key, {}).get(f"{w}|{m.name}") for w in (INPUT, *o.operations)}
+            rows.append(_bridge_row(o, m, group, figures, out.get(key, {}).get(m.name),
                                     moved.get(key, {}).get(m.name)))
     return rows
 

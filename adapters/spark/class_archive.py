@@ -40,7 +40,9 @@ from typing import Optional
 
 from .java_options import quote as quote_option
 
-FORMAT = 1
+# 2: every run observes its bridge (CollectMetrics, Observation, AggregatingAccumulator): an archive
+# written before would miss those classes, so each installation writes a new one once
+FORMAT = 2
 KINDS = ("run", "test")
 DUMP_TIMEOUT_S = 180
 KEEP = 3  # archives kept per kind: one per installation (virtual environment, Java) used lately

@@ -23,7 +23,7 @@ from typing import Optional
 
 from sqlglot import exp
 
-from ..bridge_columns import BridgeColumns, decimal_parts, existed_at, live_at, value_at
+from ..bridge_columns import DELETED_BY, ORIGIN, BridgeColumns, decimal_parts, delta_name, live_at, value_at
 from ..model import OperationKind
 from ..plan import Column, OutputPlan, Plan
 from ..render import pretty
@@ -62,15 +62,21 @@ class BridgePlan:
 
     outputs: list[OutputBridge]
     columns: BridgeColumns = field(default_factory=BridgeColumns)
+    kinds: dict[int, OperationKind] = field(default_factory=dict)  # operation seq -> its kind
 
     def output(self, seq: int) -> Optional[OutputBridge]:
         """The bridge of output ``seq``."""
         return next((o for o in self.outputs if o.seq == seq), None)
 
 
-def metric_name(point: int, rows: str, measure: str) -> str:
-    """The name under which a stage's observation holds ``measure`` over ``rows`` after operation ``point``."""
-    return f"{point}|{rows}|{measure}"
+INPUT = "input"  # the value after the period filter
+END = "end"  # the value at the end of the stage: the rows an output without a selector writes
+
+
+def metric_name(what, rows: str, measure: str) -> str:
+    """The name under which a stage's observation holds ``measure`` over ``rows``: ``what`` is :data:`INPUT`,
+    :data:`END` or an operation seq (the change that operation made)."""
+    return f"{what}|{rows}|{measure}"
 
 
 def _decimal_columns(columns: dict[str, Column]) -> dict[str, int]:
@@ -125,7 +131,7 @@ def bridge_plan(plan: Plan) -> BridgePlan:
         outputs.append(OutputBridge(
             op.seq, ALL if op.operation.include_deleted else LIVE, tuple(measures), tuple(o.seq for o in before),
             tuple(o.seq for o in before if _changes(o, measured)), bool(op.conditions), tuple(groups.get(op.seq, ()))))
-    return BridgePlan(outputs, _bridge_columns(plan, outputs))
+    return BridgePlan(outputs, _bridge_columns(plan, outputs), {op.seq: op.kind for op in plan.operations})
 
 
 def _bridge_columns(plan: Plan, outputs: list[OutputBridge]) -> BridgeColumns:
@@ -168,50 +174,88 @@ def _aggregate(measure: BridgeMeasure, rows: str) -> exp.Expression:
     return exp.Sum(this=exp.If(this=cond, true=value, false=exp.Null()) if cond is not None else value)
 
 
-def _point_aggregate(columns: BridgeColumns, point: int, m: BridgeMeasure, rows: str, last: int) -> exp.Expression:
-    """``m`` over ``rows`` after operation ``point``, from the working rows at the end of a stage whose last
-    operation is before ``last``."""
-    cond = existed_at(point)
-    if rows == LIVE:
-        cond = exp.and_(cond, live_at(point))
-    if m.column is None:
-        return exp.CountIf(this=cond)
-    return exp.Sum(this=exp.If(this=cond, true=value_at(columns, point, m.column, last), false=exp.Null()))
+def _sum(cond: Optional[exp.Expression], value: exp.Expression) -> exp.Expression:
+    return exp.Sum(this=value if cond is None else exp.If(this=cond, true=value, false=exp.Null()))
+
+
+def _eq(column: str, seq: int) -> exp.Expression:
+    return exp.EQ(this=_col(column), expression=exp.Literal.number(seq))
+
+
+def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge) -> Optional[exp.Expression]:
+    """``m`` over ``o``'s rows kind from the working rows at the end of the stage ``o`` reads: the value after
+    the period filter (``what`` :data:`INPUT`), at the end (:data:`END`) or the change operation ``what`` made
+    (None: that operation cannot change ``m``). Each reads the bridge's columns (compiler/bridge_columns.py):
+    a delete's change is minus the rows it marked (never changed after), an aggregate's or an append's the rows
+    it created as they were then, an update's the sum of its deltas."""
+    live = o.rows == LIVE
+    columns = bridge.columns
+    if what == END:
+        cond = exp.Not(this=_col("_deleted")) if live else None
+        value = _col(m.column) if m.column else None
+    elif what == INPUT:
+        cond = exp.EQ(this=_col(ORIGIN), expression=exp.Literal.number(0))
+        cond = exp.and_(cond, live_at(0)) if live else cond
+        value = value_at(columns, 0, m.column, o.seq) if m.column else None
+    else:
+        kind = bridge.kinds[what]
+        if kind == OperationKind.UPDATE:
+            delta = columns.deltas.get(what, {})
+            if m.column is None or m.column not in delta:
+                return None
+            return exp.Sum(this=_col(delta_name(what, m.column)))
+        if kind == OperationKind.DELETE:
+            if not live:
+                return None  # every row, deleted or not: a delete removes none
+            cond, value = _eq(DELETED_BY, what), (_col(m.column) if m.column else None)
+            return exp.Neg(this=exp.CountIf(this=cond) if value is None else _sum(cond, value))
+        cond = _eq(ORIGIN, what)  # an aggregate's or an append's rows
+        value = value_at(columns, what, m.column, o.seq) if m.column else None
+    if value is None:
+        return exp.CountIf(this=cond) if cond is not None else exp.Count(this=exp.Star())
+    return _sum(cond, value)
+
+
+def _stage_items(bridge: BridgePlan, o: OutputBridge):
+    """(what, measure, aggregate) of every figure of ``o``'s bridge told by the stage it reads."""
+    for what in (INPUT, *o.operations, *(() if o.selector else (END,))):
+        for m in o.measures:
+            node = _stage_aggregate(bridge, what, m, o)
+            if node is not None:
+                yield what, m, node
 
 
 def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
     """The aggregates to observe on the working rows at the end of the stage outputs ``seqs`` read:
-    (name, Spark SQL), one per point, rows kind and measure of their bridges."""
+    (name, Spark SQL): per rows kind and measure of their bridges, the value after the period filter, the
+    change of each operation that can change it and (an output without a selector) the value at the end."""
     out: dict[str, str] = {}
     for seq in seqs:
         o = bridge.output(seq)
         if o is None:
             continue
-        for point in (0, *o.operations):
-            for m in o.measures:
-                name = metric_name(point, o.rows, m.name)
-                if name not in out:
-                    out[name] = pretty(_point_aggregate(bridge.columns, point, m, o.rows, o.seq))
+        for what, m, node in _stage_items(bridge, o):
+            out.setdefault(metric_name(what, o.rows, m.name), pretty(node))
     return list(out.items())
 
 
 def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
-    """The aggregates to observe on output ``seq``'s rows (before any quarantine): one per measure."""
+    """Output ``seq``'s measures over its rows (or over some of them, such as those a quarantine moved out):
+    one aggregate per measure."""
     o = bridge.output(seq)
     return [] if o is None else [(m.name, pretty(_aggregate(m, ALL))) for m in o.measures]
 
 
 def grouped_query(bridge: BridgePlan, seq: int, by: tuple[str, ...], view: str, stage: bool) -> str:
     """Output ``seq``'s measures per group ``by`` over ``view``: with ``stage`` the working rows at the end of
-    the stage it reads, one column ``<point>|<measure>`` per point and measure; else the output's own rows, one
+    the stage it reads, one column ``<what>|<measure>`` per figure (see :func:`stage_metrics`); else the output's own rows, one
     column per measure. Ordered by the group. (The group of a row is its value at the end: a reconcile never
     groups by a column an update before its output assigns, CHK-013.)"""
     o = bridge.output(seq)
     keys = [_col(c) for c in by]
     if stage:
-        select = [exp.alias_(_point_aggregate(bridge.columns, p, m, o.rows, o.seq),
-                             exp.to_identifier(f"{p}|{m.name}", quoted=True))
-                  for p in (0, *o.operations) for m in o.measures]
+        select = [exp.alias_(node, exp.to_identifier(f"{what}|{m.name}", quoted=True))
+                  for what, m, node in _stage_items(bridge, o)]
     else:
         select = [exp.alias_(_aggregate(m, ALL), exp.to_identifier(m.name, quoted=True)) for m in o.measures]
     query = exp.select(*[exp.alias_(k, exp.to_identifier(c, quoted=True)) for k, c in zip(keys, by)], *select)
