@@ -214,3 +214,29 @@ def test_compile_without_checks_is_unchanged():
     script = compile_project(ws, ws.find_project("ts03_fx_conversion")).script() + "\n"
     assert "-- Checks" not in script
     assert script == (REPO / "tests" / "golden" / "finance" / "ts03_fx_conversion.sql").read_text()
+
+
+def test_a_set_check_is_one_aggregation_and_many_violations_are_totalled(spark, monkeypatch):
+    """The aggregation and its first violating groups by key in one pass (no range sort, no checkpoint); past
+    COLLECTED violating groups, a second aggregation totals them and the sample is still the first by key."""
+    from ledgerflow.adapters.run import check_eval
+    check = {c.name: c for c in _fixture_plan().checks}["one_row_per_line"]
+    rows = [(f"J{k}", 1, "1.00", "2.00") for k in (3, 1, 2, 4) for _ in range(2)] + [("J9", 1, "5.00", "5.00")]
+    frame = spark.createDataFrame(rows, ["journal_id", "line_number", "a", "r"]).selectExpr(
+        "journal_id", "line_number", "CAST(a AS DECIMAL(18,2)) AS amount_local",
+        "CAST(r AS DECIMAL(18,2)) AS amount_reporting")
+    tracker = spark.sparkContext.statusTracker()
+    group = f"lf_set_check_{id(frame)}"
+    spark.sparkContext.setJobGroup(group, "set check")
+    try:
+        result = check_eval.set_result(spark, check, frame)
+    finally:
+        spark.sparkContext.setJobGroup("", "")
+    # adaptive execution runs the aggregation's shuffle as a job of its own: two jobs, the aggregation's two
+    # stages (the code before: a range-partitioned sort of every violating group, a checkpoint, a collect: 4+)
+    assert len(tracker.getJobIdsForGroup(group)) <= 2
+    assert result["violations"] == 8 and result["amount_impact"]["amount_local"] == "8.00"
+    monkeypatch.setattr(check_eval, "COLLECTED", 2)
+    many = check_eval.set_result(spark, check, frame)
+    assert many["violations"] == 8 and many["amount_impact"] == result["amount_impact"]
+    assert [s["journal_id"] for s in many["sample"]] == ["J1", "J2", "J3"]  # the first by key, beyond COLLECTED too

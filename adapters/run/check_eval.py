@@ -137,12 +137,13 @@ def set_result(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> di
         return result(check, outside, {}, [{"rows": n}] if outside else [])
     view = _temp_view(frame)
     try:
-        # the one aggregation, kept: its violating groups are few rows, read again for a sample and totals
-        kept = spark.sql(set_check_query(check, view)).localCheckpoint()
-        found = kept.limit(COLLECTED + 1).collect()
-        if len(found) > COLLECTED:  # many violating groups: totalled by Spark, the sample is the first ones
+        # one job: the aggregation, its first violating groups by key taken in the same pass (Spark plans
+        # ORDER BY .. LIMIT as a top-N per task, so no range partitioning, no sort of every group)
+        groups = spark.sql(set_check_query(check, view))
+        found = groups.limit(COLLECTED + 1).collect()
+        if len(found) > COLLECTED:  # many violating groups: totalled by a second aggregation, the sample the first
             found = found[:SAMPLE]
-            totals = _totals(kept, check)
+            totals = _totals(groups, check)
         else:
             totals = _sum_rows(found, check)
     finally:
