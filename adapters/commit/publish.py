@@ -47,6 +47,9 @@ class OutputChecks(Protocol):
     def evaluate(self, record: dict) -> None:
         """Every check judged and ``record["checks"]`` written; raises ChecksFailed when a ``fail`` check failed."""
 
+    def cancel(self) -> None:
+        """The writes failed before the checks were judged: anything still judging stops."""
+
 
 @dataclass
 class PendingOutput:
@@ -140,6 +143,8 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
                 staged.append(staging.stage_partition(rows, dest.target, dest.format, period, run_id,
                                                       within=dest.within))
     except BaseException:
+        if checks is not None:
+            checks.cancel()
         staging.discard(staged)
         raise
     journal = CommitJournal.begin(record, [destinations[o.statement.operation.seq].target for o in elsewhere],

@@ -12,14 +12,16 @@ run stages, before its commit point.
 - ``written``: after it is staged. The observed metrics are read; each set check (``unique``,
   ``balanced``) is one aggregation of the staged files; ``row_count`` uses the rows the write counted.
   An output written elsewhere (a URI, a catalog table) was materialised before: it is judged there.
-- ``evaluate``: before the journal begins. The ``on: input`` checks (one aggregation of the input rows),
-  the run's bridge collected and the reconciles judged on it (:mod:`.bridge`), ``record["checks"]`` in the
+- the ``on: input`` checks start when the hook is made (the input is loaded, no output is needed): one
+  aggregation of the input rows per set check, in a thread of their own beside the writes.
+- ``evaluate``: before the journal begins. The input's checks waited for, the run's bridge collected and the reconciles judged on it (:mod:`.bridge`), ``record["checks"]`` in the
   order written, a line per check that warned, and :class:`~ledgerflow.compiler.errors.ChecksFailed`
   (exit 4) when a ``fail`` check found violations: the staged outputs are discarded, nothing is
   published, the run is recorded failed with the results.
 """
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Optional
 
 from ...compiler import parameters
@@ -67,6 +69,16 @@ class RunChecks:
         self.checks: list[CheckPlan] = list(plan.checks) if plan is not None else []
         self.results: dict[str, dict] = {}
         self._observed: dict[int, tuple[object, list]] = {}  # output seq -> (Observation, [(check, prefix)])
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._on_input: Optional[Future] = None  # the input's checks, judged while the outputs are written
+        on_input = [c for c in self.checks if c.on_input]
+        if on_input:
+            # the input's rows are loaded already and its checks need no output: judged now, in a thread of
+            # their own, their Spark jobs queued beside the writes' (the driver's planning and scheduling of
+            # them overlaps the writes' tasks instead of following them); evaluate() waits for them
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledgerflow-input-checks")
+            self._on_input = self._pool.submit(_judge_input, spark, ctx.run_id, on_input, self._input_rows())
+            self._pool.shutdown(wait=False)
 
     def _on(self, seq: int) -> list[CheckPlan]:
         return [c for c in self.checks if c.on == seq and c.kind != CheckKind.RECONCILE]
@@ -135,9 +147,8 @@ class RunChecks:
         checks are written, a line per check that warned; :class:`ChecksFailed` when a ``fail`` check failed."""
         from . import bridge
         bridge.collect(self.ctx, record)  # record["bridge"]: every output is staged or materialised by now
-        on_input = [c for c in self.checks if c.on_input]
-        if on_input:
-            self.results.update(check_eval.judge_frame(self.spark, on_input, self._input_rows()))
+        if self._on_input is not None:
+            self.results.update(self._on_input.result())
         reconciles = [c for c in self.checks if c.kind == CheckKind.RECONCILE]
         for entry in bridge.reconcile_results(reconciles, record.get("bridge") or []) if reconciles else []:
             self.results[entry["name"]] = entry
@@ -155,6 +166,12 @@ class RunChecks:
             raise ChecksFailed(f"run {self.ctx.run_id} failed its checks, so nothing was published: "
                                f"{'; '.join(t for t in (judged, unknown) if t)}.", results)
 
+    def cancel(self) -> None:
+        """The run failed before its checks were judged: the input's checks stop (their Spark jobs are cancelled
+        by the run's cancellation, or finish reading and are dropped)."""
+        if self._on_input is not None:
+            self._on_input.cancel()
+
     # ---------------------------------------------------------------- helpers
     def _input_rows(self):
         """The input after the period filter, before operation 1 (the ``input`` rows of the first statement)."""
@@ -162,6 +179,15 @@ class RunChecks:
         query = input_rows_query(first.sql)
         args = parameters.values(self.ctx.period, self.ctx.started_at)
         return self.spark.sql(query, args=parameters.arguments(query, args))
+
+
+def _judge_input(spark, run_id: str, checks: list[CheckPlan], frame) -> dict[str, dict]:
+    """The input's checks over ``frame``, in a thread of their own: their Spark jobs carry a job group of
+    their own (classic Spark), so the run's timings do not count them as the writes'."""
+    if not type(spark).__module__.startswith("pyspark.sql.connect"):
+        spark.sparkContext.setJobGroup(f"ledgerflow-{run_id}-input-checks", "the input's checks",
+                                       interruptOnCancel=True)
+    return check_eval.judge_frame(spark, checks, frame)
 
 
 def unjudged(check: CheckPlan, reason: str) -> dict:
