@@ -1,4 +1,5 @@
-"""Many periods in one invocation, period by period (issue 30, `--mode each`): one batch id shared by the
+"""Many periods in one invocation, period by period (issue 30, `--mode each`; fused batches:
+tests/test_fused_batch.py): one batch id shared by the
 runs of a `ledgerflow run`, a failed period that does not stop the others and skips its downstream for that
 period only, `--fail-fast`, `ledgerflow retry BATCH_ID`, `runs list --batch`, and a run store written before
 batches still opening.
@@ -57,10 +58,10 @@ def test_a_range_runs_each_project_period_in_one_batch_a_failed_period_skips_its
     kept = finance / "feb.csv.keep"
     shutil.move(feb, kept)  # February's GL is missing: close_conversion fails for February only
 
-    result = cli(finance, "run", "--select", "close_conversion+", "--period", "2026-01..2026-03")
+    result = cli(finance, "run", "--select", "close_conversion+", "--period", "2026-01..2026-03", "--mode", "each")
     assert result.exit_code == 3, describe(result)
     out = result.stdout
-    assert "running period by period: fused execution is not available yet" in out
+    assert "running period by period: --mode each" in out
     # period by period, the projects of a period in dependency order; progress names the period
     steps = [f"[{i}/9] {m} {p}" for i, (m, p) in enumerate(((m, p) for m in MONTHS for p in CHAIN), 1)]
     assert all(s in out for s in steps), out

@@ -1,6 +1,6 @@
 """`--period` naming several periods (issue 30): ranges of one level and lists, parsed at compiler level
 (compiler/periods.py parse_periods), and every usage error (exit 2) naming its problem; the batch's
-mode hook (adapters/run/modes.py). No Spark."""
+mode decision (adapters/run/modes.py). No Spark."""
 from __future__ import annotations
 
 import datetime
@@ -88,9 +88,15 @@ def test_the_command_line_gives_each_bad_period_as_a_usage_error(finance):
     assert not (finance / ".ledgerflow").exists()
 
 
-def test_the_mode_hook_answers_each_with_its_reason():
+def test_the_mode_hook_fuses_a_proven_project_and_says_why_not_otherwise():
+    from conftest import PROJECTS
+    from ledgerflow.compiler.workspace import load_workspace
+    ws = load_workspace(str(PROJECTS / "finance"))
     months = parse_periods("2026-01..2026-03")
-    assert choose_mode("auto", ["a"], months) == ("each", "fused execution is not available yet")
-    assert choose_mode("fused", ["a", "b"], months) == ("each", "fused execution is not available yet")
-    assert choose_mode("each", ["a"], months) == ("each", "--mode each")
-    assert choose_mode("auto", ["a"], months[:1])[0] == "each"
+    assert choose_mode("auto", ["close_conversion"], months, ws) == ("fused", "3 periods in one Spark job per statement")
+    assert choose_mode("fused", ["close_conversion", "close_reporting"], months, ws)[0] == "fused"
+    chosen, reason = choose_mode("auto", ["journal_controls"], months, ws)
+    assert chosen == "each" and reason.startswith("project journal_controls cannot be fused: the project declares "
+                                                  "checks"), reason
+    assert choose_mode("each", ["close_conversion"], months, ws) == ("each", "--mode each")
+    assert choose_mode("auto", ["close_conversion"], months[:1], ws) == ("each", "one period")

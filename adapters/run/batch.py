@@ -19,7 +19,8 @@ from ...compiler.errors import LedgerflowError
 from ...compiler.periods import Period, parse_period
 from .context import new_run_id, utcnow
 from .many import ProjectOutcome, plan_selection, run_periods
-from .modes import EACH, choose_mode
+from .fused_batch import run_by_project
+from .modes import EACH, FUSED, choose_mode
 
 Echo = Callable[[str], None]
 
@@ -41,15 +42,25 @@ def run_batch(runner, root: str, periods: list[Period], select: Optional[str] = 
               allow_draft: bool = False, echo: Echo = print, mode: str = "auto",
               fail_fast: bool = False) -> list[ProjectOutcome]:
     """``ledgerflow run (PROJECT | --select SEL | --all) --period RANGE_OR_LIST``: plan (every selected project
-    compiled first: a definition error is exit 1, nothing run), choose the mode (:func:`.modes.choose_mode`),
-    start the batch and run it (:func:`.many.run_periods`); returns one outcome per project-period."""
+    compiled first: a definition error is exit 1, nothing run), choose the mode of each project
+    (:func:`.modes.choose_mode`, every reason not to fuse printed), start the batch and run it: period by
+    period (:func:`.many.run_periods`) when no project is fused, else project by project
+    (:func:`.fused_batch.run_by_project`); returns one outcome per project-period. ``retry`` runs period by
+    period."""
     graph, names = plan_selection(root, select, project=project)
-    chosen, reason = choose_mode(mode, names, periods, graph.workspace)
-    # choose_mode answers EACH until fused execution exists; its FUSED answer is to be handed over here
-    if chosen == EACH and (len(periods) > 1 or mode != "auto"):
-        echo(f"running period by period: {reason}")
+    if mode == EACH or len(periods) < 2:
+        answers = {n: choose_mode(mode, [n], periods, graph.workspace) for n in names[:1]}
+    else:  # each project fused where it is proven, the others period by period, each with its reason
+        answers = {n: choose_mode(mode, [n], periods, graph.workspace) for n in names}
+    for name, (chosen, reason) in answers.items():
+        if chosen == EACH and (len(periods) > 1 or mode != "auto"):
+            echo(f"running period by period: {reason}")
     batch_id = start_batch(runner.store, names, periods, allow_draft)
-    return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast)
+    if all(chosen == EACH for chosen, _ in answers.values()):
+        return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast)
+    fused = [n for n, (chosen, _) in answers.items() if chosen == FUSED]
+    echo(f"fused: {', '.join(fused)} ({answers[fused[0]][1]})")
+    return run_by_project(runner, graph, names, periods, answers, allow_draft, echo, batch_id, fail_fast)
 
 
 def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast: bool = False) -> list[ProjectOutcome]:

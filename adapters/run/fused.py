@@ -26,8 +26,11 @@ from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders
 from ..inputs.resolution import resolve_inputs
+from ...compiler.checks.bridge import bridge_plan
 from . import compute as period_compute
 from . import interrupts
+from .fused_bridge import FusedBridge
+from .observations import runnable
 from .context import RunContext, new_run_id, utcnow, warm_parser
 
 Echo = Callable[[str], None]
@@ -71,6 +74,7 @@ class FusedResult:
     frames: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
     resolutions: dict = field(default_factory=dict)  # period identifier -> view -> Resolution it read
+    bridge: Optional[FusedBridge] = None  # every period's bridge, observed in the fused pass
 
 
 def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
@@ -101,26 +105,37 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
 
 def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
                   echo: Echo, row_identity: int) -> FusedResult:
-    """Run ``fused``'s statements once (inputs read for every period); every output materialised."""
+    """Run ``fused``'s statements once (inputs read for every period); every output materialised. Each
+    period's bridge is observed on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`:
+    each stage an output reads, each output with a selector), in the same Spark jobs."""
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
     args = {"run_started_at": started}
     statements = fused.statements
     last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
-    result = FusedResult(resolutions=resolutions)
+    plan = fused.compiled.plan
+    observer = FusedBridge(bridge_plan(plan), fused.periods) if plan is not None else None
+    result = FusedResult(resolutions=resolutions, bridge=observer)
     for i, st in enumerate(statements):
         interrupts.check()
-        if st.kind == "stage":
-            if i > last_output:
-                continue
-            echo(f"  {st.name} (fused, {len(fused.periods)} periods)")
-            df = spark.sql(st.sql, args=parameters.arguments(st.sql, args)).localCheckpoint()
-            df.createOrReplaceTempView(st.name)
+        if st.kind == "stage" and i > last_output:
             continue
-        df = spark.sql(st.sql, args=parameters.arguments(st.sql, args)).localCheckpoint()
+        df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
+        if st.kind == "stage":
+            echo(f"  {st.name} (fused, {len(fused.periods)} periods)")
+            if observer is not None:
+                readers = [s.operation.seq for s in statements[i + 1:] if st.name in s.reads and s.kind == "output"]
+                df = observer.observe_stage(df, st.name, readers)
+            runnable(df).localCheckpoint().createOrReplaceTempView(st.name)
+            continue
         seq = st.operation.seq
+        if observer is not None:
+            df = observer.observe_output(runnable(df), seq)
+        df = runnable(df).localCheckpoint()
         result.frames[seq] = df
         result.counts[seq] = {r[0]: r[1] for r in df.groupBy(PERIOD_KEY).count().collect()}
+    if observer is not None:
+        observer.read()
     return result
 
 
@@ -168,7 +183,11 @@ class FusedRange:
                 echo(f"  fused statements failed ({type(exc).__name__}): running the periods one by one")
         if self.result is None or not same:
             return period_compute.compute(spark, ctx, metrics, echo, destinations)
-        return period_outputs(self.fused, self.result, ctx.period, destinations or {})
+        pending = period_outputs(self.fused, self.result, ctx.period, destinations or {})
+        if self.result.bridge is not None:  # the period's bridge, as its own run records it (run/bridge.py)
+            ctx.bridge = self.result.bridge.for_period(ctx.period, {p.statement.operation.seq: p.frame
+                                                                    for p in pending})
+        return pending
 
 
 def decide(mode: str, project_names: list[str], periods: Sequence[Period], workspace: Workspace) -> tuple[str, str]:
@@ -188,12 +207,15 @@ def decide(mode: str, project_names: list[str], periods: Sequence[Period], works
 
 def run_range(runner, project_ref: str, periods: Sequence[Period], *, workspace: Optional[Workspace] = None,
               upstream: Optional[dict[str, dict]] = None, allow_draft: bool = False, batch_id: Optional[str] = None,
-              started_at: Optional[datetime.datetime] = None) -> list[tuple[Period, object]]:
+              started_at: Optional[datetime.datetime] = None, on_start: Optional[Callable[[Period], None]] = None,
+              on_done: Optional[Callable[[Period, object], bool]] = None) -> list[tuple[Period, object]]:
     """Run ``project_ref`` for every period of ``periods`` fused (the caller checked
     :func:`ledgerflow.compiler.fused.refusal`): each period its own run (own run id, record, commit), all
     started at ``started_at`` (default now). ``upstream``: period identifier -> that period's upstream
     versions (as :meth:`.runner.Runner.run` takes them). Returns per period its completed record or the
-    exception its run raised (a failed period does not stop the others; Ctrl-C does)."""
+    exception its run raised (a failed period does not stop the others; Ctrl-C does). ``on_start(period)``
+    is called as a period's run begins, ``on_done(period, record or exception)`` as it ends: when it returns
+    True the periods after it are not run (``--fail-fast``)."""
     ws = workspace or runner.load_workspace()
     project = require_project(ws, project_ref)
     if project.status == "draft" and not allow_draft:
@@ -212,12 +234,16 @@ def run_range(runner, project_ref: str, periods: Sequence[Period], *, workspace:
     runner.computation = hook.compute
     try:
         for ctx in contexts:
+            if on_start is not None:
+                on_start(ctx.period)
             try:
                 results.append((ctx.period, runner._execute(ctx, resolve=True)))
             except interrupts.RunInterrupted:
                 raise
             except Exception as exc:  # noqa: BLE001 - recorded failed by the runner; the next period goes on
                 results.append((ctx.period, exc))
+            if on_done is not None and on_done(*results[-1]):
+                break
             if runner.stop_requested:
                 break
     finally:

@@ -134,6 +134,16 @@ def run_periods(runner, graph: WorkspaceGraph, names: list[str], periods: list[P
                 break
     except KeyboardInterrupt:  # between two projects: no run was under way
         stopped = "Ctrl-C between two projects"
+    return conclude(outcomes, periods, stopped, why_skipped, batch_id, echo)
+
+
+def conclude(outcomes: list[ProjectOutcome], periods: list[Period], stopped: Optional[str], why_skipped: str,
+             batch_id: Optional[str], echo: Echo) -> list[ProjectOutcome]:
+    """The end of a batch however it ran: every project-period still pending ``skipped`` (``why_skipped``),
+    the summary and the batch line printed, then :class:`~.interrupts.RunInterrupted` when Ctrl-C
+    ``stopped`` it, :class:`MultiRunFailed` (exit 3, or 4 when every failure is a failed check) when any
+    failed; else the outcomes."""
+    single = len(periods) == 1
     for o in outcomes:
         if o.status == "pending":
             o.status, o.reason = "skipped", why_skipped
@@ -197,20 +207,39 @@ def _run_one(runner, graph: WorkspaceGraph, names: list[str], step: str, out: Pr
     try:
         record = runner.run(name, period, allow_draft, upstream=upstream, batch_id=batch_id)
     except (LedgerflowError, RunInterrupted) as err:
-        out.seconds = time.monotonic() - clock
-        out.status = "failed"
-        out.reason = f"interrupted: {err}" if isinstance(err, RunInterrupted) else err.render()
-        out.run_id = next(iter(_run_ids(runner.store, name, period.identifier, batch_id) - known), None)
-        out.failed_checks = err.failed if isinstance(err, ChecksFailed) else []
-        echo(f"  failed: {out.reason}")
-        _block_downstream(graph, name, names, blocked, f"upstream project '{name}' failed")
-        if isinstance(err, RunInterrupted):
-            return f"{name}: {str(err).rstrip('.')}"
-        if runner.stop_requested:  # Ctrl-C while its failure was being recorded
-            return f"{name} failed, and Ctrl-C was pressed meanwhile"
-        return None
+        return ended_failed(runner, graph, names, out, err, time.monotonic() - clock, known, blocked, echo, batch_id)
+    return ended_completed(runner, out, record, time.monotonic() - clock, upstream)
+
+
+def ended_failed(runner, graph: WorkspaceGraph, names: list[str], out: ProjectOutcome, err: BaseException,
+                 seconds: float, known: set[str], blocked: dict, echo: Echo, batch_id: Optional[str]) -> Optional[str]:
+    """Fill ``out`` for a project-period whose run raised ``err`` (``known``: the run ids of the project-period
+    before it ran), its downstream blocked for the period; returns what Ctrl-C did (the invocation stops) or
+    None."""
+    name = out.project
+    out.seconds = seconds
+    out.status = "failed"
+    if isinstance(err, RunInterrupted):
+        out.reason = f"interrupted: {err}"
+    else:
+        out.reason = err.render() if isinstance(err, LedgerflowError) else f"{type(err).__name__}: {err}"
+    out.run_id = next(iter(_run_ids(runner.store, name, out.period, batch_id) - known), None)
+    out.failed_checks = err.failed if isinstance(err, ChecksFailed) else []
+    echo(f"  failed: {out.reason}")
+    _block_downstream(graph, name, names, blocked, f"upstream project '{name}' failed")
+    if isinstance(err, RunInterrupted):
+        return f"{name}: {str(err).rstrip('.')}"
+    if runner.stop_requested:  # Ctrl-C while its failure was being recorded
+        return f"{name} failed, and Ctrl-C was pressed meanwhile"
+    return None
+
+
+def ended_completed(runner, out: ProjectOutcome, record: dict, seconds: float, upstream: dict) -> Optional[str]:
+    """Fill ``out`` for a project-period whose run completed with ``record``; what it registered goes into
+    ``upstream`` (the period's, for its downstream). Returns what Ctrl-C did (the invocation stops) or None."""
+    name = out.project
     out.status, out.run_id = "completed", record["run_id"]  # first: a Ctrl-C from here on finds it completed
-    out.seconds = time.monotonic() - clock
+    out.seconds = seconds
     out.rows = sum(o.get("rows") or 0 for o in record.get("outputs") or [])
     for o in record.get("outputs") or []:
         if o.get("registered_dataset"):

@@ -1,0 +1,141 @@
+"""A batch with fused projects (``ledgerflow run --period RANGE --mode fused|auto``, docs/commands.md).
+
+When :func:`.modes.choose_mode` fuses at least one selected project, the batch runs **project by project**
+in dependency order: a fused project runs its statements once for its periods and commits each period as
+its own run (:func:`.fused.run_range`); a project that cannot be fused runs its periods one by one, as in
+:func:`.many.run_periods`. Every project-period still has its own outcome, filled as :mod:`.many` fills it
+(status, rows, seconds, run id, the versions it registered, which the downstream project reads for that
+period). A project-period whose upstream failed for that period is skipped, and the project's other
+periods are fused without it; ``--fail-fast`` stops at the first failed project-period; Ctrl-C stops the
+invocation as in period-by-period mode. Summary and exit codes are :func:`.many.conclude`'s.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional
+
+from ...compiler.errors import LedgerflowError
+from ...compiler.graph import WorkspaceGraph
+from ...compiler.periods import Period
+from .fused import run_range
+from .interrupts import RunInterrupted
+from .many import (ProjectOutcome, _progress, _run_ids, _run_one, _span, conclude, ended_completed,
+                   ended_failed)
+from .modes import FUSED
+
+Echo = Callable[[str], None]
+
+
+def run_by_project(runner, graph: WorkspaceGraph, names: list[str], periods: list[Period],
+                   answers: dict[str, tuple[str, str]], allow_draft: bool = False, echo: Echo = print,
+                   batch_id: Optional[str] = None, fail_fast: bool = False) -> list[ProjectOutcome]:
+    """Run ``names`` (in run order) over ``periods`` (ascending) project by project, each fused or period by
+    period as ``answers`` (project -> :func:`.modes.choose_mode`'s answer) says (see the module docstring);
+    returns one outcome per project-period, period by period as :func:`.many.run_periods` lists them."""
+    outcomes = {(n, p.identifier): ProjectOutcome(n, period=p.identifier) for p in periods for n in names}
+    blocked: dict[str, dict] = {p.identifier: {} for p in periods}
+    registered: dict[str, dict] = {p.identifier: {} for p in periods}
+    total = len(outcomes)
+    echo(f"Running {total} project-periods, project by project: {len(names)} project{'s' if len(names) != 1 else ''} "
+         f"({', '.join(names)}) for {len(periods)} periods ({_span(periods)})")
+    state = {"k": 0, "stopped": None, "failed": False}
+    why_skipped = "not run: the invocation was stopped by Ctrl-C"
+    try:
+        for name in names:
+            if answers[name][0] == FUSED:
+                _fused_project(runner, graph, names, name, periods, outcomes, blocked, registered, allow_draft, echo,
+                               batch_id, fail_fast, total, state)
+            else:
+                for p in periods:
+                    state["k"] += 1
+                    out = outcomes[(name, p.identifier)]
+                    step = f"[{state['k']}/{total}] {p.identifier} {name}"
+                    with _progress(runner, p.identifier):
+                        state["stopped"] = _run_one(runner, graph, names, step, out, p, allow_draft,
+                                                    blocked[p.identifier], registered[p.identifier], echo, batch_id)
+                    state["failed"] = out.status == "failed"
+                    if state["stopped"] is not None or (fail_fast and state["failed"]):
+                        break
+            if state["stopped"] is not None:
+                break
+            if fail_fast and state["failed"]:
+                failed = next(o for o in outcomes.values() if o.status == "failed")
+                why_skipped = f"not run: --fail-fast, after {failed.project} {failed.period} failed"
+                break
+    except KeyboardInterrupt:  # between two runs: none was under way
+        state["stopped"] = "Ctrl-C between two projects"
+    ordered = [outcomes[(n, p.identifier)] for p in periods for n in names]
+    return conclude(ordered, periods, state["stopped"], why_skipped, batch_id, echo)
+
+
+def _fused_project(runner, graph: WorkspaceGraph, names: list[str], name: str, periods: list[Period],
+                   outcomes: dict, blocked: dict, registered: dict, allow_draft: bool, echo: Echo,
+                   batch_id: Optional[str], fail_fast: bool, total: int, state: dict) -> None:
+    """Project ``name``'s periods: those blocked (a failed upstream, a draft) skipped as :func:`.many._run_one`
+    skips them, the others fused (one period left: run on its own)."""
+    project = graph.workspace.find_project(name)
+    todo = []
+    for p in periods:
+        out = outcomes[(name, p.identifier)]
+        if name in blocked[p.identifier] or (project.status == "draft" and not allow_draft):
+            state["k"] += 1  # skipped, with its reason, as period by period
+            _run_one(runner, graph, names, f"[{state['k']}/{total}] {p.identifier} {name}", out, p, allow_draft,
+                     blocked[p.identifier], registered[p.identifier], echo, batch_id)
+        else:
+            todo.append(p)
+    if len(todo) == 1:
+        state["k"] += 1
+        out = outcomes[(name, todo[0].identifier)]
+        with _progress(runner, todo[0].identifier):
+            state["stopped"] = _run_one(runner, graph, names, f"[{state['k']}/{total}] {todo[0].identifier} {name}",
+                                        out, todo[0], allow_draft, blocked[todo[0].identifier],
+                                        registered[todo[0].identifier], echo, batch_id)
+        state["failed"] = out.status == "failed"
+    if len(todo) < 2:
+        return
+    echo(f"\n{name}: {len(todo)} periods fused ({_span(todo)})")
+    echo_before = runner.echo
+    current: dict = {}  # the period whose run is under way: period, clock
+    known: dict[str, set] = {}  # period -> the project-period's run ids before its run (its record is the new one)
+
+    def on_start(period: Period) -> None:
+        state["k"] += 1
+        runner.echo = echo_before
+        echo(f"\n[{state['k']}/{total}] {period.identifier} {name} (fused)")
+        known[period.identifier] = _run_ids(runner.store, name, period.identifier, batch_id)
+        current.update(period=period, clock=time.monotonic())
+        runner.echo = _prefixed(echo_before, period.identifier)
+
+    def ended(period: Period, result: object, seconds: float) -> None:
+        out = outcomes[(name, period.identifier)]
+        if isinstance(result, BaseException):
+            state["stopped"] = ended_failed(runner, graph, names, out, result, seconds,
+                                            known.get(period.identifier, set()), blocked[period.identifier], echo,
+                                            batch_id)
+            state["failed"] = True
+        else:
+            state["stopped"] = ended_completed(runner, out, result, seconds, registered[period.identifier])
+
+    def on_done(period: Period, result: object) -> bool:
+        runner.echo = echo_before
+        ended(period, result, time.monotonic() - current.pop("clock"))
+        current.clear()
+        return state["stopped"] is not None or (fail_fast and state["failed"])
+
+    try:
+        run_range(runner, name, todo, workspace=graph.workspace,
+                  upstream={p.identifier: registered[p.identifier] for p in todo}, allow_draft=allow_draft,
+                  batch_id=batch_id, on_start=on_start, on_done=on_done)
+    except (RunInterrupted, LedgerflowError) as err:  # Ctrl-C during a period's run, or the range did not start
+        runner.echo = echo_before
+        hit = [current["period"]] if current else [p for p in todo
+                                                   if outcomes[(name, p.identifier)].status == "pending"]
+        for p in hit:
+            ended(p, err, time.monotonic() - current.get("clock", time.monotonic()))
+    finally:
+        runner.echo = echo_before
+
+
+def _prefixed(echo: Echo, period: str) -> Echo:
+    """``echo`` whose indented progress lines name ``period`` (``  2026-02: [1] update ...``)."""
+    return lambda line: echo(f"  {period}: {line[2:]}" if line.startswith("  ") else line)
