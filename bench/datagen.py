@@ -23,7 +23,9 @@ system column (no ``_row_id``, ``_deleted``, ``_updated_at``), GL lines and budg
 (2026-01 .. 2026-03) with a ``_period`` column, customers as a snapshot without ``_period``, FX rates
 with their validity (``_period_from`` .. ``_period_to``). Layouts: ``flat`` (Parquet, the three months
 in one folder, each file sorted by ``_period``), ``folders`` (Parquet in ``_period=`` folders) and
-``csv`` (like ``flat``, CSV with a header row). Two files per 500,000 GL rows (at least two).
+``csv`` (like ``flat``, CSV with a header row). Two files per 500,000 GL rows (at least two). With
+``--months 12`` the GL and budgets cover the twelve months of 2026 instead (the same number of GL rows,
+spread over the year), in ``<cache>/src12-<layout>-<N>/`` (the range benchmark, ``bench/range_cost.py``).
 
 Run: ``python -m bench.datagen --rows 1000000`` (the benchmarks call it themselves when data is missing);
 ``python -m bench.datagen --rows 1000000 --source flat --source folders --source csv``.
@@ -228,14 +230,15 @@ spark:
 """
 
 
-def source_frames(spark, rows: int, gl_files: int) -> dict:
-    """The four tables of pipeline P as an ERP would export them: ``name -> (frame, has _period)``."""
+def source_frames(spark, rows: int, gl_files: int, months: int = SOURCE_MONTHS) -> dict:
+    """The four tables of pipeline P as an ERP would export them: ``name -> (frame, has _period)``, GL and
+    budgets over the first ``months`` months of 2026."""
     def drop(df):
         return df.drop(*[c for c in SYSTEM if c in df.columns])
-    return {"gl": (drop(gl_frame(spark, rows, months=SOURCE_MONTHS, partitions=gl_files)), True),
+    return {"gl": (drop(gl_frame(spark, rows, months=months, partitions=gl_files)), True),
             "exchange_rates": (drop(fx_frame(spark)), False),
             "customers": (drop(customers_frame(spark)).drop("_period"), False),
-            "budgets": (drop(budgets_frame(spark, months=SOURCE_MONTHS)), True)}
+            "budgets": (drop(budgets_frame(spark, months=months)), True)}
 
 
 def _write_source(df, path: str, layout: str, periods: bool, files: int) -> None:
@@ -256,9 +259,11 @@ def _write_source(df, path: str, layout: str, periods: bool, files: int) -> None
     os.replace(tmp, path)
 
 
-def source_root(rows: int, layout: str) -> str:
-    """The cold-process benchmark's workspace folder of ``rows`` GL lines in ``layout``."""
-    return os.path.join(cache_root(), f"src-{layout}-{rows}")
+def source_root(rows: int, layout: str, months: int = SOURCE_MONTHS) -> str:
+    """The cold-process benchmark's workspace folder of ``rows`` GL lines in ``layout`` (over ``months`` months:
+    the range benchmark's twelve are ``src12-<layout>-<rows>``)."""
+    prefix = "src" if months == SOURCE_MONTHS else f"src{months}"
+    return os.path.join(cache_root(), f"{prefix}-{layout}-{rows}")
 
 
 def write_source_yaml(root: str, layout: str) -> None:
@@ -276,20 +281,21 @@ def write_source_yaml(root: str, layout: str) -> None:
         yaml.safe_dump(customers, fh, sort_keys=False)
 
 
-def source_workspace(spark, rows: int, layout: str, log=print) -> str:
-    """Source-shaped pipeline P workspace (no system columns) in ``layout``; data generated on first use."""
+def source_workspace(spark, rows: int, layout: str, log=print, months: int = SOURCE_MONTHS) -> str:
+    """Source-shaped pipeline P workspace (no system columns) in ``layout``, over ``months`` months; data
+    generated on first use."""
     if layout not in SOURCE_LAYOUTS:
         raise ValueError(f"layout must be one of {SOURCE_LAYOUTS}")
-    root = source_root(rows, layout)
+    root = source_root(rows, layout, months)
     done = os.path.join(root, "data", ".complete")
     os.makedirs(root, exist_ok=True)
     write_source_yaml(root, layout)
     if os.path.exists(done):
         return root
     data = os.path.join(root, "data")
-    log(f"generating source-shaped data ({rows:,} GL rows, {layout}) in {data} ...")
+    log(f"generating source-shaped data ({rows:,} GL rows over {months} months, {layout}) in {data} ...")
     gl_files = max(2, rows // 500_000)
-    for name, (df, periods) in source_frames(spark, rows, gl_files).items():
+    for name, (df, periods) in source_frames(spark, rows, gl_files, months).items():
         _write_source(df, os.path.join(data, name, "v1"), layout, periods, gl_files if name == "gl" else 1)
     open(done, "w").close()
     return root
@@ -300,13 +306,15 @@ def main() -> None:
     parser.add_argument("--rows", type=int, action="append", help="GL rows (repeatable); default 1,000,000")
     parser.add_argument("--source", choices=SOURCE_LAYOUTS, action="append",
                         help="write source-shaped data in this layout (repeatable) instead of pipeline P's")
+    parser.add_argument("--months", type=int, default=SOURCE_MONTHS,
+                        help="source-shaped data: months of 2026 it covers (bench/range_cost.py: 12)")
     args = parser.parse_args()
     from bench.session import bench_session
     spark = bench_session()
     for rows in args.rows or [1_000_000]:
         if args.source:
             for layout in args.source:
-                print(source_workspace(spark, rows, layout))
+                print(source_workspace(spark, rows, layout, months=args.months))
         else:
             print(pipeline_workspace(spark, rows))
 

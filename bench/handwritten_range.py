@@ -1,0 +1,144 @@
+"""Pipeline P for a range of months, hand-written with the PySpark DataFrame API: a standalone script.
+
+The range benchmark (``bench/range_cost.py``) runs it as its own ``python`` process, in two ways:
+
+    python bench/handwritten_range.py --how loop    --data WS/data --layout flat --out DIR --periods 2026-01..2026-12
+    python bench/handwritten_range.py --how onepass --data WS/data --layout flat --out DIR --periods 2026-01..2026-12
+        [--started-at 2026-11-26T08:00:00.123] [--driver-memory 4g]
+
+``loop``: one SparkSession, ``bench/handwritten_source.py``'s job once per month (what a user writes first).
+``onepass``: every month in one pass, what an experienced engineer writes for a backfill: the GL and budgets
+read once with the range's filter, the FX rate valid on each month's start joined per month, totals and
+budgets grouped by month too, one partitioned write. Both write ``<out>/_period=<month>`` with the rows
+and columns ``ledgerflow run pipeline_p`` writes for each month (except ``_row_id``); ``--started-at`` fixes
+``_updated_at``. It imports nothing from ledgerflow.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shutil
+import sys
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import handwritten_source as one  # noqa: E402 - the single-month job, its schemas and session settings
+
+DEC = one.DEC
+
+
+def months(text: str) -> list[str]:
+    """``2026-01..2026-12`` -> the months, in order."""
+    first, _, last = text.partition("..")
+    y, m = map(int, first.split("-"))
+    out = [first]
+    while out[-1] != (last or first):
+        m = m % 12 + 1
+        y += m == 1
+        out.append(f"{y:04d}-{m:02d}")
+    return out
+
+
+def onepass(spark, data: str, layout: str, out: str, periods: list[str], started_at: datetime.datetime) -> None:
+    """Every month of ``periods`` in one pass (see the module docstring)."""
+    from pyspark.sql import functions as F
+    started = F.lit(started_at).cast("timestamp")
+    starts = spark.createDataFrame([(p, datetime.date.fromisoformat(p + "-01")) for p in periods],
+                                   "_period string, start date")
+    gl = one.read(spark, data, layout, "gl").where(F.col("_period").isin(periods))
+    fx = (one.read(spark, data, layout, "exchange_rates")
+          .where((F.col("to_currency") == "USD") & (F.col("rate_type") == "closing"))
+          .join(F.broadcast(starts), (F.col("_period_from") <= F.col("start"))
+                & (F.col("_period_to").isNull() | (F.col("_period_to") > F.col("start"))))
+          .select("_period", F.col("from_currency").alias("currency"), "rate"))
+    customers = one.read(spark, data, layout, "customers").select("customer_id", "segment", "region", "is_active")
+
+    df = gl.join(F.broadcast(fx), ["_period", "currency"], "left").join(F.broadcast(customers), "customer_id", "left")
+    posted = F.coalesce(F.col("source_system") != "MANUAL", F.lit(False))
+    df = df.select(
+        "_period", "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id",
+        "currency", "amount_local",
+        F.when(posted, (F.col("amount_local") * F.col("rate")).cast(DEC)).otherwise(F.col("amount_reporting"))
+        .alias("amount_reporting"),
+        "description", "source_system",
+        F.when(posted, started).alias("_updated_at"),
+        F.when(posted, F.col("segment")).alias("customer_segment"),
+        F.when(posted, F.col("region")).alias("customer_region"),
+        F.when(posted, F.col("is_active")).alias("customer_active"))
+    discount = F.coalesce((F.col("customer_segment") == "ENTERPRISE") & (F.col("amount_reporting") > 0), F.lit(False))
+    df = (df.withColumn("_updated_at", F.when(discount, started).otherwise(F.col("_updated_at")))
+            .withColumn("discounted", F.when(discount, F.lit(True)))
+            .withColumn("amount_reporting",
+                        F.when(discount, F.round(F.col("amount_reporting") * F.lit(Decimal("0.98")), 2).cast(DEC))
+                        .otherwise(F.col("amount_reporting"))))
+    df = df.where(~F.coalesce(F.col("customer_region").isNull() | (F.col("customer_active") == F.lit(False)),
+                              F.lit(False)))
+    lines = df.select(
+        "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id", "currency",
+        "amount_local", "amount_reporting", "description", "source_system",
+        F.lit(False).alias("_deleted"), "_updated_at", F.lit("").alias("_labels"),
+        F.lit(one.GL_ID).alias("_source_dataset"), F.lit(0).alias("_operation_seq"), "customer_segment",
+        "customer_region", "customer_active", "discounted", F.lit(None).cast("bigint").alias("line_count"), "_period")
+    totals = (df.groupBy("_period", "customer_region", "currency")
+              .agg(F.sum("amount_local").cast(DEC).alias("amount_local"),
+                   F.sum("amount_reporting").cast(DEC).alias("amount_reporting"),
+                   F.count("journal_id").alias("line_count")))
+    none = {t: F.lit(None).cast(t) for t in ("string", "int", "date", DEC, "boolean", "bigint")}
+    totals = totals.select(
+        none["string"].alias("journal_id"), none["int"].alias("line_number"), none["date"].alias("posting_date"),
+        none["string"].alias("account_code"), none["string"].alias("cost_center_code"),
+        none["string"].alias("customer_id"), "currency", "amount_local", "amount_reporting",
+        none["string"].alias("description"), none["string"].alias("source_system"),
+        F.lit(False).alias("_deleted"), started.alias("_updated_at"), F.lit("").alias("_labels"),
+        F.lit(one.GL_ID).alias("_source_dataset"), F.lit(4).alias("_operation_seq"),
+        none["string"].alias("customer_segment"), "customer_region", none["boolean"].alias("customer_active"),
+        none["boolean"].alias("discounted"), "line_count", "_period")
+    budgets = (one.read(spark, data, layout, "budgets").where(F.col("_period").isin(periods))
+               .groupBy("_period", "account_code", "cost_center_code", "currency")
+               .agg(F.sum("amount").cast(DEC).alias("amount_local")))
+    budgets = budgets.select(
+        none["string"].alias("journal_id"), none["int"].alias("line_number"), none["date"].alias("posting_date"),
+        "account_code", "cost_center_code", none["string"].alias("customer_id"), "currency", "amount_local",
+        none[DEC].alias("amount_reporting"), none["string"].alias("description"),
+        none["string"].alias("source_system"), F.lit(False).alias("_deleted"), started.alias("_updated_at"),
+        F.lit("").alias("_labels"), F.lit(one.BUDGETS_ID).alias("_source_dataset"), F.lit(5).alias("_operation_seq"),
+        none["string"].alias("customer_segment"), none["string"].alias("customer_region"),
+        none["boolean"].alias("customer_active"), none["boolean"].alias("discounted"),
+        none["bigint"].alias("line_count"), "_period")
+    for p in periods:
+        shutil.rmtree(os.path.join(out, f"_period={p}"), ignore_errors=True)
+    (lines.unionByName(totals).unionByName(budgets).write.mode("append").partitionBy("_period").parquet(out))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="pipeline P over a range of months, hand-written")
+    parser.add_argument("--how", choices=["loop", "onepass"], required=True)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--layout", choices=["flat", "folders", "csv"], required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--periods", default="2026-01..2026-12")
+    parser.add_argument("--started-at", default=None, help="ISO timestamp for _updated_at (default: now, UTC)")
+    parser.add_argument("--driver-memory", default=None)
+    args = parser.parse_args()
+    started_at = (datetime.datetime.fromisoformat(args.started_at) if args.started_at
+                  else datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
+    from pyspark.sql import SparkSession
+    builder = SparkSession.builder.master("local[2]").appName(f"handwritten-{args.how}")
+    for k, v in one.SESSION.items():
+        builder = builder.config(k, v)
+    if args.driver_memory:
+        builder = builder.config("spark.driver.memory", args.driver_memory)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    periods = months(args.periods)
+    if args.how == "loop":
+        for p in periods:
+            one.run(spark, args.data, args.layout, args.out, p, started_at)
+    else:
+        onepass(spark, args.data, args.layout, args.out, periods, started_at)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
