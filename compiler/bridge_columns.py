@@ -80,10 +80,17 @@ class BridgeColumns:
         for name, spark_type in self.deltas.get(seq, {}).items():
             new = columns[name].expression.copy()
             old = _col(name, table) if name in before else exp.Literal.number(0)
-            change = exp.Sub(this=exp.Coalesce(this=new, expressions=[exp.Literal.number(0)]),
-                             expression=exp.Coalesce(this=old, expressions=[exp.Literal.number(0)]))
-            out.append(exp.alias_(exp.cast(change, exp.DataType.build(spark_type, dialect="spark")),
-                                  delta_name(seq, name), quoted=True))
+            when = None
+            if isinstance(new, exp.Case) and len(new.args.get("ifs") or []) == 1:
+                # CASE WHEN <the rows it updates> THEN <value> ELSE <old> END: the delta only on those rows
+                # (NULL elsewhere: the sums skip it), computed from the value alone
+                when, new = new.args["ifs"][0].this, new.args["ifs"][0].args["true"]
+            change = exp.cast(exp.Sub(this=exp.Coalesce(this=new, expressions=[exp.Literal.number(0)]),
+                                      expression=exp.Coalesce(this=old, expressions=[exp.Literal.number(0)])),
+                              exp.DataType.build(spark_type, dialect="spark"))
+            if when is not None:
+                change = exp.Case(ifs=[exp.If(this=when, true=change)])
+            out.append(exp.alias_(change, delta_name(seq, name), quoted=True))
         return out
 
     def after_delete(self, seq: int, condition: Optional[exp.Expression]) -> list[exp.Expression]:

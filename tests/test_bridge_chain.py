@@ -6,7 +6,7 @@ The project updates a measured column twice, deletes, aggregates (appended), upd
 writes: its output's count and sums (observed on the written rows alone, nothing derived) are the value
 of the long chain's bridge at k. So every ``input`` and every ``change`` of the long chain's bridge is checked
 against an independent figure, for every operation kind and for updates before and after rows are created
-and deleted. And a project without checks records its bridge too, with no stage cut."""
+and deleted."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -61,6 +61,11 @@ def _output(seq: int, name: str) -> str:
             f"{{path: out/{name}, format: parquet}}}}}}")
 
 
+def _checked(seq: int) -> str:
+    """A check that always holds: the bridge is observed for a project with checks."""
+    return f"checks:\n- {{name: rows_written, on: {seq}, row_count: {{min: 0}}}}\n"
+
+
 @pytest.fixture
 def runner(spark, finance):
     return Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
@@ -75,9 +80,11 @@ USD_ONLY = ("- {seq: 8, name: Write USD, type: output, selector: 'transactions.c
 
 
 def test_every_point_equals_the_output_of_the_chain_cut_there(runner, finance, spark):
-    add_project(finance, "bridge_chain", "\n".join(OPERATIONS + [_output(7, "bridge_chain"), USD_ONLY]))
+    add_project(finance, "bridge_chain", "\n".join(OPERATIONS + [_output(7, "bridge_chain"), USD_ONLY]),
+                extra=_checked(7))
     for k in range(len(OPERATIONS)):
-        add_project(finance, f"bridge_chain_{k}", "\n".join(OPERATIONS[:k] + [_output(k + 1, f"bridge_chain_{k}")]))
+        add_project(finance, f"bridge_chain_{k}", "\n".join(OPERATIONS[:k] + [_output(k + 1, f"bridge_chain_{k}")]),
+                    extra=_checked(k + 1))
     record = runner.run("bridge_chain", PERIOD)
     bridge = _values(record, 7)
     assert set(bridge) == {"count", "SUM(amount_local)", "SUM(amount_reporting)"}
@@ -105,8 +112,10 @@ def test_every_point_equals_the_output_of_the_chain_cut_there(runner, finance, s
     assert Decimal(bridge["SUM(amount_reporting)"]["changes"][4]["change"]) != 0  # the update after the aggregate
 
 
-def test_a_project_without_checks_records_its_bridge_observed_once_per_stage(runner, finance, monkeypatch):
-    """Every run records its bridge; the plan is never cut for it: one observation of the stage's rows."""
+def test_the_bridge_is_observed_once_per_stage_and_only_for_a_project_with_checks(runner, finance, monkeypatch):
+    """The plan is never cut for the bridge: one observation of the rows at the end of the stage. A project
+    without checks observes nothing and records no bridge (its cost is not yet one every run pays: BENCHMARKS.md
+    section 4); Spark then prunes the bridge's columns."""
     from ledgerflow.adapters.run import bridge as bridge_module
     stages = []
     original = bridge_module.BridgeObserver.observe_stage
@@ -117,7 +126,17 @@ def test_a_project_without_checks_records_its_bridge_observed_once_per_stage(run
 
     monkeypatch.setattr(bridge_module.BridgeObserver, "observe_stage", counting)
     record = runner.run("ts03_fx_conversion", PERIOD)
-    assert record["status"] == "completed" and not record.get("checks")
+    assert record["status"] == "completed" and "bridge" not in record and stages == []
+    add_project(finance, "ts03_checked", """
+- seq: 1
+  name: Convert
+  type: update
+  arguments:
+    joins: [{alias: fx, dataset_id: exchange_rates, on: 'transactions.currency = fx.from_currency AND fx.to_currency = "USD" AND fx.rate_type = "closing"'}]
+    assignments: [{column: amount_reporting, expression: transactions.amount_local * fx.rate}]
+- {seq: 2, name: Write, type: output, arguments: {destination: {path: out/ts03_checked, format: parquet}}}""",
+                extra=_checked(2))
+    record = runner.run("ts03_checked", PERIOD)
     assert stages == [("lf_stage_1", (2,))]
     rows = _values(record, 2)
     assert set(rows) == {"count", "SUM(amount_local)", "SUM(amount_reporting)"}

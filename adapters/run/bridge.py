@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from ...compiler.checks.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, grouped_query,
-                                       metric_name, output_metrics, stage_metrics)
+                                       input_value, metric_name, output_metrics, stage_metrics)
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from . import observations
 from .check_eval import SAMPLE
@@ -146,7 +146,8 @@ def _rows(observer: BridgeObserver) -> list[dict]:
                                                            for m in o.measures}
         moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
         for m in o.measures:
-            figures = {w: stage.get(metric_name(w, o.rows, m.name)) for w in (INPUT, *o.operations)}
+            figures = {w: stage.get(metric_name(w, o.rows, m.name)) for w in (END, *o.operations)}
+            figures[INPUT] = input_value(figures, o.operations)
             rows.append(_bridge_row(o, m, None, figures, out.get(m.name), moved.get(m.name)))
         for by in o.groups:
             rows.extend(_grouped_rows(observer, o, by))
@@ -202,7 +203,8 @@ def _grouped_rows(observer: BridgeObserver, o: OutputBridge, by: tuple) -> list[
     for key in keys:
         group = dict(zip(by, key))
         for m in o.measures:
-            figures = {w: points.get(key, {}).get(f"{w}|{m.name}") for w in (INPUT, *o.operations)}
+            figures = {w: points.get(key, {}).get(f"{w}|{m.name}") for w in (END, *o.operations)}
+            figures[INPUT] = input_value(figures, o.operations)
             rows.append(_bridge_row(o, m, group, figures, out.get(key, {}).get(m.name),
                                     moved.get(key, {}).get(m.name)))
     return rows

@@ -23,7 +23,7 @@ from typing import Optional
 
 from sqlglot import exp
 
-from ..bridge_columns import DELETED_BY, ORIGIN, BridgeColumns, decimal_parts, delta_name, live_at, value_at
+from ..bridge_columns import DELETED_BY, ORIGIN, BridgeColumns, decimal_parts, delta_name, value_at
 from ..model import OperationKind
 from ..plan import Column, OutputPlan, Plan
 from ..render import pretty
@@ -193,10 +193,6 @@ def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge
     if what == END:
         cond = exp.Not(this=_col("_deleted")) if live else None
         value = _col(m.column) if m.column else None
-    elif what == INPUT:
-        cond = exp.EQ(this=_col(ORIGIN), expression=exp.Literal.number(0))
-        cond = exp.and_(cond, live_at(0)) if live else cond
-        value = value_at(columns, 0, m.column, o.seq) if m.column else None
     else:
         kind = bridge.kinds[what]
         if kind == OperationKind.UPDATE:
@@ -217,18 +213,29 @@ def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge
 
 
 def _stage_items(bridge: BridgePlan, o: OutputBridge):
-    """(what, measure, aggregate) of every figure of ``o``'s bridge told by the stage it reads."""
-    for what in (INPUT, *o.operations, *(() if o.selector else (END,))):
+    """(what, measure, aggregate) of every figure of ``o``'s bridge told by the stage it reads: the value at
+    the end and each operation's change. The value after the period filter is the end's less every change
+    (:func:`input_value`): summing it over every row again would double the rows' cost."""
+    for what in (*o.operations, END):
         for m in o.measures:
             node = _stage_aggregate(bridge, what, m, o)
             if node is not None:
                 yield what, m, node
 
 
+def input_value(figures: dict, operations: tuple[int, ...]):
+    """The value after the period filter from a stage's ``figures`` (END and each operation's change, None
+    when nothing was summed): the end's less every change."""
+    value = figures.get(END) or 0
+    for seq in operations:
+        value -= figures.get(seq) or 0
+    return value
+
+
 def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
     """The aggregates to observe on the working rows at the end of the stage outputs ``seqs`` read:
-    (name, Spark SQL): per rows kind and measure of their bridges, the value after the period filter, the
-    change of each operation that can change it and (an output without a selector) the value at the end."""
+    (name, Spark SQL): per rows kind and measure of their bridges, the change of each operation that can
+    change it and the value at the end."""
     out: dict[str, str] = {}
     for seq in seqs:
         o = bridge.output(seq)
