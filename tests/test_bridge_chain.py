@@ -163,3 +163,74 @@ def test_a_reconcile_by_a_column_an_update_changes_is_chk_013(finance):
     assert [d.code for d in found] == ["CHK-013"], [d.render() for d in found]
     assert found[0].text == "currency" and "operation 1" in found[0].message
     assert found[0].location.file == "projects/regrouped.yml" and found[0].location.line > 1
+
+
+def test_rows_that_arrive_deleted_include_deleted_a_shared_stage_null_amounts_and_a_quarantine(runner, finance, spark):
+    """Edge cases of the bookkeeping columns, each figure against the data itself: the input holds rows that
+    arrived deleted (an upstream delete written with ``include_deleted`` and registered); an update of every
+    live row meets NULL amounts; one stage is read by two outputs (materialised), one of them writing every
+    row (a delete removes none of them, the update changes only the live ones), the other quarantining the
+    rows without an amount. Derived ``input`` values and the outputs told by the stage's END are checked
+    against the upstream's and downstream's written rows, so a wrong bookkeeping column cannot hide."""
+    add_project(finance, "marked_upstream", """
+- {seq: 1, name: Drop receivables, type: delete, selector: 'transactions.account_code = "1200"', arguments: {}}
+- seq: 2
+  name: Register with the deleted rows
+  type: output
+  arguments:
+    include_deleted: true
+    destination: {path: "out/marked/v{{version}}", format: parquet}
+    register_as_dataset: marked""")
+    up = runner.run("marked_upstream", PERIOD)
+    upstream = spark.read.parquet(next(o["location"] for o in up["outputs"]))
+    add_project(finance, "marked_bridge", """
+- seq: 1
+  name: Double every live amount
+  type: update
+  arguments:
+    assignments: [{column: amount_reporting, expression: marked.amount_reporting * 2}]
+- {seq: 2, name: Drop revenue, type: delete, selector: 'marked.account_code = "4100"', arguments: {}}
+- {seq: 3, name: Live, type: output, arguments: {destination: {path: out/marked_live, format: parquet}}}
+- seq: 4
+  name: Everything
+  type: output
+  arguments: {include_deleted: true, destination: {path: out/marked_all, format: parquet}}""",
+                input_dataset="marked", extra="""checks:
+- name: amounts_present
+  on: 3
+  not_null: [amount_reporting]
+  on_violation: quarantine
+  quarantine: {path: "out/marked_quarantine", format: parquet}
+""")
+    record = runner.run("marked_bridge", PERIOD)
+    assert record["status"] == "completed"
+    rows = [r.asDict() for r in upstream.collect()]
+    live = [r for r in rows if not r["_deleted"]]
+    assert len(live) < len(rows), "the input holds rows that arrived deleted"
+    assert any(r["amount_reporting"] is None for r in live), "and NULL amounts"
+
+    def total(rs):
+        return sum((r["amount_reporting"] for r in rs if r["amount_reporting"] is not None), Decimal("0.00"))
+
+    def figures(output):
+        got = _values(record, output)
+        return {m: (r["input"], [(c["seq"], c["change"]) for c in r["changes"]], r["quarantined"], r["output_value"])
+                for m, r in got.items() if m in ("count", "SUM(amount_reporting)")}
+
+    def written(name):
+        return [r.asDict() for r in spark.read.parquet(str(finance / "out" / name / "_period=2026-01")).collect()]
+
+    revenue = [r for r in live if r["account_code"] == "4100"]
+    missing = [r for r in live if r["account_code"] != "4100" and r["amount_reporting"] is None]
+    kept = written("marked_live")
+    assert len(kept) == len(live) - len(revenue) - len(missing) > 0
+    assert figures(3) == {
+        "count": (len(live), [(1, 0), (2, -len(revenue))], len(missing), len(kept)),
+        "SUM(amount_reporting)": (str(total(live)), [(1, str(total(live))), (2, str(-2 * total(revenue)))],
+                                  "0.00", str(total(kept)))}
+    everything = written("marked_all")
+    assert len(everything) == len(rows)
+    assert figures(4) == {
+        "count": (len(rows), [(1, 0), (2, 0)], 0, len(everything)),
+        "SUM(amount_reporting)": (str(total(rows)), [(1, str(total(live))), (2, "0.00")], "0.00",
+                                  str(total(everything)))}
