@@ -12,10 +12,9 @@ was live at any point before, provided each row says
   to that row's value (new − old, NULL counting as 0; NULL where the row did not exist yet).
 
 A deleted row is never changed again (updates and deletes act on live rows only), so a row's value at
-point *p* is its value at the end less the deltas of the updates after *p*, and it was live at *p* when it
-existed (``_lf_origin <= p``) and was not deleted (``NOT _deleted`` or deleted by an operation after *p*).
-:func:`point_value` builds that aggregate; the output statements name their columns, so these columns are
-never written.
+point *p* is its value at the end less the deltas of the updates after *p* (:func:`value_at`); which
+figures are summed from them is :mod:`ledgerflow.compiler.checks.bridge`'s. The output statements name their
+columns, so these columns are never written.
 """
 from __future__ import annotations
 
@@ -102,13 +101,6 @@ class BridgeColumns:
         by = exp.Case(ifs=[exp.If(this=marks, true=exp.Literal.number(seq))], default=_col(DELETED_BY))
         carried = [_col(n) for n, _ in self.carried(seq)]
         return [_col(ORIGIN), exp.alias_(by, DELETED_BY, quoted=True), *carried]
-
-
-def live_at(point: int) -> exp.Expression:
-    """Whether a row at the end of the stage was live after operation ``point`` (0: the input)."""
-    deleted_later = exp.And(this=exp.Not(this=exp.Is(this=_col(DELETED_BY), expression=exp.Null())),
-                            expression=exp.GT(this=_col(DELETED_BY), expression=exp.Literal.number(point)))
-    return exp.Or(this=exp.Not(this=_col("_deleted")), expression=exp.Paren(this=deleted_later))
 
 
 def value_at(columns: BridgeColumns, point: int, column: str, last: int) -> exp.Expression:

@@ -20,27 +20,6 @@ STAGE_MAX_CTES = 40  # Spark's analyzer gives up at ~97 dependent CTEs in one st
 
 
 @dataclass
-class StepQuery:
-    """One step of a stage (the input or one operation) as a query of its own: ``WITH <its CTEs> SELECT *
-    FROM <name>``. It reads the previous step under that step's ``name`` (or the stage's or input's view),
-    so a runner that registers each step's rows as a view named ``name`` runs the stage's SQL cut at the
-    steps' CTE boundaries (the bridge observes the rows between operations). Rendered on demand by
-    :func:`chunk_sql` (copies of the stage's own CTE nodes): the compiled script is unchanged."""
-
-    seq: int
-    name: str
-    ctes: list[exp.CTE]
-
-
-def chunk_sql(steps: list[StepQuery]) -> str:
-    """``WITH <every CTE of steps, in order> SELECT * FROM <the last step's name>`` (consecutive steps), as
-    Spark SQL text."""
-    query = exp.select(exp.Star()).from_(exp.Table(this=exp.to_identifier(steps[-1].name, quoted=True)))
-    query.set("with_", exp.With(expressions=[c.copy() for s in steps for c in s.ctes]))
-    return pretty(query)
-
-
-@dataclass
 class Statement:
     """One statement of the compiled script: a stage to materialise, or an output's query."""
 
@@ -51,7 +30,6 @@ class Statement:
     reads: list[str]
     operation: Optional[Operation] = None
     columns: list[tuple[str, str]] = field(default_factory=list)  # output: (name, spark type or "")
-    steps: list[StepQuery] = field(default_factory=list)  # stage: its steps, each a query of its own
 
 
 def _read_from(tree: exp.Expression, old: str, new: str) -> None:
@@ -81,8 +59,7 @@ def cut_stages(steps: Iterable[AnyStep], budget: int = STAGE_MAX_CTES) -> list[S
         if not pending:
             return
         stage = f"lf_stage_{sum(1 for s in statements if s.kind == 'stage') + 1}"
-        statements.append(Statement("stage", stage, pretty(stage_query(pending)), [s.seq for s in pending], reads,
-                                    steps=[StepQuery(s.seq, s.last, s.ctes) for s in pending]))
+        statements.append(Statement("stage", stage, pretty(stage_query(pending)), [s.seq for s in pending], reads))
         pending, count, reads = [], 0, [stage]
 
     for step in steps:
