@@ -1,11 +1,12 @@
 """The run's bridge (docs/checks.md, "The bridge"): per output, how its measures moved from the input to the
 output, observed in the pass that computes the output; and the ``reconcile`` checks judged on it.
 
-:class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for every run) observes each
-stage an output reads with one ``DataFrame.observe`` (Spark's CollectMetrics) of
-:func:`~ledgerflow.compiler.checks.bridge.stage_metrics`: the working rows at the end of a stage carry the
-bridge's columns, so every point's value is one aggregate of them, computed while the stage is materialised
-or the output written. Each output's frame carries one more, of its own rows. No second read, no cut plan.
+:class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for a project that declares
+checks; other runs observe and record no bridge) observes each stage an output reads with one
+``DataFrame.observe`` (Spark's CollectMetrics) of :func:`~ledgerflow.compiler.checks.bridge.stage_metrics`:
+the working rows at the end of a stage carry the bridge's columns, so each change and the value at the end
+is one aggregate of them, computed while the stage is materialised or the output written. The frame of an
+output with a selector carries one more, of its own rows. No second read.
 :func:`collect` turns them into ``record["bridge"]`` (once per run); :func:`reconcile_results` judges the
 reconciles on it.
 """
@@ -37,7 +38,7 @@ class BridgeObserver:
 
     def observe_stage(self, df, stage: str, outputs: list[int]):
         """``df``, the rows of ``stage`` (a view the outputs ``outputs`` read), carrying the observation of
-        their bridges' points."""
+        their bridges' figures (:func:`~ledgerflow.compiler.checks.bridge.stage_metrics`)."""
         metrics = stage_metrics(self.plan, outputs)
         if not metrics:
             return df
@@ -193,17 +194,17 @@ def _grouped_rows(observer: BridgeObserver, o: OutputBridge, by: tuple) -> list[
     """The bridge of ``o`` per group ``by``: one aggregation of the stage's rows and one of the output's."""
     frame = observer.frames[o.seq]
     spark = frame.sparkSession
-    points = _grouped(spark, observer.plan, o, by, observer.stage_of[o.seq], stage=True)
+    staged = _grouped(spark, observer.plan, o, by, observer.stage_of[o.seq], stage=True)
     out = _over_frame(spark, observer.plan, o, by, frame)
     moved_frame = observer.quarantined.get(o.seq)
     moved = _over_frame(spark, observer.plan, o, by, moved_frame) if moved_frame is not None else {}
-    keys = sorted({k for values in (points, out, moved) for k in values},
+    keys = sorted({k for values in (staged, out, moved) for k in values},
                   key=lambda k: tuple((v is not None, str(v)) for v in k))
     rows = []
     for key in keys:
         group = dict(zip(by, key))
         for m in o.measures:
-            figures = {w: points.get(key, {}).get(f"{w}|{m.name}") for w in (END, *o.operations)}
+            figures = {w: staged.get(key, {}).get(f"{w}|{m.name}") for w in (END, *o.operations)}
             figures[INPUT] = input_value(figures, o.operations)
             rows.append(_bridge_row(o, m, group, figures, out.get(key, {}).get(m.name),
                                     moved.get(key, {}).get(m.name)))

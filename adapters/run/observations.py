@@ -1,8 +1,8 @@
 """Reading the metrics of ``DataFrame.observe`` (Spark's CollectMetrics) without ever waiting forever.
 
 Spark's ``Observation.get`` blocks, with no timeout, until an action ran the observed plan; an observation
-whose plan never ran (attached to a frame that was not the one executed, a point of a plan that was cut or
-replaced) would hang the run. :func:`read` takes only what completed, waiting a short bounded time for
+whose plan never ran (attached to a frame that was not the one executed, or to a plan that was replaced)
+would hang the run. :func:`read` takes only what completed, waiting a short bounded time for
 metrics delivered just after the action returned (Spark completes observations from its listener bus); an
 observation that did not complete is returned as *not measured* with the reason, never as numbers.
 

@@ -3,18 +3,19 @@ input to the output, and the aggregates that tell them from the working rows at 
 
 Per output the measures are ``count`` and ``SUM(column)`` of every decimal column the input and the output
 both have, plus the measures of the ``reconcile`` checks that end (or start) at that output. They are
-taken over the rows the output would write (``NOT _deleted``, or every row with ``include_deleted``), at
-*points*: the input after the period filter (seq 0) and after each operation that can change a measure
-(a delete, an aggregate, an append, an update that assigns a measured column). An update that assigns
-none changes nothing by construction (it keeps every row, and a join matching two rows fails the run),
-so its change is recorded as zero.
+taken over the rows the output would write (``NOT _deleted``, or every row with ``include_deleted``): the
+value after the period filter, the change of each operation that can change a measure (a delete, an
+aggregate, an append, an update that assigns a measured column) and the value at the end. An update that
+assigns none changes nothing by construction (it keeps every row, and a join matching two rows fails the
+run), so its change is recorded as zero.
 
 Every working row carries the bridge's columns (:mod:`ledgerflow.compiler.bridge_columns`): where it came
-from, which delete marked it, what each update changed. So every point's value is one aggregate over the
-rows at the end of the stage an output reads (:func:`stage_metrics`), which the runner
-(``adapters/run/bridge.py``) observes with ``DataFrame.observe`` in the pass that computes the stage: the
-plan is never cut and nothing is read twice. :func:`output_metrics` is observed on the output's own rows;
-a ``reconcile`` with ``by`` reads :func:`grouped_query` over the stage and over the output once.
+from, which delete marked it, what each update changed. So each change and the value at the end is one
+aggregate over the rows at the end of the stage an output reads (:func:`stage_metrics`), and the value after
+the period filter is the end's less every change (:func:`input_value`). The runner (``adapters/run/bridge.py``)
+observes them with ``DataFrame.observe`` in the pass that computes the stage: nothing is read twice.
+:func:`output_metrics` is observed on the rows of an output with a selector (and on the rows a quarantine
+moved out); a ``reconcile`` with ``by`` reads :func:`grouped_query` over the stage and over the output once.
 """
 from __future__ import annotations
 
