@@ -74,10 +74,11 @@ def test_fused_close_chain_writes_exactly_what_each_writes_and_auto_runs_a_proje
     for key in want:
         a, b = read_csv(spark, got[key][0]), read_csv(spark, want[key][0])
         assert a.columns == b.columns and got[key][1] == want[key][1], key
-        assert "_row_id" in a.columns and "_updated_at" in a.columns, a.columns
+        if key[0] == "close_conversion":  # an output keeping the system columns: run-start-derived ones compared too
+            assert "_row_id" in a.columns and "_updated_at" in a.columns, a.columns
         assert a.exceptAll(b).count() == 0 and b.exceptAll(a).count() == 0, key  # every column, duplicates count
-    bridges = {(r["project"]["name"], r["period"]["identifier"]): r["bridge"] for r in each_store.list_runs()}
-    assert all(r["bridge"] == bridges[(r["project"]["name"], r["period"]["identifier"])] for r in runs)
+    bridges = {(r["project"]["name"], r["period"]["identifier"]): r.get("bridge") for r in each_store.list_runs()}
+    assert all(r.get("bridge") == bridges[(r["project"]["name"], r["period"]["identifier"])] for r in runs)
 
     # auto: a project with checks runs period by period, the reason printed; the proven one is fused
     auto = cli(finance, "run", "--select", "journal_controls", "--select", "close_conversion", "--period",
@@ -96,7 +97,8 @@ class FakeRunner:
     record registering one version per output, or raises what ``fail`` says for a (project, period)."""
 
     def __init__(self, finance, fail: dict):
-        self.store = RunStore(str(finance))
+        self.root = str(finance)
+        self.store = RunStore(self.root)
         self.memory = None
         self.stop_requested = False
         self.computation = None
@@ -114,6 +116,10 @@ class FakeRunner:
         if ctx.project.name in regs:
             outputs[0].update(registered_dataset=regs[ctx.project.name], registered_version=len(self.calls))
         return {"run_id": f"run-{len(self.calls)}", "outputs": outputs}
+
+    def load_workspace(self):
+        from ledgerflow.compiler.workspace import load_workspace
+        return load_workspace(self.root, extra_datasets=self.store.registered_datasets)
 
     def run(self, name, period, *_args, **_kwargs):  # one period left: run on its own
         raise AssertionError("not expected here")

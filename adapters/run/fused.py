@@ -106,15 +106,17 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
 def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
                   echo: Echo, row_identity: int) -> FusedResult:
     """Run ``fused``'s statements once (inputs read for every period); every output materialised. Each
-    period's bridge is observed on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`:
-    each stage an output reads, each output with a selector), in the same Spark jobs."""
+    period's bridge (a project with checks) is observed on the way, as a period's run observes its own
+    (:class:`.fused_bridge.FusedBridge`: each stage an output reads, each output with a selector), in the same
+    Spark jobs."""
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
     args = {"run_started_at": started}
     statements = fused.statements
     last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
     plan = fused.compiled.plan
-    observer = FusedBridge(bridge_plan(plan), fused.periods) if plan is not None else None
+    # observed as a period's own run observes it (compute.compute): for a project with checks only
+    observer = FusedBridge(bridge_plan(plan), fused.periods) if plan is not None and plan.checks else None
     result = FusedResult(resolutions=resolutions, bridge=observer)
     for i, st in enumerate(statements):
         interrupts.check()

@@ -123,7 +123,9 @@ def _fused_project(runner, graph: WorkspaceGraph, names: list[str], name: str, p
         return state["stopped"] is not None or (fail_fast and state["failed"])
 
     try:
-        run_range(runner, name, todo, workspace=graph.workspace,
+        # the workspace as each run loads it (runner.run does): with the datasets registered by the upstream
+        # runs of this batch, which the planning workspace does not have yet
+        run_range(runner, name, todo, workspace=None,
                   upstream={p.identifier: registered[p.identifier] for p in todo}, allow_draft=allow_draft,
                   batch_id=batch_id, on_start=on_start, on_done=on_done)
     except (RunInterrupted, LedgerflowError) as err:  # Ctrl-C during a period's run, or the range did not start
