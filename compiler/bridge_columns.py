@@ -25,6 +25,10 @@ from sqlglot import exp
 
 from .plan import Column
 
+# the widest decimal the bridge sums: an update's delta is one digit wider, and Spark subtracts up to 11
+# deltas from it within its 38 digits without rounding (beyond 38 it would drop scale)
+MAX_PRECISION = 26
+
 ORIGIN = "_lf_origin"
 DELETED_BY = "_lf_deleted_by"
 
@@ -80,7 +84,9 @@ class BridgeColumns:
             new = columns[name].expression.copy()
             old = _col(name, table) if name in before else exp.Literal.number(0)
             when = None
-            if isinstance(new, exp.Case) and len(new.args.get("ifs") or []) == 1:
+            default = new.args.get("default") if isinstance(new, exp.Case) else None
+            keeps_old = default is None or (isinstance(default, exp.Column) and default.name == name)
+            if isinstance(new, exp.Case) and len(new.args.get("ifs") or []) == 1 and keeps_old:
                 # CASE WHEN <the rows it updates> THEN <value> ELSE <old> END: the delta only on those rows
                 # (NULL elsewhere: the sums skip it), computed from the value alone
                 when, new = new.args["ifs"][0].this, new.args["ifs"][0].args["true"]

@@ -234,3 +234,37 @@ def test_rows_that_arrive_deleted_include_deleted_a_shared_stage_null_amounts_an
         "count": (len(rows), [(1, 0), (2, 0)], 0, len(everything)),
         "SUM(amount_reporting)": (str(total(rows)), [(1, str(total(live))), (2, "0.00")], "0.00",
                                   str(total(everything)))}
+
+
+def test_the_bridge_sums_only_decimals_it_can_sum_exactly():
+    """A decimal wider than MAX_PRECISION digits is not summed by the bridge (an update's delta is a digit
+    wider, and Spark would round a subtraction past 38 digits); the count still is."""
+    from sqlglot import exp
+
+    from ledgerflow.compiler.bridge_columns import MAX_PRECISION
+    from ledgerflow.compiler.checks.bridge import _decimal_columns
+    from ledgerflow.compiler.plan import Column
+    from ledgerflow.compiler.types import from_sql
+    columns = {name: Column(name, from_sql(t), exp.column(name)) for name, t in
+               (("money", "decimal(18,2)"), ("wide", f"decimal({MAX_PRECISION},4)"), ("huge", "decimal(38,10)"))}
+    assert _decimal_columns(columns) == {"money": 2, "wide": 4}
+
+
+def test_an_update_whose_value_falls_back_to_another_column_has_its_delta_on_every_row():
+    """The delta is set only on the rows an update changes when its value is CASE WHEN <rows> THEN v ELSE <the
+    column itself> END; any other shape computes new - old on every row (never a delta that skips a change)."""
+    from sqlglot import exp
+
+    from ledgerflow.compiler.bridge_columns import BridgeColumns
+    from ledgerflow.compiler.plan import Column
+    from ledgerflow.compiler.types import from_sql
+    bridge = BridgeColumns({1: {"amount": "decimal(19,2)"}})
+    typ = from_sql("decimal(18,2)")
+    when = exp.condition("x > 0")
+    own = Column("amount", typ, exp.Case(ifs=[exp.If(this=when, true=exp.column("v"))], default=exp.column("amount")))
+    other = Column("amount", typ, exp.Case(ifs=[exp.If(this=when, true=exp.column("v"))], default=exp.column("w")))
+    before = {"amount": Column("amount", typ, exp.column("amount"))}
+    [delta_own] = [e for e in bridge.after_update(1, {"amount": own}, before, None) if e.alias.startswith("_lf_delta")]
+    [delta_other] = [e for e in bridge.after_update(1, {"amount": other}, before, None) if e.alias.startswith("_lf_delta")]
+    assert isinstance(delta_own.this, exp.Case)  # only on the rows it updates
+    assert isinstance(delta_other.this, exp.Cast) and "ELSE w END" in delta_other.sql("spark")  # every row

@@ -38,11 +38,33 @@ def test_a_failed_write_cancels_the_checks_still_judging():
     assert checks.calls == ["cancel"]
 
 
-def test_the_input_checks_are_cancelled_with_the_run():
-    from concurrent.futures import Future
+def test_cancelling_the_input_checks_cancels_their_jobs_and_starts_no_further_check(monkeypatch):
+    """A failed write (or a failed run) stops the input's checks: their job group is cancelled, the next check
+    never starts, waiting for them raises CancelledError, and the thread is a daemon (exit never waits)."""
+    import threading
+    from concurrent.futures import CancelledError
 
-    from ledgerflow.adapters.run.checks import RunChecks
-    hook = RunChecks.__new__(RunChecks)
-    hook._on_input = Future()  # still queued: cancel() stops it before it starts
-    hook.cancel()
-    assert hook._on_input.cancelled()
+    from ledgerflow.adapters.run import check_eval, input_checks
+    started, release, cancelled = threading.Event(), threading.Event(), []
+    judged = []
+
+    def slow_set_result(spark, check, frame, rows=None):
+        judged.append(check.name)
+        started.set()
+        release.wait(5)
+        return {"name": check.name}
+
+    monkeypatch.setattr(check_eval, "set_result", slow_set_result)
+    monkeypatch.setattr(check_eval, "judge_rows", lambda frame, checks, **_k: {})
+    context = SimpleNamespace(setJobGroup=lambda *a, **k: None, cancelJobGroup=cancelled.append)
+    spark = SimpleNamespace(sparkContext=context)
+    kinds = SimpleNamespace(row_check=False, set_check=True)
+    checks = [SimpleNamespace(name="first", kind=kinds), SimpleNamespace(name="second", kind=kinds)]
+    background = input_checks.InputChecks(spark, "r1", checks, frame=None)
+    assert background.thread.daemon
+    assert started.wait(5)
+    background.cancel()
+    release.set()
+    with pytest.raises(CancelledError):
+        background.result()
+    assert cancelled == ["ledgerflow-r1-input-checks"] and judged == ["first"]

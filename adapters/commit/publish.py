@@ -111,11 +111,11 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
     run_id = record["run_id"]
     local = [p for p in pending if destinations[p.statement.operation.seq].local]
     elsewhere = [p for p in pending if not destinations[p.statement.operation.seq].local]
-    _check_tables(elsewhere, destinations, period)
     staged: list = []
     written: list[WrittenOutput] = []
     quarantined: list[tuple[Any, OutputDestination]] = []
     try:
+        _check_tables(elsewhere, destinations, period)
         for out in elsewhere if checks is not None else []:  # materialised already: judged before any write
             quarantined += checks.prepare(out)
             checks.written(out, None)

@@ -21,7 +21,6 @@ run stages, before its commit point.
 """
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable, Optional
 
 from ...compiler import parameters
@@ -35,6 +34,7 @@ from ..commit.destinations import OutputDestination
 from ..commit.partitions import PARTITION, check_partition
 from . import check_eval, observations
 from .context import RunContext
+from .input_checks import InputChecks
 
 Echo = Callable[[str], None]
 CHECK_COLUMN, RUN_COLUMN = "_check", "_run_id"  # the columns a quarantined row gains
@@ -69,16 +69,9 @@ class RunChecks:
         self.checks: list[CheckPlan] = list(plan.checks) if plan is not None else []
         self.results: dict[str, dict] = {}
         self._observed: dict[int, tuple[object, list]] = {}  # output seq -> (Observation, [(check, prefix)])
-        self._pool: Optional[ThreadPoolExecutor] = None
-        self._on_input: Optional[Future] = None  # the input's checks, judged while the outputs are written
         on_input = [c for c in self.checks if c.on_input]
-        if on_input:
-            # the input's rows are loaded already and its checks need no output: judged now, in a thread of
-            # their own, their Spark jobs queued beside the writes' (the driver's planning and scheduling of
-            # them overlaps the writes' tasks instead of following them); evaluate() waits for them
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledgerflow-input-checks")
-            self._on_input = self._pool.submit(_judge_input, spark, ctx.run_id, on_input, self._input_rows())
-            self._pool.shutdown(wait=False)
+        # judged now, beside the writes (run/input_checks.py); evaluate() waits for them
+        self._on_input = InputChecks(spark, ctx.run_id, on_input, self._input_rows()) if on_input else None
 
     def _on(self, seq: int) -> list[CheckPlan]:
         return [c for c in self.checks if c.on == seq and c.kind != CheckKind.RECONCILE]
@@ -167,8 +160,7 @@ class RunChecks:
                                f"{'; '.join(t for t in (judged, unknown) if t)}.", results)
 
     def cancel(self) -> None:
-        """The run failed before its checks were judged: the input's checks stop (their Spark jobs are cancelled
-        by the run's cancellation, or finish reading and are dropped)."""
+        """The run failed before its checks were judged: the input's checks stop, their Spark jobs cancelled."""
         if self._on_input is not None:
             self._on_input.cancel()
 
@@ -179,15 +171,6 @@ class RunChecks:
         query = input_rows_query(first.sql)
         args = parameters.values(self.ctx.period, self.ctx.started_at)
         return self.spark.sql(query, args=parameters.arguments(query, args))
-
-
-def _judge_input(spark, run_id: str, checks: list[CheckPlan], frame) -> dict[str, dict]:
-    """The input's checks over ``frame``, in a thread of their own: their Spark jobs carry a job group of
-    their own (classic Spark), so the run's timings do not count them as the writes'."""
-    if not type(spark).__module__.startswith("pyspark.sql.connect"):
-        spark.sparkContext.setJobGroup(f"ledgerflow-{run_id}-input-checks", "the input's checks",
-                                       interruptOnCancel=True)
-    return check_eval.judge_frame(spark, checks, frame)
 
 
 def unjudged(check: CheckPlan, reason: str) -> dict:
