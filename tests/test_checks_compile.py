@@ -230,8 +230,9 @@ def test_a_set_check_is_one_aggregation_and_many_violations_are_totalled(spark, 
     spark.sparkContext.setJobGroup(group, "set check")
     try:
         result = check_eval.set_result(spark, check, frame)
-    finally:
-        spark.sparkContext.setJobGroup("", "")
+    finally:  # the session is shared: leave the thread's properties as they were (unset)
+        for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+            spark.sparkContext.setLocalProperty(key, None)
     # adaptive execution runs the aggregation's shuffle as a job of its own: two jobs, the aggregation's two
     # stages (the code before: a range-partitioned sort of every violating group, a checkpoint, a collect: 4+)
     assert len(tracker.getJobIdsForGroup(group)) <= 2
