@@ -17,7 +17,8 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from ...compiler.checks.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, grouped_query,
-                                       input_value, metric_name, output_metrics, stage_metrics)
+                                       input_value, metric_name, observed_output_metrics, output_metrics,
+                                       stage_metrics)
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from . import observations
 from .check_eval import SAMPLE
@@ -55,8 +56,7 @@ class BridgeObserver:
         """Output ``seq``'s frame carrying the observation of its measures (an output without a selector
         carries none: its value is told by its stage's observation)."""
         self.frames[seq] = df
-        o = self.plan.output(seq)
-        metrics = output_metrics(self.plan, seq) if o is not None and o.selector else []
+        metrics = observed_output_metrics(self.plan, seq)
         if not metrics:
             return df
         from pyspark.sql import Observation

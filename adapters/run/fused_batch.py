@@ -47,13 +47,8 @@ def run_by_project(runner, graph: WorkspaceGraph, names: list[str], periods: lis
                                batch_id, fail_fast, total, state)
             else:
                 for p in periods:
-                    state["k"] += 1
-                    out = outcomes[(name, p.identifier)]
-                    step = f"[{state['k']}/{total}] {p.identifier} {name}"
-                    with _progress(runner, p.identifier):
-                        state["stopped"] = _run_one(runner, graph, names, step, out, p, allow_draft,
-                                                    blocked[p.identifier], registered[p.identifier], echo, batch_id)
-                    state["failed"] = out.status == "failed"
+                    _one_period(runner, graph, names, name, p, outcomes, blocked, registered, allow_draft, echo,
+                                batch_id, total, state)
                     if state["stopped"] is not None or (fail_fast and state["failed"]):
                         break
             if state["stopped"] is not None:
@@ -66,6 +61,19 @@ def run_by_project(runner, graph: WorkspaceGraph, names: list[str], periods: lis
         state["stopped"] = "Ctrl-C between two projects"
     ordered = [outcomes[(n, p.identifier)] for p in periods for n in names]
     return conclude(ordered, periods, state["stopped"], why_skipped, batch_id, echo)
+
+
+def _one_period(runner, graph: WorkspaceGraph, names: list[str], name: str, p: Period, outcomes: dict,
+                blocked: dict, registered: dict, allow_draft: bool, echo: Echo, batch_id: Optional[str], total: int,
+                state: dict) -> None:
+    """Project ``name`` for period ``p`` on its own, as period by period: its outcome, and ``state`` (the
+    step counter, whether Ctrl-C stopped the invocation, whether it failed) updated."""
+    state["k"] += 1
+    out = outcomes[(name, p.identifier)]
+    with _progress(runner, p.identifier):
+        state["stopped"] = _run_one(runner, graph, names, f"[{state['k']}/{total}] {p.identifier} {name}", out, p,
+                                    allow_draft, blocked[p.identifier], registered[p.identifier], echo, batch_id)
+    state["failed"] = out.status == "failed"
 
 
 def _fused_project(runner, graph: WorkspaceGraph, names: list[str], name: str, periods: list[Period],
@@ -84,13 +92,8 @@ def _fused_project(runner, graph: WorkspaceGraph, names: list[str], name: str, p
         else:
             todo.append(p)
     if len(todo) == 1:
-        state["k"] += 1
-        out = outcomes[(name, todo[0].identifier)]
-        with _progress(runner, todo[0].identifier):
-            state["stopped"] = _run_one(runner, graph, names, f"[{state['k']}/{total}] {todo[0].identifier} {name}",
-                                        out, todo[0], allow_draft, blocked[todo[0].identifier],
-                                        registered[todo[0].identifier], echo, batch_id)
-        state["failed"] = out.status == "failed"
+        _one_period(runner, graph, names, name, todo[0], outcomes, blocked, registered, allow_draft, echo, batch_id,
+                    total, state)
     if len(todo) < 2:
         return
     echo(f"\n{name}: {len(todo)} periods fused ({_span(todo)})")

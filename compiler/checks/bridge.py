@@ -254,6 +254,13 @@ def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
     return [] if o is None else [(m.name, pretty(_aggregate(m, ALL))) for m in o.measures]
 
 
+def observed_output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
+    """:func:`output_metrics` of an output observed on its own rows: one with a selector (one without
+    writes the stage's rows at the end, told by :func:`stage_metrics`); none otherwise."""
+    o = bridge.output(seq)
+    return output_metrics(bridge, seq) if o is not None and o.selector else []
+
+
 def grouped_query(bridge: BridgePlan, seq: int, by: tuple[str, ...], view: str, stage: bool) -> str:
     """Output ``seq``'s measures per group ``by`` over ``view``: with ``stage`` the working rows at the end of
     the stage it reads, one column ``<what>|<measure>`` per figure (see :func:`stage_metrics`); else the output's own rows, one
