@@ -81,6 +81,9 @@ def validate_cmd(inv: Invocation, projects):
 
 @main.command("run")
 @click.argument("project", required=False)
+@click.option("--stale", is_flag=True, default=False,
+              help="Run only the stale open project-periods of --period (`ledgerflow status`), upstream first; "
+                   "with PROJECT or --select: only among those.")
 @click.option("--select", "select", multiple=True,
               help="Run the selected projects in dependency order: NAME, +NAME, NAME+, dataset:NAME+ ... "
                    "(several separated by spaces: the union).")
@@ -100,19 +103,23 @@ def validate_cmd(inv: Invocation, projects):
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
 @command
-def run_cmd(inv: Invocation, project, select, run_all, period, mode, fail_fast, master, remote, conf, allow_draft,
-            wait):
+def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail_fast, master, remote, conf,
+            allow_draft, wait):
     """Resolve, execute on Spark, write the outputs and record the run (of PROJECT, or of the projects
     --select or --all name, in dependency order in one SparkSession), for one period or several: every run
     of the invocation records one batch id (`ledgerflow retry BATCH_ID`)."""
-    if sum([bool(project), bool(select), run_all]) != 1:
-        raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
+    chosen = sum([bool(project), bool(select), run_all])
+    if chosen > 1 or (chosen == 0 and not stale):
+        raise click.UsageError("give exactly one of PROJECT, --select SEL or --all (--stale: at most one)")
     from ..compiler.periods import PeriodError, parse_periods
     root = inv.root
     try:
         periods = parse_periods(period)  # the one parse: each Period travels to its runs, parameters and writers
     except PeriodError as err:
         raise click.BadParameter(str(err), param_hint="--period")
+    if project and len(periods) == 1 and not stale:  # a closed project-period: refused before Spark starts
+        from .periods.command import refuse_closed
+        refuse_closed(inv, project, periods[0])
     factory, label = inv.session_factory(master, remote, conf)
     factory = started_early(factory)  # the JVM starts while the project is compiled and resolved
     from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
@@ -120,6 +127,10 @@ def run_cmd(inv: Invocation, project, select, run_all, period, mode, fail_fast, 
     from .run.interrupts import outside_a_run
     with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
         from .run.batch import run_batch, start_batch
+        if stale:
+            from .run.stale_run import run_stale
+            run_stale(runner, root, periods, " ".join(select) or None, project, allow_draft, click.echo, fail_fast)
+            return
         if project and len(periods) == 1:  # one run, as it always was, in a batch of its own
             batch_id = start_batch(runner.store, [inv.project(project).name], periods, allow_draft)
             runner.run(project, periods[0], allow_draft, workspace=inv.workspace, batch_id=batch_id)
@@ -305,9 +316,16 @@ def lineage_cmd(inv: Invocation, target, output, fmt):
               help="text (terminal), markdown (a pull-request comment) or json (docs/diff.md).")
 @click.option("--fail-on", type=click.Choice(["breaking", "any"]), default=None,
               help="Exit 4 when a breaking change (or any non-no_op change) is found.")
+@click.option("--data", is_flag=True, default=False,
+              help="Compare the rows the changed projects' outputs compute for --period: both sides run on the same "
+                   "inputs in one Spark session, nothing written; exit 4 when a row differs.")
+@click.option("--period", default=None, help="With --data: the period both sides run for.")
+@click.option("--by", "by", multiple=True, help="With --data: total the decimal changes per value of this output "
+                                                "column too (repeatable).")
 @command
-def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on):
-    """Compare the compiled pipelines of two git revisions (default HEAD and the working tree) or folders."""
+def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, by):
+    """Compare the compiled pipelines of two git revisions (default HEAD and the working tree) or folders;
+    with --data, the rows their outputs compute."""
     from ..compiler.workspace import WorkspaceNotFound
     from .diff.command import run_diff
     try:
@@ -316,9 +334,18 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on):
         if base is None or head is None:
             raise
         root = None  # two workspace folders need no current workspace
+    if data or period or by:
+        from .diff.data_cli import data_diff_command
+        sys.exit(data_diff_command(inv, root, base, head, projects, fmt, fail_on, data, period, by))
     code = run_diff(root, base, head, projects, fmt, fail_on, click.echo,
                     extra_datasets=inv._registered() if root else None)
     sys.exit(code)
+
+
+from .periods.cli import periods_group, status_cmd  # noqa: E402  (light: click and the invocation only)
+
+main.add_command(periods_group)
+main.add_command(status_cmd)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,142 @@
+"""``ledgerflow diff --data --period P [BASE [HEAD]] [--by COL]...``: how the numbers move.
+
+The sides are opened, loaded and compared as the compiled diff does (:mod:`.command`); the projects whose
+compiled SQL differs are compiled, their inputs resolved once for both sides (:mod:`.data_sides`), every
+user error raised before Spark starts; then, in one Spark session, each side's output frames are computed
+as a run computes them (:func:`..run.compute.compute`, stopped before any write) and compared
+(:func:`.data_diff.data_diff`). Nothing is written: no staging folder, no run record, no version.
+
+Exit codes: 0 nothing differs; 1 a side does not compile, reads a dataset the other lacks, ``--by`` names a
+column an output lacks, or an input cannot be resolved; 3 Spark failed; 4 a difference was found.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ...compiler.compile import gc_paused
+from ...compiler.diff import SideError, compare, projects_to_compile, select_projects
+from ...compiler.diff.result import Category, Status
+from ...compiler.errors import ExecutionError, LedgerflowError
+from ...compiler.periods import Period
+from ..commit.publish import PendingOutput
+from ..run.compute import compute, spark_error_message
+from ..run.metrics import RunMetrics
+from . import data_sides as sides
+from .command import EXIT_FOUND, _load, _summarise_both
+from .data_diff import data_diff
+from .data_formats import render_data
+from .data_result import ProjectDataDiff, WorkspaceDataDiff
+from .gitsource import open_side
+
+
+class _Deferred:
+    """An output destination as :func:`..run.compute.compute` reads it: ``local`` makes compute hand the
+    output's frame back uncomputed (a run's staged write would compute it; here the comparison does)."""
+
+    local = True
+
+
+def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str],
+                   projects: tuple, period: Period, store, registered=None):
+    """Everything before Spark: (the report to fill, the project pairs to run, the open sides to close).
+    Raises :class:`SideError` (a side does not compile) or :class:`.data_sides.DataInputError`."""
+    registered = list(registered() if callable(registered) else registered or [])
+    base_side = open_side("base", base_spec if base_spec is not None else "HEAD", workspace_root)
+    opened = [base_side]
+    try:
+        head_side = open_side("head", head_spec, workspace_root)
+        opened.append(head_side)
+        with gc_paused():
+            base, head = _load(base_side, registered), _load(head_side, registered)
+            names = select_projects(base, head, projects)
+            todo = projects_to_compile(base, head, names)
+            (base_summaries, base_errors), (head_summaries, head_errors) = _summarise_both(base, head, todo)
+        if base_errors:
+            raise SideError("base", base_side.label, "\n".join(base_errors))
+        if head_errors:
+            raise SideError("head", head_side.label, "\n".join(head_errors))
+        compiled_diff = compare(base, head, base_side.label, head_side.label, names, base_summaries, head_summaries)
+        report = WorkspaceDataDiff(base_side.label, head_side.label, period.identifier, [])
+        root = sides.data_root_of(workspace_root, head_side.root)
+        base, head = sides.data_workspace(base, root), sides.data_workspace(head, root)
+        labels = {"base": base_side.label, "head": head_side.label}
+        compiled = []
+        for p in compiled_diff.projects:
+            if p.status in (Status.ADDED, Status.REMOVED):
+                side = "HEAD" if p.status == Status.ADDED else "BASE"
+                report.projects.append(ProjectDataDiff(p.name, p.status.value, note=f"only on the {side} side: not run"))
+            elif p.status == Status.UNCHANGED or p.category == Category.NO_OP:
+                report.projects.append(ProjectDataDiff(p.name, "unchanged",
+                                                       note="same compiled SQL on the same inputs: not run"))
+            else:
+                compiled.append((p.name, sides.compile_side(base, p.name, "base", labels["base"]),
+                                 sides.compile_side(head, p.name, "head", labels["head"])))
+        sides.check_same_datasets(compiled, base, head, labels)
+        started = sides.started_now()
+        pairs = []
+        for name, b, h in compiled:
+            pairs.append(sides.ProjectPair(name, sides.side_context(base, b, period, started, "base", labels["base"]),
+                                           sides.side_context(head, h, period, started, "head", labels["head"])))
+        sides.resolve_shared([s for pair in pairs for s in (pair.base, pair.head)], head, store, period)
+        return report, pairs, opened
+    except BaseException:
+        for side in opened:
+            side.close()
+        raise
+
+
+def output_frames(spark, side: sides.SideProject) -> tuple[dict, dict]:
+    """(output name -> frame, output name -> seq) of one side, computed up to the write and no further."""
+    ctx = side.ctx
+    deferred = {st.operation.seq: _Deferred() for st in ctx.compiled.outputs}
+    try:
+        pending: list[PendingOutput] = compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None,
+                                               deferred)
+    except LedgerflowError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors: the diff failed on Spark
+        raise _spark_failure(exc, side) from exc
+    frames = {p.statement.operation.name: p.frame for p in pending}
+    return frames, {p.statement.operation.name: p.statement.operation.seq for p in pending}
+
+
+def _spark_failure(exc: Exception, side: sides.SideProject) -> ExecutionError:
+    return ExecutionError(f"diff --data: project '{side.ctx.project.name}' on the {side.role} side ({side.label}) "
+                          f"failed on Spark for period {side.ctx.period.identifier}: "
+                          f"{spark_error_message(exc, side.ctx)}")
+
+
+def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.ProjectPair], by: tuple) -> WorkspaceDataDiff:
+    """Run each pair's two sides in ``spark`` and compare their outputs into ``report``."""
+    for pair in pairs:
+        head_frames, head_seqs = output_frames(spark, pair.head)
+        # the base side's views replace the head side's under the same names; the head frames keep the plans
+        # they were analysed with (a classic session analyses a frame when it is made)
+        base_frames, base_seqs = output_frames(spark, pair.base)
+        try:
+            result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs})
+        except LedgerflowError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise _spark_failure(exc, pair.head) from exc
+        report.projects.append(ProjectDataDiff(pair.name, "compared", result))
+    order = {p.name: i for i, p in enumerate(report.projects)}
+    report.projects.sort(key=lambda p: (p.status != "compared", order[p.name]))
+    return report
+
+
+def run_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str], projects: tuple,
+                  period: Period, by: tuple, fmt: str, echo: Callable[[str], None], session: Callable[[], object],
+                  store, registered=None) -> int:
+    """Print the data diff with ``echo``; returns the exit code (4 when a difference was found).
+    ``session``: the SparkSession factory, called only when a project is to be run."""
+    report, pairs, opened = plan_data_diff(workspace_root, base_spec, head_spec, projects, period, store, registered)
+    try:
+        report.by = list(by)
+        if pairs:
+            compute_data_diff(session(), report, pairs, by)
+    finally:
+        for side in opened:
+            side.close()
+    echo(render_data(report, fmt))
+    return EXIT_FOUND if report.found else 0

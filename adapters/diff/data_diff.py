@@ -1,0 +1,172 @@
+"""Compare two sides' output DataFrames row by row: :func:`data_diff`, independent of the command line
+(``diff --data`` calls it on two computed sides; ``restate`` on the published rows and the new ones).
+
+Rows are matched by ``_row_id`` (a full outer join); a matched row is ``changed`` when a compared column
+differs, NULL-safe (``<=>``). Per output two Spark jobs: one aggregation over the join giving the row
+counts, the changed rows per column and the sums of the decimal columns, per ``--by`` group and overall
+(grouping sets: the overall row and the groups come out of the same pass; only groups with a difference
+are brought back), and one small query for up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Mapping, Sequence
+
+from ...compiler.errors import LedgerflowError
+from .data_result import (IGNORED_COLUMNS, KEY, MAX_GROUPS, SAMPLE_ROWS, ColumnCount, DataDiff, DecimalTotal,
+                          GroupChange, OutputDataDiff, SampleRow)
+
+
+class ByColumnError(LedgerflowError):
+    """``--by`` names a column an output lacks, or an output lacks ``_row_id`` (exit 1, nothing computed)."""
+
+    exit_code = 1
+
+
+def _is_decimal(data_type) -> bool:
+    return type(data_type).__name__ == "DecimalType"
+
+
+def _types(frame) -> dict:
+    return {f.name: f.dataType for f in frame.schema.fields}
+
+
+def check_by(name: str, base, head, by: Sequence[str]) -> None:
+    """Refuse ``by`` columns that output ``name`` lacks on a side, and an output without ``_row_id``."""
+    for role, frame in (("base", base), ("head", head)):
+        if frame is None:
+            continue
+        columns = [f.name for f in frame.schema.fields]
+        if KEY not in columns:
+            raise ByColumnError(f"diff --data: output '{name}' on the {role} side has no {KEY} column, so its rows "
+                                "cannot be matched; an output's columns must include it to be compared.")
+        missing = [c for c in by if c not in columns]
+        if missing:
+            raise ByColumnError(
+                f"diff --data: --by {', '.join(missing)}: output '{name}' has no such column on the {role} side "
+                f"(its columns: {', '.join(c for c in columns if not c.startswith('_'))}). Group by columns every "
+                "compared output has, or choose the outputs with --project.")
+
+
+def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, object], by: Sequence[str] = (),
+              seqs: Mapping[str, int] = None) -> DataDiff:
+    """Compare each output of ``head_frames`` with the output of the same name in ``base_frames`` (name ->
+    pyspark DataFrame); an output on one side only is ``added`` or ``removed`` with its row count. ``by``:
+    columns to total the decimal changes by (every output must have them: :class:`ByColumnError`).
+    ``seqs``: output name -> its operation seq, reported."""
+    seqs = seqs or {}
+    names = list(head_frames) + [n for n in base_frames if n not in head_frames]
+    for name in names:
+        check_by(name, base_frames.get(name), head_frames.get(name), by)
+    outputs = []
+    for name in names:
+        base, head = base_frames.get(name), head_frames.get(name)
+        if base is None or head is None:
+            rows = (head if base is None else base).count()
+            outputs.append(OutputDataDiff(name, "added" if base is None else "removed", seqs.get(name),
+                                          base_rows=0 if base is None else rows, head_rows=rows if base is None else 0,
+                                          added=rows if base is None else 0, removed=rows if head is None else 0))
+        else:
+            outputs.append(compare_output(name, base, head, by, seqs.get(name)))
+    return DataDiff(outputs)
+
+
+def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = None) -> OutputDataDiff:
+    """One output's :class:`OutputDataDiff` (two Spark jobs: the aggregation, the sample rows)."""
+    from pyspark.sql import functions as F
+
+    btypes, htypes = _types(base), _types(head)
+    compared = [c for c in htypes if c in btypes and c != KEY and c not in IGNORED_COLUMNS]
+    decimals = [c for c in compared if _is_decimal(htypes[c]) and _is_decimal(btypes[c])]
+    out = OutputDataDiff(name, seq=seq, by=list(by),
+                         columns_added=[c for c in htypes if c not in btypes and c not in IGNORED_COLUMNS],
+                         columns_removed=[c for c in btypes if c not in htypes and c not in IGNORED_COLUMNS])
+    # positional aliases: a column's name may hold any character, and the two sides' names meet in one row
+    wanted = [KEY, *compared, *[c for c in by if c not in compared]]
+    alias = {c: i for i, c in enumerate(wanted)}
+    b = base.select(*[F.col(_quoted(c)).alias(f"b{alias[c]}") for c in wanted])
+    h = head.select(*[F.col(_quoted(c)).alias(f"h{alias[c]}") for c in wanted])
+    joined = b.join(h, F.col("b0") == F.col("h0"), "full_outer")
+    bk, hk = F.col("b0"), F.col("h0")
+    both = bk.isNotNull() & hk.isNotNull()
+    differs = {c: both & ~F.col(f"b{alias[c]}").eqNullSafe(F.col(f"h{alias[c]}")) for c in compared}
+    any_differs = F.lit(False)
+    for cond in differs.values():
+        any_differs = any_differs | cond
+    status = (F.when(hk.isNull(), F.lit("removed")).when(bk.isNull(), F.lit("added"))
+              .when(any_differs, F.lit("changed")).otherwise(F.lit("same")))
+    keys = [F.when(hk.isNotNull(), F.col(f"h{alias[c]}")).otherwise(F.col(f"b{alias[c]}")).alias(f"g{k}")
+            for k, c in enumerate(by)]
+    marked = joined.select("*", status.alias("st"), *keys,
+                           *[F.when(cond, 1).otherwise(0).alias(f"d{alias[c]}") for c, cond in differs.items()])
+    _aggregate(out, marked, compared, decimals, by, alias)
+    if out.rows_differing:
+        _samples(out, marked, compared, alias)
+    return out
+
+
+def _quoted(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"
+
+
+def _aggregate(out: OutputDataDiff, marked, compared: list[str], decimals: list[str], by: Sequence[str],
+               alias: dict) -> None:
+    """The one aggregation job: counts, changed rows per column, decimal sums; overall and per group."""
+    from pyspark.sql import functions as F
+
+    def count(state: str):
+        return F.sum(F.when(F.col("st") == state, 1).otherwise(0)).alias(f"n_{state}")
+
+    measures = [count("added"), count("removed"), count("changed"), count("same"),
+                *[F.sum(F.col(f"d{alias[c]}")).alias(f"c{alias[c]}") for c in compared],
+                *[F.sum(F.col(f"b{alias[c]}")).alias(f"sb{alias[c]}") for c in decimals],
+                *[F.sum(F.col(f"h{alias[c]}")).alias(f"sh{alias[c]}") for c in decimals]]
+    if not by:
+        rows = marked.agg(*measures).collect()
+        overall, groups = rows[0], []
+    else:
+        group_cols = [f"g{k}" for k in range(len(by))]
+        agg = marked.groupingSets([group_cols, []], *group_cols).agg(F.grouping_id().alias("gid"), *measures)
+        differing = F.col("n_added") + F.col("n_removed") + F.col("n_changed") > 0
+        first = decimals[0] if decimals else None
+        size = (F.abs(F.coalesce(F.col(f"sh{alias[first]}"), F.lit(0)) - F.coalesce(F.col(f"sb{alias[first]}"), F.lit(0)))
+                if first else F.lit(0))
+        kept = (agg.where((F.col("gid") != 0) | differing)
+                .orderBy(F.col("gid").desc(), size.desc(), (F.col("n_added") + F.col("n_removed") + F.col("n_changed"))
+                         .desc(), *[F.col(g).asc_nulls_first() for g in group_cols])
+                .limit(MAX_GROUPS + 2).collect())
+        overall = kept[0]
+        groups = kept[1:]
+        if len(groups) > MAX_GROUPS:  # how many were left out: only then is a count needed
+            total = agg.where((F.col("gid") == 0) & differing).count()
+            out.groups_left_out = total - MAX_GROUPS
+            groups = groups[:MAX_GROUPS]
+        out.groups = [GroupChange({c: g[f"g{k}"] for k, c in enumerate(by)}, g["n_added"] or 0, g["n_removed"] or 0,
+                                  g["n_changed"] or 0, {c: _dec(g[f"sh{alias[c]}"]) - _dec(g[f"sb{alias[c]}"])
+                                                        for c in decimals}) for g in groups]
+    out.added, out.removed, out.changed = (overall["n_added"] or 0), (overall["n_removed"] or 0), (overall["n_changed"] or 0)
+    same = overall["n_same"] or 0
+    out.base_rows = same + out.changed + out.removed
+    out.head_rows = same + out.changed + out.added
+    out.columns = [ColumnCount(c, overall[f"c{alias[c]}"] or 0) for c in compared]
+    out.totals = [DecimalTotal(c, _dec(overall[f"sb{alias[c]}"]), _dec(overall[f"sh{alias[c]}"])) for c in decimals]
+
+
+def _dec(value) -> Decimal:
+    return value if value is not None else Decimal(0)
+
+
+def _samples(out: OutputDataDiff, marked, compared: list[str], alias: dict) -> None:
+    """Up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order (one small query)."""
+    from pyspark.sql import functions as F
+
+    rows = (marked.where(F.col("st") != "same").orderBy(F.coalesce(F.col("h0"), F.col("b0")))
+            .limit(SAMPLE_ROWS).collect())
+    for r in rows:
+        state = r["st"]
+        if state == "changed":
+            shown = [c for c in compared if r[f"d{alias[c]}"]]
+        else:
+            shown = compared
+        values = {c: (r[f"b{alias[c]}"], r[f"h{alias[c]}"]) for c in shown}
+        out.samples.append(SampleRow(r["h0"] if r["h0"] is not None else r["b0"], state, values))
