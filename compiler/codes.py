@@ -121,6 +121,12 @@ CODES: tuple[Code, ...] = (
     # runs (one writer per destination partition)
     Code("RUN-001", "a destination partition the run needs is being written by another live run (named with "
          "its process and host); `run --wait` waits for it", f"{GUARANTEES} (One writer per partition)"),
+    # closed periods (ledgerflow periods close | reopen)
+    Code("PERIOD-001", "a run of a closed project-period (who closed it, when, the note; `restate` changes it)",
+         f"{COMMANDS} (Closed periods)"),
+    Code("PERIOD-002", "closing a project-period that is already closed (who closed it and when)",
+         f"{COMMANDS} (Closed periods)"),
+    Code("PERIOD-003", "reopening a project-period that is not closed", f"{COMMANDS} (Closed periods)"),
     # the workspace graph (projects feeding projects)
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{COMMANDS} (Projects feeding projects)"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{COMMANDS} (Projects feeding projects)"),

@@ -100,6 +100,8 @@ def resolver_snapshot(compiled: CompiledProject, resolutions: dict[str, Resoluti
             else:
                 snap["append_datasets"].append({"operation_seq": seq, **entry})
     snap["resolutions"] = {v: r.to_json() for v, r in resolutions.items()}
+    # the views whose version the project pinned: a newer version of the others makes the run stale (status)
+    snap["pinned_views"] = sorted(v.view for v in compiled.inputs if v.pinned_version is not None)
     if fingerprints is not None:
         snap["input_fingerprints"] = fingerprints
     return snap

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
 from ...compiler.periods import Period, parse_period
+from .closed import closed_blocks
 from .context import new_run_id, utcnow
 from .many import ProjectOutcome, plan_selection, run_periods
 from .fused_batch import run_by_project
@@ -29,12 +30,16 @@ class NothingToRetry(LedgerflowError):
     """``ledgerflow retry`` of a batch whose project-periods all completed (exit 1)."""
 
 
-def start_batch(store, names: list[str], periods: list[Period], allow_draft: bool) -> str:
-    """A new batch id, with its plan saved in ``store`` (see the module docstring)."""
+def start_batch(store, names: list[str], periods: list[Period], allow_draft: bool,
+                pairs: Optional[list[tuple[str, str]]] = None) -> str:
+    """A new batch id, with its plan saved in ``store`` (see the module docstring); ``pairs``: only these
+    ``(project, period identifier)`` of ``names`` x ``periods`` are the batch's (``run --stale``)."""
     now = utcnow()
     batch_id = new_run_id(now)
-    store.save_batch(batch_id, now.isoformat(timespec="milliseconds"),
-                     {"projects": names, "periods": [p.identifier for p in periods], "allow_draft": allow_draft})
+    plan = {"projects": names, "periods": [p.identifier for p in periods], "allow_draft": allow_draft}
+    if pairs is not None:
+        plan["pairs"] = [list(pair) for pair in pairs]
+    store.save_batch(batch_id, now.isoformat(timespec="milliseconds"), plan)
     return batch_id
 
 
@@ -56,11 +61,13 @@ def run_batch(runner, root: str, periods: list[Period], select: Optional[str] = 
         if chosen == EACH and (len(periods) > 1 or mode != "auto"):
             echo(f"running period by period: {reason}")
     batch_id = start_batch(runner.store, names, periods, allow_draft)
+    closed = closed_blocks(runner.store, names, periods)  # listed `closed`, not run (run/closed.py)
     if all(chosen == EACH for chosen, _ in answers.values()):
-        return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast)
+        return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast, closed=closed)
     fused = [n for n, (chosen, _) in answers.items() if chosen == FUSED]
     echo(f"fused: {', '.join(fused)} ({answers[fused[0]][1]})")
-    return run_by_project(runner, graph, names, periods, answers, allow_draft, echo, batch_id, fail_fast)
+    return run_by_project(runner, graph, names, periods, answers, allow_draft, echo, batch_id, fail_fast,
+                          closed=closed)
 
 
 def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast: bool = False) -> list[ProjectOutcome]:
@@ -70,7 +77,8 @@ def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast
     batch_id, plan = batch["batch_id"], batch["plan"]
     runs = runner.store.batch_runs(batch_id)  # oldest first
     done = {(r["project"]["name"], r["period"]["identifier"]) for r in runs if r["status"] == "completed"}
-    planned = [(n, p) for p in plan["periods"] for n in plan["projects"]]
+    planned = ([tuple(pair) for pair in plan["pairs"]] if plan.get("pairs") is not None
+               else [(n, p) for p in plan["periods"] for n in plan["projects"]])
     todo = {key for key in planned if key not in done}
     if not todo:
         raise NothingToRetry(
@@ -93,4 +101,4 @@ def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast
                     "dataset": o["registered_dataset"], "version": o["registered_version"], "run_id": r["run_id"],
                     "project": r["project"]["name"]}
     return run_periods(runner, graph, names, periods, bool(plan.get("allow_draft")), echo, batch_id, fail_fast,
-                       todo=todo, upstream=upstream)
+                       todo=todo, upstream=upstream, closed=closed_blocks(runner.store, names, periods))

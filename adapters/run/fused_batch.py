@@ -28,12 +28,14 @@ Echo = Callable[[str], None]
 
 def run_by_project(runner, graph: WorkspaceGraph, names: list[str], periods: list[Period],
                    answers: dict[str, tuple[str, str]], allow_draft: bool = False, echo: Echo = print,
-                   batch_id: Optional[str] = None, fail_fast: bool = False) -> list[ProjectOutcome]:
+                   batch_id: Optional[str] = None, fail_fast: bool = False,
+                   closed: Optional[dict] = None) -> list[ProjectOutcome]:
     """Run ``names`` (in run order) over ``periods`` (ascending) project by project, each fused or period by
     period as ``answers`` (project -> :func:`.modes.choose_mode`'s answer) says (see the module docstring);
-    returns one outcome per project-period, period by period as :func:`.many.run_periods` lists them."""
+    returns one outcome per project-period, period by period as :func:`.many.run_periods` lists them.
+    ``closed``: as :func:`.many.run_periods` takes it (closed project-periods listed ``closed``, not fused)."""
     outcomes = {(n, p.identifier): ProjectOutcome(n, period=p.identifier) for p in periods for n in names}
-    blocked: dict[str, dict] = {p.identifier: {} for p in periods}
+    blocked: dict[str, dict] = {p.identifier: dict((closed or {}).get(p.identifier) or {}) for p in periods}
     registered: dict[str, dict] = {p.identifier: {} for p in periods}
     total = len(outcomes)
     echo(f"Running {total} project-periods, project by project: {len(names)} project{'s' if len(names) != 1 else ''} "

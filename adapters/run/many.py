@@ -40,6 +40,7 @@ from ...compiler.graph import PROJECT, WorkspaceGraph, node_id
 from ...compiler.periods import Period
 from ...compiler.selection import selected_projects
 from ...compiler.workspace import load_workspace
+from .closed import ClosedReason
 from .interrupts import RunInterrupted
 from ..open_store import open_store
 from ..store.runstore import RunStore
@@ -56,7 +57,7 @@ class ProjectOutcome:
     """What happened to one selected project."""
 
     project: str
-    status: str = "pending"  # completed | failed | skipped
+    status: str = "pending"  # completed | failed | skipped | closed (a closed project-period, not run)
     run_id: Optional[str] = None
     rows: Optional[int] = None
     seconds: Optional[float] = None
@@ -103,15 +104,18 @@ def run_many(runner, root: str, period: Period, select: Optional[str], allow_dra
 
 def run_periods(runner, graph: WorkspaceGraph, names: list[str], periods: list[Period], allow_draft: bool = False,
                 echo: Echo = print, batch_id: Optional[str] = None, fail_fast: bool = False,
-                todo: Optional[set] = None, upstream: Optional[dict] = None) -> list[ProjectOutcome]:
+                todo: Optional[set] = None, upstream: Optional[dict] = None,
+                closed: Optional[dict] = None) -> list[ProjectOutcome]:
     """Run the projects ``names`` (in run order) for each of ``periods`` (ascending), period by period (see the
     module docstring); returns one outcome per project-period, in run order. ``batch_id``: recorded by each
     run; ``todo``: only these ``(project, period identifier)`` run (``retry``); ``upstream``: period
-    identifier -> registered dataset -> the version this batch registered for it earlier (``retry``)."""
+    identifier -> registered dataset -> the version this batch registered for it earlier (``retry``);
+    ``closed``: period identifier -> project -> :class:`.closed.ClosedReason` (listed ``closed``, not run)."""
     single = len(periods) == 1
     pairs = [(p, n) for p in periods for n in names if todo is None or (n, p.identifier) in todo]
     outcomes = [ProjectOutcome(n, period=p.identifier) for p, n in pairs]
-    blocked: dict[str, dict] = {p.identifier: {} for p in periods}  # period -> project -> why it cannot run
+    # period -> project -> why it cannot run (closed ones first: a failed upstream does not make them skipped)
+    blocked: dict[str, dict] = {p.identifier: dict((closed or {}).get(p.identifier) or {}) for p in periods}
     registered = {p.identifier: dict((upstream or {}).get(p.identifier) or {}) for p in periods}
     running, when = list(dict.fromkeys(n for _, n in pairs)), list(dict.fromkeys(p for p, _ in pairs))
     plural = "s" if len(running) != 1 else ""
@@ -151,7 +155,7 @@ def conclude(outcomes: list[ProjectOutcome], periods: list[Period], stopped: Opt
     echo(summary(outcomes, periods[0].identifier) if single else period_summary(outcomes, periods))
     retry = f"`ledgerflow retry {batch_id}` re-runs the failed and skipped ones" if batch_id else ""
     if batch_id:
-        echo(f"Batch {batch_id}" + (f": {retry}" if any(o.status != "completed" for o in outcomes) else ""))
+        echo(f"Batch {batch_id}" + (f": {retry}" if any(o.status in ("failed", "skipped") for o in outcomes) else ""))
     unit = "project" if single else "project-period"
     if stopped is not None:
         done = sum(o.status == "completed" for o in outcomes)
@@ -194,8 +198,9 @@ def _run_one(runner, graph: WorkspaceGraph, names: list[str], step: str, out: Pr
     project = graph.workspace.find_project(name)
     echo(f"\n{step}")
     if name in blocked:
-        out.status, out.reason = "skipped", blocked[name]
-        echo(f"  skipped: {out.reason}")
+        out.status = "closed" if isinstance(blocked[name], ClosedReason) else "skipped"
+        out.reason = blocked[name]
+        echo(f"  {out.status}: {out.reason}")
         return None
     if project.status == "draft" and not allow_draft:
         out.status, out.reason = "skipped", "draft project (pass --allow-draft to run it)"
@@ -301,6 +306,7 @@ def _table(outcomes: list[ProjectOutcome], with_period: bool) -> list[str]:
                         "nothing published"
             detail = f"{detail}  {first}".strip() if o.status == "failed" else first
         lines.append(f"  {first_col(o.period)}{o.project:<{width}}  {o.status:<9}  {rows:>6}  {secs:>7}  {detail}")
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("completed", "failed", "skipped")}
-    lines.append(f"  {counts['completed']} completed, {counts['failed']} failed, {counts['skipped']} skipped")
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("completed", "failed", "skipped", "closed")}
+    lines.append(f"  {counts['completed']} completed, {counts['failed']} failed, {counts['skipped']} skipped"
+                 + (f", {counts['closed']} closed (not run: closed periods stand)" if counts["closed"] else ""))
     return lines

@@ -26,7 +26,9 @@ from ...compiler.errors import LedgerflowError, ResolutionError
 from ...compiler.model import ColumnDef, Dataset, DatasetVersion
 from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
 from .batch_table import BatchTable
+from .closure_table import ClosureTable
 from .lease_table import LeaseTable
+from .published import PublishedTable, run_inputs
 
 _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
@@ -36,10 +38,11 @@ class RunNotFound(LedgerflowError):
     """No run with the given id."""
 
 
-class RunStore(LeaseTable, BatchTable):
+class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
     """Access to one workspace's run records and registered datasets (and, from its bases, the file
-    :class:`.database.StateDatabase`, the leases :class:`.lease_table.LeaseTable` and the batches
-    :class:`.batch_table.BatchTable`). Making one opens nothing yet and recovers nothing: a command opens
+    :class:`.database.StateDatabase`, the leases :class:`.lease_table.LeaseTable`, the batches
+    :class:`.batch_table.BatchTable`, the closed periods :class:`.closure_table.ClosureTable` and the
+    published runs :class:`.published.PublishedTable`). Making one opens nothing yet and recovers nothing: a command opens
     the store with :func:`ledgerflow.adapters.open_store.open_store`, which checks the file and recovers
     interrupted runs first."""
 
@@ -58,7 +61,8 @@ class RunStore(LeaseTable, BatchTable):
                  created_at: str) -> None:
         """A run's commit point: in one transaction, its registered versions ``(name, version, columns)``
         are confirmed (created at ``created_at``) and its registry row becomes ``record`` (completed).
-        Raises, with nothing changed, when a reservation is missing (the caller rolls the run back).
+        Raises, with nothing changed, when a reservation is missing or the run's project-period is closed
+        (:class:`.closure_table.PeriodClosed`; the caller rolls the run back).
         The run's leases are released in the same transaction.
         ``run.json`` follows with :meth:`write_files`; until then the registry holds the newer record."""
         with closing(self._connect()) as conn, conn:
@@ -66,6 +70,8 @@ class RunStore(LeaseTable, BatchTable):
                 _confirm(conn, name, version, record["run_id"], columns, created_at)
             _upsert_run(conn, record)
             conn.execute("DELETE FROM leases WHERE run_id = ?", (record["run_id"],))
+            # after the first write: this transaction holds the write lock, so no close commits in between
+            self.refuse_closed(conn, record)
 
     def write_files(self, record: dict, sql_text: Optional[str] = None) -> str:
         """Write ``run.json`` (and the compiled SQL) into the run's folder; returns the folder."""
@@ -261,11 +267,12 @@ def _release(conn: sqlite3.Connection, run_id: str) -> None:
 
 
 def _upsert_run(conn: sqlite3.Connection, record: dict) -> None:
+    inputs = json.dumps(run_inputs(record), default=str) if record["status"] == "completed" else None
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
-                 "started_at, finished_at, error, record, batch_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (
+                 "started_at, finished_at, error, record, batch_id, inputs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", (
                      record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
                      record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), json.dumps(record, default=str), record.get("batch_id")))
+                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs))
 
 
 def locations_overlap(a: str, b: str) -> bool:

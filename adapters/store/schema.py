@@ -16,11 +16,18 @@ CREATE TABLE IF NOT EXISTS leases (
   resource TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER, host TEXT, taken_at TEXT);
 CREATE TABLE IF NOT EXISTS batches (
   batch_id TEXT PRIMARY KEY, created_at TEXT, plan TEXT);
+CREATE TABLE IF NOT EXISTS period_closures (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL, period TEXT NOT NULL, action TEXT NOT NULL,
+  by_name TEXT, at TEXT, note TEXT);
 """
 # columns added to registered_datasets after its first release: (name, declaration)
 ADDED_COLUMNS = (("status", "TEXT NOT NULL DEFAULT 'committed'"),  # rows written before reservations: committed
                  ("pid", "INTEGER"), ("host", "TEXT"))  # the process holding a pending reservation
-# every table's added columns; runs.batch_id (issue 30): NULL for runs recorded before batches
-ADDED = {"registered_datasets": ADDED_COLUMNS, "runs": (("batch_id", "TEXT"),)}
+# every table's added columns; runs.batch_id (issue 30): NULL for runs recorded before batches; runs.inputs
+# (issue 31, :mod:`.published`): what a stale check compares, NULL for runs recorded before (read from record)
+ADDED = {"registered_datasets": ADDED_COLUMNS, "runs": (("batch_id", "TEXT"), ("inputs", "TEXT"))}
 # made once the added columns are there (an index on an added column fails on an older file before)
-INDEXES = "CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);"
+INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);\n"
+           "CREATE INDEX IF NOT EXISTS runs_published ON runs (project_name, period, finished_at) "
+           "WHERE status = 'completed';\n"
+           "CREATE INDEX IF NOT EXISTS closures_by_period ON period_closures (project, period, seq);")

@@ -1,0 +1,94 @@
+"""``ledgerflow periods close | reopen | list`` (docs/commands.md "Closed periods"): the command-line side of
+the run store's closed project-periods (:mod:`..store.closure_table`)."""
+from __future__ import annotations
+
+import datetime
+import getpass
+import os
+from typing import Callable, Optional
+
+from ...compiler.periods import Period
+from ..store.closure_table import CLOSE, PeriodClosed, describe
+
+Echo = Callable[[str], None]
+
+
+def who(by: Optional[str]) -> str:
+    """Who closes or reopens: ``--by``, else ``$USER``, else the operating system's login name."""
+    if by and by.strip():
+        return by.strip()
+    user = os.environ.get("USER", "").strip()
+    if user:
+        return user
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name known (a container without a passwd entry)
+        return "unknown"
+
+
+def now() -> str:
+    """Now in UTC, to the second, as closes record it (``2026-02-03T10:15:00Z``)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def project_names(inv, refs: tuple) -> list[str]:
+    """The names of the projects ``refs`` names (each a name, id or path: an unknown one is the usual
+    one-paragraph error listing the projects), or every project of the workspace now when none is named."""
+    if refs:
+        return list(dict.fromkeys(inv.project(ref).name for ref in refs))
+    return sorted(p.name for p in inv.workspace.projects)
+
+
+def set_state(inv, action: str, periods: list[Period], refs: tuple, note: Optional[str], by: Optional[str],
+              echo: Echo) -> None:
+    """``periods close`` (``action`` close) or ``periods reopen``: every named project (default: every project
+    of the workspace now, each recorded on its own) for every one of ``periods``, in one transaction."""
+    names = project_names(inv, refs)
+    pairs = [(n, p.identifier) for p in periods for n in names]
+    person, at = who(by), now()
+    inv.store.set_closed(pairs, action, person, at, note)
+    verb = "Closed" if action == CLOSE else "Reopened"
+    span = ", ".join(p.identifier for p in periods)
+    echo(f"{verb} {len(pairs)} project-period{'s' if len(pairs) != 1 else ''} by {person} at {at}"
+         f"{f' (note: {note!r})' if note else ''}: period{'s' if len(periods) != 1 else ''} {span} of "
+         f"{len(names)} project{'s' if len(names) != 1 else ''} ({', '.join(names)})")
+    if action == CLOSE:
+        echo("A run of these project-periods is refused now; `ledgerflow restate PROJECT --period P --reason TEXT` "
+             "changes one on purpose.")
+
+
+def refuse_closed(inv, project_ref: str, period: Period) -> None:
+    """Raise :class:`.closure_table.PeriodClosed` (exit 1) when ``project_ref``'s ``period`` is closed: before
+    ``run PROJECT --period P`` starts Spark."""
+    found = inv.store.closed(inv.project(project_ref).name, period.identifier)
+    if found is not None:
+        raise PeriodClosed(found)
+
+
+def list_periods(inv, refs: tuple, periods: Optional[list[Period]], echo: Echo) -> None:
+    """``periods list``: per project and period that was ever closed or has a completed run, its state (open or
+    closed, by whom, when, the note), the run whose outputs are published (its last completed run) and
+    whether that run is stale (``status``)."""
+    from .stale import stale_report
+    names = project_names(inv, refs) if refs else None
+    wanted = None if periods is None else [p.identifier for p in periods]
+    store = inv.store
+    closures = store.closures(names, wanted)
+    published = {(r["project"], r["period"]): r for r in store.last_completed(wanted, names)}
+    report = stale_report(store, inv.workspace, wanted, names, published=list(published.values()))
+    stale = {(e.project, e.period) for e in report.entries}
+    keys = sorted(set(closures) | set(published), key=lambda k: (k[1], k[0]))
+    if not keys:
+        echo("no project-period closed or run yet" + (" (of those asked)" if refs or periods else ""))
+        return
+    pw = max(len("period"), *(len(k[1]) for k in keys))
+    nw = max(len("project"), *(len(k[0]) for k in keys))
+    echo(f"{'period':<{pw}}  {'project':<{nw}}  {'state':<6}  {'published run':<36}  {'stale':<5}  closed / reopened")
+    for key in keys:
+        closure, run = closures.get(key), published.get(key)
+        state = "closed" if closure and closure["action"] == CLOSE else "open"
+        stale_text = "-" if run is None else ("yes" if key in stale else "no")
+        echo(f"{key[1]:<{pw}}  {key[0]:<{nw}}  {state:<6}  {(run or {}).get('run_id') or '-':<36}  {stale_text:<5}  "
+             f"{describe(closure) if closure else '-'}")
+    if stale:
+        echo(f"{len(stale)} stale: `ledgerflow status` says why.")

@@ -1,0 +1,41 @@
+"""``ledgerflow run --stale --period P|RANGE [--select SEL | PROJECT]`` (docs/commands.md "Stale periods"): run
+the stale open project-periods (:mod:`..periods.stale`) of the selection, upstream first, as one batch.
+
+The batch runs period by period and within a period the projects in dependency order (:func:`.many.run_periods`),
+so a downstream project reads the version its upstream registered moments ago. Only the stale project-periods
+run (the batch's plan names them: ``retry`` re-runs only those); a stale closed one is listed ``closed``,
+not run (it needs ``restate``). Nothing stale: a line saying so, exit 0.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ...compiler.periods import Period
+from ..periods.stale import render_status, stale_report
+from .batch import start_batch
+from .closed import closed_blocks
+from .many import ProjectOutcome, plan_selection, run_periods
+
+Echo = Callable[[str], None]
+
+
+def run_stale(runner, root: str, periods: list[Period], select: Optional[str] = None, project: Optional[str] = None,
+              allow_draft: bool = False, echo: Echo = print, fail_fast: bool = False) -> list[ProjectOutcome]:
+    """Run the stale open project-periods of ``periods`` among the selected projects (every project when neither
+    ``select`` nor ``project`` is given); returns their outcomes (see the module docstring)."""
+    graph, names = plan_selection(root, select, project=project)
+    asked = ",".join(p.identifier for p in periods) if len(periods) <= 4 else \
+        f"{periods[0].identifier}..{periods[-1].identifier}"
+    report = stale_report(runner.store, graph.workspace, [p.identifier for p in periods], names, graph=graph)
+    for line in render_status(report, asked, hint=False):
+        echo(line)
+    pairs = {(e.project, e.period) for e in report.entries}
+    if not pairs:
+        return []
+    run_names = [n for n in names if any(n == name for name, _ in pairs)]
+    run_periods_ = [p for p in periods if any(p.identifier == period for _, period in pairs)]
+    ordered = [(n, p.identifier) for p in run_periods_ for n in run_names if (n, p.identifier) in pairs]
+    echo("")
+    batch_id = start_batch(runner.store, run_names, run_periods_, allow_draft, pairs=ordered)
+    return run_periods(runner, graph, run_names, run_periods_, allow_draft, echo, batch_id, fail_fast,
+                       todo=pairs, closed=closed_blocks(runner.store, run_names, run_periods_))

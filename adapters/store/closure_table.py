@@ -1,0 +1,135 @@
+"""The ``period_closures`` table of the run store: which project-periods are closed (``ledgerflow periods
+close | reopen | list``, docs/commands.md "Closed periods").
+
+Every close and reopen is a row of its own (who, when, the note), never updated or deleted: the table is
+the period's history, and a project-period's state is its newest row (``close``: closed; ``reopen`` or no
+row: open). A close or reopen of several project-periods is one ``BEGIN IMMEDIATE`` transaction that
+first reads their states: when one of them is already in the state asked for, nothing is written.
+
+A run of a closed project-period is refused before it starts (:class:`PeriodClosed`, by the command) and
+again at its commit point (:meth:`ClosureTable.refuse_closed`, in the transaction that records it
+completed), so that a close that lands while a run is under way still keeps the period's published
+outputs: that run is rolled back. A record carrying ``restatement`` (``ledgerflow restate``) is the one
+run of a closed period that commits.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from typing import Iterable, Optional
+
+from ...compiler.errors import LedgerflowError
+from .database import StateDatabase
+
+CLOSE, REOPEN = "close", "reopen"
+_STATE = ("SELECT project, period, action, by_name, at, note FROM period_closures WHERE seq IN "
+          "(SELECT MAX(seq) FROM period_closures GROUP BY project, period)")
+
+
+class PeriodClosed(LedgerflowError):
+    """A run of a closed project-period (exit 1): ``closure`` is the close that holds it."""
+
+    def __init__(self, closure: dict):
+        self.closure = closure
+        p, period = closure["project"], closure["period"]
+        super().__init__(
+            f"PERIOD-001 period {period} of project '{p}' is closed: {describe(closure)}. Its published outputs "
+            f"stand, so nothing was run or written. A restatement changes a closed period on purpose, with a "
+            f"reason and the data diff in its record: `ledgerflow restate {p} --period {period} --reason TEXT`; "
+            f"or reopen it first (`ledgerflow periods reopen {period} --project {p} --note TEXT`).")
+
+
+class PeriodStateError(LedgerflowError):
+    """A close of a closed project-period, or a reopen of an open one (exit 1; nothing written)."""
+
+
+def describe(closure: dict) -> str:
+    """Who closed (or reopened) a project-period, when, and the note: ``closed by alice at ... (note: ...)``."""
+    verb = "closed" if closure["action"] == CLOSE else "reopened"
+    note = f' (note: "{closure["note"]}")' if closure.get("note") else " (no note)"
+    return f"{verb} by {closure['by']} at {closure['at']}{note}"
+
+
+def _row(r: tuple) -> dict:
+    return dict(zip(("project", "period", "action", "by", "at", "note"), r))
+
+
+class ClosureTable(StateDatabase):
+    """The closes and reopens of project-periods."""
+
+    def closures(self, projects: Optional[Iterable[str]] = None,
+                 periods: Optional[Iterable[str]] = None) -> dict[tuple[str, str], dict]:
+        """(project, period identifier) -> its newest close or reopen ``{project, period, action, by, at,
+        note}``, for every project-period ever closed (only of ``projects`` / ``periods`` when given)."""
+        if not os.path.exists(self.db_path):
+            return {}
+        with closing(self._connect()) as conn:
+            rows = conn.execute(_STATE).fetchall()
+        want_p = None if projects is None else set(projects)
+        want_t = None if periods is None else set(periods)
+        return {(r[0], r[1]): _row(r) for r in rows
+                if (want_p is None or r[0] in want_p) and (want_t is None or r[1] in want_t)}
+
+    def closed(self, project: str, period: str) -> Optional[dict]:
+        """The close holding ``project``'s ``period`` (its identifier), or None when it is open."""
+        if not os.path.exists(self.db_path):
+            return None
+        with closing(self._connect()) as conn:
+            found = _newest(conn, project, period)
+        return found if found and found["action"] == CLOSE else None
+
+    def history(self, project: str, period: str) -> list[dict]:
+        """Every close and reopen of ``project``'s ``period``, oldest first."""
+        if not os.path.exists(self.db_path):
+            return []
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT project, period, action, by_name, at, note FROM period_closures "
+                                "WHERE project = ? AND period = ? ORDER BY seq", (project, period)).fetchall()
+        return [_row(r) for r in rows]
+
+    def set_closed(self, pairs: list[tuple[str, str]], action: str, by: str, at: str, note: Optional[str]) -> None:
+        """Close (``action`` :data:`CLOSE`) or reopen (:data:`REOPEN`) every ``(project, period)`` of ``pairs``
+        in one transaction, recording ``by``, ``at`` and ``note``; raises :class:`PeriodStateError`, nothing
+        written, when one of them is already closed (closing) or open (reopening), naming each such one."""
+        with self._immediate() as conn:
+            wrong = []
+            for project, period in pairs:
+                newest = _newest(conn, project, period)
+                is_closed = newest is not None and newest["action"] == CLOSE
+                if action == CLOSE and is_closed:
+                    wrong.append(f"{period} of '{project}' ({describe(newest)})")
+                elif action == REOPEN and not is_closed:
+                    wrong.append(f"{period} of '{project}' ({'never closed' if newest is None else describe(newest)})")
+            if wrong:
+                raise _state_error(action, wrong, len(pairs))
+            conn.executemany("INSERT INTO period_closures (project, period, action, by_name, at, note) "
+                             "VALUES (?,?,?,?,?,?)", [(p, t, action, by, at, note) for p, t in pairs])
+
+    @staticmethod
+    def refuse_closed(conn: sqlite3.Connection, record: dict) -> None:
+        """Inside the transaction recording ``record`` completed: raise :class:`PeriodClosed` when its
+        project-period is closed (the transaction rolls back), unless the record is a restatement."""
+        if record.get("restatement"):
+            return
+        found = _newest(conn, record["project"]["name"], record["period"]["identifier"])
+        if found is not None and found["action"] == CLOSE:
+            raise PeriodClosed(found)
+
+
+def _newest(conn: sqlite3.Connection, project: str, period: str) -> Optional[dict]:
+    row = conn.execute("SELECT project, period, action, by_name, at, note FROM period_closures WHERE project = ? "
+                       "AND period = ? ORDER BY seq DESC LIMIT 1", (project, period)).fetchone()
+    return _row(row) if row else None
+
+
+def _state_error(action: str, wrong: list[str], asked: int) -> PeriodStateError:
+    shown = "; ".join(wrong[:5]) + (f"; and {len(wrong) - 5} more" if len(wrong) > 5 else "")
+    if action == CLOSE:
+        return PeriodStateError(
+            f"PERIOD-002 already closed: {shown}. Nothing was closed (of {asked} project-period"
+            f"{'s' if asked != 1 else ''} asked). `ledgerflow periods list` shows each one's state; name only the "
+            "open ones with --project, or reopen one first with `ledgerflow periods reopen`.")
+    return PeriodStateError(
+        f"PERIOD-003 not closed: {shown}. Nothing was reopened (of {asked} project-period"
+        f"{'s' if asked != 1 else ''} asked). `ledgerflow periods list` shows which are closed.")

@@ -1,0 +1,86 @@
+"""What each project-period publishes, and what its run read: the facts ``ledgerflow status`` compares
+with the workspace as it is now (docs/commands.md "Stale periods").
+
+A project-period's published outputs are those of its **last completed run** (the newest
+``finished_at``: the last commit). :meth:`PublishedTable.last_completed` finds all of them in one query
+(the ``runs_published`` index), not one per project-period: ``status`` over 500 projects x 36 periods
+stays one pass over the run store.
+
+The facts a stale check needs are a small part of a run record (which also holds the project snapshot,
+the lineage and the bridge): :func:`run_inputs` extracts them — the project file's sha256, a sha256 of
+each dataset declaration read, the version each input read and whether it was pinned, and the input
+fingerprints without their content hashes — and the registry keeps them beside the record
+(``runs.inputs``), so ``status`` never parses whole records. A run recorded before that column existed
+has them computed from its record when read.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from contextlib import closing
+from typing import Any, Iterable, Optional
+
+from .database import StateDatabase
+
+_FINGERPRINT_KEYS = ("view", "dataset", "dataset_version", "location", "kind", "checked", "reason", "exists",
+                     "type", "file_count", "total_bytes", "listing_sha256")
+_LAST = ("WITH last AS (SELECT run_id, ROW_NUMBER() OVER (PARTITION BY project_name, period ORDER BY finished_at DESC, "
+         "run_id DESC) AS rn FROM runs WHERE status = 'completed'{where}) "
+         "SELECT r.project_name, r.period, r.run_id, r.finished_at, r.inputs, "
+         "CASE WHEN r.inputs IS NULL THEN r.record END FROM runs r JOIN last ON r.run_id = last.run_id AND last.rn = 1")
+
+
+def declaration_sha256(raw: Any) -> str:
+    """A digest of a parsed YAML declaration (a dataset's), independent of key order."""
+    return hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_inputs(record: dict) -> dict:
+    """The facts of ``record`` that tell whether its outputs are stale (see the module docstring):
+    ``{project_sha256, datasets: [{id, name, sha256}], reads: [{view, dataset, dataset_id, version,
+    registered, pinned}], fingerprints: [...]}``; ``pinned`` is None for a run recorded before runs said."""
+    snap = record.get("resolver_snapshot") or {}
+    pinned = snap.get("pinned_views")
+    reads = []
+    for view, res in sorted((snap.get("resolutions") or {}).items()):
+        reads.append({"view": view, "dataset": res.get("dataset_name"), "dataset_id": res.get("dataset_id"),
+                      "version": res.get("version"), "source": res.get("resolver_source"),
+                      "pinned": None if pinned is None else view in pinned})
+    datasets = [{"id": raw.get("id"), "name": raw.get("name"), "sha256": declaration_sha256(raw)}
+                for raw in record.get("datasets_snapshot") or [] if isinstance(raw, dict)]
+    prints = []
+    for fp in snap.get("input_fingerprints") or []:
+        entry = {k: fp[k] for k in _FINGERPRINT_KEYS if k in fp}
+        if fp.get("files") is not None:
+            entry["files"] = [{"path": f["path"], "size": f["size"], "mtime_ns": f["mtime_ns"]} for f in fp["files"]]
+        prints.append(entry)
+    return {"project_sha256": (record.get("project") or {}).get("sha256"), "datasets": datasets, "reads": reads,
+            "fingerprints": prints}
+
+
+class PublishedTable(StateDatabase):
+    """The last completed run of every project-period, with what it read."""
+
+    def last_completed(self, periods: Optional[Iterable[str]] = None,
+                       projects: Optional[Iterable[str]] = None) -> list[dict]:
+        """One ``{project, period, run_id, finished_at, inputs}`` per project-period that has a completed run
+        (of ``periods`` / ``projects`` when given), its last one; ``inputs`` as :func:`run_inputs` gives them."""
+        if not os.path.exists(self.db_path):
+            return []
+        where, args = "", []
+        for column, values in (("period", periods), ("project_name", projects)):
+            if values is not None:
+                values = list(values)
+                if not values:
+                    return []
+                where += f" AND {column} IN ({','.join('?' * len(values))})"
+                args += values
+        with closing(self._connect()) as conn:
+            rows = conn.execute(_LAST.format(where=where), args).fetchall()
+        out = []
+        for project, period, run_id, finished_at, inputs, record in rows:
+            facts = json.loads(inputs) if inputs is not None else run_inputs(json.loads(record))
+            out.append({"project": project, "period": period, "run_id": run_id, "finished_at": finished_at,
+                        "inputs": facts})
+        return sorted(out, key=lambda r: (r["period"], r["project"]))
