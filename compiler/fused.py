@@ -7,7 +7,8 @@ row the period it belongs to as three columns (:data:`PERIOD_COLUMNS`) instead:
 - every input view holds each row once per period whose filter it passes (a period dataset's row
   usually once, a snapshot's once per period, a bitemporal row once per period whose start it is
   valid on), read once for the range (:func:`location_query`: a pushed filter covering the range,
-  then a join to the periods, :func:`periods_query`, with each period's own filter);
+  then a join to the periods, :func:`periods_query`, with each period's own filter, in
+  :mod:`.fused_inputs`);
 - every ``:period_*`` marker becomes the period column of the row it is evaluated on, so every
   period filter, as-of filter and created ``_period`` is the row's period's;
 - every relation carries the period columns, a join matches the working row's period only
@@ -28,10 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence
 
-import sqlglot
 from sqlglot import exp
 
-from . import periods as period_filters
 from .compile import CompiledProject
 from .lower import AnyStep, OutputStep, Step, lower
 from .model import OperationKind
@@ -328,50 +327,3 @@ def periods_query(periods: Sequence[Period]) -> str:
     values = exp.Values(expressions=rows, alias=exp.TableAlias(
         this=exp.to_identifier("t"), columns=[exp.to_identifier(c, quoted=True) for c in PERIOD_COLUMNS.values()]))
     return pretty(exp.select(exp.Star()).from_(values))
-
-
-def _range_prefilter(temporal_mode: str, periods: Sequence[Period]) -> Optional[exp.Expression]:
-    """A condition on a row's own columns that holds for every row some period of ``periods`` reads (a
-    superset: the join to the periods assigns rows exactly), simple enough to push into the scan: per
-    period, the pushable first conjunct of its period filter, or its as-of filter, with literals."""
-    condition = period_filters.period_filter(temporal_mode)
-    if condition is None:
-        return None
-    # a period filter is (A) AND (B), A `_period = :id OR (_period >= lo AND _period < hi)` (pushable)
-    pushable = condition.this if temporal_mode == "period" else condition
-    parts = [bind_period(pushable, p) for p in periods]
-    return exp.or_(*[exp.paren(p) for p in parts]) if len(parts) > 1 else parts[0]
-
-
-def _reparsed(node: exp.Expression) -> str:
-    return sqlglot.parse_one(node.sql("spark"), read="spark").sql("spark")
-
-
-def location_query(normalised_sql: str, temporal_mode: str, periods: Sequence[Period], subset: bool) -> str:
-    """One location's rows for a range: ``normalised_sql`` (what ``loading.normalised_select`` gives for
-    it, with or without the period filter) with its period filter replaced by a pushed filter covering
-    ``periods`` (before any row id or ordinal is computed: ids depend on the row, never on which rows
-    were read, and identical rows pass or fail a period filter together), then each row joined to every
-    period of ``periods`` whose own filter it passes, carrying :data:`PERIOD_COLUMNS`. ``subset``: the
-    location is read by these periods only, not by every period of :data:`PERIODS_VIEW`."""
-    tree = sqlglot.parse_one(normalised_sql, read="spark")
-    prefilter = _range_prefilter(temporal_mode, periods)
-    per_period = period_filters.period_filter(temporal_mode)
-    for select in tree.find_all(exp.Select):
-        source = select.args.get("from_") or select.args.get("from")
-        where = select.args.get("where")
-        if source is not None and source.this.alias == "normalised" and where is not None:
-            if per_period is None or where.this.sql("spark") != _reparsed(per_period):
-                raise NotFusable("an input read of unexpected shape")
-            select.set("where", exp.Where(this=prefilter))
-    rows, p = "__lf_rows", "__lf_p"
-    condition = period_filters.period_filter(temporal_mode, rows)
-    on = substitute(condition, p) if condition is not None else exp.true()
-    if subset:
-        ids = exp.In(this=_col(PERIOD_KEY, p), expressions=[exp.Literal.string(x.identifier) for x in periods])
-        on = exp.and_(ids, exp.paren(on)) if condition is not None else ids
-    query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(rows)),
-                       *_period_columns(p)).from_(tree.subquery(exp.to_identifier(rows, quoted=True)))
-    query = query.join(exp.Table(this=exp.to_identifier(PERIODS_VIEW, quoted=True),
-                                 alias=exp.TableAlias(this=exp.to_identifier(p, quoted=True))), on=on, join_type="INNER")
-    return query.sql("spark")

@@ -185,7 +185,7 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
     :mod:`.scenarios.given`); ids derive from it, and the view keeps every period's rows, which the
     compiled SQL filters on every read of the view as the view would have.
     ``rewrite``: applied to each location's normalised SELECT (fused execution reads a location for a whole
-    range of periods: ``compiler.fused.location_query``)."""
+    range of periods: ``compiler.fused_inputs.location_query``)."""
     selects = []
     for i, loc in enumerate(locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3

@@ -18,8 +18,8 @@ from typing import Callable, Optional, Sequence
 from ...compiler import parameters
 from ...compiler.compile import CompiledProject, compile_project, require_project
 from ...compiler.errors import LedgerflowError
-from ...compiler.fused import (PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, FusedProject, fuse, location_query,
-                                refusal)
+from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, FusedProject, fuse, refusal
+from ...compiler.fused_inputs import location_query
 from ...compiler.model import Workspace
 from ...compiler.periods import Period
 from ..commit.destinations import OutputDestination
