@@ -223,8 +223,8 @@ def render_status(report: StaleReport, asked: str, hint: bool = True) -> list[st
         lines.append(f"Stale: {len(report.entries)} of {report.checked} published project-period"
                      f"{'s' if report.checked != 1 else ''}{scope} (last completed run, then why):")
         for e in report.entries:
-            tail = (f"  closed ({describe(e.closure)}): `ledgerflow restate {e.project} --period {e.period} "
-                    "--reason TEXT` changes it" if e.closure else "")
+            tail = (f"  {describe(e.closure)}: `ledgerflow restate {e.project} --period {e.period} --reason TEXT` "
+                    "changes it" if e.closure else "")
             lines.append(f"  {e.period}  {e.project}  run {e.run_id}{tail}")
             lines += [f"      {reason}" for reason in e.reasons]
         if hint and len(report.entries) > closed:

@@ -4,7 +4,7 @@ the stale open project-periods (:mod:`..periods.stale`) of the selection, upstre
 The batch runs period by period and within a period the projects in dependency order (:func:`.many.run_periods`),
 so a downstream project reads the version its upstream registered moments ago. Only the stale project-periods
 run (the batch's plan names them: ``retry`` re-runs only those); a stale closed one is listed ``closed``,
-not run (it needs ``restate``). Nothing stale: a line saying so, exit 0.
+not run (it needs ``restate``). Nothing stale, or only closed ones: a line saying so, no batch, exit 0.
 """
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ def run_stale(runner, root: str, periods: list[Period], select: Optional[str] = 
     for line in render_status(report, asked, hint=False):
         echo(line)
     pairs = {(e.project, e.period) for e in report.entries}
-    if not pairs:
+    if all(e.closure is not None for e in report.entries):
+        if pairs:
+            echo("Nothing to run: every stale project-period is closed (`ledgerflow restate` changes one).")
         return []
     run_names = [n for n in names if any(n == name for name, _ in pairs)]
     run_periods_ = [p for p in periods if any(p.identifier == period for _, period in pairs)]
