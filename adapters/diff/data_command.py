@@ -23,7 +23,7 @@ from ..run.compute import compute, spark_error_message
 from ..run.metrics import RunMetrics
 from . import data_sides as sides
 from .command import EXIT_FOUND, _load, _summarise_both
-from .data_diff import data_diff
+from .data_diff import check_by, data_diff
 from .data_formats import render_data
 from .data_result import ProjectDataDiff, WorkspaceDataDiff
 from .gitsource import open_side
@@ -37,7 +37,7 @@ class _Deferred:
 
 
 def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str],
-                   projects: tuple, period: Period, store, registered=None):
+                   projects: tuple, period: Period, store, registered=None, by: tuple = ()):
     """Everything before Spark: (the report to fill, the project pairs to run, the open sides to close).
     Raises :class:`SideError` (a side does not compile) or :class:`.data_sides.DataInputError`."""
     registered = list(registered() if callable(registered) else registered or [])
@@ -72,6 +72,12 @@ def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head
                 compiled.append((p.name, sides.compile_side(base, p.name, "base", labels["base"]),
                                  sides.compile_side(head, p.name, "head", labels["head"])))
         sides.check_same_datasets(compiled, base, head, labels)
+        if by:
+            for name, b, h in compiled:
+                columns = {role: {st.operation.name: [c for c, _ in st.columns] for st in c.outputs}
+                           for role, c in (("base", b), ("head", h))}
+                for out in dict.fromkeys([*columns["head"], *columns["base"]]):
+                    check_by(out, {role: cols[out] for role, cols in columns.items() if out in cols}, by, project=name)
         started = sides.started_now()
         pairs = []
         for name, b, h in compiled:
@@ -130,7 +136,8 @@ def run_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_
                   store, registered=None) -> int:
     """Print the data diff with ``echo``; returns the exit code (4 when a difference was found).
     ``session``: the SparkSession factory, called only when a project is to be run."""
-    report, pairs, opened = plan_data_diff(workspace_root, base_spec, head_spec, projects, period, store, registered)
+    report, pairs, opened = plan_data_diff(workspace_root, base_spec, head_spec, projects, period, store, registered,
+                                           by)
     try:
         report.by = list(by)
         if pairs:

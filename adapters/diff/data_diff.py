@@ -10,7 +10,7 @@ are brought back), and one small query for up to :data:`SAMPLE_ROWS` differing r
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 from ...compiler.errors import LedgerflowError
 from .data_result import (IGNORED_COLUMNS, KEY, MAX_GROUPS, SAMPLE_ROWS, ColumnCount, DataDiff, DecimalTotal,
@@ -18,7 +18,7 @@ from .data_result import (IGNORED_COLUMNS, KEY, MAX_GROUPS, SAMPLE_ROWS, ColumnC
 
 
 class ByColumnError(LedgerflowError):
-    """``--by`` names a column an output lacks, or an output lacks ``_row_id`` (exit 1, nothing computed)."""
+    """``--by`` names a column an output lacks (exit 1, nothing computed)."""
 
     exit_code = 1
 
@@ -31,19 +31,16 @@ def _types(frame) -> dict:
     return {f.name: f.dataType for f in frame.schema.fields}
 
 
-def check_by(name: str, base, head, by: Sequence[str]) -> None:
-    """Refuse ``by`` columns that output ``name`` lacks on a side, and an output without ``_row_id``."""
-    for role, frame in (("base", base), ("head", head)):
-        if frame is None:
-            continue
-        columns = [f.name for f in frame.schema.fields]
-        if KEY not in columns:
-            raise ByColumnError(f"diff --data: output '{name}' on the {role} side has no {KEY} column, so its rows "
-                                "cannot be matched; an output's columns must include it to be compared.")
+def check_by(name: str, columns_by_side: Mapping[str, Sequence[str]], by: Sequence[str],
+             project: Optional[str] = None) -> None:
+    """Refuse ``by`` columns that output ``name`` (of ``project``) lacks on a side (``columns_by_side``: role
+    -> its columns)."""
+    where = f"output '{name}'" + (f" of project '{project}'" if project else "")
+    for role, columns in columns_by_side.items():
         missing = [c for c in by if c not in columns]
         if missing:
             raise ByColumnError(
-                f"diff --data: --by {', '.join(missing)}: output '{name}' has no such column on the {role} side "
+                f"diff --data: --by {', '.join(missing)}: {where} has no such column on the {role} side "
                 f"(its columns: {', '.join(c for c in columns if not c.startswith('_'))}). Group by columns every "
                 "compared output has, or choose the outputs with --project.")
 
@@ -57,7 +54,8 @@ def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, objec
     seqs = seqs or {}
     names = list(head_frames) + [n for n in base_frames if n not in head_frames]
     for name in names:
-        check_by(name, base_frames.get(name), head_frames.get(name), by)
+        check_by(name, {role: [f.name for f in frame.schema.fields] for role, frame in
+                        (("base", base_frames.get(name)), ("head", head_frames.get(name))) if frame is not None}, by)
     outputs = []
     for name in names:
         base, head = base_frames.get(name), head_frames.get(name)
@@ -76,6 +74,8 @@ def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = Non
     from pyspark.sql import functions as F
 
     btypes, htypes = _types(base), _types(head)
+    if KEY not in btypes or KEY not in htypes:
+        return compare_whole_rows(name, base, head, seq)
     compared = [c for c in htypes if c in btypes and c != KEY and c not in IGNORED_COLUMNS]
     decimals = [c for c in compared if _is_decimal(htypes[c]) and _is_decimal(btypes[c])]
     out = OutputDataDiff(name, seq=seq, by=list(by),
@@ -99,7 +99,8 @@ def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = Non
             for k, c in enumerate(by)]
     marked = joined.select("*", status.alias("st"), *keys,
                            *[F.when(cond, 1).otherwise(0).alias(f"d{alias[c]}") for c, cond in differs.items()])
-    _aggregate(out, marked, compared, decimals, by, alias)
+    scales = {c: htypes[c].scale for c in decimals}
+    _aggregate(out, marked, compared, decimals, by, alias, scales)
     if out.rows_differing:
         _samples(out, marked, compared, alias)
     return out
@@ -110,7 +111,7 @@ def _quoted(column: str) -> str:
 
 
 def _aggregate(out: OutputDataDiff, marked, compared: list[str], decimals: list[str], by: Sequence[str],
-               alias: dict) -> None:
+               alias: dict, scales: dict) -> None:
     """The one aggregation job: counts, changed rows per column, decimal sums; overall and per group."""
     from pyspark.sql import functions as F
 
@@ -128,9 +129,9 @@ def _aggregate(out: OutputDataDiff, marked, compared: list[str], decimals: list[
         group_cols = [f"g{k}" for k in range(len(by))]
         agg = marked.groupingSets([group_cols, []], *group_cols).agg(F.grouping_id().alias("gid"), *measures)
         differing = F.col("n_added") + F.col("n_removed") + F.col("n_changed") > 0
-        first = decimals[0] if decimals else None
-        size = (F.abs(F.coalesce(F.col(f"sh{alias[first]}"), F.lit(0)) - F.coalesce(F.col(f"sb{alias[first]}"), F.lit(0)))
-                if first else F.lit(0))
+        moves = [F.abs(F.coalesce(F.col(f"sh{alias[c]}"), F.lit(0)) - F.coalesce(F.col(f"sb{alias[c]}"), F.lit(0)))
+                 for c in decimals]  # the largest moves first
+        size = F.greatest(*moves) if len(moves) > 1 else moves[0] if moves else F.lit(0)
         kept = (agg.where((F.col("gid") != 0) | differing)
                 .orderBy(F.col("gid").desc(), size.desc(), (F.col("n_added") + F.col("n_removed") + F.col("n_changed"))
                          .desc(), *[F.col(g).asc_nulls_first() for g in group_cols])
@@ -142,18 +143,20 @@ def _aggregate(out: OutputDataDiff, marked, compared: list[str], decimals: list[
             out.groups_left_out = total - MAX_GROUPS
             groups = groups[:MAX_GROUPS]
         out.groups = [GroupChange({c: g[f"g{k}"] for k, c in enumerate(by)}, g["n_added"] or 0, g["n_removed"] or 0,
-                                  g["n_changed"] or 0, {c: _dec(g[f"sh{alias[c]}"]) - _dec(g[f"sb{alias[c]}"])
+                                  g["n_changed"] or 0, {c: _dec(g[f"sh{alias[c]}"], scales[c]) - _dec(g[f"sb{alias[c]}"], scales[c])
                                                         for c in decimals}) for g in groups]
     out.added, out.removed, out.changed = (overall["n_added"] or 0), (overall["n_removed"] or 0), (overall["n_changed"] or 0)
     same = overall["n_same"] or 0
     out.base_rows = same + out.changed + out.removed
     out.head_rows = same + out.changed + out.added
     out.columns = [ColumnCount(c, overall[f"c{alias[c]}"] or 0) for c in compared]
-    out.totals = [DecimalTotal(c, _dec(overall[f"sb{alias[c]}"]), _dec(overall[f"sh{alias[c]}"])) for c in decimals]
+    out.totals = [DecimalTotal(c, _dec(overall[f"sb{alias[c]}"], scales[c]), _dec(overall[f"sh{alias[c]}"], scales[c]))
+                  for c in decimals]
 
 
-def _dec(value) -> Decimal:
-    return value if value is not None else Decimal(0)
+def _dec(value, scale: int = 0) -> Decimal:
+    """A sum read back; a sum of no values (every row NULL) is zero at the column's ``scale``."""
+    return value if value is not None else Decimal(0).scaleb(-scale)
 
 
 def _samples(out: OutputDataDiff, marked, compared: list[str], alias: dict) -> None:
@@ -170,3 +173,45 @@ def _samples(out: OutputDataDiff, marked, compared: list[str], alias: dict) -> N
             shown = compared
         values = {c: (r[f"b{alias[c]}"], r[f"h{alias[c]}"]) for c in shown}
         out.samples.append(SampleRow(r["h0"] if r["h0"] is not None else r["b0"], state, values))
+
+
+def compare_whole_rows(name: str, base, head, seq: int = None) -> OutputDataDiff:
+    """An output whose columns leave ``_row_id`` out (``columns: [...]``): its rows cannot be matched, so the
+    sides are compared as multisets of whole rows (their common columns): a row HEAD has more often than
+    BASE is ``added``, less often ``removed``; nothing is ``changed`` and no ``--by`` groups are made. One
+    aggregation job, and one for the sample rows."""
+    from pyspark.sql import functions as F
+
+    btypes, htypes = _types(base), _types(head)
+    common = [c for c in htypes if c in btypes and c not in IGNORED_COLUMNS]
+    decimals = [c for c in common if _is_decimal(htypes[c]) and _is_decimal(btypes[c])]
+    out = OutputDataDiff(name, seq=seq, match="rows",
+                         columns_added=[c for c in htypes if c not in btypes and c not in IGNORED_COLUMNS],
+                         columns_removed=[c for c in btypes if c not in htypes and c not in IGNORED_COLUMNS])
+    values = [f"v{i}" for i in range(len(common))]
+
+    def side(frame, in_base: int):
+        return frame.select(*[F.col(_quoted(c)).alias(v) for c, v in zip(common, values)],
+                            F.lit(in_base).alias("nb"), F.lit(1 - in_base).alias("nh"))
+    per_row = side(base, 1).unionByName(side(head, 0)).groupBy(*values).agg(F.sum("nb").alias("nb"),
+                                                                           F.sum("nh").alias("nh"))
+    index = {c: i for i, c in enumerate(common)}
+    totals = per_row.agg(F.sum(F.greatest(F.col("nh") - F.col("nb"), F.lit(0))).alias("added"),
+                         F.sum(F.greatest(F.col("nb") - F.col("nh"), F.lit(0))).alias("removed"),
+                         F.sum("nb").alias("base_rows"), F.sum("nh").alias("head_rows"),
+                         *[F.sum(F.col(f"v{index[c]}") * F.col("nb")).alias(f"sb{index[c]}") for c in decimals],
+                         *[F.sum(F.col(f"v{index[c]}") * F.col("nh")).alias(f"sh{index[c]}") for c in decimals]
+                         ).collect()[0]
+    out.added, out.removed = totals["added"] or 0, totals["removed"] or 0
+    out.base_rows, out.head_rows = totals["base_rows"] or 0, totals["head_rows"] or 0
+    out.totals = [DecimalTotal(c, _dec(totals[f"sb{index[c]}"], htypes[c].scale), _dec(totals[f"sh{index[c]}"],
+                                                                                         htypes[c].scale))
+                  for c in decimals]
+    if out.added or out.removed:
+        rows = per_row.where(F.col("nb") != F.col("nh")).orderBy(*[F.col(v).asc_nulls_first() for v in values],
+                                                                  "nb").limit(SAMPLE_ROWS).collect()
+        for r in rows:
+            state = "added" if r["nh"] > r["nb"] else "removed"
+            out.samples.append(SampleRow("", state, {c: (None, r[f"v{index[c]}"]) if state == "added"
+                                                     else (r[f"v{index[c]}"], None) for c in common}))
+    return out

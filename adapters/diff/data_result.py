@@ -86,6 +86,7 @@ class OutputDataDiff:
 
     name: str
     status: str = "compared"  # compared | added (HEAD only) | removed (BASE only)
+    match: str = "_row_id"  # how rows were matched: _row_id, or "rows" (an output without _row_id: whole rows)
     seq: Optional[int] = None
     base_rows: int = 0
     head_rows: int = 0
@@ -114,7 +115,7 @@ class OutputDataDiff:
     def to_json(self) -> dict:
         """The output's JSON object."""
         return {
-            "name": self.name, "seq": self.seq, "status": self.status,
+            "name": self.name, "seq": self.seq, "status": self.status, "match": self.match,
             "rows": {"base": self.base_rows, "head": self.head_rows, "added": self.added, "removed": self.removed,
                      "changed": self.changed},
             "columns": [{"column": c.column, "changed_rows": c.changed_rows} for c in self.columns],
