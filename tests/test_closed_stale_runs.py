@@ -67,3 +67,13 @@ def test_closed_projects_in_a_batch_status_and_run_stale(spark, finance):
     assert "Up to date" in _status(finance)
     nothing = cli(finance, "run", "--stale", "--period", "2026-01")
     assert nothing.exit_code == 0 and "Up to date" in nothing.stdout and "Batch" not in nothing.stdout
+
+
+def test_a_closed_period_inside_a_fused_range_is_listed_closed_and_the_rest_fused(spark, finance):
+    assert cli(finance, "periods", "close", "2026-02", "--project", "ts01_output_only", "--by", "alice").exit_code == 0
+    r = cli(finance, "run", "ts01_output_only", "--period", "2026-01..2026-03", "--mode", "fused")
+    assert r.exit_code == 0, describe(r)
+    assert "ts01_output_only: 2 periods fused (2026-01, 2026-03)" in r.stdout
+    lines = [l.split() for l in r.stdout.split("project by period:", 1)[1].splitlines() if "ts01_output_only" in l]
+    assert [(l[0], l[2]) for l in lines] == [("2026-01", "completed"), ("2026-02", "closed"), ("2026-03", "completed")]
+    assert "2 completed, 0 failed, 0 skipped, 1 closed" in r.stdout
