@@ -261,7 +261,7 @@ def test_by_a_column_an_output_lacks(repo):
     result = run(repo["ws"], "--period", "2026-01", repo["c1"], repo["c2"], "--by", "account_type")
     assert result.exit_code == 1, result.output
     assert ("--by account_type: output 'Write uplifted lines' of project 'ts08_named_selector' has no such column "
-            "on the head side") in result.stderr
+            "on either side (its columns: journal_id, line_number,") in result.stderr
     assert not (repo["ws"] / ".ledgerflow").exists()
 
 
