@@ -65,6 +65,7 @@ class _Now:
         self._declared: dict[str, str] = {}
         self._holding: Optional[dict] = None
         self._listings: dict[str, dict] = {}
+        self.files_judged: dict[str, list[str]] = {}  # runs.input_files text -> its changes
         self.store = store
 
     def project_sha(self, name: str) -> Optional[str]:
@@ -124,7 +125,19 @@ def _reasons(now: _Now, row: dict, report: StaleReport) -> list[str]:
         if latest is not None and latest != r["version"]:
             out.append(f"dataset '{r['dataset']}' has active version {latest} now; the run read version "
                        f"{r['version']} (not pinned)")
-    for fp in facts.get("fingerprints") or []:
+    files_key = (row.get("keys") or (None, None))[1]
+    if files_key is None or files_key not in now.files_judged:  # runs recording the same files: judged once
+        judged = _file_reasons(now, facts.get("fingerprints") or [], report)
+        if files_key is None:
+            return out + judged
+        now.files_judged[files_key] = judged
+    return out + now.files_judged[files_key]
+
+
+def _file_reasons(now: _Now, prints: list[dict], report: StaleReport) -> list[str]:
+    """The changes of the local input locations ``prints`` (recorded fingerprints) against their files now."""
+    out = []
+    for fp in prints:
         path = local_path(fp.get("location") or "")
         if fp.get("kind") != "path" or not fp.get("checked") or path is None:
             report.unchecked.add((fp.get("dataset"), fp.get("location")))

@@ -9,9 +9,11 @@ stays one pass over the run store.
 The facts a stale check needs are a small part of a run record (which also holds the project snapshot,
 the lineage and the bridge): :func:`run_inputs` extracts them — the project file's sha256, a sha256 of
 each dataset declaration read, the version each input read and whether it was pinned, and the input
-fingerprints without their content hashes — and the registry keeps them beside the record
-(``runs.inputs``), so ``status`` never parses whole records. A run recorded before that column existed
-has them computed from its record when read.
+fingerprints without their content hashes — and the registry keeps them beside the record, so ``status``
+never parses whole records: ``runs.inputs`` (declarations and reads) and ``runs.input_files`` (the
+fingerprints), each as canonical JSON text. Many runs share the same text (every project reading a month's
+files records the same fingerprints), so each distinct text is parsed once and a caller may judge it once
+(``keys``). A run recorded before these columns existed has them computed from its record when read.
 """
 from __future__ import annotations
 
@@ -27,8 +29,9 @@ _FINGERPRINT_KEYS = ("view", "dataset", "dataset_version", "location", "kind", "
                      "type", "file_count", "total_bytes", "listing_sha256")
 _LAST = ("WITH last AS (SELECT run_id, ROW_NUMBER() OVER (PARTITION BY project_name, period ORDER BY finished_at DESC, "
          "run_id DESC) AS rn FROM runs WHERE status = 'completed'{where}) "
-         "SELECT r.project_name, r.period, r.run_id, r.finished_at, r.inputs, "
-         "CASE WHEN r.inputs IS NULL THEN r.record END FROM runs r JOIN last ON r.run_id = last.run_id AND last.rn = 1")
+         "SELECT r.project_name, r.period, r.run_id, r.finished_at, r.inputs, r.input_files, "
+         "CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN r.record END "
+         "FROM runs r JOIN last ON r.run_id = last.run_id AND last.rn = 1")
 
 
 def declaration_sha256(raw: Any) -> str:
@@ -59,13 +62,22 @@ def run_inputs(record: dict) -> dict:
             "fingerprints": prints}
 
 
+def stored_inputs(record: dict) -> tuple[str, str]:
+    """``record``'s facts as the registry keeps them: (``runs.inputs``, ``runs.input_files``) JSON texts."""
+    facts = run_inputs(record)
+    files = facts.pop("fingerprints")
+    return json.dumps(facts, sort_keys=True, default=str), json.dumps(files, sort_keys=True, default=str)
+
+
 class PublishedTable(StateDatabase):
     """The last completed run of every project-period, with what it read."""
 
     def last_completed(self, periods: Optional[Iterable[str]] = None,
                        projects: Optional[Iterable[str]] = None) -> list[dict]:
-        """One ``{project, period, run_id, finished_at, inputs}`` per project-period that has a completed run
-        (of ``periods`` / ``projects`` when given), its last one; ``inputs`` as :func:`run_inputs` gives them."""
+        """One ``{project, period, run_id, finished_at, inputs, keys}`` per project-period that has a completed
+        run (of ``periods`` / ``projects`` when given), its last one; ``inputs`` as :func:`run_inputs` gives them
+        (shared between rows whose texts are equal: read only), ``keys`` the (inputs, files) texts (None for a
+        run recorded before the columns)."""
         if not os.path.exists(self.db_path):
             return []
         where, args = "", []
@@ -78,9 +90,17 @@ class PublishedTable(StateDatabase):
                 args += values
         with closing(self._connect()) as conn:
             rows = conn.execute(_LAST.format(where=where), args).fetchall()
-        out = []
-        for project, period, run_id, finished_at, inputs, record in rows:
-            facts = json.loads(inputs) if inputs is not None else run_inputs(json.loads(record))
+        out, parsed = [], {}
+
+        def loads(text: str):
+            if text not in parsed:
+                parsed[text] = json.loads(text)
+            return parsed[text]
+        for project, period, run_id, finished_at, inputs, files, record in rows:
+            if record is None:
+                facts, keys = {**loads(inputs), "fingerprints": loads(files)}, (inputs, files)
+            else:
+                facts, keys = run_inputs(json.loads(record)), None
             out.append({"project": project, "period": period, "run_id": run_id, "finished_at": finished_at,
-                        "inputs": facts})
+                        "inputs": facts, "keys": keys})
         return sorted(out, key=lambda r: (r["period"], r["project"]))

@@ -28,7 +28,7 @@ from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: 
 from .batch_table import BatchTable
 from .closure_table import ClosureTable
 from .lease_table import LeaseTable
-from .published import PublishedTable, run_inputs
+from .published import PublishedTable, stored_inputs
 
 _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
@@ -267,12 +267,13 @@ def _release(conn: sqlite3.Connection, run_id: str) -> None:
 
 
 def _upsert_run(conn: sqlite3.Connection, record: dict) -> None:
-    inputs = json.dumps(run_inputs(record), default=str) if record["status"] == "completed" else None
+    inputs, files = stored_inputs(record) if record["status"] == "completed" else (None, None)
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
-                 "started_at, finished_at, error, record, batch_id, inputs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", (
+                 "started_at, finished_at, error, record, batch_id, inputs, input_files) "
+                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
                      record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
                      record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs))
+                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs, files))
 
 
 def locations_overlap(a: str, b: str) -> bool:

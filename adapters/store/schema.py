@@ -23,9 +23,10 @@ CREATE TABLE IF NOT EXISTS period_closures (
 # columns added to registered_datasets after its first release: (name, declaration)
 ADDED_COLUMNS = (("status", "TEXT NOT NULL DEFAULT 'committed'"),  # rows written before reservations: committed
                  ("pid", "INTEGER"), ("host", "TEXT"))  # the process holding a pending reservation
-# every table's added columns; runs.batch_id (issue 30): NULL for runs recorded before batches; runs.inputs
-# (issue 31, :mod:`.published`): what a stale check compares, NULL for runs recorded before (read from record)
-ADDED = {"registered_datasets": ADDED_COLUMNS, "runs": (("batch_id", "TEXT"), ("inputs", "TEXT"))}
+# every table's added columns; runs.batch_id (issue 30): NULL for runs recorded before batches; runs.inputs and
+# runs.input_files (issue 31, :mod:`.published`): what a stale check compares, NULL for runs recorded before
+ADDED = {"registered_datasets": ADDED_COLUMNS,
+         "runs": (("batch_id", "TEXT"), ("inputs", "TEXT"), ("input_files", "TEXT"))}
 # made once the added columns are there (an index on an added column fails on an older file before)
 INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);\n"
            "CREATE INDEX IF NOT EXISTS runs_published ON runs (project_name, period, finished_at) "
