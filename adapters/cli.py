@@ -186,6 +186,8 @@ def dag_cmd(inv: Invocation, select, fmt):
 @command
 def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inputs):
     """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
+    from .periods.command import refuse_closed_replay
+    refuse_closed_replay(inv, run_id)  # a replay republishes the run's period: refused before Spark when closed
     factory, label = inv.session_factory(master, remote, conf)
     factory = started_early(factory)
     from .run.runner import Runner  # after the JVM's launch (see run_cmd)

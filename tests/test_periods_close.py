@@ -109,3 +109,14 @@ def test_a_run_of_a_closed_project_period_is_refused_before_spark(finance):
     with sqlite3.connect(finance / ".ledgerflow" / "state.db") as conn:
         assert conn.execute("SELECT count(*) FROM runs").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM batches").fetchone() == (0,)
+
+
+def test_a_replay_of_a_run_of_a_closed_period_is_refused_before_spark(finance):
+    from ledgerflow.adapters.store.runstore import RunStore
+    RunStore(str(finance)).save_run({**_record("r-jan", "ts01_output_only", "2026-01", "completed"),
+                                     "finished_at": "2026-02-01T00:00:01.000"})
+    assert cli(finance, "periods", "close", "2026-01", "--by", "alice").exit_code == 0
+    r = cli(finance, "replay", "r-jan")
+    assert r.exit_code == 1, describe(r)
+    assert "PERIOD-001 period 2026-01 of project 'ts01_output_only' is closed: closed by alice" in r.stderr
+    assert RunStore(str(finance)).list_runs()[0]["run_id"] == "r-jan" and len(RunStore(str(finance)).list_runs()) == 1

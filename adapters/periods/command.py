@@ -65,6 +65,15 @@ def refuse_closed(inv, project_ref: str, period: Period) -> None:
         raise PeriodClosed(found)
 
 
+def refuse_closed_replay(inv, run_id: str) -> None:
+    """Raise :class:`.closure_table.PeriodClosed` (exit 1) when the project-period of run ``run_id`` (a unique
+    prefix) is closed: before ``replay`` starts Spark (an unknown run: the usual error)."""
+    rec = inv.store.get_run(run_id)
+    found = inv.store.closed(rec["project"]["name"], rec["period"]["identifier"])
+    if found is not None:
+        raise PeriodClosed(found)
+
+
 def list_periods(inv, refs: tuple, periods: Optional[list[Period]], echo: Echo) -> None:
     """``periods list``: per project and period that was ever closed or has a completed run, its state (open or
     closed, by whom, when, the note), the run whose outputs are published (its last completed run) and
