@@ -22,13 +22,12 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from ..inputs.fingerprint import HashBudget, compare, describe_change, fingerprint_path, local_path
 from ..store.closure_table import CLOSE, describe
 from ..store.published import declaration_sha256
 
-Echo = Callable[[str], None]
 
 
 @dataclass
