@@ -232,21 +232,31 @@ def test_run_range_commits_each_period_as_its_own_run_writing_what_each_run_writ
     from ledgerflow.adapters.run.fused import run_range
     from ledgerflow.adapters.run.runner import Runner
     from ledgerflow.adapters.store.runstore import RunStore
+    spec = finance3 / "projects/ts05_aggregate_by_type.yml"  # to a folder: written once for the range, adopted
+    spec.write_text(spec.read_text().replace("{table: ts05_by_account_type}", '{path: "out/ts05", format: csv}'))
     twin = shutil.copytree(finance3, tmp_path / "twin")
     lines: list[str] = []
     runner = Runner(str(finance3), echo=lines.append, session_factory=lambda: spark)
-    results = run_range(runner, "ts05_aggregate_by_type", _periods(MONTHS), started_at=STARTED, batch_id="b-1")
-    assert [p.identifier for p, _ in results] == MONTHS
+    periods = MONTHS + ["2026-04"]  # April has no rows: its run writes an empty partition, as its own run does
+    results = run_range(runner, "ts05_aggregate_by_type", _periods(periods), started_at=STARTED, batch_id="b-1")
+    assert [p.identifier for p, _ in results] == periods
     records = {p.identifier: r for p, r in results}
     assert all(isinstance(r, dict) and r["status"] == "completed" for r in records.values()), records
-    assert len({r["run_id"] for r in records.values()}) == 3
+    assert len({r["run_id"] for r in records.values()}) == 4
+    # the output is written once for every period (one Spark job, in the first run's fused statement); the
+    # other runs adopt their folder of it, their writes run no Spark job, and nothing written is left over
+    assert [o["spark_jobs"] for p in MONTHS[1:] for o in records[p]["timings"]["outputs"]] == [0, 0], records
+    destination = finance3 / "out/ts05"
+    assert sorted(x.name for x in destination.iterdir()) == [".lf_versions"] + [f"_period={p}" for p in periods]
+    assert not list((destination / ".lf_versions").glob(".fused-*"))
     assert {r["run_started_at"] for r in records.values()} == {STARTED.isoformat(timespec="milliseconds")}
     assert {r["batch_id"] for r in records.values()} == {"b-1"}
-    assert sum("lf_stage_1 (fused, 3 periods)" in line for line in lines) == 1, lines  # computed once
+    assert sum("lf_stage_1 (fused, 4 periods)" in line for line in lines) == 1, lines  # computed once
     stored = {r["run_id"]: r for r in RunStore(str(finance3)).list_runs()}
     assert all(stored[r["run_id"]]["status"] == "completed" for r in records.values())
-    each = _run_each(spark, twin, "ts05_aggregate_by_type", MONTHS)
-    for p in MONTHS:
+    each = _run_each(spark, twin, "ts05_aggregate_by_type", periods)
+    assert each["2026-04"]["outputs"][0]["rows"] == 0
+    for p in periods:
         _, got = read_output(spark, records[p], 3)
         _, want = read_output(spark, each[p], 3)
         assert sorted(map(repr, got)) == sorted(map(repr, want)), p

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from ...compiler.errors import ExecutionError, ResolutionError
-from . import spark_writes, staging
+from . import prestage, spark_writes, staging
 from .destinations import OutputDestination
 from .journal import CommitJournal
 from .signals import signals_deferred
@@ -59,6 +59,7 @@ class PendingOutput:
     statement: Statement
     frame: Any  # a pyspark DataFrame
     rows: Optional[int]
+    prestaged: Optional[str] = None  # its rows already written by a fused range's one write (see .prestage)
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,12 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
             df = out.frame
             with timed_output(metrics, op):
                 registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
-                staged.append(staging.stage_partition(df, dest.target, dest.format, period, run_id,
-                                                      create_only=registers, within=dest.within))
+                if out.prestaged is not None:
+                    staged.append(prestage.adopt_partition(out.prestaged, dest.target, period, run_id,
+                                                           create_only=registers, within=dest.within))
+                else:
+                    staged.append(staging.stage_partition(df, dest.target, dest.format, period, run_id,
+                                                          create_only=registers, within=dest.within))
                 if out.rows is None:
                     out.rows = staging.count_rows(df, staged[-1].staged, dest.format)
                     echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")

@@ -37,6 +37,16 @@ class Staged:
     real: Optional[str] = None  # the staged folder's real path when it was written
 
 
+def version_name(versions: str, run_id: str) -> str:
+    """The name of run ``run_id``'s next version folder in ``versions``: ``<run_id>``, or ``<run_id>.<n>`` for
+    a second output of the run to the same partition."""
+    name, n = run_id, 1
+    while os.path.lexists(os.path.join(versions, name)):
+        n += 1
+        name = f"{run_id}.{n}"
+    return name
+
+
 def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_only: bool = False,
                     within: Optional[str] = None) -> Staged:
     """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``.
@@ -49,11 +59,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     check_inside(root, within)  # raises before anything is written
     check_partition(target, period, create_only)
     versions = versions_dir(root, period)
-    name, n = run_id, 1
-    while os.path.lexists(os.path.join(versions, name)):  # two outputs of one run to one partition
-        n += 1
-        name = f"{run_id}.{n}"
-    staged = os.path.join(versions, name)
+    staged = os.path.join(versions, version_name(versions, run_id))
     writer = data.write.mode("error").format(fmt)  # a fresh folder: Spark never deletes anything ("error": Connect knows no "errorifexists")
     if fmt == "csv":
         writer = writer.options(**CSV_WRITE_OPTIONS)

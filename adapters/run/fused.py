@@ -28,7 +28,7 @@ from ..inputs import loaders
 from ..inputs.resolution import resolve_inputs
 from ...compiler.checks.bridge import bridge_plan
 from . import compute as period_compute
-from . import interrupts
+from . import fused_writes, interrupts
 from .fused_bridge import FusedBridge
 from .observations import runnable
 from .context import RunContext, new_run_id, utcnow, warm_parser
@@ -73,6 +73,7 @@ class FusedResult:
 
     frames: dict = field(default_factory=dict)
     counts: dict = field(default_factory=dict)
+    prestaged: fused_writes.Prestaged = field(default_factory=dict)  # outputs written once for every period
     resolutions: dict = field(default_factory=dict)  # period identifier -> view -> Resolution it read
     bridge: Optional[FusedBridge] = None  # every period's bridge, observed in the fused pass
 
@@ -104,11 +105,14 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
 
 
 def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
-                  echo: Echo, row_identity: int) -> FusedResult:
-    """Run ``fused``'s statements once (inputs read for every period); every output materialised. Each
-    period's bridge (a project with checks) is observed on the way, as a period's run observes its own
-    (:class:`.fused_bridge.FusedBridge`: each stage an output reads, each output with a selector), in the same
-    Spark jobs."""
+                  echo: Echo, row_identity: int, destinations: Optional[dict[int, OutputDestination]] = None,
+                  run_id: str = "") -> FusedResult:
+    """Run ``fused``'s statements once (inputs read for every period). An output to a local folder of
+    ``destinations`` is written once for every period (:func:`.fused_writes.prestage_outputs`, named after
+    ``run_id``), as a period's run computes such an output by its write; every other output is materialised,
+    and so is a stage unless its only reader is one output. Each period's bridge (a project with checks) is
+    observed on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`: each stage an
+    output reads, each output with a selector), in the same Spark jobs; its outputs are all materialised."""
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
     args = {"run_started_at": started}
@@ -118,6 +122,8 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
     # observed as a period's own run observes it (compute.compute): for a project with checks only
     observer = FusedBridge(bridge_plan(plan), fused.periods) if plan is not None and plan.checks else None
     result = FusedResult(resolutions=resolutions, bridge=observer)
+    local = {seq for seq, d in (destinations or {}).items() if d.local} if observer is None else set()
+    deferred: dict = {}
     for i, st in enumerate(statements):
         interrupts.check()
         if st.kind == "stage" and i > last_output:
@@ -125,12 +131,18 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
         df = spark.sql(st.sql, args=parameters.arguments(st.sql, args))
         if st.kind == "stage":
             echo(f"  {st.name} (fused, {len(fused.periods)} periods)")
+            readers = [s for s in statements[i + 1:] if st.name in s.reads]
             if observer is not None:
-                readers = [s.operation.seq for s in statements[i + 1:] if st.name in s.reads and s.kind == "output"]
-                df = observer.observe_stage(df, st.name, readers)
-            runnable(df).localCheckpoint().createOrReplaceTempView(st.name)
+                df = observer.observe_stage(df, st.name, [s.operation.seq for s in readers if s.kind == "output"])
+            df = runnable(df)
+            if observer is not None or not (len(readers) == 1 and readers[0].kind == "output"):
+                df = df.localCheckpoint()
+            df.createOrReplaceTempView(st.name)
             continue
         seq = st.operation.seq
+        if seq in local:  # computed by its one write, below
+            deferred[seq] = result.frames[seq] = runnable(df)
+            continue
         if observer is not None:
             df = observer.observe_output(runnable(df), seq)
         df = runnable(df).localCheckpoint()
@@ -138,6 +150,7 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
         result.counts[seq] = {r[0]: r[1] for r in df.groupBy(PERIOD_KEY).count().collect()}
     if observer is not None:
         observer.read()
+    result.prestaged = fused_writes.prestage_outputs(deferred, destinations or {}, run_id)
     return result
 
 
@@ -151,7 +164,12 @@ def period_outputs(fused: FusedProject, result: FusedResult, period: Period,
         seq = st.operation.seq
         frame = result.frames[seq].where(F.col(PERIOD_KEY) == F.lit(period.identifier)).drop(*PERIOD_COLUMNS.values())
         dest = destinations.get(seq)
-        rows = None if dest is not None and dest.local else result.counts[seq].get(period.identifier, 0)
+        written = fused_writes.pending_output(st, frame, result.prestaged, period.identifier, dest)
+        if written is not None:
+            pending.append(written)
+            continue
+        rows = None if (dest is not None and dest.local) or seq not in result.counts else \
+            result.counts[seq].get(period.identifier, 0)
         pending.append(PendingOutput(st, frame, rows))
     return pending
 
@@ -179,7 +197,7 @@ class FusedRange:
             try:
                 with metrics.measure(metrics.statement("fused", "stage", [])):
                     self.result = compute_fused(spark, self.fused, self.resolutions, self.started, echo,
-                                                self.row_identity)
+                                                self.row_identity, destinations, ctx.run_id)
             except Exception as exc:  # noqa: BLE001 - every period then computes its own rows, and fails by name
                 self.failure = exc
                 echo(f"  fused statements failed ({type(exc).__name__}): running the periods one by one")
@@ -190,6 +208,11 @@ class FusedRange:
             ctx.bridge = self.result.bridge.for_period(ctx.period, {p.statement.operation.seq: p.frame
                                                                     for p in pending})
         return pending
+
+    def close(self) -> None:
+        """Remove the rows written for every period that no period's run adopted (see :mod:`.fused_writes`)."""
+        if self.result is not None:
+            fused_writes.discard(self.result.prestaged)
 
 
 def decide(mode: str, project_names: list[str], periods: Sequence[Period], workspace: Workspace) -> tuple[str, str]:
@@ -250,4 +273,5 @@ def run_range(runner, project_ref: str, periods: Sequence[Period], *, workspace:
                 break
     finally:
         runner.computation = previous
+        hook.close()
     return results

@@ -1,0 +1,63 @@
+"""A fused range's one write, adopted period by period (adapters/commit/prestage.py): only what ledgerflow
+staged itself is renamed or removed, real paths compared."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ledgerflow.adapters.commit import prestage
+from ledgerflow.adapters.commit.partitions import UnsafeDestination
+
+KEY = "__lf_period_identifier"
+
+
+def _prestaged(dest, run_id="r1", periods=("2026-01", "2026-02")):
+    root = prestage.prestage_root(str(dest), run_id)
+    for p in periods:
+        os.makedirs(os.path.join(root, f"{KEY}={p}"))
+        with open(os.path.join(root, f"{KEY}={p}", "part-0.csv"), "w") as fh:
+            fh.write(f"a\n{p}\n")
+    return root
+
+
+def test_a_period_folder_is_renamed_into_the_partitions_versions_and_the_rest_discarded(tmp_path):
+    dest = tmp_path / "out"
+    root = _prestaged(dest)
+    folder = prestage.period_folder(root, KEY, "2026-01")
+    assert prestage.period_folder(root, KEY, "2026-03") is None  # a period without rows has no folder
+    staged = prestage.adopt_partition(folder, str(dest), "2026-01", "run-a")
+    assert staged.staged == str(dest / ".lf_versions" / "_period=2026-01" / "run-a")
+    assert (dest / ".lf_versions/_period=2026-01/run-a/part-0.csv").read_text() == "a\n2026-01\n"
+    assert not os.path.exists(folder) and not os.path.lexists(staged.link)  # staged, not yet visible
+    prestage.discard_prestaged(root, str(dest))
+    assert not os.path.exists(root) and (dest / ".lf_versions/_period=2026-01/run-a").is_dir()
+
+
+def test_what_ledgerflow_did_not_stage_is_neither_adopted_nor_removed(tmp_path):
+    dest = tmp_path / "out"
+    elsewhere = tmp_path / "precious"
+    (elsewhere / f"{KEY}=2026-01").mkdir(parents=True)
+    (dest / ".lf_versions").mkdir(parents=True)
+    link = dest / ".lf_versions" / ".fused-r9"
+    link.symlink_to(elsewhere)  # a link where a prestaged root would be
+    with pytest.raises(UnsafeDestination):
+        prestage.adopt_partition(str(link / f"{KEY}=2026-01"), str(dest), "2026-01", "run-a")
+    prestage.discard_prestaged(str(link), str(dest))
+    assert (elsewhere / f"{KEY}=2026-01").is_dir() and link.is_symlink()
+    stranger = dest / ".lf_versions" / "mine"  # not named .fused-*
+    (stranger / f"{KEY}=2026-01").mkdir(parents=True)
+    prestage.discard_prestaged(str(stranger), str(dest))
+    with pytest.raises(UnsafeDestination):
+        prestage.adopt_partition(str(stranger / f"{KEY}=2026-01"), str(dest), "2026-01", "run-a")
+    assert (stranger / f"{KEY}=2026-01").is_dir()
+
+
+def test_a_registered_version_never_replaces_an_existing_partition(tmp_path):
+    dest = tmp_path / "out"
+    root = _prestaged(dest)
+    (dest / "_period=2026-01").mkdir(parents=True)  # something already there
+    with pytest.raises(UnsafeDestination):
+        prestage.adopt_partition(prestage.period_folder(root, KEY, "2026-01"), str(dest), "2026-01", "run-a",
+                                 create_only=True)
+    assert os.path.isdir(prestage.period_folder(root, KEY, "2026-01"))
