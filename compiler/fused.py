@@ -35,7 +35,7 @@ from .compile import CompiledProject
 from .lower import AnyStep, OutputStep, Step, lower
 from .model import OperationKind
 from .periods import Period
-from .plan import AggregatePlan, AppendPlan, OperationPlan, UpdatePlan
+from .plan import AggregatePlan, AppendPlan, OperationPlan, Role, UpdatePlan
 from .render import comment, pretty
 from .stage import STAGE_MAX_CTES, Statement, cut_stages
 
@@ -179,7 +179,7 @@ def _input(step: Step) -> None:
     _plain(cte.this)
 
 
-def _update(plan: UpdatePlan, step: Step) -> None:
+def _update(plan: UpdatePlan, step: Step, invariant: frozenset[str]) -> None:
     main = _cte(step, plan.writes).this
     table = plan.working_alias if plan.joins else None
     on_period: list[tuple[str, exp.Expression]] = []
@@ -188,6 +188,10 @@ def _update(plan: UpdatePlan, step: Step) -> None:
         inner = outer.args["from_"].this if "from_" in outer.args else outer.args["from"].this
         if not isinstance(inner, exp.Subquery) or not isinstance(inner.this, exp.Select):
             raise NotFusable(f"operation {plan.seq}: join '{j.alias}' of unexpected shape")
+        if j.read.view in invariant:  # the same rows in every period: joined on its key alone, counted once
+            if _markers(outer):
+                raise NotFusable(f"operation {plan.seq}: join '{j.alias}' depends on the period")
+            continue
         _plain(inner.this)
         side = f"{j.alias}__{PERIOD_KEY}"
         windows = [w for w in outer.find_all(exp.Window)]
@@ -199,9 +203,12 @@ def _update(plan: UpdatePlan, step: Step) -> None:
         on_period.append((j.alias, exp.EQ(this=_col(PERIOD_KEY, table), expression=_col(side, j.alias))))
     substitute(main, table)
     _add_columns(main, _period_columns(table))
+    invariant_aliases = {j.alias for j in plan.joins if j.read.view in invariant}
     for join in main.args.get("joins") or []:
         alias = join.alias_or_name
         match = [c for a, c in on_period if a == alias]
+        if alias in invariant_aliases and not match:
+            continue
         if len(match) != 1:
             raise NotFusable(f"operation {plan.seq}: a join of unexpected shape")
         join.set("on", exp.and_(exp.paren(join.args["on"].copy()), match[0]))
@@ -230,9 +237,32 @@ def _delete(plan: OperationPlan, step: Step) -> None:
     _plain(cte.this)
 
 
-def fused_steps(compiled: CompiledProject) -> Iterator[AnyStep]:
-    """The lowered steps of ``compiled``'s plan, rewritten for a range (see the module docstring); raises
-    :class:`NotFusable` naming what it cannot rewrite."""
+def invariant_views(compiled: CompiledProject, uniform: Iterable[str]) -> frozenset[str]:
+    """The input views every period reads identically, which the fused statements therefore read once,
+    without the period columns: a snapshot dataset's (no period filter), resolved to the same version and
+    locations for every period (``uniform``, the runner's knowledge), read only as runtime joins whose rows
+    do not depend on the period (no period parameter in their filter). A join to one is matched on its key
+    alone and its fan-out counted once, the same count every period's run makes; where a snapshot of
+    100,000 customers would otherwise be joined as 12 copies over a year."""
+    plan = compiled.plan
+    if plan is None:
+        return frozenset()
+    views = {v.view for v in compiled.inputs if v.role == Role.JOIN and v.dataset.temporal_mode == "snapshot"}
+    views &= set(uniform)
+    for op in plan.operations:
+        for read in op.reads:
+            if read.role != Role.JOIN:
+                views.discard(read.view)
+        for j in getattr(op, "joins", None) or []:
+            if _markers(j.where):
+                views.discard(j.read.view)
+    return frozenset(views)
+
+
+def fused_steps(compiled: CompiledProject, invariant: frozenset[str] = frozenset()) -> Iterator[AnyStep]:
+    """The lowered steps of ``compiled``'s plan, rewritten for a range (see the module docstring), the
+    views of ``invariant`` (:func:`invariant_views`) read without periods; raises :class:`NotFusable` naming
+    what it cannot rewrite."""
     plan = compiled.plan
     ops = {op.seq: op for op in plan.operations}
     for step in lower(plan):
@@ -244,8 +274,9 @@ def fused_steps(compiled: CompiledProject) -> Iterator[AnyStep]:
             _input(step)
         else:
             op = ops[step.seq]
-            rewrite = {OperationKind.UPDATE: _update, OperationKind.AGGREGATE: _aggregate,
-                       OperationKind.APPEND: _append, OperationKind.DELETE: _delete}.get(op.kind)
+            rewrite = {OperationKind.UPDATE: lambda o, st: _update(o, st, invariant),
+                       OperationKind.AGGREGATE: _aggregate, OperationKind.APPEND: _append,
+                       OperationKind.DELETE: _delete}.get(op.kind)
             if rewrite is None:
                 raise NotFusable(f"operation {op.seq} of kind {op.kind.value}")
             rewrite(op, step)
@@ -293,6 +324,7 @@ class FusedProject:
     compiled: CompiledProject
     periods: tuple[Period, ...]
     statements: list[Statement] = field(default_factory=list)
+    invariant: frozenset[str] = frozenset()  # input views read once, without periods (invariant_views)
 
     @property
     def periods_sql(self) -> str:
@@ -314,10 +346,13 @@ class FusedProject:
         return "\n".join(lines)
 
 
-def fuse(compiled: CompiledProject, periods: Sequence[Period], stage_max_ctes: int = STAGE_MAX_CTES) -> FusedProject:
-    """The fused statements of ``compiled`` over ``periods``; raises :class:`NotFusable`."""
-    statements = cut_stages(fused_steps(compiled), stage_max_ctes)
-    return FusedProject(compiled, tuple(periods), statements)
+def fuse(compiled: CompiledProject, periods: Sequence[Period], stage_max_ctes: int = STAGE_MAX_CTES,
+         uniform: Iterable[str] = ()) -> FusedProject:
+    """The fused statements of ``compiled`` over ``periods``; ``uniform``: the input views resolved alike
+    for every period (see :func:`invariant_views`). Raises :class:`NotFusable`."""
+    invariant = invariant_views(compiled, uniform)
+    statements = cut_stages(fused_steps(compiled, invariant), stage_max_ctes)
+    return FusedProject(compiled, tuple(periods), statements, invariant)
 
 
 def periods_query(periods: Sequence[Period]) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ledgerflow.adapters.inputs.resolution import resolve_inputs
 from ledgerflow.adapters.run import compute as period_compute
-from ledgerflow.adapters.run.fused import compute_fused, period_context, period_outputs
+from ledgerflow.adapters.run.fused import compute_fused, period_context, period_outputs, uniform_views
 from ledgerflow.adapters.run.metrics import RunMetrics
 from ledgerflow.adapters.store.runstore import RunStore
 from ledgerflow.compiler.compile import compile_project
@@ -37,7 +37,7 @@ def outputs_both_ways(spark, root: Path, project: str, periods: list[str], start
         resolutions[p.identifier] = dict(ctx.resolutions)
         for out in period_compute.compute(spark, ctx, RunMetrics(spark, ctx.run_id), _quiet, {}):
             each[(p.identifier, out.statement.operation.seq)] = out.frame
-    fused = fuse(compiled, parsed)
+    fused = fuse(compiled, parsed, uniform=uniform_views(resolutions))
     result = compute_fused(spark, fused, resolutions, started, _quiet, ctx.row_identity)
     got = {}
     for p in parsed:
@@ -57,7 +57,8 @@ def fused_only(spark, root: Path, project: str, periods: list[str], started=STAR
         ctx = period_context(ws, compiled, p, started)
         resolve_inputs(ctx, store)
         resolutions[p.identifier] = dict(ctx.resolutions)
-    return compute_fused(spark, fuse(compiled, parsed), resolutions, started, _quiet, ctx.row_identity).frames
+    fused = fuse(compiled, parsed, uniform=uniform_views(resolutions))
+    return compute_fused(spark, fused, resolutions, started, _quiet, ctx.row_identity).frames
 
 
 def assert_identical(each: dict, fused: dict, by_rows: bool = False) -> dict:

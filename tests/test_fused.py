@@ -78,6 +78,32 @@ def test_the_mode_decision_fuses_a_selection_only_when_every_project_is_proven()
     assert decide("auto", chain, months[:1], ws) == ("each", "one period")
 
 
+def test_a_snapshot_joined_alike_in_every_period_is_read_once_and_joined_on_its_key_alone():
+    """A snapshot every period resolves alike, read only by a join without period parameters: not copied per
+    period; the join matches on its key and counts its fan-out once (the count each period's run makes)."""
+    ws = load_workspace(str(PROP))
+    compiled = compile_project(ws, ws.find_project("p_snap_join"))
+    views = [v.view for v in compiled.inputs]
+    fused = fz.fuse(compiled, _periods(["2026-01", "2026-02"]), uniform=views)
+    assert fused.invariant == {"ds_snap"}
+    tree = sqlglot.parse_one(fused.statements[0].sql, read="spark")
+    join = next(c for c in tree.find_all(exp.CTE) if c.alias == "op_001_join_s")
+    assert fz.PERIOD_KEY not in join.sql("spark")  # no period column, the window over the key alone
+    assert fz.PERIOD_KEY in next(c for c in tree.find_all(exp.CTE) if c.alias == "op_001_update").sql("spark")
+    generic = fz.fuse(compiled, _periods(["2026-01", "2026-02"]), uniform=[v for v in views if v != "ds_snap"])
+    assert generic.invariant == frozenset()  # resolved differently by some period: copied per period
+    tree = sqlglot.parse_one(generic.statements[0].sql, read="spark")
+    assert fz.PERIOD_KEY in next(c for c in tree.find_all(exp.CTE) if c.alias == "op_001_join_s").sql("spark")
+
+
+def test_fused_with_a_snapshot_join_writes_what_each_period_writes(spark, tmp_path):
+    root = tmp_path / "ws"
+    _random_workspace(random.Random(3), root)
+    (root / "data/snap/v1/snap.csv").write_text("grp,amt\na,1.50\nb,2.25\n")  # one row per group
+    each, fused = outputs_both_ways(spark, root, "p_snap_join", ["2026-01", "2026-02", "2026-03", "2026-Q1"])
+    assert sum(assert_identical(each, fused, by_rows=True).values()) > 0
+
+
 def test_a_global_aggregate_gives_every_period_its_row():
     """No GROUP BY: the periods joined to the selected rows, each aggregate FILTERed to real rows."""
     fused = fz.fuse(_compiled(PROP, "p_global"), _periods(MONTHS))
@@ -172,7 +198,7 @@ def test_property_fused_equals_each_on_random_data_and_periods(spark, tmp_path, 
     rng = random.Random(seed)
     root = tmp_path / "ws"
     _random_workspace(rng, root)
-    project = ["p_join_agg", "p_global", "p_append", "p_asof"][seed % 4]
+    project = ["p_join_agg", "p_global", "p_append", "p_asof", "p_snap_join"][seed % 5]
     periods = sorted(rng.sample(["2026-01", "2026-02", "2026-03", "2026-04"], rng.randint(2, 3)))
     if rng.random() < 0.25:
         periods.append("2026-Q1")
@@ -182,9 +208,11 @@ def test_property_fused_equals_each_on_random_data_and_periods(spark, tmp_path, 
         periods = ["2026", "2026-Q1"]
     try:
         each, fused = outputs_both_ways(spark, root, project, periods)
-    except Exception as exc:  # noqa: BLE001 - a period's own run fails (a quarter's join side has every month's rows)
-        assert "runtime join 'd' of operation 1 matched" in str(exc) and "2026-Q1" in periods, exc
-        with pytest.raises(Exception, match="runtime join 'd' of operation 1 matched"):
+    except Exception as exc:  # noqa: BLE001 - a period's own run fails (a quarter's join side has every month's
+        # rows; a snapshot holding a group twice): so does the fused statement
+        alias = "s" if project == "p_snap_join" else "d"
+        assert f"runtime join '{alias}' of operation 1 matched" in str(exc) and (alias == "s" or "2026-Q1" in periods), exc
+        with pytest.raises(Exception, match=f"runtime join '{alias}' of operation 1 matched"):
             fused_only(spark, root, project, periods)
         return
     assert_identical(each, fused, by_rows=True)

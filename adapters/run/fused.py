@@ -78,6 +78,16 @@ class FusedResult:
     bridge: Optional[FusedBridge] = None  # every period's bridge, observed in the fused pass
 
 
+def uniform_views(resolutions: dict[str, dict]) -> set[str]:
+    """The views every period of ``resolutions`` (period identifier -> view -> Resolution) resolves to the same
+    version and locations."""
+    keys: dict[str, set] = {}
+    for per_view in resolutions.values():
+        for view, res in per_view.items():
+            keys.setdefault(view, set()).add(_key(res))
+    return {view for view, found in keys.items() if len(found) == 1}
+
+
 def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
                       row_identity: int) -> None:
     """Create every input view of ``fused`` for its periods: each distinct (version, locations) read once,
@@ -88,6 +98,11 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
         for p in fused.periods:
             groups.setdefault(_key(resolutions[p.identifier][view.view]), []).append(p)
         names = []
+        if view.view in fused.invariant:  # read as one period's run reads it: no period filter, no periods
+            (version, locations), = groups
+            loaders.load_input(spark, view.view, view.dataset, version, list(locations), args, view.row_ids,
+                               row_identity)
+            continue
         for n, ((version, locations), members) in enumerate(groups.items()):
             name = view.view if len(groups) == 1 else f"{view.view}__lf_part_{n}"
             subset = len(groups) > 1
@@ -252,7 +267,7 @@ def run_range(runner, project_ref: str, periods: Sequence[Period], *, workspace:
                 for p in periods]
     resolved = resolve_range(contexts, runner.store, runner.memory)
     usable = {c.period.identifier: r for c, r in zip(contexts, resolved) if r is not None}
-    fused = fuse(compiled, [c.period for c in contexts if c.period.identifier in usable])
+    fused = fuse(compiled, [c.period for c in contexts if c.period.identifier in usable], uniform=uniform_views(usable))
     hook = FusedRange(fused, usable, started, contexts[0].row_identity)
     results: list[tuple[Period, object]] = []
     previous = getattr(runner, "computation", None)
