@@ -197,6 +197,39 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
             run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
+@main.command("restate")
+@click.argument("project")
+@click.option("--period", required=True, help="The closed period to restate (YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD).")
+@click.option("--reason", required=True, help="Why the closed period's numbers change (required; recorded).")
+@click.option("--by", default=None, help="On whose word (default: $USER, else the login name; recorded).")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Compute the outputs and print the data diff against the published rows; publish and record nothing.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
+              help="How to print the data diff.")
+@click.option("--master", default=None, help="Spark master URL.")
+@click.option("--remote", default=None, help="Spark Connect URL.")
+@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@command
+def restate_cmd(inv: Invocation, project, period, reason, by, dry_run, fmt, master, remote, conf):
+    """Run PROJECT for its CLOSED period on purpose: the data diff against the published rows is computed
+    before publishing and recorded with the reason and who (`restatement` in the run record); the superseded
+    rows stay readable (docs/commands.md, Restating a closed period)."""
+    from ..compiler.periods import PeriodError, parse_period
+    try:
+        p = parse_period(period)
+    except PeriodError as err:
+        raise click.BadParameter(str(err), param_hint="--period")
+    factory, label = inv.session_factory(master, remote, conf)
+    from .run.restate import plan, render, restate
+    from .run.runner import Runner
+    runner = Runner(inv.root, echo=click.echo, spark_label=label)
+    planned = plan(runner, project, p, reason, inv.workspace)  # every refusal before Spark starts
+    runner.session_factory = started_early(factory)
+    from .run.interrupts import outside_a_run
+    with outside_a_run():
+        click.echo(render(restate(runner, project, p, reason, by, dry_run, inv.workspace, planned), fmt))
+
+
 @main.command("test")
 @click.argument("names", nargs=-1)
 @click.option("-k", "keyword", default=None, metavar="TEXT", help="Only tests whose name or file name contains TEXT.")
@@ -255,8 +288,9 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
         if as_json:
             click.echo(json.dumps(rec, indent=2, default=str))
         else:
+            from .store.restatements import superseded_by
             from .store.summaries import render_run
-            click.echo(render_run(rec))
+            click.echo(render_run(rec, superseded_by(store, rec)))
         return
     from .store.summaries import batch_lines, run_line
     if batch:

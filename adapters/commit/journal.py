@@ -12,7 +12,9 @@ The sequence, and where each step is recorded:
   (:meth:`CommitJournal.swap_in`), so a process that dies in the middle has said what to undo.
 - **confirm**: the completed record, journal included, is the run store's commit transaction
   (:func:`.publish.commit_point`).
-- **retire**: the versions the swaps replaced are deleted (:meth:`CommitJournal.retire`);
+- **retire**: the versions the swaps replaced are deleted (:meth:`CommitJournal.retire`), except a
+  restatement's (a record carrying ``restatement``, ``ledgerflow restate``): the versions it superseded
+  stay readable;
 - **or roll back**: every swap undone, last first (:meth:`CommitJournal.roll_back`), by the run itself or,
   for a run whose process died, by recovery from its record (:meth:`CommitJournal.from_record`).
 """
@@ -41,6 +43,7 @@ class CommitJournal:
         self.staging: list = staging or []
         self.foreign: list = foreign or []
         self._record: Optional[dict] = None
+        self.keeps_replaced = False  # a restatement's journal: the versions it replaced are never retired
         self._save_run: Callable[[dict], None] = lambda record: None
 
     # ---------------------------------------------------------------- writing (the run)
@@ -86,12 +89,17 @@ class CommitJournal:
         own = [e for e in entries if isinstance(e, dict) and isinstance(e.get("staged"), str)
                and leftovers.own_name(os.path.basename(e["staged"]), run_id)]
         elsewhere = commit.get("elsewhere") if isinstance(commit.get("elsewhere"), list) else []
-        return cls(run_id, own, [str(d) for d in elsewhere], rec.get("staging") or [],
-                   [e for e in entries if e not in own])
+        journal = cls(run_id, own, [str(d) for d in elsewhere], rec.get("staging") or [],
+                      [e for e in entries if e not in own])
+        journal.keeps_replaced = bool(rec.get("restatement"))
+        return journal
 
     # ---------------------------------------------------------------- ending
     def retire(self) -> list[str]:
-        """After the commit point: delete the versions the swaps replaced (:func:`.swaps.retire`)."""
+        """After the commit point: delete the versions the swaps replaced (:func:`.swaps.retire`); a
+        restatement's are kept (they hold the superseded run's rows, which stay readable by its run id)."""
+        if self.keeps_replaced or (self._record or {}).get("restatement"):
+            return []
         return swaps.retire(self.entries)
 
     def roll_back(self) -> tuple[list[str], list[str], list[str]]:

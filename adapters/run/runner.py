@@ -48,17 +48,16 @@ class Runner:
 
     def __init__(self, root: str, echo: Echo = print, session_factory: Optional[Callable[[], object]] = None,
                  spark_label: str = "local", memory: Optional[dict] = None, wait: bool = False):
-        self.root = os.path.abspath(root)
+        self.root, self.echo = os.path.abspath(root), echo
         self.wait = wait  # a destination partition another live run writes: wait for it (else fail at once)
-        self.echo = echo
         self.store = open_store(self.root)  # checked, interrupted runs recovered
-        self.session_factory = session_factory
-        self.spark_label = spark_label
+        self.session_factory, self.spark_label = session_factory, spark_label
         self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)
         # Ctrl-C was pressed during the last run and did not stop it (it came after its commit point, or while
         # it was being recorded failed): a caller running several projects stops before the next one
         self.stop_requested = False
         self.computation: Optional[Callable] = None  # computes the outputs instead of compute (fused.py)
+        self.publishing: Optional[Callable] = None  # (record, ctx, checks) -> the checks to publish with (restate.py)
 
     # ---------------------------------------------------------------- entry points
     def run(self, project_ref: str, period: Union[Period, str], allow_draft: bool = False, workspace:
@@ -214,6 +213,7 @@ class Runner:
             pending = (self.computation or compute)(spark, ctx, metrics, self.echo, destinations)
             checks = RunChecks(spark, ctx, quarantines, self.echo) if ctx.compiled.plan and ctx.compiled.plan.checks \
                 else None  # judged on the staged outputs, before anything is swapped in (run/checks.py)
+            checks = self.publishing(record.data, ctx, checks) if self.publishing else checks
             outputs, registrations, journal = publish.write_outputs(
                 pending, destinations, record.data, period=ctx.period.identifier, save_run=self.store.save_run,
                 stops=interrupts, echo=self.echo, metrics=metrics, checks=checks)

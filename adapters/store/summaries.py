@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from .restatements import restatement_lines
+
 
 def _seconds(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.2f}"
@@ -103,8 +105,9 @@ def bridge_table(bridge: list[dict]) -> list[str]:
     return _aligned(rows, right={0, 3, 5, 6}, free_last=False)
 
 
-def render_run(rec: dict) -> str:
-    """A run record as a readable summary."""
+def render_run(rec: dict, superseding: tuple = ()) -> str:
+    """A run record as a readable summary; ``superseding``: the restatements that superseded it
+    (:func:`.restatements.superseded_by`)."""
     p, period = rec["project"], rec["period"]
     lines = [f"Run {rec['run_id']}  {rec['status']}"]
     lines.append(f"  project   {p['name']} v{p['version']} ({p['id']})")
@@ -143,6 +146,7 @@ def render_run(rec: dict) -> str:
     if rec.get("bridge"):
         lines.append("Bridge (per output: after the period filter, each operation's change, quarantined, written)")
         lines += bridge_table(rec["bridge"])
+    lines += restatement_lines(rec, list(superseding))
     timings = rec.get("timings")
     if timings:
         lines.append("Timings (wall seconds; Spark jobs, stages and tasks each statement started)")

@@ -1,0 +1,169 @@
+"""``ledgerflow restate PROJECT --period P --reason TEXT [--by NAME] [--dry-run]`` (docs/commands.md
+"Restating a closed period"): a closed project-period changed on purpose, with a reason, on someone's word,
+and with the data diff of what it changes in its run record.
+
+Before Spark: the reason is required, the project-period must be closed (an open one is simply run), every
+output of the project, and of the run it supersedes (the project-period's last completed run), must be a
+local folder (a catalog table or URI is replaced in place: the superseded rows could not stay readable),
+and the superseded rows must still be where that run's record says.
+
+The restatement is a run (:meth:`.runner.Runner.run`) with the runner's ``publishing`` hook set
+(:class:`.restate_publish.RestatementPublishing`): its record carries ``restatement {reason, by,
+supersedes_run_id, superseded_outputs, data_diff}``, which the run store's commit point lets through for a
+closed period; the data diff is computed on the staged outputs before anything is swapped in; the version
+folders the swaps replace are kept (:meth:`..commit.journal.CommitJournal.retire`), so the superseded rows
+stay readable at the folders the record names.
+
+``--dry-run`` computes the outputs as ``diff --data`` does (stopped before any write, checks not judged) and
+compares them with the published rows: no staging folder, no run record, no version reserved.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ...compiler.compile import compile_project, require_project
+from ...compiler.errors import ExecutionError, LedgerflowError
+from ...compiler.model import Workspace
+from ...compiler.periods import Period
+from ..diff.data_result import DataDiff, ProjectDataDiff, WorkspaceDataDiff
+from ..periods.command import who
+from ..store.closure_table import describe
+from .context import RunContext, new_run_id, utcnow, warm_parser
+from .destinations import destination
+from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, read_published,
+                              superseded_run)
+
+Echo = Callable[[str], None]
+
+
+@dataclass
+class Restatement:
+    """What a restatement did (or, ``dry_run``, would do): the run (None for a dry run), the run it supersedes
+    and the data diff."""
+
+    project: str
+    period: str
+    reason: str
+    by: str
+    superseded: Superseded
+    diff: DataDiff
+    record: Optional[dict] = None
+    dry_run: bool = False
+
+    def report(self) -> WorkspaceDataDiff:
+        """The data diff as ``diff --data`` reports one project (BASE: the published run, HEAD: the restatement)."""
+        base = f"published run {self.superseded.run_id}" if self.superseded.run_id else "nothing published"
+        head = "restatement (dry run)" if self.dry_run else f"restatement run {self.record['run_id']}"
+        return WorkspaceDataDiff(base, head, self.period, [], [ProjectDataDiff(self.project, "compared", self.diff)])
+
+
+def plan(runner, project_ref: str, period: Period, reason: Optional[str], workspace: Optional[Workspace] = None):
+    """Everything checked before Spark: (workspace, project, compiled, superseded run). Raises
+    :class:`.restate_publish.RestateError` (exit 1) for a missing reason, an open period, an output that is not
+    a local folder, superseded rows that are gone; an unknown project is the usual error."""
+    if not (reason or "").strip():
+        raise RestateError("RESTATE-001 a restatement needs a reason: `--reason TEXT` says why the closed period's "
+                           "numbers change (it is recorded in the run record with who restated it). Nothing was run "
+                           "or written.")
+    ws = workspace or runner.load_workspace()
+    project = require_project(ws, project_ref)
+    closure = runner.store.closed(project.name, period.identifier)
+    if closure is None:
+        history = runner.store.history(project.name, period.identifier)
+        when = f" (it was {describe(history[-1])})" if history else ""
+        raise RestateError(
+            f"RESTATE-002 period {period.identifier} of project '{project.name}' is open{when}: a restatement "
+            "changes a closed period. Run it instead (`ledgerflow run "
+            f"{project.name} --period {period.identifier}`), or see what a run would change first with "
+            "`ledgerflow diff --data`. Nothing was run or written.")
+    compiled = compile_project(ws, project)
+    probe = RunContext(ws, project, compiled, period, utcnow(), "restate-plan")
+    formats = {}
+    for st in compiled.outputs:
+        dest = destination(probe, st.operation, 1)
+        if not dest.local:
+            raise RestateError(
+                f"RESTATE-003 output {st.operation.seq} '{st.operation.name}' of project '{project.name}' writes "
+                f"{dest.target} (a catalog table or remote URI), which a run replaces in place: the rows published "
+                f"for {period.identifier} could not stay readable after a restatement, so nothing was run or "
+                "written. Restate only projects whose outputs are local folders; reopen the period and run it "
+                f"instead (`ledgerflow periods reopen {period.identifier} --project {project.name} --note TEXT`).")
+        formats[st.operation.name] = dest.format
+    return ws, project, compiled, superseded_run(runner.store, project.name, period.identifier, formats)
+
+
+def restate(runner, project_ref: str, period: Period, reason: Optional[str], by: Optional[str] = None,
+            dry_run: bool = False, workspace: Optional[Workspace] = None, planned: Optional[tuple] = None) -> Restatement:
+    """Restate ``project_ref``'s closed ``period`` with ``runner`` (see the module docstring); ``by``: who
+    (default ``$USER``); ``planned``: what :func:`plan` returned for the same arguments, if the caller called
+    it already. Returns the :class:`Restatement`; a failed run raises as ``run`` does."""
+    ws, project, compiled, superseded = planned or plan(runner, project_ref, period, reason, workspace)
+    person = who(by)
+    if dry_run:
+        diff = _dry_run(runner, ws, compiled, period, superseded)
+        return Restatement(project.name, period.identifier, reason.strip(), person, superseded, diff, dry_run=True)
+    block = {"reason": reason.strip(), "by": person, "supersedes_run_id": superseded.run_id,
+             "superseded_outputs": [o.to_json() for o in superseded.outputs], "data_diff": None}
+    hooks: list[RestatementPublishing] = []
+
+    def publishing(record: dict, ctx, checks):
+        hooks.append(RestatementPublishing(record, ctx, checks, block, superseded, runner.store, runner.echo))
+        return hooks[-1]
+    runner.publishing = publishing
+    try:
+        record = runner.run(project.name, period, workspace=ws)
+    finally:
+        runner.publishing = None
+    return Restatement(project.name, period.identifier, block["reason"], person, superseded, hooks[-1].diff, record)
+
+
+def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Superseded) -> DataDiff:
+    """The outputs computed as ``diff --data`` computes a side (nothing written, nothing recorded) and compared
+    with the published rows."""
+    from ..diff.data_command import output_frames
+    from ..diff.data_sides import SideProject, without_checks
+    from ..inputs.resolution import resolve_inputs
+    started = utcnow()
+    ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started))
+    warm_parser(compiled)
+    resolve_inputs(ctx, runner.store, runner.memory)
+    spark = runner._session()  # the runner's own session (its factory, or ledgerflow's local one)
+    head, seqs = output_frames(spark, SideProject("head", "restatement", ctx))
+    try:
+        base = {o.name: read_published(spark, o.folder, o.format, head.get(o.name)) for o in superseded.outputs}
+        return compare(base, head, {**{o.name: o.seq for o in superseded.outputs}, **seqs})
+    except LedgerflowError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors
+        from .compute import spark_error_message
+        raise ExecutionError(f"restate --dry-run of project '{ctx.project.name}' failed on Spark for period "
+                             f"{period.identifier}: {spark_error_message(exc, ctx)}") from exc
+
+
+def render(result: Restatement, fmt: str = "text") -> str:
+    """What ``ledgerflow restate`` prints after the run's own lines: :func:`summary_lines`, then the data diff
+    in ``fmt`` (text, markdown or json, as ``diff --data`` prints them)."""
+    from ..diff.data_formats import render_data
+    text = render_data(result.report(), fmt)
+    if fmt == "json":
+        return text
+    if fmt == "text":  # its first line names `diff --data`'s sides: the summary says what they are
+        text = f"Data diff, {result.report().base} -> {result.report().head}:" + text[text.index("\n"):]
+    return "\n".join(summary_lines(result) + ["", text])
+
+
+def summary_lines(result: Restatement) -> list[str]:
+    """What the command prints before the data diff: what was restated, why, by whom, and where the
+    superseded rows stay readable."""
+    sup = result.superseded
+    if result.dry_run:
+        lines = [f"Dry run: nothing was published or recorded. Restating period {result.period} of project "
+                 f"'{result.project}' would supersede " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
+                 + f" (reason: {result.reason!r}, by {result.by})."]
+    else:
+        lines = [f"Restated period {result.period} of project '{result.project}': run {result.record['run_id']} "
+                 "supersedes " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
+                 + f" (reason: {result.reason!r}, by {result.by})."]
+        lines += [f"  superseded output {o.seq} '{o.name}' stays readable at {o.folder}" for o in sup.outputs]
+    return lines

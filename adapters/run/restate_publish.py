@@ -1,0 +1,212 @@
+"""A restatement's part of the run (``ledgerflow restate``, docs/commands.md "Restating a closed period"):
+the rows the superseded run published, read back from the version folders its record names, and the hook
+that computes the data diff between them and the restating run's staged rows before anything is swapped in.
+
+:class:`RestatementPublishing` is the run's :class:`..commit.publish.OutputChecks` (the runner's
+``publishing`` hook): it passes every call on to the run's own checks (when the project has any) and, in
+``evaluate`` (after every output is staged and the checks judged, before the journal begins), compares
+each output's staged rows with the superseded run's published rows (:func:`..diff.data_diff.data_diff`)
+and writes the result into ``record["restatement"]["data_diff"]``. Comparing the staged files compares
+exactly the rows the restatement publishes (a quarantine check's rows already split off).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ...compiler.errors import LedgerflowError
+from ..commit import staging
+from ..commit.partitions import is_local, local_path, root_period, versions_dir
+from ..inputs.files import spark_path
+
+_EXTENSIONS = (("parquet", ".parquet"), ("orc", ".orc"), ("csv", ".csv"), ("json", ".json"))
+KEY = "_row_id"
+_NO_NULL_TEXT = "\u0000<null>\u0000"  # no field is this text: only an unquoted empty one reads as NULL
+_UUID7 = "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+_TIME_PREFIX = len("tttttttt-tttt-")  # a UUIDv7's 48-bit timestamp and its dashes
+
+
+class RestateError(LedgerflowError):
+    """A restatement refused before (or, for a run published meanwhile, before the swap of) anything: exit 1."""
+
+    exit_code = 1
+
+
+@dataclass
+class PublishedOutput:
+    """One output of the superseded run: its name, seq, the partition it published (``location``, the link
+    ``<dest>/_period=P``), the version folder holding its rows, their format and count."""
+
+    name: str
+    seq: int
+    location: str
+    folder: str
+    format: str
+    rows: Optional[int] = None
+
+    def to_json(self) -> dict:
+        """The entry of ``restatement.superseded_outputs``."""
+        return {"operation_seq": self.seq, "name": self.name, "location": self.location, "version_folder": self.folder,
+                "format": self.format, "rows": self.rows}
+
+
+@dataclass
+class Superseded:
+    """The run a restatement supersedes (the project-period's last completed run), or none (``run_id`` None:
+    the period was closed before anything was published, and every output is ``added``)."""
+
+    run_id: Optional[str] = None
+    outputs: list[PublishedOutput] = field(default_factory=list)
+
+
+def superseded_run(store, project: str, period: str, formats: dict[str, str]) -> Superseded:
+    """The last completed run of ``project``'s ``period`` and where its outputs' rows are: each output's
+    version folder as its record's commit journal names it (else the folder its partition link shows now).
+    ``formats``: output name -> the format the restating run writes it in (for a folder without data files).
+    Raises :class:`RestateError` for an output it wrote to a catalog table or URI (those are replaced in
+    place: its rows could not stay readable) or whose version folder is gone."""
+    last = store.last_completed([period], [project])
+    if not last:
+        return Superseded()
+    rec = store.get_run(last[0]["run_id"])
+    names = {op.get("seq"): op.get("name") for op in (rec.get("project_snapshot") or {}).get("operations") or []
+             if isinstance(op, dict)}
+    journal = {e.get("link"): e.get("staged") for e in ((rec.get("commit") or {}).get("partitions") or [])
+               if isinstance(e, dict)}
+    out = Superseded(rec["run_id"])
+    for o in rec.get("outputs") or []:
+        seq, location = o["operation_seq"], o["location"]
+        name = names.get(seq) or f"output {seq}"
+        if not is_local(location):
+            raise RestateError(
+                f"RESTATE-003 run {rec['run_id']}, which published period {period} of project '{project}', wrote "
+                f"output {seq} '{name}' to {location} (a catalog table or remote URI), which a run replaces in place: "
+                "its rows could not stay readable after a restatement, so nothing was run or written. Restate only "
+                "projects whose outputs are local folders; reopen the period and run it instead "
+                f"(`ledgerflow periods reopen {period} --project {project} --note TEXT`).")
+        link = local_path(location)
+        folder = journal.get(location) or journal.get(link) or _shown(link)
+        if not folder or not os.path.isdir(folder):
+            raise RestateError(
+                f"RESTATE-004 the rows run {rec['run_id']} published for output {seq} '{name}' of project "
+                f"'{project}', period {period}, are gone (expected in {folder or link}), so the restatement has "
+                "nothing to compare with and nothing was run or written. Restore the folder, or reopen the "
+                "period and run it.")
+        out.outputs.append(PublishedOutput(name, seq, location, folder, _format(folder) or formats.get(name, "parquet"),
+                                           o.get("rows")))
+    return out
+
+
+def _shown(link: str) -> Optional[str]:
+    """The version folder the partition link ``link`` shows, when it is one of ledgerflow's."""
+    if not os.path.islink(link):
+        return None
+    real = os.path.realpath(link)
+    return real if os.path.dirname(real) == os.path.realpath(versions_dir(*root_period(link))) else None
+
+
+def _format(folder: str) -> Optional[str]:
+    """The format of the data files Spark wrote into ``folder`` (by their names' endings), or None."""
+    for name in sorted(os.listdir(folder)):
+        if name.startswith(("_", ".")):
+            continue
+        for fmt, ending in _EXTENSIONS:
+            if name.endswith(ending) or f"{ending}." in name:
+                return fmt
+    return None
+
+
+def read_published(spark, folder: str, fmt: str, like=None):
+    """The rows written to the version folder ``folder`` in format ``fmt``, as written. Parquet and ORC carry
+    their types; CSV and JSON are read as text (JSON's numbers as decimals; a CSV's unquoted empty field is
+    NULL, a quoted one '', as ledgerflow wrote them) and a column the restated output (``like``, a DataFrame)
+    also has is cast to its type there, exactly (a decimal's text to the decimal). Both sides of a
+    restatement's data diff are read this way."""
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.options(header="true", escape='"', multiLine="true", nullValue=_NO_NULL_TEXT)
+    elif fmt == "json":
+        reader = reader.option("prefersDecimal", "true")
+    frame = reader.load(spark_path(folder))
+    if fmt not in ("csv", "json") or like is None:
+        return frame
+    types = {f.name: f.dataType for f in like.schema.fields}
+    from pyspark.sql import functions as F
+    return frame.select(*[F.col(f"`{c.replace('`', '``')}`").cast(types[c]).alias(c) if c in types
+                          else F.col(f"`{c.replace('`', '``')}`") for c in frame.columns])
+
+
+def keyed(frame):
+    """``frame`` with each ledgerflow-made ``_row_id`` (a UUIDv7 whose first 48 bits are the run start that
+    derived it) cut to the part after the run start, the row's identity: the superseded run and the restatement
+    started at different times, so the same row has a different id in each. Any other ``_row_id`` (one the
+    input carried) is kept whole."""
+    if KEY not in frame.columns:
+        return frame
+    from pyspark.sql import functions as F
+    made = F.col(KEY).rlike(_UUID7)
+    return frame.withColumn(KEY, F.when(made, F.substring(F.col(KEY), _TIME_PREFIX + 1, 36)).otherwise(F.col(KEY)))
+
+
+def compare(base: dict, head: dict, seqs: dict):
+    """The data diff of the published rows ``base`` and the restated ``head`` (output name -> frame), rows
+    matched by :func:`keyed` ids."""
+    from ..diff.data_diff import data_diff
+    return data_diff({n: keyed(f) for n, f in base.items()}, {n: keyed(f) for n, f in head.items()}, (), seqs)
+
+
+class RestatementPublishing:
+    """The restating run's hook around its writes (see the module docstring); ``inner``: the run's checks."""
+
+    def __init__(self, record: dict, ctx, inner, block: dict, superseded: Superseded, store,
+                 echo: Callable[[str], None]):
+        self.ctx, self.inner, self.superseded, self.store, self.echo = ctx, inner, superseded, store, echo
+        self.block = record["restatement"] = block  # in the record from here on: the commit point lets it through
+        self.staged: dict[str, tuple] = {}  # output name -> (frame, staged folder, format)
+        self.seqs: dict[str, int] = {}
+        self.diff = None
+
+    def prepare(self, out) -> list:
+        """The run's checks' ``prepare`` (nothing of its own)."""
+        return self.inner.prepare(out) if self.inner is not None else []
+
+    def written(self, out, staged: Optional[staging.Staged], fmt: Optional[str] = None) -> None:
+        """Remember where ``out`` was staged (its rows are compared in :meth:`evaluate`); the checks' ``written``."""
+        if self.inner is not None:
+            self.inner.written(out, staged, fmt)
+        if staged is not None:
+            op = out.statement.operation
+            self.staged[op.name], self.seqs[op.name] = (out.frame, staged.staged, fmt), op.seq
+
+    def evaluate(self, record: dict) -> None:
+        """The checks judged first; then the data diff of the staged rows against the superseded run's."""
+        if self.inner is not None:
+            self.inner.evaluate(record)
+        p, period = self.ctx.project.name, self.ctx.period.identifier
+        last = self.store.last_completed([period], [p])
+        now = last[0]["run_id"] if last else None
+        if now != self.superseded.run_id:
+            raise RestateError(
+                f"RESTATE-005 run {now} published period {period} of project '{p}' while this restatement ran "
+                f"(it was to supersede {self.superseded.run_id or 'nothing'}): nothing was published. Restate "
+                "again to compare with what is published now.")
+        spark = self.ctx_spark()
+        head = {name: read_published(spark, folder, fmt, staging.without_period(frame))
+                for name, (frame, folder, fmt) in self.staged.items()}
+        base = {o.name: read_published(spark, o.folder, o.format, head.get(o.name)) for o in self.superseded.outputs}
+        self.diff = compare(base, head, {**{o.name: o.seq for o in self.superseded.outputs}, **self.seqs})
+        self.block["data_diff"] = self.diff.to_json()
+
+    def ctx_spark(self):
+        """The run's SparkSession (that of its staged frames)."""
+        frame = next(iter(self.staged.values()))[0] if self.staged else None
+        if frame is not None:
+            return frame.sparkSession
+        from pyspark.sql import SparkSession
+        return SparkSession.getActiveSession()
+
+    def cancel(self) -> None:
+        """The checks' ``cancel``."""
+        if self.inner is not None:
+            self.inner.cancel()

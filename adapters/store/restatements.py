@@ -1,0 +1,53 @@
+"""Restatements in the run store: which completed runs superseded a run (``ledgerflow restate``), and the
+lines ``runs show`` prints about a restatement (docs/commands.md "Restating a closed period")."""
+from __future__ import annotations
+
+import json
+import os
+from contextlib import closing
+
+
+def superseded_by(store, rec: dict) -> list[dict]:
+    """The completed restatements whose record says they supersede run ``rec`` (its project-period's runs
+    only; oldest first): ``{run_id, finished_at, reason, by}``."""
+    if not os.path.exists(store.db_path):
+        return []
+    needle = json.dumps({"supersedes_run_id": rec["run_id"]})[1:-1]  # as json.dumps wrote it into the record
+    with closing(store._connect()) as conn:
+        rows = conn.execute("SELECT record FROM runs WHERE project_name = ? AND period = ? AND status = 'completed' "
+                            "AND instr(record, ?) > 0 ORDER BY finished_at", (
+                                rec["project"]["name"], rec["period"]["identifier"], needle)).fetchall()
+    out = []
+    for (text,) in rows:
+        other = json.loads(text)
+        block = other.get("restatement") or {}
+        if block.get("supersedes_run_id") == rec["run_id"]:
+            out.append({"run_id": other["run_id"], "finished_at": other.get("finished_at"),
+                        "reason": block.get("reason"), "by": block.get("by")})
+    return out
+
+
+def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
+    """``runs show``'s lines for a restatement (its reason, who, the run it superseded, where that run's rows
+    stay readable, the data diff's counts) and for a run a restatement superseded (``superseding``)."""
+    lines = []
+    block = rec.get("restatement")
+    if block:
+        sup = block.get("supersedes_run_id")
+        lines.append(f"Restatement (reason: {block.get('reason')!r}, by {block.get('by')}) superseding "
+                     + (f"run {sup}" if sup else "nothing published"))
+        for o in block.get("superseded_outputs") or []:
+            lines.append(f"  superseded output {o['operation_seq']} '{o['name']}' ({o.get('rows')} rows) stays "
+                         f"readable at {o['version_folder']}")
+        for o in (block.get("data_diff") or {}).get("outputs") or []:
+            r = o["rows"]
+            totals = "; ".join(f"{t['column']} {t['base']} -> {t['head']}" for t in o.get("totals") or []
+                               if t["base"] != t["head"])
+            lines.append(f"  data diff, output '{o['name']}': {r['base']} -> {r['head']} rows: {r['added']} added, "
+                         f"{r['removed']} removed, {r['changed']} changed" + (f"; {totals}" if totals else ""))
+    for s in superseding:
+        lines.append(f"Superseded by restatement run {s['run_id']} at {s['finished_at']} (reason: {s['reason']!r}, "
+                     f"by {s['by']}); this run's rows stay readable:")
+        lines += [f"  {e['link']} as published by this run: {e['staged']}"
+                  for e in (rec.get("commit") or {}).get("partitions") or [] if isinstance(e, dict) and e.get("staged")]
+    return lines

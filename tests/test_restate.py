@@ -1,0 +1,161 @@
+"""`ledgerflow restate` (issue 31 point 2): a closed project-period run again on purpose, with its reason, who,
+the run it supersedes and the data diff in its record; the superseded rows stay readable. In-process on the
+shared SparkSession (the CLI through click's runner: its exit codes are the command's).
+
+The scenario: TS-03 converts January's GL to USD at the closing rates; January is closed; then the GBP
+closing rate is corrected in place (1.2710 -> 1.2800), which moves the two GBP lines (22,000.00 each). Every
+figure of the data diff is computed here from the sample's CSV files in plain Python.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import pytest
+
+from cli_support import cli, describe, edit, read_output, read_partition, record, run_id_of
+
+PROJECT, PERIOD = "ts03_fx_conversion", "2026-01"
+RATES = "data/exchange_rates/v1/exchange_rates.csv"
+OLD_GBP, NEW_GBP = "GBP,USD,1.2710,closing,2026-01-01,", "GBP,USD,1.2800,closing,2026-01-01,"
+CENT = Decimal("0.01")
+
+
+# ------------------------------------------------------------------ the hand computation (plain Python)
+def _rows(path: Path) -> list[dict]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _converted(ws: Path) -> dict[tuple, Decimal]:
+    """(journal_id, line_number) -> amount_local x the closing rate valid on 2026-01-01, to the cent."""
+    rates = {r["from_currency"]: Decimal(r["rate"]) for r in _rows(ws / RATES)
+             if r["to_currency"] == "USD" and r["rate_type"] == "closing" and r["_period_from"] <= "2026-01-01"
+             and (not r["_period_to"] or r["_period_to"] > "2026-01-01")}
+    return {(r["journal_id"], r["line_number"]): (Decimal(r["amount_local"]) * rates[r["currency"]]).quantize(
+        CENT, ROUND_HALF_UP) for r in _rows(ws / "data/gl/v1/transactions.csv") if r["_period"] == PERIOD}
+
+
+def _tree(ws: Path) -> dict[str, str]:
+    """Every file and link under the workspace: path -> its content's sha256 (a link: where it points)."""
+    out = {}
+    for folder, dirs, files in os.walk(ws):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, ws)
+            if os.path.islink(path):
+                out[rel] = "-> " + os.readlink(path)
+            elif os.path.isfile(path):
+                out[rel] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def closed(spark, finance) -> dict:
+    """TS-03 run for January and January closed by alice; then the GBP closing rate corrected in place."""
+    first = cli(finance, "run", PROJECT, "--period", PERIOD)
+    assert first.exit_code == 0, describe(first)
+    before = _converted(finance)
+    r = cli(finance, "periods", "close", PERIOD, "--project", PROJECT, "--by", "alice", "--note", "reported")
+    assert r.exit_code == 0, describe(r)
+    edit(finance, RATES, OLD_GBP, NEW_GBP)
+    return {"ws": finance, "run": run_id_of(first), "before": before, "after": _converted(finance)}
+
+
+def test_restate_publishes_the_new_rows_records_why_and_the_diff_and_keeps_the_superseded_rows(spark, closed):
+    ws, old = closed["ws"], closed["run"]
+    old_rec = record(ws, old)
+    old_folder = old_rec["commit"]["partitions"][0]["staged"]
+    assert os.path.realpath(old_rec["outputs"][0]["location"]) == os.path.realpath(old_folder)
+
+    r = cli(ws, "restate", PROJECT, "--period", PERIOD, "--reason", "GBP closing rate corrected", "--by", "bob")
+    assert r.exit_code == 0, describe(r)
+    new = run_id_of(r)
+    rec = record(ws, new)
+    assert rec["status"] == "completed"
+
+    # the new rows are published: the two GBP lines at the corrected rate, the rest as before
+    _, rows = read_output(spark, rec, 2)
+    got = {(row["journal_id"], str(row["line_number"])): row["amount_reporting"] for row in rows}
+    assert got == closed["after"]
+    assert got[("JE-003", "1")] == Decimal("28160.00") != closed["before"][("JE-003", "1")]
+
+    # the record: reason, by, the run it supersedes, where its rows stay, and the data diff, by hand
+    block = rec["restatement"]
+    assert (block["reason"], block["by"], block["supersedes_run_id"]) == ("GBP closing rate corrected", "bob", old)
+    assert [(o["operation_seq"], o["version_folder"], o["rows"]) for o in block["superseded_outputs"]] == \
+        [(2, old_folder, 10)]
+    [out] = block["data_diff"]["outputs"]
+    moved = {k for k in closed["before"] if closed["before"][k] != closed["after"][k]}
+    assert moved == {("JE-003", "1"), ("JE-003", "2")}
+    assert (out["name"], out["seq"], out["status"]) == ("Write converted lines", 2, "compared")
+    assert out["rows"] == {"base": 10, "head": 10, "added": 0, "removed": 0, "changed": len(moved)}
+    changed_columns = {c["column"]: c["changed_rows"] for c in out["columns"] if c["changed_rows"]}
+    assert changed_columns == {"amount_reporting": 2}
+    total = next(t for t in out["totals"] if t["column"] == "amount_reporting")
+    base, head = sum(closed["before"].values()), sum(closed["after"].values())
+    assert (Decimal(total["base"]), Decimal(total["head"]), Decimal(total["change"])) == \
+        (base, head, head - base) and head - base == Decimal("396.00")
+    assert {s["status"] for s in out["samples"]} == {"changed"} and len(out["samples"]) == 2
+    assert "'Write converted lines': 10 -> 10 rows: 0 added, 0 removed, 2 changed" in r.stdout
+    assert "amount_reporting moves by +396.00 in 2 rows" in r.stdout
+    assert f"superseded output 2 'Write converted lines' stays readable at {old_folder}" in r.stdout
+
+    # the superseded version folder is still there and readable, with the rows it published
+    _, old_rows = read_partition(spark, old_folder)
+    assert {(row["journal_id"], str(row["line_number"])): row["amount_reporting"] for row in old_rows} == \
+        closed["before"]
+    clean = cli(ws, "runs", "clean")  # nor does `runs clean` retire it
+    assert clean.exit_code == 0 and os.path.isdir(old_folder), describe(clean)
+
+    # listed by run id, both ways; periods list: still closed, the restatement is the published run
+    shown_old = cli(ws, "runs", "show", old)
+    assert f"Superseded by restatement run {new}" in shown_old.stdout and old_folder in shown_old.stdout
+    shown_new = cli(ws, "runs", "show", new)
+    assert f"Restatement (reason: 'GBP closing rate corrected', by bob) superseding run {old}" in shown_new.stdout
+    assert old_folder in shown_new.stdout
+    listed = [line.split() for line in cli(ws, "periods", "list", "--period", PERIOD).stdout.splitlines()
+              if PROJECT in line]
+    assert [(line[2], line[3]) for line in listed] == [("closed", new)]
+    # and a plain run of the period is still refused
+    assert cli(ws, "run", PROJECT, "--period", PERIOD).exit_code == 1
+
+
+def test_a_dry_run_prints_the_diff_and_changes_nothing_on_disk(spark, closed):
+    ws = closed["ws"]
+    before = _tree(ws)
+    r = cli(ws, "restate", PROJECT, "--period", PERIOD, "--reason", "GBP rate", "--dry-run", "--format", "json")
+    assert r.exit_code == 0, describe(r)
+    assert _tree(ws) == before  # no staging folder, no version, no run record, the store's file unchanged
+    [project] = json.loads(r.stdout)["projects"]
+    [out] = project["outputs"]
+    assert out["rows"] == {"base": 10, "head": 10, "added": 0, "removed": 0, "changed": 2}
+    assert Decimal(next(t for t in out["totals"] if t["column"] == "amount_reporting")["change"]) == Decimal("396.00")
+    text = cli(ws, "restate", PROJECT, "--period", PERIOD, "--reason", "GBP rate", "--dry-run")
+    assert text.exit_code == 0, describe(text)
+    assert "Dry run: nothing was published or recorded" in text.stdout
+    assert f"would supersede run {closed['run']}" in text.stdout
+    assert "amount_reporting moves by +396.00 in 2 rows" in text.stdout
+    assert _tree(ws) == before
+
+
+def test_bad_input_is_one_paragraph_and_nothing_is_written(spark, closed):
+    ws = closed["ws"]
+    before = _tree(ws)
+    missing = cli(ws, "restate", PROJECT, "--period", PERIOD)
+    assert missing.exit_code == 2 and "Missing option '--reason'" in missing.stderr, describe(missing)
+    blank = cli(ws, "restate", PROJECT, "--period", PERIOD, "--reason", "  ")
+    assert blank.exit_code == 1 and "RESTATE-001 a restatement needs a reason" in blank.stderr, describe(blank)
+    opened = cli(ws, "restate", "ts01_output_only", "--period", PERIOD, "--reason", "why")
+    assert opened.exit_code == 1, describe(opened)
+    assert "RESTATE-002 period 2026-01 of project 'ts01_output_only' is open" in opened.stderr
+    assert "`ledgerflow run ts01_output_only --period 2026-01`" in opened.stderr
+    unknown = cli(ws, "restate", "no_such_project", "--period", PERIOD, "--reason", "why")
+    assert unknown.exit_code == 1 and "no project 'no_such_project'" in unknown.stderr, describe(unknown)
+    period = cli(ws, "restate", PROJECT, "--period", "2026-13", "--reason", "why")
+    assert period.exit_code == 2, describe(period)
+    assert _tree(ws) == before
