@@ -127,6 +127,15 @@ CODES: tuple[Code, ...] = (
     Code("PERIOD-002", "closing a project-period that is already closed (who closed it and when)",
          f"{COMMANDS} (Closed periods)"),
     Code("PERIOD-003", "reopening a project-period that is not closed", f"{COMMANDS} (Closed periods)"),
+    # restating a closed period (ledgerflow restate)
+    Code("RESTATE-001", "a restatement without a reason (a blank --reason)", f"{COMMANDS} (Restating a closed period)"),
+    Code("RESTATE-002", "restating an open project-period (use `run`)", f"{COMMANDS} (Restating a closed period)"),
+    Code("RESTATE-003", "restating a project whose output (or the superseded run's) is a catalog table or remote "
+         "URI: its published rows could not stay readable", f"{COMMANDS} (Restating a closed period)"),
+    Code("RESTATE-004", "the rows the superseded run published are gone from the version folder its record names",
+         f"{COMMANDS} (Restating a closed period)"),
+    Code("RESTATE-005", "another run published the project-period while the restatement ran (nothing published)",
+         f"{COMMANDS} (Restating a closed period)"),
     # the workspace graph (projects feeding projects)
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{COMMANDS} (Projects feeding projects)"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{COMMANDS} (Projects feeding projects)"),

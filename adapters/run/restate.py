@@ -123,13 +123,15 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
     with the published rows."""
     from ..diff.data_command import output_frames
     from ..diff.data_sides import SideProject, without_checks
+    from ..commit.staging import without_period
     from ..inputs.resolution import resolve_inputs
     started = utcnow()
     ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started))
     warm_parser(compiled)
     resolve_inputs(ctx, runner.store, runner.memory)
     spark = runner._session()  # the runner's own session (its factory, or ledgerflow's local one)
-    head, seqs = output_frames(spark, SideProject("head", "restatement", ctx))
+    frames, seqs = output_frames(spark, SideProject("head", "restatement", ctx))
+    head = {name: without_period(frame) for name, frame in frames.items()}  # as the published rows are read
     try:
         base = {o.name: read_published(spark, o.folder, o.format, head.get(o.name)) for o in superseded.outputs}
         return compare(base, head, {**{o.name: o.seq for o in superseded.outputs}, **seqs})
