@@ -179,8 +179,14 @@ def _input(step: Step) -> None:
     _plain(cte.this)
 
 
-def _update(plan: UpdatePlan, step: Step, invariant: frozenset[str]) -> None:
+def _update(plan: UpdatePlan, step: Step, invariant: frozenset[str], broadcast: frozenset[str]) -> None:
     main = _cte(step, plan.writes).this
+    hinted = [j.alias for j in plan.joins if j.read.view in broadcast and j.read.view not in invariant]
+    if hinted:  # see FusedProject.broadcast
+        if main.args.get("hint") is not None:
+            raise NotFusable(f"operation {plan.seq}: a query with hints")
+        main.set("hint", exp.Hint(expressions=[exp.Anonymous(
+            this="BROADCAST", expressions=[exp.to_identifier(a, quoted=True) for a in hinted])]))
     table = plan.working_alias if plan.joins else None
     on_period: list[tuple[str, exp.Expression]] = []
     for j in plan.joins:
@@ -259,10 +265,11 @@ def invariant_views(compiled: CompiledProject, uniform: Iterable[str]) -> frozen
     return frozenset(views)
 
 
-def fused_steps(compiled: CompiledProject, invariant: frozenset[str] = frozenset()) -> Iterator[AnyStep]:
+def fused_steps(compiled: CompiledProject, invariant: frozenset[str] = frozenset(),
+                broadcast: frozenset[str] = frozenset()) -> Iterator[AnyStep]:
     """The lowered steps of ``compiled``'s plan, rewritten for a range (see the module docstring), the
-    views of ``invariant`` (:func:`invariant_views`) read without periods; raises :class:`NotFusable` naming
-    what it cannot rewrite."""
+    views of ``invariant`` (:func:`invariant_views`) read without periods, joins to the views of ``broadcast``
+    hinted; raises :class:`NotFusable` naming what it cannot rewrite."""
     plan = compiled.plan
     ops = {op.seq: op for op in plan.operations}
     for step in lower(plan):
@@ -274,7 +281,7 @@ def fused_steps(compiled: CompiledProject, invariant: frozenset[str] = frozenset
             _input(step)
         else:
             op = ops[step.seq]
-            rewrite = {OperationKind.UPDATE: lambda o, st: _update(o, st, invariant),
+            rewrite = {OperationKind.UPDATE: lambda o, st: _update(o, st, invariant, broadcast),
                        OperationKind.AGGREGATE: _aggregate, OperationKind.APPEND: _append,
                        OperationKind.DELETE: _delete}.get(op.kind)
             if rewrite is None:
@@ -325,6 +332,9 @@ class FusedProject:
     periods: tuple[Period, ...]
     statements: list[Statement] = field(default_factory=list)
     invariant: frozenset[str] = frozenset()  # input views read once, without periods (invariant_views)
+    # join views broadcast by hint: the runner found each period's side small enough for Spark to broadcast
+    # in that period's run; the fused side's size (behind a join to the periods) Spark cannot estimate
+    broadcast: frozenset[str] = frozenset()
 
     @property
     def periods_sql(self) -> str:
@@ -347,12 +357,13 @@ class FusedProject:
 
 
 def fuse(compiled: CompiledProject, periods: Sequence[Period], stage_max_ctes: int = STAGE_MAX_CTES,
-         uniform: Iterable[str] = ()) -> FusedProject:
+         uniform: Iterable[str] = (), broadcast: Iterable[str] = ()) -> FusedProject:
     """The fused statements of ``compiled`` over ``periods``; ``uniform``: the input views resolved alike
-    for every period (see :func:`invariant_views`). Raises :class:`NotFusable`."""
+    for every period (see :func:`invariant_views`), ``broadcast``: see :attr:`FusedProject.broadcast`.
+    Raises :class:`NotFusable`."""
     invariant = invariant_views(compiled, uniform)
-    statements = cut_stages(fused_steps(compiled, invariant), stage_max_ctes)
-    return FusedProject(compiled, tuple(periods), statements, invariant)
+    statements = cut_stages(fused_steps(compiled, invariant, frozenset(broadcast)), stage_max_ctes)
+    return FusedProject(compiled, tuple(periods), statements, invariant, frozenset(broadcast))
 
 
 def periods_query(periods: Sequence[Period]) -> str:

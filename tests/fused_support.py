@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ledgerflow.adapters.inputs.resolution import resolve_inputs
 from ledgerflow.adapters.run import compute as period_compute
-from ledgerflow.adapters.run.fused import compute_fused, period_context, period_outputs, uniform_views
+from ledgerflow.adapters.run.fused import compute_fused, period_context, period_outputs
+from ledgerflow.adapters.run.fused_plan import broadcast_views, uniform_views
 from ledgerflow.adapters.run.metrics import RunMetrics
 from ledgerflow.adapters.store.runstore import RunStore
 from ledgerflow.compiler.compile import compile_project
@@ -37,7 +38,8 @@ def outputs_both_ways(spark, root: Path, project: str, periods: list[str], start
         resolutions[p.identifier] = dict(ctx.resolutions)
         for out in period_compute.compute(spark, ctx, RunMetrics(spark, ctx.run_id), _quiet, {}):
             each[(p.identifier, out.statement.operation.seq)] = out.frame
-    fused = fuse(compiled, parsed, uniform=uniform_views(resolutions))
+    fused = fuse(compiled, parsed, uniform=uniform_views(resolutions),
+                 broadcast=broadcast_views(compiled, resolutions, 10 << 20))
     result = compute_fused(spark, fused, resolutions, started, _quiet, ctx.row_identity)
     got = {}
     for p in parsed:
@@ -57,7 +59,8 @@ def fused_only(spark, root: Path, project: str, periods: list[str], started=STAR
         ctx = period_context(ws, compiled, p, started)
         resolve_inputs(ctx, store)
         resolutions[p.identifier] = dict(ctx.resolutions)
-    fused = fuse(compiled, parsed, uniform=uniform_views(resolutions))
+    fused = fuse(compiled, parsed, uniform=uniform_views(resolutions),
+                 broadcast=broadcast_views(compiled, resolutions, 10 << 20))
     return compute_fused(spark, fused, resolutions, started, _quiet, ctx.row_identity).frames
 
 

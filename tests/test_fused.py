@@ -157,6 +157,30 @@ def test_fused_writes_exactly_what_each_period_writes_finance(spark, finance3, n
             else {"2026-01": 14, "2026-02": 4 + 4, "2026-03": 3 + 2})
 
 
+def test_join_sides_small_in_every_period_are_broadcast_for_the_range(finance3):
+    """A join side each period's run would broadcast (its files below Spark's threshold) is broadcast by hint
+    for the range; Spark cannot estimate it behind the join to the periods and would shuffle the input."""
+    from ledgerflow.adapters.inputs.resolution import resolve_inputs
+    from ledgerflow.adapters.run.fused import period_context
+    from ledgerflow.adapters.run.fused_plan import broadcast_views
+    from ledgerflow.adapters.store.runstore import RunStore
+    ws = load_workspace(str(finance3))
+    compiled = compile_project(ws, ws.find_project("ts03_fx_conversion"))
+    resolutions = {}
+    for p in _periods(MONTHS):
+        ctx = period_context(ws, compiled, p, STARTED)
+        resolve_inputs(ctx, RunStore(str(finance3)))
+        resolutions[p.identifier] = dict(ctx.resolutions)
+    assert broadcast_views(compiled, resolutions, 10 << 20) == {"ds_exchange_rates"}
+    assert broadcast_views(compiled, resolutions, 100) == set()  # above the threshold in a period: Spark decides
+    assert broadcast_views(compiled, resolutions, -1) == set()  # broadcasts switched off
+    fused = fz.fuse(compiled, _periods(MONTHS), broadcast={"ds_exchange_rates"})
+    update = next(c for c in sqlglot.parse_one(fused.statements[0].sql, read="spark").find_all(exp.CTE)
+                  if c.alias == "op_001_update")
+    assert update.this.args["hint"].sql("spark") == "/*+ BROADCAST(`fx`) */"
+    assert "BROADCAST" not in fz.fuse(compiled, _periods(MONTHS)).statements[0].sql
+
+
 def test_fused_over_overlapping_periods_of_two_levels(spark, finance3):
     """A quarter and its month: January's rows belong to both, each computed as its own run would (the
     quarter's as-of rate is the one valid on 2026-01-01, March's lines are converted at it too)."""

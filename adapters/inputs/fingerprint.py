@@ -69,6 +69,19 @@ def local_path(target: str) -> Optional[str]:
     return None
 
 
+def local_bytes(target: str) -> Optional[int]:
+    """The bytes of every file Spark reads at the local ``target`` (a file or a folder), or None when it
+    is not local or cannot be listed."""
+    path = local_path(target)
+    if path is None:
+        return None
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    if not os.path.isdir(path):
+        return None
+    return sum(st.st_size for _, st in _walk(path)[0] if st is not None)
+
+
 def _sha256(path: str) -> Optional[str]:
     digest = hashlib.sha256()
     try:

@@ -12,6 +12,7 @@ commit.
 from __future__ import annotations
 
 import datetime
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
@@ -30,6 +31,7 @@ from ...compiler.checks.bridge import bridge_plan
 from . import compute as period_compute
 from . import fused_writes, interrupts
 from .fused_bridge import FusedBridge
+from .fused_plan import broadcast_views, uniform_views
 from .observations import runnable
 from .context import RunContext, new_run_id, utcnow, warm_parser
 
@@ -76,16 +78,6 @@ class FusedResult:
     prestaged: fused_writes.Prestaged = field(default_factory=dict)  # outputs written once for every period
     resolutions: dict = field(default_factory=dict)  # period identifier -> view -> Resolution it read
     bridge: Optional[FusedBridge] = None  # every period's bridge, observed in the fused pass
-
-
-def uniform_views(resolutions: dict[str, dict]) -> set[str]:
-    """The views every period of ``resolutions`` (period identifier -> view -> Resolution) resolves to the same
-    version and locations."""
-    keys: dict[str, set] = {}
-    for per_view in resolutions.values():
-        for view, res in per_view.items():
-            keys.setdefault(view, set()).add(_key(res))
-    return {view for view, found in keys.items() if len(found) == 1}
 
 
 def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
@@ -209,6 +201,10 @@ class FusedRange:
         ours = self.resolutions.get(ctx.period.identifier)
         same = ours is not None and ctx.started_at == self.started and all(_key(ours[v]) == _key(r) for v, r in ctx.resolutions.items() if v in ours)
         if self.result is None and self.failure is None and same:
+            broadcast = broadcast_views(self.fused.compiled, self.resolutions, broadcast_threshold(spark))
+            if broadcast:
+                self.fused = fuse(self.fused.compiled, self.fused.periods, uniform=uniform_views(self.resolutions),
+                                  broadcast=broadcast)
             try:
                 with metrics.measure(metrics.statement("fused", "stage", [])):
                     self.result = compute_fused(spark, self.fused, self.resolutions, self.started, echo,
@@ -228,6 +224,15 @@ class FusedRange:
         """Remove the rows written for every period that no period's run adopted (see :mod:`.fused_writes`)."""
         if self.result is not None:
             fused_writes.discard(self.result.prestaged)
+
+
+def broadcast_threshold(spark) -> int:
+    """Spark's ``spark.sql.autoBroadcastJoinThreshold`` in bytes (its default, 10 MiB, when unreadable)."""
+    text = str(spark.conf.get("spark.sql.autoBroadcastJoinThreshold", "10485760b")).strip().lower()
+    m = re.fullmatch(r"(-?\d+)\s*([kmgt]?)i?b?", text)
+    if not m:
+        return 10 << 20
+    return int(m.group(1)) << (10 * "_kmgt".index(m.group(2) or "_"))
 
 
 def decide(mode: str, project_names: list[str], periods: Sequence[Period], workspace: Workspace) -> tuple[str, str]:
