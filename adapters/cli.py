@@ -197,39 +197,6 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
             run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
-@main.command("restate")
-@click.argument("project")
-@click.option("--period", required=True, help="The closed period to restate (YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD).")
-@click.option("--reason", required=True, help="Why the closed period's numbers change (required; recorded).")
-@click.option("--by", default=None, help="On whose word (default: $USER, else the login name; recorded).")
-@click.option("--dry-run", is_flag=True, default=False,
-              help="Compute the outputs and print the data diff against the published rows; publish and record nothing.")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
-              help="How to print the data diff.")
-@click.option("--master", default=None, help="Spark master URL.")
-@click.option("--remote", default=None, help="Spark Connect URL.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
-@command
-def restate_cmd(inv: Invocation, project, period, reason, by, dry_run, fmt, master, remote, conf):
-    """Run PROJECT for its CLOSED period on purpose: the data diff against the published rows is computed
-    before publishing and recorded with the reason and who (`restatement` in the run record); the superseded
-    rows stay readable (docs/commands.md, Restating a closed period)."""
-    from ..compiler.periods import PeriodError, parse_period
-    try:
-        p = parse_period(period)
-    except PeriodError as err:
-        raise click.BadParameter(str(err), param_hint="--period")
-    factory, label = inv.session_factory(master, remote, conf)
-    from .run.restate import plan, render, restate
-    from .run.runner import Runner
-    runner = Runner(inv.root, echo=click.echo, spark_label=label)
-    planned = plan(runner, project, p, reason, inv.workspace)  # every refusal before Spark starts
-    runner.session_factory = started_early(factory)
-    from .run.interrupts import outside_a_run
-    with outside_a_run():
-        click.echo(render(restate(runner, project, p, reason, by, dry_run, inv.workspace, planned), fmt))
-
-
 @main.command("test")
 @click.argument("names", nargs=-1)
 @click.option("-k", "keyword", default=None, metavar="TEXT", help="Only tests whose name or file name contains TEXT.")
@@ -320,7 +287,8 @@ def datasets_cmd(inv: Invocation, action, name):
         ds = ws.find_dataset(name)
         if ds is None:
             raise LedgerflowError(f"no dataset '{name}'; datasets: {', '.join(sorted(d.name for d in ws.datasets))}.")
-        for line in dataset_lines(ds, store.registrations):
+        from .store.restatements import superseded_by
+        for line in dataset_lines(ds, store.registrations, lambda run_id: superseded_by(store, store.get_run(run_id))):
             click.echo(line)
         return
     for ds in sorted(ws.datasets, key=lambda d: d.name):
@@ -379,9 +347,11 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, 
 
 
 from .periods.cli import periods_group, status_cmd  # noqa: E402  (light: click and the invocation only)
+from .periods.restate_cli import restate_cmd  # noqa: E402  (light too)
 
 main.add_command(periods_group)
 main.add_command(status_cmd)
+main.add_command(restate_cmd)
 
 
 if __name__ == "__main__":  # pragma: no cover

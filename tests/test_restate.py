@@ -12,6 +12,7 @@ import csv
 import hashlib
 import json
 import os
+import shutil
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -160,3 +161,64 @@ def test_bad_input_is_one_paragraph_and_nothing_is_written(spark, closed):
     period = cli(ws, "restate", PROJECT, "--period", "2026-13", "--reason", "why")
     assert period.exit_code == 2, describe(period)
     assert _tree(ws) == before
+    # an output to a catalog table: its published rows could not stay readable (refused before Spark)
+    edit(ws, "projects/ts01_output_only.yml", "{table: ts01_transactions}", "{catalog_table: ts01_transactions}")
+    assert cli(ws, "periods", "close", PERIOD, "--project", "ts01_output_only").exit_code == 0
+    table = cli(ws, "restate", "ts01_output_only", "--period", PERIOD, "--reason", "why")
+    assert table.exit_code == 1 and "RESTATE-003 output 1 'Write transactions'" in table.stderr, describe(table)
+    # the superseded rows gone from the folder the record names: nothing to compare with
+    shutil.rmtree(record(ws, closed["run"])["commit"]["partitions"][0]["staged"])
+    gone = cli(ws, "restate", PROJECT, "--period", PERIOD, "--reason", "why")
+    assert gone.exit_code == 1 and "RESTATE-004 the rows run" in gone.stderr, describe(gone)
+    assert not list((ws / "target" / "runs").iterdir())[1:]  # still the one run
+
+
+def test_a_run_published_meanwhile_fails_the_restatement_before_its_swaps():
+    """RESTATE-005: the hook compares the published run again once the outputs are staged (no Spark needed to
+    refuse)."""
+    from types import SimpleNamespace
+
+    from ledgerflow.adapters.run.restate_publish import RestatementPublishing, RestateError, Superseded
+    store = SimpleNamespace(last_completed=lambda periods, projects: [{"run_id": "run-b"}])
+    ctx = SimpleNamespace(project=SimpleNamespace(name=PROJECT), period=SimpleNamespace(identifier=PERIOD))
+    record: dict = {}
+    hook = RestatementPublishing(record, ctx, None, {"reason": "r"}, Superseded("run-a"), store, print)
+    assert record["restatement"] == {"reason": "r"}  # in the record from the start of the writes
+    with pytest.raises(RestateError, match="RESTATE-005 run run-b published period 2026-01 of project "
+                                           "'ts03_fx_conversion' while this restatement ran"):
+        hook.evaluate(record)
+
+
+def test_a_registered_output_is_restated_as_a_new_version_and_datasets_show_lists_the_superseded_one(spark, finance):
+    first = cli(finance, "run", "close_conversion", "--period", PERIOD)
+    assert first.exit_code == 0, describe(first)
+    old = run_id_of(first)
+    assert cli(finance, "periods", "close", PERIOD, "--project", "close_conversion").exit_code == 0
+    edit(finance, RATES, OLD_GBP, NEW_GBP)
+    r = cli(finance, "restate", "close_conversion", "--period", PERIOD, "--reason", "GBP rate", "--by", "bob")
+    assert r.exit_code == 0, describe(r)
+    new = run_id_of(r)
+    rec = record(finance, new)
+    assert [(o["registered_dataset"], o["registered_version"]) for o in rec["outputs"]] == [("close_converted", 2)]
+    [out] = rec["restatement"]["data_diff"]["outputs"]
+    assert out["rows"] == {"base": 10, "head": 10, "added": 0, "removed": 0, "changed": 2}
+    assert Decimal(next(t for t in out["totals"] if t["column"] == "amount_reporting")["change"]) == Decimal("396.00")
+    old_folder = rec["restatement"]["superseded_outputs"][0]["version_folder"]
+    assert "close_converted/v1/" in old_folder and os.path.isdir(old_folder)
+    shown = cli(finance, "datasets", "show", "close_converted")
+    assert shown.exit_code == 0, describe(shown)
+    versions = [line for line in shown.stdout.splitlines() if line.startswith("  version")]
+    assert len(versions) == 2 and f"run={old}  (superseded by restatement run {new}: stays readable)" in versions[0]
+    assert versions[1].endswith(f"run={new}")
+
+
+def test_a_period_closed_before_anything_was_published_is_restated_with_every_row_added(spark, finance):
+    assert cli(finance, "periods", "close", PERIOD, "--project", "ts01_output_only").exit_code == 0
+    r = cli(finance, "restate", "ts01_output_only", "--period", PERIOD, "--reason", "first publication")
+    assert r.exit_code == 0, describe(r)
+    block = record(finance, run_id_of(r))["restatement"]
+    assert block["supersedes_run_id"] is None and block["superseded_outputs"] == []
+    [out] = block["data_diff"]["outputs"]
+    assert (out["status"], out["rows"]["added"], out["rows"]["head"]) == ("added", 10, 10)
+    assert "supersedes nothing published" in r.stdout
+

@@ -94,12 +94,16 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
 
 
 def restate(runner, project_ref: str, period: Period, reason: Optional[str], by: Optional[str] = None,
-            dry_run: bool = False, workspace: Optional[Workspace] = None, planned: Optional[tuple] = None) -> Restatement:
+            dry_run: bool = False, workspace: Optional[Workspace] = None, planned: Optional[tuple] = None,
+            allow_draft: bool = False) -> Restatement:
     """Restate ``project_ref``'s closed ``period`` with ``runner`` (see the module docstring); ``by``: who
     (default ``$USER``); ``planned``: what :func:`plan` returned for the same arguments, if the caller called
-    it already. Returns the :class:`Restatement`; a failed run raises as ``run`` does."""
+    it already; ``allow_draft`` as for ``run``. Returns the :class:`Restatement`; a failed run raises as
+    ``run`` does."""
     ws, project, compiled, superseded = planned or plan(runner, project_ref, period, reason, workspace)
     person = who(by)
+    if project.status == "draft" and not allow_draft:
+        raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to restate it anyway.")
     if dry_run:
         diff = _dry_run(runner, ws, compiled, period, superseded)
         return Restatement(project.name, period.identifier, reason.strip(), person, superseded, diff, dry_run=True)
@@ -112,7 +116,7 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
         return hooks[-1]
     runner.publishing = publishing
     try:
-        record = runner.run(project.name, period, workspace=ws)
+        record = runner.run(project.name, period, allow_draft, workspace=ws)
     finally:
         runner.publishing = None
     return Restatement(project.name, period.identifier, block["reason"], person, superseded, hooks[-1].diff, record)

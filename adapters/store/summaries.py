@@ -188,9 +188,11 @@ def dataset_line(ds) -> str:
             f"{ds.status:<8} versions {versions or 'none yet'}")
 
 
-def dataset_lines(ds, registrations: Callable[[str], list[dict]]) -> list[str]:
+def dataset_lines(ds, registrations: Callable[[str], list[dict]],
+                  superseding: Callable[[str], list[dict]] = lambda run_id: []) -> list[str]:
     """``ledgerflow datasets show NAME``: the dataset, its versions (a registered one's periods, location and
-    run, from ``registrations(name)``: :meth:`.runstore.RunStore.registrations`) and its columns."""
+    run, from ``registrations(name)``: :meth:`.runstore.RunStore.registrations`; the restatements that
+    superseded the run, from ``superseding(run_id)``: :func:`.restatements.superseded_by`) and its columns."""
     lines = [f"{ds.name}  id={ds.id}  status={ds.status}  table={ds.table_name}  "
              f"temporal_mode={ds.temporal_mode}  {'registered' if ds.registered else 'declared in ' + ds.file}"]
     for v in ds.versions:
@@ -198,6 +200,8 @@ def dataset_lines(ds, registrations: Callable[[str], list[dict]]) -> list[str]:
         if ds.registered:
             reg = next(r for r in registrations(ds.name) if r["version"] == v.version)
             extra = f"  periods={','.join(reg['periods'])}  location={reg['location']}  run={reg['run_id']}"
+            extra += "".join(f"  (superseded by restatement run {r['run_id']}: stays readable)"
+                             for r in superseding(reg["run_id"]))
         lines.append(f"  version {v.version}  {v.status}{extra}")
     lines += [f"  column {c.name}: {c.type}" for c in ds.columns]
     return lines

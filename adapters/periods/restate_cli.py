@@ -1,0 +1,42 @@
+"""``ledgerflow restate PROJECT --period P --reason TEXT``: its options and help (registered on the ``ledgerflow``
+group by :mod:`..cli`); the work is :mod:`..run.restate`'s."""
+from __future__ import annotations
+
+import click
+
+from ..invocation import Invocation, command, started_early
+
+
+@click.command("restate")
+@click.argument("project")
+@click.option("--period", required=True, help="The closed period to restate (YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD).")
+@click.option("--reason", required=True, help="Why the closed period's numbers change (required; recorded).")
+@click.option("--by", default=None, help="On whose word (default: $USER, else the login name; recorded).")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Compute the outputs and print the data diff against the published rows; publish and record "
+                   "nothing.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
+              help="How to print the data diff.")
+@click.option("--master", default=None, help="Spark master URL.")
+@click.option("--remote", default=None, help="Spark Connect URL.")
+@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@click.option("--allow-draft", is_flag=True, default=False, help="Restate a project whose status is draft.")
+@command
+def restate_cmd(inv: Invocation, project, period, reason, by, dry_run, fmt, master, remote, conf, allow_draft):
+    """Run PROJECT for its CLOSED period on purpose: the data diff against the published rows is computed
+    before publishing and recorded with the reason and who (`restatement` in the run record); the superseded
+    rows stay readable (docs/commands.md, Restating a closed period)."""
+    from ...compiler.periods import PeriodError, parse_period
+    try:
+        p = parse_period(period)
+    except PeriodError as err:
+        raise click.BadParameter(str(err), param_hint="--period")
+    factory, label = inv.session_factory(master, remote, conf)
+    from ..run.restate import plan, render, restate
+    from ..run.runner import Runner
+    runner = Runner(inv.root, echo=click.echo, spark_label=label)
+    planned = plan(runner, project, p, reason, inv.workspace)  # every refusal before Spark starts
+    runner.session_factory = started_early(factory)
+    from ..run.interrupts import outside_a_run
+    with outside_a_run():
+        click.echo(render(restate(runner, project, p, reason, by, dry_run, inv.workspace, planned, allow_draft), fmt))
