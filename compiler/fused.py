@@ -31,6 +31,7 @@ from typing import Iterable, Iterator, Optional, Sequence
 
 from sqlglot import exp
 
+from . import periods as period_filters
 from .compile import CompiledProject
 from .lower import AnyStep, OutputStep, Step, lower
 from .model import OperationKind
@@ -174,8 +175,22 @@ def _aggregation(select: exp.Select, grouped: bool) -> None:
         _global_aggregate(select)
 
 
-def _input(step: Step) -> None:
+def _without_period_filter(select: exp.Select, temporal_mode: str) -> None:
+    """Drop from ``select``'s WHERE the conjuncts of its view's period (or as-of) filter: every row of a fused
+    input view carries the period whose filter it passed (``fused_inputs.location_query``), so they hold
+    on every row, and evaluating them again costs a regular expression per row."""
+    condition = period_filters.period_filter(temporal_mode)
+    where = select.args.get("where")
+    if condition is None or where is None:
+        return
+    parts = {p.sql("spark") for p in condition.flatten()}
+    kept = [c for c in where.this.flatten() if c.unnest().sql("spark") not in parts and c.sql("spark") not in parts]
+    select.set("where", exp.Where(this=exp.and_(*kept)) if kept else None)
+
+
+def _input(step: Step, temporal_mode: str) -> None:
     (cte,) = step.ctes
+    _without_period_filter(cte.this, temporal_mode)
     _plain(cte.this)
 
 
@@ -198,6 +213,7 @@ def _update(plan: UpdatePlan, step: Step, invariant: frozenset[str], broadcast: 
             if _markers(outer):
                 raise NotFusable(f"operation {plan.seq}: join '{j.alias}' depends on the period")
             continue
+        _without_period_filter(inner.this, j.read.dataset.temporal_mode)
         _plain(inner.this)
         side = f"{j.alias}__{PERIOD_KEY}"
         windows = [w for w in outer.find_all(exp.Window)]
@@ -278,7 +294,7 @@ def fused_steps(compiled: CompiledProject, invariant: frozenset[str] = frozenset
             yield step
             continue
         if step.seq == 0:
-            _input(step)
+            _input(step, next(v.dataset.temporal_mode for v in compiled.inputs if v.role == Role.INPUT))
         else:
             op = ops[step.seq]
             rewrite = {OperationKind.UPDATE: lambda o, st: _update(o, st, invariant, broadcast),

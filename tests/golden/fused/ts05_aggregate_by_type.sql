@@ -35,33 +35,6 @@ WITH `input` AS (
     `__lf_period_start`,
     `__lf_period_end`
   FROM `ds_gl`
-  WHERE
-    (
-      `_period` = `__lf_period_identifier`
-      OR (
-        `_period` >= CASE
-          WHEN `__lf_period_identifier` LIKE '%Q%'
-          THEN DATE_FORMAT(`__lf_period_start`, 'yyyy-MM')
-          ELSE CONCAT(`__lf_period_identifier`, '-')
-        END
-        AND `_period` < CASE
-          WHEN `__lf_period_identifier` LIKE '%Q%'
-          THEN CONCAT(DATE_FORMAT(`__lf_period_end`, 'yyyy-MM'), '.')
-          ELSE CONCAT(`__lf_period_identifier`, '.')
-        END
-      )
-    )
-    AND (
-      `_period` IS NOT DISTINCT FROM `__lf_period_identifier`
-      OR (
-        LENGTH(`_period`) IN (4, 7, 10)
-        AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
-        AND (
-          SUBSTRING(`_period`, 6, 1) = 'Q'
-          OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
-        )
-      )
-    )
 ), `op_001_join_acct` AS (
   SELECT
     `code` AS `acct__code`,
@@ -86,32 +59,6 @@ WITH `input` AS (
     FROM `ds_accounts`
     WHERE
       NOT `_deleted`
-      AND (
-        `_period` = `__lf_period_identifier`
-        OR (
-          `_period` >= CASE
-            WHEN `__lf_period_identifier` LIKE '%Q%'
-            THEN DATE_FORMAT(`__lf_period_start`, 'yyyy-MM')
-            ELSE CONCAT(`__lf_period_identifier`, '-')
-          END
-          AND `_period` < CASE
-            WHEN `__lf_period_identifier` LIKE '%Q%'
-            THEN CONCAT(DATE_FORMAT(`__lf_period_end`, 'yyyy-MM'), '.')
-            ELSE CONCAT(`__lf_period_identifier`, '.')
-          END
-        )
-      )
-      AND (
-        `_period` IS NOT DISTINCT FROM `__lf_period_identifier`
-        OR (
-          LENGTH(`_period`) IN (4, 7, 10)
-          AND `_period` RLIKE '^[0-9]{4}(-(Q[1-4]|[0-9]{2}(-[0-9]{2})?))?$'
-          AND (
-            SUBSTRING(`_period`, 6, 1) = 'Q'
-            OR NOT TRY_TO_DATE(RPAD(`_period`, 10, '-01')) IS NULL
-          )
-        )
-      )
   ) AS `join_rows`
 ), `op_001_update` AS (
   SELECT
