@@ -5,6 +5,7 @@ periods of the range whose own filter they pass.
 """
 from __future__ import annotations
 
+import datetime
 from typing import Optional, Sequence
 
 import sqlglot
@@ -24,8 +25,30 @@ def _range_prefilter(temporal_mode: str, periods: Sequence[Period]) -> Optional[
         return None
     # a period filter is (A) AND (B), A `_period = :id OR (_period >= lo AND _period < hi)` (pushable)
     pushable = condition.this if temporal_mode == "period" else condition
-    parts = [bind_period(pushable, p) for p in periods]
+    parts = []
+    for run in _consecutive(periods) if temporal_mode == "period" else [[p] for p in periods]:
+        if len(run) == 1:
+            parts.append(bind_period(pushable, run[0]))
+        else:  # one range of strings instead of a disjunction per period, which Spark evaluates on every row
+            column = exp.column("_period", quoted=True)
+            parts.append(exp.and_(exp.GTE(this=column, expression=exp.Literal.string(run[0].identifier)),
+                                  exp.LT(this=column.copy(), expression=exp.Literal.string(run[-1].identifier + "."))))
     return exp.or_(*[exp.paren(p) for p in parts]) if len(parts) > 1 else parts[0]
+
+
+def _consecutive(periods: Sequence[Period]) -> list[list[Period]]:
+    """``periods`` in runs: consecutive months, or consecutive days, together (what each reads lies between the
+    first's identifier and the last's followed by '.', among identifiers that are not periods at all); a
+    quarter or year alone (what it reads is two ranges)."""
+    runs: list[list[Period]] = []
+    for p in sorted(periods, key=lambda x: (x.level, x.start)):
+        last = runs[-1][-1] if runs else None
+        if (last is not None and p.level == last.level and p.level in ("month", "day")
+                and p.start == last.end + datetime.timedelta(days=1)):
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return runs
 
 
 # The identifiers a period's filter accepts all begin with its own first characters: a day's 10, a

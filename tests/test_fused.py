@@ -124,7 +124,8 @@ def test_a_location_is_read_for_the_range_with_each_period_assigned_by_its_own_f
     assert {p.name for p in tree.find_all(exp.Placeholder)} == {"run_started_at"}  # in the generated ids
     inner = next(s for s in tree.find_all(exp.Select) if (s.args.get("from_") and s.args["from_"].this.alias
                                                           == "normalised"))
-    assert "'2026-01'" in inner.args["where"].sql("spark") and "'2026-02'" in inner.args["where"].sql("spark")
+    # consecutive months: one range of strings, from the first to the last's '.' (a superset the join narrows)
+    assert inner.args["where"].sql("spark") == "WHERE `_period` >= '2026-01' AND `_period` < '2026-02.'"
     assert "RLIKE" not in inner.args["where"].sql("spark")  # only the pushable part before the ids
     join = tree.args["joins"][0]
     assert join.this.name == fz.PERIODS_VIEW and "IN ('2026-01', '2026-02')" in join.args["on"].sql("spark")
@@ -155,6 +156,19 @@ def test_fused_writes_exactly_what_each_period_writes_finance(spark, finance3, n
         assert {p: counts[(p, s)] for p, s in counts} == (
             {"2026-01": 10, "2026-02": 4, "2026-03": 3} if name == "ts01_output_only"
             else {"2026-01": 14, "2026-02": 4 + 4, "2026-03": 3 + 2})
+
+
+def test_the_range_filter_pushed_to_a_scan_is_one_range_per_run_of_consecutive_months_or_days():
+    from ledgerflow.compiler.fused_inputs import _range_prefilter
+    cases = {("2026-01", "2026-02", "2026-03"): "`_period` >= '2026-01' AND `_period` < '2026-03.'",
+             ("2026-11", "2026-12", "2027-01"): "`_period` >= '2026-11' AND `_period` < '2027-01.'",
+             ("2026-01-30", "2026-01-31", "2026-02-01"): "`_period` >= '2026-01-30' AND `_period` < '2026-02-01.'"}
+    for periods, want in cases.items():
+        assert _range_prefilter("period", _periods(list(periods))).sql("spark") == want
+    gap = _range_prefilter("period", _periods(["2026-01", "2026-02", "2026-05"])).sql("spark")
+    assert gap.startswith("(`_period` >= '2026-01' AND `_period` < '2026-02.') OR ((`_period` = '2026-05' OR"), gap
+    quarter = _range_prefilter("period", _periods(["2026-Q1", "2026-Q2"])).sql("spark")
+    assert quarter.startswith("((`_period` = '2026-Q1' OR") and " OR ((`_period` = '2026-Q2' OR" in quarter  # each its own
 
 
 def test_join_sides_small_in_every_period_are_broadcast_for_the_range(finance3):
@@ -264,8 +278,8 @@ def test_parquet_input_read_once_for_the_range_with_the_filter_pushed(spark, fin
     # rows pair with their periods by hash on the identifier's prefix, not by a nested loop over every period
     assert "BroadcastHashJoin [substring(_period#" in plan and "NestedLoopJoin" not in plan, plan
     pushed = scans[0][scans[0].index("PushedFilters:"):]
-    assert pushed.startswith("PushedFilters: [Or(Or(Or(EqualTo(_period,2026-01),And(GreaterThanOrEqual(_period,2026-01-)"), \
-        scans[0]  # one scan, the range's filter pushed (Spark's plan text cuts the rest short)
+    assert pushed.startswith("PushedFilters: [IsNotNull(_period), GreaterThanOrEqual(_period,2026-01), "
+                             "LessThan(_period,2026-03.)]"), scans[0]  # one scan, the range's filter pushed
 
 
 # ----------------------------------------------------------------------------- through the runner
