@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -128,9 +129,10 @@ def test_restate_publishes_the_new_rows_records_why_and_the_diff_and_keeps_the_s
 
 def test_a_dry_run_prints_the_diff_and_changes_nothing_on_disk(spark, closed):
     ws = closed["ws"]
-    before = _tree(ws)
+    before, handler = _tree(ws), signal.getsignal(signal.SIGINT)
     r = cli(ws, "restate", PROJECT, "--period", PERIOD, "--reason", "GBP rate", "--dry-run", "--format", "json")
     assert r.exit_code == 0, describe(r)
+    assert signal.getsignal(signal.SIGINT) is handler  # Ctrl-C handled as in a run, then as before (in-process)
     assert _tree(ws) == before  # no staging folder, no version, no run record, the store's file unchanged
     [project] = json.loads(r.stdout)["projects"]
     [out] = project["outputs"]

@@ -35,7 +35,7 @@ def restate_cmd(inv: Invocation, project, period, reason, by, dry_run, fmt, mast
     from ..run.restate import plan, render, restate
     from ..run.runner import Runner
     runner = Runner(inv.root, echo=click.echo, spark_label=label)
-    planned = plan(runner, project, p, reason, inv.workspace)  # every refusal before Spark starts
+    planned = plan(runner, project, p, reason, inv.workspace, allow_draft)  # every refusal before Spark starts
     runner.session_factory = started_early(factory)
     from ..run.interrupts import outside_a_run
     with outside_a_run():

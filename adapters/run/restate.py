@@ -29,6 +29,7 @@ from ...compiler.periods import Period
 from ..diff.data_result import DataDiff, ProjectDataDiff, WorkspaceDataDiff
 from ..periods.command import who
 from ..store.closure_table import describe
+from . import interrupts
 from .context import RunContext, new_run_id, utcnow, warm_parser
 from .destinations import destination
 from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, read_published,
@@ -58,16 +59,20 @@ class Restatement:
         return WorkspaceDataDiff(base, head, self.period, [], [ProjectDataDiff(self.project, "compared", self.diff)])
 
 
-def plan(runner, project_ref: str, period: Period, reason: Optional[str], workspace: Optional[Workspace] = None):
+def plan(runner, project_ref: str, period: Period, reason: Optional[str], workspace: Optional[Workspace] = None,
+         allow_draft: bool = False):
     """Everything checked before Spark: (workspace, project, compiled, superseded run). Raises
     :class:`.restate_publish.RestateError` (exit 1) for a missing reason, an open period, an output that is not
-    a local folder, superseded rows that are gone; an unknown project is the usual error."""
+    a local folder, superseded rows that are gone; an unknown project, or a draft one without ``allow_draft``,
+    is the usual error."""
     if not (reason or "").strip():
         raise RestateError("RESTATE-001 a restatement needs a reason: `--reason TEXT` says why the closed period's "
                            "numbers change (it is recorded in the run record with who restated it). Nothing was run "
                            "or written.")
     ws = workspace or runner.load_workspace()
     project = require_project(ws, project_ref)
+    if project.status == "draft" and not allow_draft:
+        raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to restate it anyway.")
     closure = runner.store.closed(project.name, period.identifier)
     if closure is None:
         history = runner.store.history(project.name, period.identifier)
@@ -100,10 +105,8 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
     (default ``$USER``); ``planned``: what :func:`plan` returned for the same arguments, if the caller called
     it already; ``allow_draft`` as for ``run``. Returns the :class:`Restatement`; a failed run raises as
     ``run`` does."""
-    ws, project, compiled, superseded = planned or plan(runner, project_ref, period, reason, workspace)
+    ws, project, compiled, superseded = planned or plan(runner, project_ref, period, reason, workspace, allow_draft)
     person = who(by)
-    if project.status == "draft" and not allow_draft:
-        raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to restate it anyway.")
     if dry_run:
         diff = _dry_run(runner, ws, compiled, period, superseded)
         return Restatement(project.name, period.identifier, reason.strip(), person, superseded, diff, dry_run=True)
@@ -125,26 +128,30 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
 def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Superseded) -> DataDiff:
     """The outputs computed as ``diff --data`` computes a side (nothing written, nothing recorded) and compared
     with the published rows."""
+    from ..commit.staging import without_period
     from ..diff.data_command import output_frames
     from ..diff.data_sides import SideProject, without_checks
-    from ..commit.staging import without_period
     from ..inputs.resolution import resolve_inputs
     started = utcnow()
     ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started))
     warm_parser(compiled)
     resolve_inputs(ctx, runner.store, runner.memory)
-    spark = runner._session()  # the runner's own session (its factory, or ledgerflow's local one)
-    frames, seqs = output_frames(spark, SideProject("head", "restatement", ctx))
-    head = {name: without_period(frame) for name, frame in frames.items()}  # as the published rows are read
-    try:
-        base = {o.name: read_published(spark, o.folder, o.format, head.get(o.name)) for o in superseded.outputs}
-        return compare(base, head, {**{o.name: o.seq for o in superseded.outputs}, **seqs})
-    except LedgerflowError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors
-        from .compute import spark_error_message
-        raise ExecutionError(f"restate --dry-run of project '{ctx.project.name}' failed on Spark for period "
-                             f"{period.identifier}: {spark_error_message(exc, ctx)}") from exc
+    # Ctrl-C as in a run (Spark's jobs cancelled), and the handler the process had before restored after: a
+    # session the CLI started early installs ledgerflow's handler, which must not outlive the dry run
+    with interrupts.watching():
+        spark = runner._session()  # the runner's own session (its factory, or ledgerflow's local one)
+        interrupts.set_cancel(interrupts.session_cancel(spark))
+        frames, seqs = output_frames(spark, SideProject("head", "restatement", ctx))
+        head = {name: without_period(frame) for name, frame in frames.items()}  # as the published rows are read
+        try:
+            base = {o.name: read_published(spark, o.folder, o.format, head.get(o.name)) for o in superseded.outputs}
+            return compare(base, head, {**{o.name: o.seq for o in superseded.outputs}, **seqs})
+        except LedgerflowError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors
+            from .compute import spark_error_message
+            raise ExecutionError(f"restate --dry-run of project '{ctx.project.name}' failed on Spark for period "
+                                 f"{period.identifier}: {spark_error_message(exc, ctx)}") from exc
 
 
 def render(result: Restatement, fmt: str = "text") -> str:
