@@ -224,3 +224,34 @@ def test_a_period_closed_before_anything_was_published_is_restated_with_every_ro
     assert (out["status"], out["rows"]["added"], out["rows"]["head"]) == ("added", 10, 10)
     assert "supersedes nothing published" in r.stdout
 
+
+
+def test_a_restatement_judges_the_checks_and_one_that_fails_publishes_nothing(spark, finance):
+    """journal_controls (Parquet, checks before publish): a late journal that does not balance fails the
+    restatement (exit 4, recorded failed, the published rows stand); balanced, it is restated: 2 rows added."""
+    gl = finance / "data/gl/v1/transactions.csv"
+    first = cli(finance, "run", "journal_controls", "--period", PERIOD)
+    assert first.exit_code == 0, describe(first)
+    old = run_id_of(first)
+    shown = os.path.realpath(record(finance, old)["outputs"][0]["location"])
+    assert cli(finance, "periods", "close", PERIOD, "--project", "journal_controls").exit_code == 0
+    late = ("JE-006,1,2026-01-30,5100,CC-100,EUR,700.00,,Late supplies,EXPENSE,2026-01\n"
+            "JE-006,2,2026-01-30,2100,CC-100,EUR,-650.00,,AP - late supplies,EXPENSE,2026-01\n")
+    gl.write_text(gl.read_text() + late)
+    failed = cli(finance, "restate", "journal_controls", "--period", PERIOD, "--reason", "late journal")
+    assert failed.exit_code == 4, describe(failed)
+    bad = record(finance, run_id_of(failed))
+    assert bad["status"] == "failed" and bad["restatement"]["supersedes_run_id"] == old
+    assert os.path.realpath(record(finance, old)["outputs"][0]["location"]) == shown  # the published rows stand
+    listed = cli(finance, "periods", "list", "--period", PERIOD, "--project", "journal_controls").stdout
+    assert f"closed  {old}" in listed
+    gl.write_text(gl.read_text().replace("-650.00,,AP - late", "-700.00,,AP - late"))
+    r = cli(finance, "restate", "journal_controls", "--period", PERIOD, "--reason", "late journal")
+    assert r.exit_code == 0, describe(r)
+    rec = record(finance, run_id_of(r))
+    assert {c["name"]: c["status"] for c in rec["checks"]}["journals_balance"] == "passed"
+    [out] = rec["restatement"]["data_diff"]["outputs"]
+    assert out["rows"] == {"base": 10, "head": 12, "added": 2, "removed": 0, "changed": 0}
+    assert {t["column"]: t["change"] for t in out["totals"]} == {"amount_local": "0.00", "amount_signed": "0.00"}
+    assert sorted(s["values"]["amount_local"]["head"] for s in out["samples"]) == ["-700.00", "700.00"]
+    assert os.path.isdir(shown)  # the superseded version, still there
