@@ -2,7 +2,7 @@
 
     python -m bench.range_cost                              # 1M GL rows, flat + folders, 3 pairs + 1 warm-up
     python -m bench.range_cost --rows 10000000 --pairs 3    # the 10M figures (quiet machine)
-    python -m bench.range_cost --quick [--layout flat]      # 20,000 rows, 1 pair: asserts fused and each agree
+    python -m bench.range_cost --quick [--layout flat]      # 20,000 rows, 1 pair of (a), (b) and (e): asserts the rows agree
 
 Five sides, each its own cold process (or processes) with its own ``local[2]`` SparkSession:
 
@@ -29,6 +29,8 @@ asserted; ``--quick`` asserts the rows agree.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import argparse
 import datetime
 import json
@@ -51,6 +53,9 @@ RANGE = f"{MONTHS[0]}..{MONTHS[-1]}"
 LAYOUTS = ("flat", "folders")
 SIDES = ("fused", "each", "twelve", "loop", "onepass")
 TARGETS = {"fused/onepass": 1.10, "fused/loop": 0.5}
+RATIOS = {"fused/onepass": ("fused", "onepass"), "fused/loop": ("fused", "loop"), "each/fused": ("each", "fused"),
+          "twelve/fused": ("twelve", "fused")}
+QUICK_SIDES = ("fused", "each", "onepass")  # --quick (in .ci/run): the rows of fused, each and one pass agree
 
 
 def cache_root() -> str:
@@ -110,16 +115,20 @@ def fused_started_at(ws: str, stdout: str) -> str:
 
 
 def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[str], driver_memory: str,
-                 log) -> dict:
+                 log, full_pairs: Optional[int] = None, only: tuple = SIDES) -> dict:
+    """``full_pairs``: time every side of ``only`` in the first that many pairs only, then (a) and (e) alone
+    (the twelve processes of (c) at 10M rows take minutes per pair); warm-ups then run (a) and (e) only."""
     ws = {s: side_workspace(rows, layout, s) for s in SIDES}
     logs = os.path.join(cache_root(), f"range-logs-{layout}-{rows}")
     os.makedirs(logs, exist_ok=True)
     times: dict[str, list[float]] = {s: [] for s in SIDES}
-    ratios: dict[str, list[float]] = {k: [] for k in ("fused/onepass", "fused/loop", "each/fused", "twelve/fused")}
+    ratios: dict[str, list[float]] = {k: [] for k in RATIOS}
     started_at = None
     for i in range(warmup + pairs):
         k = i - warmup
-        order = SIDES[i % len(SIDES):] + SIDES[:i % len(SIDES)]
+        full = full_pairs is None or 0 <= k < full_pairs
+        sides = only if full else ("fused", "onepass")
+        order = [s for s in SIDES[i % len(SIDES):] + SIDES[:i % len(SIDES)] if s in sides]
         got = {}
         for side in order:
             log_path = os.path.join(logs, f"{side}.log")
@@ -134,14 +143,13 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
                 if side == "fused":
                     started_at = fused_started_at(ws[side], out)
             got[side] = total
-        r = {"fused/onepass": got["fused"] / got["onepass"], "fused/loop": got["fused"] / got["loop"],
-             "each/fused": got["each"] / got["fused"], "twelve/fused": got["twelve"] / got["fused"]}
+        r = {name: got[a] / got[b] for name, (a, b) in RATIOS.items() if a in got and b in got}
         tag = f"pair {k + 1}" if k >= 0 else "warm-up"
         log(f"  {layout:>7} {rows:>10,} {tag:>8} (first: {order[0]}): "
-            + "  ".join(f"{s} {got[s]:7.2f} s" for s in SIDES)
+            + "  ".join(f"{s} {got[s]:7.2f} s" for s in SIDES if s in got)
             + "  | " + "  ".join(f"{n} {v:5.2f}" for n, v in r.items()) + f"  load {loadavg()}")
         if k >= 0:
-            for s in SIDES:
+            for s in got:
                 times[s].append(got[s])
             for n, v in r.items():
                 ratios[n].append(v)
@@ -152,8 +160,8 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
                     os.path.join(ws["each"], "target", "out", "pipeline_p"),
                     os.path.join(ws["onepass"], "target", "out", "onepass"), driver_memory)
     return {"rows": rows, "layout": layout, "pairs": pairs, "times_s": times, "ratios": ratios,
-            "medians": {n: statistics.median(v) for n, v in ratios.items()},
-            "median_s": {s: statistics.median(v) for s, v in times.items()}, "check": check}
+            "medians": {n: statistics.median(v) for n, v in ratios.items() if v},
+            "median_s": {s: statistics.median(v) for s, v in times.items() if v}, "check": check}
 
 
 # ------------------------------------------------------------------ comparison (its own Spark process)
@@ -202,10 +210,18 @@ def write_results(log, results: list[dict], out: str) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s, md = r["median_s"], r["medians"]
-        table.append(f"| {r['layout']} | {r['rows']:,} | {r['pairs']} | " + " | ".join(f"{s[x]:.2f} s" for x in SIDES)
-                     + f" | **{md['fused/onepass']:.2f}** (target <= {TARGETS['fused/onepass']:.2f}) | "
-                     f"**{md['fused/loop']:.2f}** (target <= {TARGETS['fused/loop']:.2f}) | {md['each/fused']:.2f} | "
-                     f"{md['twelve/fused']:.2f} | {'yes' if r['check']['identical'] else 'NO'} "
+
+        def ratio(name: str, bold: bool = False) -> str:
+            if name not in md:
+                return "-"
+            text = f"**{md[name]:.2f}**" if bold else f"{md[name]:.2f}"
+            return text + (f" (target <= {TARGETS[name]:.2f})" if name in TARGETS else "")
+        fewer = len(r["times_s"]["each"])
+        pairs = f"{r['pairs']}" + (f" ((b)-(d): {fewer})" if fewer != r["pairs"] else "")
+        table.append(f"| {r['layout']} | {r['rows']:,} | {pairs} | "
+                     + " | ".join(f"{s[x]:.2f} s" if x in s else "-" for x in SIDES)
+                     + f" | {ratio('fused/onepass', True)} | {ratio('fused/loop', True)} | {ratio('each/fused')} | "
+                     f"{ratio('twelve/fused')} | {'yes' if r['check']['identical'] else 'NO'} "
                      f"({r['check'].get('rows', '?')} rows) |")
     table.append(f"# load average now {loadavg()}")
     with open(out, "w") as fh:
@@ -222,6 +238,8 @@ def main(argv=None) -> int:
     parser.add_argument("--layout", choices=LAYOUTS, action="append", help="default: flat and folders")
     parser.add_argument("--pairs", type=int, default=None, help="timed pairs per layout (default 3)")
     parser.add_argument("--warmup", type=int, default=None, help="untimed pairs first (default 1)")
+    parser.add_argument("--full-pairs", type=int, default=None,
+                        help="time every side in this many pairs only, then (a) fused and (e) one pass alone")
     parser.add_argument("--ledgerflow", default=None,
                         help="the ledgerflow command (default: this python -m ledgerflow.adapters.cli)")
     parser.add_argument("--driver-memory", default=os.environ.get("LEDGERFLOW_BENCH_DRIVER_MEMORY", "4g"))
@@ -241,18 +259,20 @@ def main(argv=None) -> int:
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     log(f"# {machine(args.driver_memory)}")
     log(f"# ledgerflow: {' '.join(lf_base)}; pipeline P over {RANGE} on source-shaped data; sides "
-        f"{', '.join(SIDES)}; {pairs} pair(s) + {warmup} warm-up; load average at start {loadavg()}")
+        f"{', '.join(QUICK_SIDES if args.quick else SIDES)}; {pairs} pair(s) + {warmup} warm-up"
+        + (f" (every side in the first {args.full_pairs}, then fused and onepass)" if args.full_pairs else "")
+        + f"; load average at start {loadavg()}")
     out = args.out or os.path.join(cache_root() if args.quick else RESULTS,
                                    f"range_{'quick' if args.quick else rows}.txt")
     ensure_data(rows, layouts, log)
     results, ok = [], True
     for layout in layouts:
-        r = bench_layout(rows, layout, pairs, warmup, lf_base, args.driver_memory, log)
+        r = bench_layout(rows, layout, pairs, warmup, lf_base, args.driver_memory, log, args.full_pairs,
+                         QUICK_SIDES if args.quick else SIDES)
         results.append(r)
         ok = ok and r["check"]["identical"]
         md = r["medians"]
-        log(f"  {layout:>7} {rows:>10,}: fused/(e) {md['fused/onepass']:.2f} (target <= 1.10), fused/(d) "
-            f"{md['fused/loop']:.2f} (target <= 0.5), (b)/(a) {md['each/fused']:.2f}, (c)/(a) {md['twelve/fused']:.2f}; "
+        log(f"  {layout:>7} {rows:>10,}: " + ", ".join(f"{n} {v:.2f}" for n, v in md.items()) + "; "
             f"rows agree: {r['check']['identical']} ({r['check'].get('rows', '?')} rows)"
             + ("" if r["check"]["identical"] else f" {r['check']}"))
         write_results(log, results, out)
