@@ -67,6 +67,8 @@ def test_run_and_replay_load_the_workspace_once_and_hand_it_to_the_runner(financ
         seen.update(ref=ref, workspace=workspace)
         return {}
     monkeypatch.setattr(runner.Runner, command, fake)
+    # replay looks the run up before Spark (is its period closed?): a run id the store does not hold stops there
+    monkeypatch.setattr("ledgerflow.adapters.periods.command.refuse_closed_replay", lambda inv, run_id: None)
     args = ["ts01_output_only", "--period", "2026-01"] if command == "run" else ["some-run-id"]
     result = invoke("--workspace", str(finance), command, *args, "--conf", "spark.x=1")
     assert result.exit_code == 0, result.output
@@ -103,7 +105,16 @@ def test_run_and_replay_start_spark_before_importing_the_runner(finance, command
         "    print('runner imported when Spark started:', 'ledgerflow.adapters.run.runner' in sys.modules)\n"
         "    sys.exit(0)\n"
         "spark.early_session = early_session\n"
+        "import ledgerflow.adapters.periods.command as periods\n"
+        "periods.refuse_closed_replay = lambda inv, run_id: None\n"
         f"cli.main(['--workspace', {str(finance)!r}, {command!r}, *{args!r}])\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "runner imported when Spark started: False"
+
+
+def test_a_replay_of_an_unknown_run_is_refused_before_spark(finance, monkeypatch):
+    from ledgerflow.adapters.spark import session as spark
+    monkeypatch.setattr(spark, "early_session", lambda factory: pytest.fail("Spark started for an unknown run"))
+    result = invoke("--workspace", str(finance), "replay", "some-run-id")
+    assert result.exit_code == 1 and result.output.startswith("Error: no run 'some-run-id'"), result.output
