@@ -176,6 +176,21 @@ CODES: tuple[Code, ...] = (
     Code("TEST-011", "an expected value cannot be read exactly as its output column's type", SCENARIOS),
     Code("TEST-012", "two tests of the workspace have the same name", SCENARIOS),
     Code("TEST-013", "a given CSV or Parquet file's path leads outside the workspace", SCENARIOS),
+    # starting out (ledgerflow init, ledgerflow datasets infer)
+    Code("INIT-001", "init into a folder that is not empty (without --force), is a file, or cannot be written",
+         f"{COMMANDS} (Starting a workspace: init)"),
+    Code("INFER-001", "datasets infer: no file or folder at the location, no data files in it, or a file that "
+         "cannot be read as its format", f"{COMMANDS} (A dataset from its files: datasets infer)"),
+    Code("INFER-002", "datasets infer: the files' format cannot be told from their names or first bytes, or a "
+         "folder mixes formats (give --format)", f"{COMMANDS} (A dataset from its files: datasets infer)"),
+    Code("INFER-003", "datasets infer: names that cannot be column names (each named with the rename to make), "
+         "names that differ only in case, a --table that is not a name, or no column to declare",
+         f"{COMMANDS} (A dataset from its files: datasets infer)"),
+    Code("INFER-004", "datasets infer: the data's system columns do not fit the temporal mode (bitemporal without "
+         "_period_from and _period_to, or both kinds without --temporal-mode)",
+         f"{COMMANDS} (A dataset from its files: datasets infer)"),
+    Code("INFER-005", "datasets infer: the files of the location disagree on a column's type or on their system "
+         "columns", f"{COMMANDS} (A dataset from its files: datasets infer)"),
 )
 
 BY_CODE: dict[str, Code] = {c.code: c for c in CODES}
