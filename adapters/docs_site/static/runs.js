@@ -1,0 +1,43 @@
+/* The runs page: each project-period's state (open or closed, by whom, when, why), its published run and
+   whether it is stale (and why); then the runs grouped by project and period, newest first. */
+(function () {
+  'use strict';
+  var el = LF.el;
+
+  function periods(data) {
+    return LF.table(['period', 'project', 'state', 'closed / reopened', 'published run', 'stale', 'runs'], data.periods.map(function (p) {
+      var c = p.closure;
+      var closure = c ? c.action + ' by ' + c.by + ' at ' + c.at + (c.note ? ' (note: ' + c.note + ')' : '') : '-';
+      var stale = p.stale === null ? '-' : (p.stale ? el('details', {}, [el('summary', {}, [LF.badge('stale', 'bad')]),
+        el('ul', {}, p.stale_reasons.map(function (r) { return el('li', {}, [r]); }))]) : 'no');
+      return [p.period, LF.link(p.project_href, p.project), LF.badge(p.state, 'state-' + p.state), closure,
+              p.published_run ? LF.link(p.published_href, p.published_run) : '-', stale, String(p.runs)];
+    }), 'no project-period closed or run yet');
+  }
+
+  function runs(data) {
+    var groups = {};
+    data.runs.forEach(function (r) { (groups[r.project] = groups[r.project] || []).push(r); });
+    var names = Object.keys(groups).sort();
+    if (!names.length) return [el('p', {'class': 'empty'}, ['no run recorded yet'])];
+    return names.map(function (name) {
+      var list = groups[name];
+      return el('div', {'class': 'run-group'}, [el('h3', {}, [LF.link(list[0].project_href, name)]),
+        LF.table(['period', 'run', 'status', 'started', 'seconds', 'outputs', 'rows', 'note'], list.slice().sort(function (a, b) {
+          return a.period < b.period ? 1 : a.period > b.period ? -1 : 0;
+        }).map(function (r) {
+          return [r.period, LF.link(r.href, r.run_id), LF.badge(r.status, 'status-' + r.status), LF.text(r.started_at),
+                  LF.text(r.seconds), String(r.outputs), String(r.rows),
+                  r.error || (r.parent_run_id ? 'replay of ' + r.parent_run_id : (r.checks_failed ? r.checks_failed + ' checks not passed' : ''))];
+        }))]);
+    });
+  }
+
+  LF.start(function (data, app) {
+    app.appendChild(LF.header('Runs and periods', data.store ? data.runs.length + ' runs recorded in the run store.' :
+      'Nothing ran in this workspace yet: it has no run store (.ledgerflow/state.db).'));
+    app.appendChild(LF.section('Periods', [periods(data)], 'periods'));
+    app.appendChild(LF.section('Runs by project and period', runs(data), 'runs'));
+    window.LF_READY = true;
+  });
+}());
