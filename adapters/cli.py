@@ -348,10 +348,12 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, 
 
 from .periods.cli import periods_group, status_cmd  # noqa: E402  (light: click and the invocation only)
 from .periods.restate_cli import restate_cmd  # noqa: E402  (light too)
+from .docs_site.cli import docs_cmd  # noqa: E402  (light too)
 
 main.add_command(periods_group)
 main.add_command(status_cmd)
 main.add_command(restate_cmd)
+main.add_command(docs_cmd)
 
 from .onboarding.cli import init_cmd, with_infer  # noqa: E402  (light too)
 
