@@ -1,4 +1,4 @@
-"""``ledgerflow datasets infer LOCATION --name NAME`` (CONTRACT §13, docs/commands.md "A dataset from its
+"""``ledgerflow datasets infer LOCATION --name NAME`` (issue 32 point 5, docs/commands.md "A dataset from its
 files: datasets infer"): the sample's datasets inferred from their own files, compiled on; exact Parquet and
 ORC types, CSV and JSON typed from a sample; system columns; invalid names; every bad input. No Spark."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``ledgerflow init DIR`` (CONTRACT §13, docs/commands.md "Starting a workspace: init"): the new workspace
+"""``ledgerflow init DIR`` (issue 32 point 4, docs/commands.md "Starting a workspace: init"): the new workspace
 validates, runs and tests through the CLI as written; a non-empty folder is refused; --force writes only
 the missing files and never touches an existing one."""
 from __future__ import annotations
