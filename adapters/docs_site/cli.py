@@ -38,7 +38,7 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
 
 
 @click.command("docs")
-@click.option("--out", type=click.Path(file_okay=False), default=None,
+@click.option("--out", metavar="DIR", default=None,
               help="Folder of the site (default target/docs of the workspace); replaced whole when an earlier "
                    "`ledgerflow docs` wrote it, refused when it holds other files.")
 @command
