@@ -113,10 +113,13 @@ def test_names_that_cannot_be_columns_are_each_reported(tmp_path):
         assert part in err, part
     assert "[A-Za-z][A-Za-z0-9_]*" in err and "header line" in err
     refused("INFER-003", tmp_path / "x.csv", "--name", "my data")  # the table name, by default the dataset's
+    (tmp_path / "twice.csv").write_text("a,b,a\n1,2,3\n")
+    assert "'a' twice (rename one)" in refused("INFER-003", tmp_path / "twice.csv", "--name", "x")
 
 
 def test_bad_locations(tmp_path):
     assert "no file or folder at" in refused("INFER-001", tmp_path / "missing", "--name", "x")
+    assert "not a local path" in refused("INFER-001", "s3a://bucket/ledger", "--name", "x")
     (tmp_path / "empty").mkdir()
     assert "no data files in" in refused("INFER-001", tmp_path / "empty", "--name", "x")
     (tmp_path / "hidden").mkdir()

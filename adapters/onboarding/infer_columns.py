@@ -48,7 +48,9 @@ def check_names(names: list[str], location: str) -> None:
     problems = [f"'{n}' (rename it {suggested_name(n, taken)})" for n in bad]
     seen: dict[str, str] = {}
     for n in user:
-        if n.lower() in seen:
+        if n in seen.values():
+            problems.append(f"'{n}' twice (rename one)")
+        elif n.lower() in seen:
             problems.append(f"'{seen[n.lower()]}' and '{n}' (Spark reads names ignoring case: rename one)")
         seen.setdefault(n.lower(), n)
     if problems:
@@ -134,7 +136,9 @@ def infer_columns(found: Found, location: str, temporal_mode: Optional[str]) -> 
     merged, partial = _merge(found, location)
     parts = _partition_columns(found)
     merged = [c for c in merged if c.name not in found.partitions] + parts
-    check_names([c.name for c in merged], location)
+    twice = {c.name for cols in found.columns_of.values() for c in cols
+             if [x.name for x in cols].count(c.name) > 1}  # a CSV header naming a column twice
+    check_names([c.name for c in merged] + sorted(twice), location)
     system = [c for c in merged if c.name in sysc.ALL_NAMES]
     odd_system = [c.name for c in system if c.name in partial]
     if odd_system:

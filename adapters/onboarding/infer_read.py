@@ -54,6 +54,9 @@ class Found:
 
 def list_files(location: str) -> tuple[list[str], dict[str, list[str]]]:
     """(the data files Spark would read, partition column -> the values of its folders) of ``location``."""
+    if ":" in location.split("/")[0] and not os.path.exists(location):
+        raise InferError(f"INFER-001 {location} is not a local path: `datasets infer` reads files on this machine; "
+                         "copy a few of the files here and infer from them.")
     if not os.path.exists(location):
         raise InferError(f"INFER-001 no file or folder at {location}: give the path of a data file, or of a folder "
                          "of them (Parquet, ORC, CSV or JSON lines).")
