@@ -106,6 +106,14 @@ class ClosureTable(StateDatabase):
             conn.executemany("INSERT INTO period_closures (project, period, action, by_name, at, note) "
                              "VALUES (?,?,?,?,?,?)", [(p, t, action, by, at, note) for p, t in pairs])
 
+    def refuse_closed_now(self, record: dict) -> None:
+        """Raise :class:`PeriodClosed` when the project-period of the run ``record`` describes is closed now
+        (a restatement excepted): before a run writes a catalog table or URI in place, which its commit
+        point's refusal could no longer undo."""
+        if os.path.exists(self.db_path):
+            with closing(self._connect()) as conn:
+                self.refuse_closed(conn, record)
+
     @staticmethod
     def refuse_closed(conn: sqlite3.Connection, record: dict) -> None:
         """Inside the transaction recording ``record`` completed: raise :class:`PeriodClosed` when its
