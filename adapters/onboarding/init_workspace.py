@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import uuid
 from typing import Callable
 
@@ -87,6 +88,6 @@ def init_workspace(folder: str, force: bool, echo: Callable[[str], None]) -> Non
         for rel in skipped:
             echo(f"  {rel}")
     echo("Next:")
-    for line in (f"cd {folder}", "ledgerflow validate", "ledgerflow run journal_summary --period 2026-01",
+    for line in (f"cd {shlex.quote(folder)}", "ledgerflow validate", "ledgerflow run journal_summary --period 2026-01",
                  "ledgerflow test"):
         echo(f"  {line}")
