@@ -63,6 +63,7 @@
     var cy = cytoscape({container: holder, elements: elements(data), style: style(),
                         minZoom: 0.05, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true});
     cy.on('layoutstop', function () {
+      window.LF_READY_AT = performance.now();  // ms since the navigation started (bench/docs_scale.py)
       window.LF_READY = true;
       holder.setAttribute('data-nodes', String(cy.nodes().length));
     });
