@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
-import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import yaml
 from click.testing import CliRunner
