@@ -1,4 +1,4 @@
-"""``ledgerflow docs`` (CONTRACT.md §13, issue 32 point 1): the site of the sample workspace holds what the
+"""``ledgerflow docs`` (issue 32 point 1, docs/docs-site.md): the site of the sample workspace holds what the
 compiler and the run store know, page by page; each page's data is its own script. The pages as drawn in a
 browser: tests/test_docs_site_browser.py; bad input: tests/test_docs_site_out.py."""
 from __future__ import annotations

@@ -105,18 +105,17 @@ def _tests(project: Project, tests: list) -> list[dict]:
     return out
 
 
-def project_data(ws: Workspace, project: Project, tests: list, runs: list[dict]) -> tuple[dict, Optional[Plan]]:
-    """The project page's data and the project's plan (None when the project could not be bound):
-    its operations (with their YAML lines), compiled SQL, outputs, checks, tests, runs and errors."""
+def project_data(ws: Workspace, project: Project, tests: list,
+                 runs: list[dict]) -> tuple[dict, Optional[Plan], list[Diagnostic]]:
+    """The project page's data, the project's plan (None when it has errors) and its errors: its operations
+    (with their YAML lines), compiled SQL, outputs, checks, tests, runs and errors."""
     lines = source_lines(ws.root, project.file)
     errors: list[Diagnostic] = []
     plan: Optional[Plan] = None
     sql = ""
     try:
-        plan = plan_project(ws, project)
-        errors = list(plan.diagnostics)
-        if not errors:
-            sql = compile_project(ws, project).script()
+        compiled = compile_project(ws, project)  # binds once; its plan is the one lineage reads
+        plan, sql = compiled.plan, compiled.script()
     except CompileError as err:
         errors = list(err.diagnostics)
     known = {d.name for d in ws.datasets}
@@ -127,14 +126,14 @@ def project_data(ws: Workspace, project: Project, tests: list, runs: list[dict])
                   "href": ids.dataset_page(plan.input_dataset.name) if plan and plan.input_dataset else None},
         "operations": [_operation(op, lines) for op in project.operations],
         "sql": sql,
-        "outputs": _outputs(plan, known) if plan and not errors else [],
-        "checks": _checks(project, plan if plan and not errors else None),
+        "outputs": _outputs(plan, known) if plan else [],
+        "checks": _checks(project, plan),
         "tests": _tests(project, tests),
         "runs": runs,
         "errors": [diagnostic(d) for d in errors],
-        "lineage_href": ids.lineage_page(project.name) if plan and not errors else None,
+        "lineage_href": ids.lineage_page(project.name) if plan else None,
     }
-    return data, plan
+    return data, plan, errors
 
 
 def lineage_data(ws: Workspace, project: Project, plan: Plan) -> dict:
