@@ -12,6 +12,8 @@ from click.testing import CliRunner, Result
 
 from ledgerflow.adapters.cli import main
 from ledgerflow.adapters.store.runstore import RunStore
+from ledgerflow.compiler.compile import compile_project
+from ledgerflow.compiler.workspace import load_workspace
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "projects" / "finance"
@@ -30,8 +32,9 @@ def sample_copy(tmp_path: Path, name: str = "ws") -> Path:
 
 
 def with_runs(root: Path) -> list[dict]:
-    """Save the recorded runs into ``root``'s run store (``RunStore.save_run``, as a run saves its record) and
-    close journal_controls' 2026-01 (``set_closed``, as ``periods close`` does); returns the records."""
+    """Save the recorded runs into ``root``'s run store (``RunStore.save_run``, as a run saves its record), close
+    journal_controls' 2026-01 (``set_closed``, as ``periods close`` does) and register the version of
+    close_converted the close_conversion run wrote (``register``); returns the records."""
     store = RunStore(str(root))
     records = []
     for name in RUN_RECORDS:
@@ -39,6 +42,12 @@ def with_runs(root: Path) -> list[dict]:
         store.save_run(rec)
         records.append(rec)
     store.set_closed([("journal_controls", "2026-01")], "close", "ana", "2026-02-03T10:15:00Z", "reported")
+    # close_conversion's run registered close_converted v1 (as its commit does), with its output's columns
+    ws = load_workspace(str(root))
+    [output] = compile_project(ws, ws.find_project("close_conversion")).outputs
+    run = records[1]
+    store.register("close_converted", 1, run["outputs"][0]["location"], "csv", ["2026-01"], output.columns,
+                   run["run_id"], run["finished_at"])
     return records
 
 

@@ -101,8 +101,16 @@ def test_runs_and_periods_from_the_run_store(tmp_path):
     closed = next(p for p in runs["periods"] if p["project"] == "journal_controls")
     assert (closed["state"], closed["closure"]["by"], closed["closure"]["note"]) == ("closed", "ana", "reported")
     assert closed["published_run"] == records[0]["run_id"]
+    # the records' inputs were read at /workspace/..., which this copy does not have: stale, saying why
+    assert closed["stale"] and any("dataset 'gl' v1" in r and "no longer exists" in r for r in closed["stale_reasons"])
+    converted = page_data(site, page_of(site, "dataset", "close_converted"))
+    assert [(v["version"], v["periods"], v["run_id"]) for v in converted["versions"]] == [
+        (1, ["2026-01"], records[1]["run_id"])]
+    assert converted["versions"][0]["run_href"] == page_of(site, "run", records[1]["run_id"])
+    assert ("amount_reporting", "decimal(18,2)") in [(c["name"], c["type"]) for c in converted["columns"]]
     run = page_data(site, page_of(site, "run", records[0]["run_id"]))
     assert run["status"] == "completed" and run["rows"] == 10
+    assert [(i["role"], i["dataset"], i["version"]) for i in run["inputs"]] == [("input", "gl", 1), ("join [1] acct", "accounts", 2)]
     assert [(t["name"], t["kind"]) for t in run["timings"]] == [
         ("load_inputs", "load"), ("lf_stage_1", "stage"), ("output_003", "output"), ("write output 3", "write")]
     assert run["timings"][3]["seconds"] == 13.11
@@ -122,6 +130,17 @@ def test_docs_imports_no_pyspark(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, cwd=REPO)
     assert done.stdout.strip().splitlines()[-1] == "False 0", done.stdout + done.stderr
     assert (root / "target" / "docs" / "index.html").is_file()
+
+
+def test_every_static_file_is_package_data():
+    import fnmatch
+    import tomllib
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "ledgerflow.adapters.docs_site"]
+    package = REPO / "adapters" / "docs_site"
+    files = [str(p.relative_to(package)) for p in (package / "static").rglob("*") if p.is_file()]
+    assert len(files) >= 18
+    assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
 
 
 def test_vendored_libraries_ship_with_their_licences():

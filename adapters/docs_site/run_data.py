@@ -40,9 +40,10 @@ def _timings(timings: dict) -> list[dict]:
 def run_data(rec: dict) -> dict:
     """A run page's data: the summary, inputs, outputs, checks, bridge and timings of one run record."""
     snap = rec.get("resolver_snapshot") or {}
+    names = {d.get("id"): d.get("name") for d in rec.get("datasets_snapshot") or [] if isinstance(d, dict)}
     inputs = []
     if snap.get("input_dataset_id"):
-        inputs.append({"role": "input", "dataset": snap.get("input_dataset_id"),
+        inputs.append({"role": "input", "dataset": names.get(snap["input_dataset_id"]) or snap["input_dataset_id"],
                        "version": snap.get("input_dataset_version"), "resolver": snap.get("input_resolver"),
                        "locations": list(snap.get("input_locations") or [])})
     for role, key in (("join", "join_datasets"), ("append", "append_datasets")):
