@@ -255,3 +255,27 @@ def test_a_restatement_judges_the_checks_and_one_that_fails_publishes_nothing(sp
     assert {t["column"]: t["change"] for t in out["totals"]} == {"amount_local": "0.00", "amount_signed": "0.00"}
     assert sorted(s["values"]["amount_local"]["head"] for s in out["samples"]) == ["-700.00", "700.00"]
     assert os.path.isdir(shown)  # the superseded version, still there
+
+
+def test_two_outputs_of_one_name_are_each_in_the_restatements_data_diff(spark, finance):
+    """Output names need not be unique: each output is compared with the rows the same output published
+    (by its seq), not one of them dropped because the other has its name."""
+    from cli_support import add_project
+    add_project(finance, "dup_names", """
+        - {seq: 1, name: Out, type: output, arguments: {destination: {path: out/dup_a, format: parquet}}}
+        - {seq: 2, name: Drop revenue, type: delete, selector: "account_code = '4100'"}
+        - {seq: 3, name: Out, type: output, arguments: {destination: {path: out/dup_b, format: csv}}}
+        """)
+    first = cli(finance, "run", "dup_names", "--period", PERIOD)
+    assert first.exit_code == 0, describe(first)
+    assert cli(finance, "periods", "close", PERIOD, "--project", "dup_names").exit_code == 0
+    edit(finance, "data/gl/v1/transactions.csv", "JE-001,2,2026-01-05,1200,CC-100,USD,15000.00,15000.00,",
+         "JE-001,2,2026-01-05,1200,CC-100,USD,15500.00,15500.00,")
+    r = cli(finance, "restate", "dup_names", "--period", PERIOD, "--reason", "JE-001 line 2 corrected")
+    assert r.exit_code == 0, describe(r)
+    outs = record(finance, run_id_of(r))["restatement"]["data_diff"]["outputs"]
+    # the corrected line's content is its identity (a CSV row without _row_id): one row removed, one added
+    assert sorted((o["seq"], o["rows"]["changed"], o["rows"]["added"], o["rows"]["removed"]) for o in outs) == [
+        (1, 0, 1, 1), (3, 0, 1, 1)], outs
+    for o in outs:
+        assert Decimal(next(t for t in o["totals"] if t["column"] == "amount_local")["change"]) == Decimal("500.00")

@@ -94,7 +94,7 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
                 f"for {period.identifier} could not stay readable after a restatement, so nothing was run or "
                 "written. Restate only projects whose outputs are local folders; reopen the period and run it "
                 f"instead (`ledgerflow periods reopen {period.identifier} --project {project.name} --note TEXT`).")
-        formats[st.operation.name] = dest.format
+        formats[st.operation.seq] = dest.format
     return ws, project, compiled, superseded_run(runner.store, project.name, period.identifier, formats)
 
 

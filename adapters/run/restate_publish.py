@@ -12,6 +12,7 @@ exactly the rows the restatement publishes (a quarantine check's rows already sp
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -44,6 +45,7 @@ class PublishedOutput:
     folder: str
     format: str
     rows: Optional[int] = None
+    label: str = ""  # what the data diff reports it as (:func:`output_labels`)
 
     def to_json(self) -> dict:
         """The entry of ``restatement.superseded_outputs``."""
@@ -60,10 +62,19 @@ class Superseded:
     outputs: list[PublishedOutput] = field(default_factory=list)
 
 
-def superseded_run(store, project: str, period: str, formats: dict[str, str]) -> Superseded:
+def output_labels(outputs) -> dict[int, str]:
+    """Output seq -> the name a restatement's data diff compares and reports it under, from ``outputs``
+    (``(seq, name)`` pairs of one project): its name, or ``NAME (output SEQ)`` when another output has that name
+    too (names need not be unique: keyed by name alone, one output's rows would be dropped from the diff)."""
+    outputs = list(outputs)
+    counts = Counter(name for _, name in outputs)
+    return {seq: name if counts[name] == 1 else f"{name} (output {seq})" for seq, name in outputs}
+
+
+def superseded_run(store, project: str, period: str, formats: dict[int, str]) -> Superseded:
     """The last completed run of ``project``'s ``period`` and where its outputs' rows are: each output's
     version folder as its record's commit journal names it (else the folder its partition link shows now).
-    ``formats``: output name -> the format the restating run writes it in (for a folder without data files).
+    ``formats``: output seq -> the format the restating run writes it in (for a folder without data files).
     Raises :class:`RestateError` for an output it wrote to a catalog table or URI (those are replaced in
     place: its rows could not stay readable) or whose version folder is gone."""
     last = store.last_completed([period], [project])
@@ -75,6 +86,8 @@ def superseded_run(store, project: str, period: str, formats: dict[str, str]) ->
     journal = {e.get("link"): e.get("staged") for e in ((rec.get("commit") or {}).get("partitions") or [])
                if isinstance(e, dict)}
     out = Superseded(rec["run_id"])
+    labels = output_labels((o["operation_seq"], names.get(o["operation_seq"]) or f"output {o['operation_seq']}")
+                           for o in rec.get("outputs") or [])
     for o in rec.get("outputs") or []:
         seq, location = o["operation_seq"], o["location"]
         name = names.get(seq) or f"output {seq}"
@@ -93,8 +106,8 @@ def superseded_run(store, project: str, period: str, formats: dict[str, str]) ->
                 f"'{project}', period {period}, are gone (expected in {folder or link}), so the restatement has "
                 "nothing to compare with and nothing was run or written. Restore the folder, or reopen the "
                 "period and run it.")
-        out.outputs.append(PublishedOutput(name, seq, location, folder, _format(folder) or formats.get(name, "parquet"),
-                                           o.get("rows")))
+        out.outputs.append(PublishedOutput(name, seq, location, folder, _format(folder) or formats.get(seq, "parquet"),
+                                           o.get("rows"), labels[seq]))
     return out
 
 
@@ -165,6 +178,7 @@ class RestatementPublishing:
         self.block = record["restatement"] = block  # in the record from here on: the commit point lets it through
         self.staged: dict[str, tuple] = {}  # output name -> (frame, staged folder, format)
         self.seqs: dict[str, int] = {}
+        self.labels: Optional[dict[int, str]] = None  # output seq -> its label in the diff (first write)
         self.diff = None
 
     def prepare(self, out) -> list:
@@ -177,7 +191,10 @@ class RestatementPublishing:
             self.inner.written(out, staged, fmt)
         if staged is not None:
             op = out.statement.operation
-            self.staged[op.name], self.seqs[op.name] = (out.frame, staged.staged, fmt), op.seq
+            if self.labels is None:
+                self.labels = output_labels((st.operation.seq, st.operation.name) for st in self.ctx.compiled.outputs)
+            label = self.labels.get(op.seq, op.name)
+            self.staged[label], self.seqs[label] = (out.frame, staged.staged, fmt), op.seq
 
     def evaluate(self, record: dict) -> None:
         """The checks judged first; then the data diff of the staged rows against the superseded run's."""
@@ -194,8 +211,9 @@ class RestatementPublishing:
         spark = self.ctx_spark()
         head = {name: read_published(spark, folder, fmt, staging.without_period(frame))
                 for name, (frame, folder, fmt) in self.staged.items()}
-        base = {o.name: read_published(spark, o.folder, o.format, head.get(o.name)) for o in self.superseded.outputs}
-        self.diff = compare(base, head, {**{o.name: o.seq for o in self.superseded.outputs}, **self.seqs})
+        base = {o.label or o.name: read_published(spark, o.folder, o.format, head.get(o.label or o.name))
+                for o in self.superseded.outputs}
+        self.diff = compare(base, head, {**{o.label or o.name: o.seq for o in self.superseded.outputs}, **self.seqs})
         self.block["data_diff"] = self.diff.to_json()
 
     def ctx_spark(self):
