@@ -100,7 +100,7 @@ def _check_tables(elsewhere: list[PendingOutput], destinations: dict[int, Output
 def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDestination], record: dict, *,
                   period: str, save_run: Callable[[dict], None], stops: StopPoints, echo: Callable[[str], None],
                   metrics=None, checks: Optional[OutputChecks] = None,
-                  refuse: Optional[Callable[[], None]] = None) -> tuple[list[dict], list[tuple], CommitJournal]:
+                  refuse: Optional[Callable[[dict], None]] = None) -> tuple[list[dict], list[tuple], CommitJournal]:
     """Write every output of the run ``record`` describes, for ``period``: local partitions are staged,
     then swapped in together, each swap journalled first (``record["commit"]``, saved with ``save_run``, so
     recovery can roll a dead run back); URIs and catalog tables are written after that, one by one by
@@ -108,8 +108,8 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
     replaced). ``stops``: where Ctrl-C may stop the run; ``metrics``: the run's timings (or None).
     ``checks``: the run's checks, judged on the staged outputs before the journal begins (a quarantine's rows
     staged with the outputs and swapped in by the same journal); a failing check raises before anything
-    is swapped in or written elsewhere, and the staged partitions are discarded. ``refuse``: called once
-    everything is staged, before anything is swapped in or written in place (raises when the run may not
+    is swapped in or written elsewhere, and the staged partitions are discarded. ``refuse(record)``: called
+    once everything is staged, before anything is swapped in or written in place (raises when the run may not
     publish, e.g. its period was closed meanwhile: a URI or table written cannot be rolled back).
     Returns the record's outputs, the registered versions to confirm at the commit point and the journal."""
     run_id = record["run_id"]
@@ -151,7 +151,7 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
                 staged.append(staging.stage_partition(rows, dest.target, dest.format, period, run_id,
                                                       within=dest.within))
         if refuse is not None:
-            refuse()
+            refuse(record)
     except BaseException:
         if checks is not None:
             checks.cancel()

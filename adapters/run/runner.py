@@ -31,7 +31,6 @@ from ..inputs import fingerprint
 from ..inputs.resolution import resolve_inputs
 from ..open_store import open_store
 from ..store import liveness
-from ..store.closure_table import PeriodClosed
 from . import bridge, interrupts, leases
 from .checks import RunChecks, quarantine_destinations
 from .compute import compute, spark_error_message
@@ -75,10 +74,6 @@ class Runner:
         project = require_project(ws, project_ref)
         if project.status == "draft" and not allow_draft:
             raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
-        if self.publishing is None:  # a closed project-period: refused before Spark (a restatement sets publishing)
-            found = self.store.closed(project.name, period.identifier)
-            if found is not None:
-                raise PeriodClosed(found)
         compiled = compile_project(ws, project)
         warm_parser(compiled)
         started = utcnow()
@@ -221,8 +216,7 @@ class Runner:
             checks = self.publishing(record.data, ctx, checks) if self.publishing else checks
             outputs, registrations, journal = publish.write_outputs(
                 pending, destinations, record.data, period=ctx.period.identifier, save_run=self.store.save_run,
-                stops=interrupts, echo=self.echo, metrics=metrics, checks=checks,
-                refuse=lambda: self.store.refuse_closed_now(record.data))  # closed meanwhile: before any in-place write
+                stops=interrupts, echo=self.echo, metrics=metrics, checks=checks, refuse=self.store.refuse_closed_now)
             bridge.collect(ctx, record.data)  # record["bridge"] (already there when checks were judged)
             late = publish.commit_point(
                 self.store, record.data, outputs, registrations, journal, lineage,
