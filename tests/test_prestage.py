@@ -61,3 +61,33 @@ def test_a_registered_version_never_replaces_an_existing_partition(tmp_path):
         prestage.adopt_partition(prestage.period_folder(root, KEY, "2026-01"), str(dest), "2026-01", "run-a",
                                  create_only=True)
     assert os.path.isdir(prestage.period_folder(root, KEY, "2026-01"))
+
+
+def test_a_period_whose_prestaged_rows_are_gone_fails_instead_of_publishing_an_empty_partition(spark, finance):
+    """The one write gave February a folder; removed before February's run adopts it, that run fails (nothing
+    published for February), instead of taking the missing folder for a period without rows."""
+    import shutil
+
+    from fused_support import STARTED, extend_finance
+    from ledgerflow.adapters.run.fused import run_range
+    from ledgerflow.adapters.run.runner import Runner
+    from ledgerflow.compiler.errors import ExecutionError
+    from ledgerflow.compiler.periods import parse_period
+    root = extend_finance(finance)
+    spec = root / "projects/ts01_output_only.yml"
+    spec.write_text(spec.read_text().replace("{table: ts01_transactions}", '{path: "out/ts01", format: parquet}'))
+    versions = root / "out/ts01/.lf_versions"
+
+    def on_start(period):
+        if period.identifier == "2026-02":
+            [gone] = versions.glob(f".fused-*/{KEY}=2026-02")
+            shutil.rmtree(gone)
+    runner = Runner(str(root), echo=lambda _: None, session_factory=lambda: spark)
+    results = run_range(runner, "ts01_output_only", [parse_period(p) for p in ("2026-01", "2026-02", "2026-03")],
+                        started_at=STARTED, on_start=on_start)
+    got = {p.identifier: r for p, r in results}
+    assert got["2026-01"]["outputs"][0]["rows"] == 10 and got["2026-03"]["outputs"][0]["rows"] == 3, got
+    assert isinstance(got["2026-02"], ExecutionError) and "are no longer there" in str(got["2026-02"]), got
+    assert not os.path.lexists(root / "out/ts01/_period=2026-02")  # no empty partition published for February
+    assert sorted(p.name for p in (root / "out/ts01").iterdir()) == [".lf_versions", "_period=2026-01", "_period=2026-03"]
+    assert not list(versions.glob(".fused-*"))

@@ -7,9 +7,11 @@ adopted when the range is over.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Optional
 
+from ...compiler.errors import ExecutionError
 from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY
 from ...compiler.stage import Statement
 from ..commit import prestage, staging
@@ -20,11 +22,13 @@ from ..commit.publish import PendingOutput
 @dataclass(frozen=True)
 class PrestagedOutput:
     """An output's rows of every period written to ``folder`` for ``destination``; ``rows``: per period its
-    row count, for a format whose files do not say (Parquet and ORC footers do: None)."""
+    row count, for a format whose files do not say (Parquet and ORC footers do: None); ``written``: the periods
+    the write gave a folder (a period without one has no rows)."""
 
     folder: str
     destination: OutputDestination
     rows: Optional[dict[str, int]] = None
+    written: frozenset = frozenset()
 
 
 Prestaged = dict[int, PrestagedOutput]  # output seq -> its prestaged rows
@@ -43,7 +47,9 @@ def prestage_outputs(frames: dict, destinations: dict[int, OutputDestination], r
             if dest.format not in ("parquet", "orc"):  # counted once for every period, as written
                 written = staging.read_staged(data, folder, dest.format)
                 rows = {r[0]: r[1] for r in written.groupBy(PERIOD_KEY).count().collect()}
-            out[seq] = PrestagedOutput(folder, dest, rows)
+            written_periods = frozenset(name.split("=", 1)[1] for name in os.listdir(folder)
+                                        if name.startswith(PERIOD_KEY + "="))
+            out[seq] = PrestagedOutput(folder, dest, rows, written_periods)
     except BaseException:
         discard(out)
         raise
@@ -58,6 +64,10 @@ def pending_output(statement: Statement, frame, prestaged: Prestaged, period: st
     if seq not in prestaged or prestaged[seq].destination != dest:
         return None
     folder = prestage.period_folder(prestaged[seq].folder, PERIOD_KEY, period)
+    if folder is None and period in prestaged[seq].written:  # its rows were written, and are gone (or replaced)
+        raise ExecutionError(f"the rows of output {seq} for period {period}, written for the whole range to "
+                             f"{prestaged[seq].folder}, are no longer there (removed or replaced while the range "
+                             "ran): nothing was published for the period. Run the period again.")
     if folder is None:  # no rows in this period: its run writes an empty partition, as its own run would
         return PendingOutput(statement, frame.limit(0), None)
     counts = prestaged[seq].rows
