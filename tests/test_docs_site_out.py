@@ -74,7 +74,9 @@ def test_an_earlier_site_is_replaced_whole_and_an_empty_folder_is_used(tmp_path)
     root = sample_copy(tmp_path)
     out = tmp_path / "site"
     out.mkdir()
+    inode = out.stat().st_ino
     assert docs(root, "--out", str(out)).exit_code == 0
+    assert out.stat().st_ino == inode  # the user's empty folder is filled, not replaced
     (out / "stale.html").write_text("from an earlier site")
     assert docs(root, "--out", str(out)).exit_code == 0
     assert not (out / "stale.html").exists() and (out / "index.html").is_file() and (out / MARKER).is_file()

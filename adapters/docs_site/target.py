@@ -74,15 +74,14 @@ def staged_site(out: str) -> Iterator[str]:
 
 
 def _replace(tmp: str, out: str) -> None:
-    """Rename ``tmp`` to ``out``: an empty ``out`` is removed first; one holding the marker is moved aside,
-    replaced, then removed (checked again here: it may have changed since :func:`check_out`)."""
+    """Rename ``tmp`` to ``out``: an empty ``out`` (perhaps the user's) is kept and filled; one holding the marker
+    is moved aside, replaced, then removed (checked again here: it may have changed since :func:`check_out`)."""
     if not os.path.lexists(out):
         os.rename(tmp, out)
         return
     check_out(out)
     if not os.listdir(out):
-        os.rmdir(out)
-        os.rename(tmp, out)
+        _fill(tmp, out)
         return
     old = tempfile.mkdtemp(prefix=".ledgerflow-docs-old-", dir=os.path.dirname(out))
     aside = os.path.join(old, "site")
@@ -94,3 +93,19 @@ def _replace(tmp: str, out: str) -> None:
         os.rmdir(old)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _fill(tmp: str, out: str) -> None:
+    """Move the site's entries from ``tmp`` into the empty folder ``out``, the marker last; on a failure the entries
+    moved so far are taken out again (ledgerflow wrote them) and ``out`` is left empty, as it was."""
+    names = sorted(os.listdir(tmp), key=lambda n: n == MARKER)
+    moved = []
+    try:
+        for name in names:
+            os.rename(os.path.join(tmp, name), os.path.join(out, name))
+            moved.append(name)
+    except OSError:
+        for name in moved:
+            os.rename(os.path.join(out, name), os.path.join(tmp, name))
+        raise
+    os.rmdir(tmp)
