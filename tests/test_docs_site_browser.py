@@ -159,6 +159,24 @@ def test_lineage_across_registered_datasets_and_search(browser, site):
     w.clean()
 
 
+def test_a_dataset_node_opens_its_page_and_an_operation_shows_its_yaml(browser, site):
+    w = Watched(browser)
+    page = w.open((site / "index.html").as_uri())
+    page.fill("#search", "exchange_rates")
+    page.press("#search", "Enter")  # the first match's page
+    page.wait_for_url("**/" + page_of(site, "dataset", "exchange_rates"))
+    w.ready()
+    assert page.locator("h1").inner_text() == "exchange_rates"
+    assert "bitemporal" in page.locator(".subtitle").inner_text()
+    page.locator("#readers a", has_text="ts03_fx_conversion").click()
+    w.ready()
+    page.locator("#operations summary", has_text="lines 8-18").click()
+    block = page.locator("#operations .source")
+    assert block.locator(".gutter").inner_text().split() == [str(n) for n in range(8, 19)]
+    assert block.locator("code").inner_text().splitlines()[0] == "  - seq: 1"
+    w.clean()
+
+
 def test_runs_page_and_a_run_with_its_timing_chart(browser, site):
     w = Watched(browser)
     page = w.open((site / "runs.html").as_uri())
