@@ -45,7 +45,8 @@ sys.path.insert(0, str(REPO))
 
 RECORD = REPO / "tests" / "fixtures" / "docs_site" / "run_journal_controls.json"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]  # a container's small /dev/shm
 
 
 def months(n: int, start: int = 2022 * 12 + 2) -> list[tuple[str, str, str]]:

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]  # a container's small /dev/shm
 
 
 def launch(playwright):
@@ -187,6 +188,7 @@ def test_runs_page_and_a_run_with_its_timing_chart(browser, site):
     assert page.locator("h1").inner_text() == "Run 01a222f0-c08e-777e-8e36-cc15474d8f11"
     assert page.locator("svg.timings rect").count() == 4 + 4  # four bars, four legend swatches
     assert page.locator("#checks tbody tr").count() == 7
+    assert page.locator("#inputs a").all_inner_texts() == ["gl", "accounts"]
     assert page.locator("#bridge").inner_text().count("5074000.00") == 2
     page.goto((site / page_of(site, "dataset", "gl")).as_uri())
     w.ready()

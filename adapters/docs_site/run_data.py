@@ -46,11 +46,14 @@ def run_data(rec: dict) -> dict:
         inputs.append({"role": "input", "dataset": names.get(snap["input_dataset_id"]) or snap["input_dataset_id"],
                        "version": snap.get("input_dataset_version"), "resolver": snap.get("input_resolver"),
                        "locations": list(snap.get("input_locations") or [])})
+    for found in inputs:
+        found["href"] = ids.dataset_page(found["dataset"]) if found["dataset"] else None
     for role, key in (("join", "join_datasets"), ("append", "append_datasets")):
         for j in snap.get(key) or []:
             inputs.append({"role": f"{role} [{j.get('operation_seq')}]" + (f" {j['alias']}" if j.get("alias") else ""),
                            "dataset": j.get("dataset_name") or j.get("dataset_id"), "version": j.get("dataset_version"),
-                           "resolver": j.get("resolver_id"), "locations": list(j.get("locations") or [])})
+                           "resolver": j.get("resolver_id"), "locations": list(j.get("locations") or []),
+                           "href": ids.dataset_page(j["dataset_name"]) if j.get("dataset_name") else None})
     timings = rec.get("timings") or {}
     spark = rec.get("spark") or {}
     return {

@@ -52,7 +52,7 @@
       data.batch_id ? ' · batch ' + data.batch_id : '', data.spark ? ' · Spark ' + data.spark : '']));
     if (data.error_text) app.appendChild(el('pre', {'class': 'errors'}, [data.error_text]));
     app.appendChild(LF.section('Inputs', [LF.table(['role', 'dataset', 'version', 'resolver', 'locations'], data.inputs.map(function (i) {
-      return [i.role, i.dataset, LF.text(i.version), LF.text(i.resolver), el('code', {}, [i.locations.join('\n')])];
+      return [i.role, LF.link(i.href, i.dataset), LF.text(i.version), LF.text(i.resolver), el('code', {}, [i.locations.join('\n')])];
     }), 'no input recorded')], 'inputs'));
     app.appendChild(LF.section('Outputs', [LF.table(['output', 'rows', 'location', 'registered'], data.output_list.map(function (o) {
       return [String(o.seq), LF.text(o.rows), el('code', {}, [LF.text(o.location)]),
