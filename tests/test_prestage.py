@@ -91,3 +91,42 @@ def test_a_period_whose_prestaged_rows_are_gone_fails_instead_of_publishing_an_e
     assert not os.path.lexists(root / "out/ts01/_period=2026-02")  # no empty partition published for February
     assert sorted(p.name for p in (root / "out/ts01").iterdir()) == [".lf_versions", "_period=2026-01", "_period=2026-03"]
     assert not list(versions.glob(".fused-*"))
+
+
+SPLIT_RESOLVER = """resolvers:
+  split:
+    rules:
+      - name: months
+        when: 'period.level = "month"'
+        strategy: {type: path, path: "out/split", format: parquet}
+      - name: quarters
+        strategy: {type: table, table: "lf_prestage_split.split_q"}
+"""
+
+
+def test_a_fused_period_whose_output_goes_to_a_table_is_counted_and_an_empty_one_empties_its_partition(
+        spark, finance, tmp_path):
+    """A resolver sends months to a folder and quarters to a catalog table: the range's one write is for the
+    month's folder; the quarter's table write still knows its row count, and with none it empties the
+    partition (a dynamic overwrite of no rows would keep the rows of the run before)."""
+    from cli_support import add_project
+    from ledgerflow.adapters.run.fused import run_range
+    from ledgerflow.adapters.run.runner import Runner
+    from ledgerflow.compiler.periods import parse_period
+    spark.sql("DROP DATABASE IF EXISTS lf_prestage_split CASCADE")
+    spark.sql(f"CREATE DATABASE lf_prestage_split LOCATION '{tmp_path / 'warehouse'}'")
+    try:
+        config = finance / "ledgerflow.yml"
+        config.write_text(config.read_text().replace("resolvers:\n", SPLIT_RESOLVER, 1))
+        out = "- {seq: 2, name: Out, type: output, arguments: {destination: {table: split, resolver: split}}}"
+        add_project(finance, "split", out)
+        runner = Runner(str(finance), echo=lambda _: None, session_factory=lambda: spark)
+        assert runner.run("split", "2026-Q1")["outputs"][0]["rows"] == 10
+        add_project(finance, "split", "- {seq: 1, name: Drop all, type: delete, selector: 'amount_local = amount_local'}\n"
+                    + out)  # every row deleted: nothing to output
+        got = {p.identifier: r for p, r in run_range(runner, "split", [parse_period("2026-01"), parse_period("2026-Q1")])}
+        assert all(isinstance(r, dict) for r in got.values()), got
+        assert [got[p]["outputs"][0]["rows"] for p in ("2026-01", "2026-Q1")] == [0, 0]
+        assert spark.table("lf_prestage_split.split_q").where("_period = '2026-Q1'").count() == 0
+    finally:
+        spark.sql("DROP DATABASE IF EXISTS lf_prestage_split CASCADE")

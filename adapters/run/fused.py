@@ -175,8 +175,13 @@ def period_outputs(fused: FusedProject, result: FusedResult, period: Period,
         if written is not None:
             pending.append(written)
             continue
-        rows = None if (dest is not None and dest.local) or seq not in result.counts else \
-            result.counts[seq].get(period.identifier, 0)
+        if dest is not None and dest.local:
+            rows = None
+        elif seq in result.counts:
+            rows = result.counts[seq].get(period.identifier, 0)
+        else:  # left to the range's one write (another period's folder): a table's or URI's write needs its count
+            frame = runnable(frame).localCheckpoint()
+            rows = frame.count()
         pending.append(PendingOutput(st, frame, rows))
     return pending
 
