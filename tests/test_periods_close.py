@@ -120,3 +120,22 @@ def test_a_replay_of_a_run_of_a_closed_period_is_refused_before_spark(finance):
     assert r.exit_code == 1, describe(r)
     assert "PERIOD-001 period 2026-01 of project 'ts01_output_only' is closed: closed by alice" in r.stderr
     assert RunStore(str(finance)).list_runs()[0]["run_id"] == "r-jan" and len(RunStore(str(finance)).list_runs()) == 1
+
+
+def test_a_renamed_project_is_still_refused_for_the_periods_closed_under_its_old_name(tmp_path):
+    """Closes are kept by project name; a project renamed (same id, same outputs) would otherwise republish the
+    period closed under its old name: the commit point refuses the project's id's earlier names' closes too."""
+    store = RunStore(str(tmp_path))
+    store.save_run({**_record("r1", "a", "2026-01", "completed"), "finished_at": "2026-02-01T00:00:01.000"})
+    store.set_closed([("a", "2026-01")], "close", "alice", "2026-02-03T10:00:00Z", None)
+    renamed = _record("r2", "a", "2026-01")
+    renamed["project"] = {**renamed["project"], "name": "a_renamed"}  # the same project id, p-a
+    store.save_run(renamed)
+    done = {**renamed, "status": "completed", "finished_at": "2026-02-04T00:00:01.000"}
+    with pytest.raises(PeriodClosed, match="PERIOD-001 period 2026-01 of project 'a' is closed: closed by alice"):
+        store.complete(done, [], "2026-02-04T00:00:00Z")
+    assert store.run_status("r2") == "running"
+    other = _record("r3", "b", "2026-01")  # another project (its own id) is open
+    store.save_run(other)
+    store.complete({**other, "status": "completed", "finished_at": "2026-02-04T00:00:02.000"}, [], "t")
+    assert store.run_status("r3") == "completed"

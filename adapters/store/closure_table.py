@@ -120,9 +120,15 @@ class ClosureTable(StateDatabase):
         project-period is closed (the transaction rolls back), unless the record is a restatement."""
         if record.get("restatement"):
             return
-        found = _newest(conn, record["project"]["name"], record["period"]["identifier"])
-        if found is not None and found["action"] == CLOSE:
-            raise PeriodClosed(found)
+        project, period = record["project"], record["period"]["identifier"]
+        # closes are kept by name: the names the project's id ran under before count too (a renamed project)
+        names = [project["name"]] + [r[0] for r in conn.execute(
+            "SELECT DISTINCT project_name FROM runs WHERE project_id = ? AND project_name != ?",
+            (project.get("id"), project["name"]))]
+        for name in names:
+            found = _newest(conn, name, period)
+            if found is not None and found["action"] == CLOSE:
+                raise PeriodClosed(found)
 
 
 def _newest(conn: sqlite3.Connection, project: str, period: str) -> Optional[dict]:
