@@ -25,6 +25,7 @@ from . import data_sides as sides
 from .command import EXIT_FOUND, _load, _summarise_both
 from .data_diff import check_by, data_diff
 from .data_formats import render_data
+from .data_inputs import SharedInputs
 from .data_result import ProjectDataDiff, WorkspaceDataDiff
 from .gitsource import open_side
 
@@ -91,13 +92,14 @@ def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head
         raise
 
 
-def output_frames(spark, side: sides.SideProject) -> tuple[dict, dict]:
-    """(output name -> frame, output name -> seq) of one side, computed up to the write and no further."""
+def output_frames(spark, side: sides.SideProject, shared: Optional[SharedInputs] = None) -> tuple[dict, dict]:
+    """(output name -> frame, output name -> seq) of one side, computed up to the write and no further;
+    ``shared`` loads its inputs (an input another side loaded alike is not read again)."""
     ctx = side.ctx
     deferred = {st.operation.seq: _Deferred() for st in ctx.compiled.outputs}
     try:
         pending: list[PendingOutput] = compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None,
-                                               deferred)
+                                               deferred, shared.load if shared is not None else None)
     except LedgerflowError:
         raise
     except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors: the diff failed on Spark
@@ -113,19 +115,24 @@ def _spark_failure(exc: Exception, side: sides.SideProject) -> ExecutionError:
 
 
 def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.ProjectPair], by: tuple) -> WorkspaceDataDiff:
-    """Run each pair's two sides in ``spark`` and compare their outputs into ``report``."""
-    for pair in pairs:
-        head_frames, head_seqs = output_frames(spark, pair.head)
-        # the base side's views replace the head side's under the same names; the head frames keep the plans
-        # they were analysed with (a classic session analyses a frame when it is made)
-        base_frames, base_seqs = output_frames(spark, pair.base)
-        try:
-            result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs})
-        except LedgerflowError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            raise _spark_failure(exc, pair.head) from exc
-        report.projects.append(ProjectDataDiff(pair.name, "compared", result))
+    """Run each pair's two sides in ``spark`` and compare their outputs into ``report``. An input the sides
+    load alike is read once for all of them (:class:`.data_inputs.SharedInputs`)."""
+    shared = SharedInputs([side.ctx for pair in pairs for side in (pair.head, pair.base)])
+    try:
+        for pair in pairs:
+            head_frames, head_seqs = output_frames(spark, pair.head, shared)
+            # the base side's views replace the head side's under the same names; the head frames keep the plans
+            # they were analysed with (a classic session analyses a frame when it is made)
+            base_frames, base_seqs = output_frames(spark, pair.base, shared)
+            try:
+                result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs})
+            except LedgerflowError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise _spark_failure(exc, pair.head) from exc
+            report.projects.append(ProjectDataDiff(pair.name, "compared", result))
+    finally:
+        shared.release()
     order = {p.name: i for i, p in enumerate(report.projects)}
     report.projects.sort(key=lambda p: (p.status != "compared", order[p.name]))
     return report

@@ -17,8 +17,11 @@ from .observations import runnable
 
 
 def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], None],
-            destinations: Optional[dict[int, OutputDestination]] = None) -> list[PendingOutput]:
+            destinations: Optional[dict[int, OutputDestination]] = None,
+            load_inputs: Optional[Callable] = None) -> list[PendingOutput]:
     """Run the stages, each statement timed in ``metrics``; returns the outputs still to write.
+    ``load_inputs``: creates the input views (default :func:`..inputs.loaders.load_inputs`; ``diff --data``
+    gives one that loads an input both sides read once: ``adapters/diff/data_inputs.py``).
 
     A stage is materialised (``localCheckpoint``) to cut the plan, unless its only reader is one
     output: then the output's query computes it once. An output to a local folder is not
@@ -45,7 +48,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
         for loc in item.locations:
             loaders.check_exists(loc, item.dataset)
     with metrics.measure(metrics.statement("load_inputs", "load", [])):
-        counts = loaders.load_inputs(spark, inputs, args)
+        counts = (load_inputs or loaders.load_inputs)(spark, inputs, args)
     for view, n in zip(ctx.compiled.inputs, counts):
         res = ctx.resolutions[view.view]
         echo(f"  loaded {view.dataset.name} v{res.version} ({n} location{'s' if n != 1 else ''}, "
