@@ -89,7 +89,8 @@ def test_a_period_whose_prestaged_rows_are_gone_fails_instead_of_publishing_an_e
     assert got["2026-01"]["outputs"][0]["rows"] == 10 and got["2026-03"]["outputs"][0]["rows"] == 3, got
     assert isinstance(got["2026-02"], ExecutionError) and "are no longer there" in str(got["2026-02"]), got
     assert not os.path.lexists(root / "out/ts01/_period=2026-02")  # no empty partition published for February
-    assert sorted(p.name for p in (root / "out/ts01").iterdir()) == [".lf_versions", "_period=2026-01", "_period=2026-03"]
+    assert sorted(p.name for p in (root / "out/ts01").iterdir()) == [".lf_versions", "_period=2026-01",
+                                                                     "_period=2026-03"]
     assert not list(versions.glob(".fused-*"))
 
 
@@ -122,9 +123,10 @@ def test_a_fused_period_whose_output_goes_to_a_table_is_counted_and_an_empty_one
         add_project(finance, "split", out)
         runner = Runner(str(finance), echo=lambda _: None, session_factory=lambda: spark)
         assert runner.run("split", "2026-Q1")["outputs"][0]["rows"] == 10
-        add_project(finance, "split", "- {seq: 1, name: Drop all, type: delete, selector: 'amount_local = amount_local'}\n"
-                    + out)  # every row deleted: nothing to output
-        got = {p.identifier: r for p, r in run_range(runner, "split", [parse_period("2026-01"), parse_period("2026-Q1")])}
+        drop_all = "- {seq: 1, name: Drop all, type: delete, selector: 'amount_local = amount_local'}\n"
+        add_project(finance, "split", drop_all + out)  # every row deleted: nothing to output
+        periods = [parse_period("2026-01"), parse_period("2026-Q1")]
+        got = {p.identifier: r for p, r in run_range(runner, "split", periods)}
         assert all(isinstance(r, dict) for r in got.values()), got
         assert [got[p]["outputs"][0]["rows"] for p in ("2026-01", "2026-Q1")] == [0, 0]
         assert spark.table("lf_prestage_split.split_q").where("_period = '2026-Q1'").count() == 0

@@ -271,6 +271,11 @@ def test_two_outputs_of_one_name_are_each_in_the_restatements_data_diff(spark, f
     assert cli(finance, "periods", "close", PERIOD, "--project", "dup_names").exit_code == 0
     edit(finance, "data/gl/v1/transactions.csv", "JE-001,2,2026-01-05,1200,CC-100,USD,15000.00,15000.00,",
          "JE-001,2,2026-01-05,1200,CC-100,USD,15500.00,15500.00,")
+    dry = cli(finance, "restate", "dup_names", "--period", PERIOD, "--reason", "x", "--dry-run", "--format", "json")
+    assert dry.exit_code == 0, describe(dry)
+    [project] = json.loads(dry.stdout[dry.stdout.index("{"):])["projects"]
+    assert sorted((o["seq"], o["rows"]["added"], o["rows"]["removed"]) for o in project["outputs"]) == [
+        (1, 1, 1), (3, 1, 1)], project
     r = cli(finance, "restate", "dup_names", "--period", PERIOD, "--reason", "JE-001 line 2 corrected")
     assert r.exit_code == 0, describe(r)
     outs = record(finance, run_id_of(r))["restatement"]["data_diff"]["outputs"]

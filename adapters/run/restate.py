@@ -32,8 +32,8 @@ from ..store.closure_table import describe
 from . import interrupts
 from .context import RunContext, new_run_id, utcnow, warm_parser
 from .destinations import destination
-from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, read_published,
-                              superseded_run)
+from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, output_labels,
+                              read_published, superseded_run)
 
 Echo = Callable[[str], None]
 
@@ -128,10 +128,13 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
 def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Superseded) -> DataDiff:
     """The outputs computed as ``diff --data`` computes a side (nothing written, nothing recorded) and compared
     with the published rows."""
+    from types import SimpleNamespace
+
     from ..commit.staging import without_period
-    from ..diff.data_command import output_frames
-    from ..diff.data_sides import SideProject, without_checks
+    from ..diff.data_sides import without_checks
     from ..inputs.resolution import resolve_inputs
+    from .compute import compute
+    from .metrics import RunMetrics
     started = utcnow()
     ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started))
     warm_parser(compiled)
@@ -141,11 +144,18 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
     with interrupts.watching():
         spark = runner._session()  # the runner's own session (its factory, or ledgerflow's local one)
         interrupts.set_cancel(interrupts.session_cancel(spark))
-        frames, seqs = output_frames(spark, SideProject("head", "restatement", ctx))
-        head = {name: without_period(frame) for name, frame in frames.items()}  # as the published rows are read
         try:
-            base = {o.name: read_published(spark, o.folder, o.format, head.get(o.name)) for o in superseded.outputs}
-            return compare(base, head, {**{o.name: o.seq for o in superseded.outputs}, **seqs})
+            # each output's frame handed back uncomputed, as `diff --data` computes a side; keyed by seq, not name
+            # (names need not be unique: output_labels)
+            deferred = {st.operation.seq: SimpleNamespace(local=True) for st in ctx.compiled.outputs}
+            pending = compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None, deferred)
+            labels = output_labels((p.statement.operation.seq, p.statement.operation.name) for p in pending)
+            # without _period, as the published rows are read
+            head = {labels[p.statement.operation.seq]: without_period(p.frame) for p in pending}
+            base = {o.label or o.name: read_published(spark, o.folder, o.format, head.get(o.label or o.name))
+                    for o in superseded.outputs}
+            return compare(base, head, {**{o.label or o.name: o.seq for o in superseded.outputs},
+                                        **{label: seq for seq, label in labels.items()}})
         except LedgerflowError:
             raise
         except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors
