@@ -66,12 +66,8 @@ class SharedInputs:
         return [self.frames[k][1] for k in keys]
 
     def release(self) -> None:
-        """Free the materialised inputs (the session may go on: the Python API, restate)."""
-        for frame, _ in self.frames.values():
-            try:
-                frame.unpersist()
-            except Exception:  # noqa: BLE001 - a frame never materialised, a stopped session: nothing to free
-                pass
+        """Drop the loaded frames: Spark frees their materialised rows when they are no longer referenced (as
+        it frees a run's materialised stages)."""
         self.frames.clear()
 
 
