@@ -6,7 +6,9 @@ checks; other runs observe and record no bridge) observes each stage an output r
 ``DataFrame.observe`` (Spark's CollectMetrics) of :func:`~ledgerflow.compiler.checks.bridge.stage_metrics`:
 the working rows at the end of a stage carry the bridge's columns, so each change and the value at the end
 is one aggregate of them, computed while the stage is materialised or the output written. The frame of an
-output with a selector carries one more, of its own rows. No second read.
+output with a selector carries one more, of its own rows. No second read. The row checks of an output
+without a selector are aggregates of the same rows (:func:`observed_checks`): they join the stage's
+observation, so a checked write carries one ``CollectMetrics``, not two.
 :func:`collect` turns them into ``record["bridge"]`` (once per run); :func:`reconcile_results` judges the
 reconciles on it.
 """
@@ -16,9 +18,9 @@ import uuid
 from decimal import Decimal
 from typing import Any, Optional
 
-from ...compiler.checks.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, grouped_query,
-                                       input_value, metric_name, observed_output_metrics, output_metrics,
-                                       stage_metrics)
+from ...compiler.checks.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, check_prefix,
+                                       grouped_query, input_value, metric_name, observed_output_metrics,
+                                       output_metrics, stage_check_metrics, stage_metrics)
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from . import observations
 from .check_eval import SAMPLE
@@ -27,8 +29,10 @@ from .check_eval import SAMPLE
 class BridgeObserver:
     """The observations of one run's bridge (see the module docstring)."""
 
-    def __init__(self, plan: BridgePlan):
+    def __init__(self, plan: BridgePlan, checks: Optional[list[CheckPlan]] = None):
         self.plan = plan
+        self.checks = list(checks or [])  # the project's checks: an output's row checks are observed with its stage
+        self.checked: dict[int, tuple[Any, list]] = {}  # output seq -> (stage Observation, [(row check, prefix)])
         self.tag = uuid.uuid4().hex[:12]  # observation names are unique in the session
         self.stages: dict[str, Any] = {}  # stage view -> Observation of its rows at the end
         self.stage_of: dict[int, str] = {}  # output seq -> the stage view it reads
@@ -41,15 +45,20 @@ class BridgeObserver:
         """``df``, the rows of ``stage`` (a view the outputs ``outputs`` read), carrying the observation of
         their bridges' figures (:func:`~ledgerflow.compiler.checks.bridge.stage_metrics`)."""
         metrics = stage_metrics(self.plan, outputs)
+        checked = {seq: stage_check_metrics(self.plan, seq, self.checks) for seq in outputs}
         if not metrics:
             return df
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
         observation = Observation(f"lf_bridge_{self.tag}_{stage}")
+        metrics += [m for seq in outputs for m in checked[seq]]
         df = df.observe(observation, *[F.expr(sql).alias(name) for name, sql in metrics])
         self.stages[stage] = observation
         for seq in outputs:
             self.stage_of[seq] = stage
+            if checked[seq]:
+                self.checked[seq] = (observation, [(c, check_prefix(c)) for c in self.checks
+                                                   if c.on == seq and c.kind.row_check])
         return df
 
     def observe_output(self, df, seq: int):
@@ -80,6 +89,14 @@ def collect(ctx, record: Optional[dict] = None) -> list[dict]:
     if record is not None:
         record["bridge"] = observer.rows
     return observer.rows
+
+
+def observed_checks(ctx, seq: int) -> Optional[tuple[Any, list]]:
+    """(the stage's Observation, [(row check, its metrics' prefix)]) when output ``seq``'s row checks are
+    observed with its stage's bridge (:func:`~ledgerflow.compiler.checks.bridge.stage_check_metrics`), else
+    None: its checks observe its own rows."""
+    observer: Optional[BridgeObserver] = getattr(ctx, "bridge", None)
+    return None if observer is None else observer.checked.get(seq)
 
 
 def moved(ctx, seq: int, frame) -> None:

@@ -12,7 +12,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Optional
 
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
-from ...compiler.checks.sql import ROWS, VIOLATIONS, row_metrics_sql, set_check_query, violation_sql
+from ...compiler.checks.sql import (ROWS, VIOLATIONS, probe_sum, row_metrics_sql, set_check_query, unique_probe_query,
+                                    violation_sql)
 
 SAMPLE = 5  # violating rows (or groups) a result names
 COLLECTED = 1000  # a set check's violating groups read at once; beyond that they are totalled by Spark
@@ -137,15 +138,7 @@ def set_result(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> di
         return result(check, outside, {}, [{"rows": n}] if outside else [])
     view = _temp_view(frame)
     try:
-        # one job: the aggregation, its first violating groups by key taken in the same pass (Spark plans
-        # ORDER BY .. LIMIT as a top-N per task, so no range partitioning, no sort of every group)
-        groups = spark.sql(set_check_query(check, view))
-        found = groups.limit(COLLECTED + 1).collect()
-        if len(found) > COLLECTED:  # many violating groups: totalled by a second aggregation, the sample the first
-            found = found[:SAMPLE]
-            totals = _totals(groups, check)
-        else:
-            totals = _sum_rows(found, check)
+        found, totals = _violating_groups(spark, check, view)
     finally:
         spark.catalog.dropTempView(view)
     groups = check.group_by
@@ -159,6 +152,37 @@ def set_result(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> di
         sample = [{check.amount: plain(found[0][check.amount])}]
     violations, impact = totals
     return result(check, violations, impact, sample)
+
+
+def _violating_groups(spark, check: CheckPlan, view: str) -> tuple[list, tuple[int, dict]]:
+    """(the first violating groups of a set check over ``view``, ordered by key; (violations, impact)).
+
+    One job: the aggregation, its first violating groups by key taken in the same pass (Spark plans ORDER BY ..
+    LIMIT as a top-N per task, so no range partitioning, no sort of every group). A ``unique`` check reads
+    :func:`~ledgerflow.compiler.checks.sql.unique_probe_query` (MIN, MAX and COUNT in place of SUMs): when no
+    key is duplicated, or every duplicated key has two rows, that one aggregation is all; else the SUMs are
+    read by the check's own query."""
+    if check.kind == CheckKind.UNIQUE:
+        found = spark.sql(unique_probe_query(check, view)).limit(COLLECTED + 1).collect()
+        if len(found) <= COLLECTED and all(int(r[ROWS]) == 2 for r in found):
+            return found, _probe_totals(found, check)
+    groups = spark.sql(set_check_query(check, view))
+    found = groups.limit(COLLECTED + 1).collect()
+    if len(found) > COLLECTED:  # many violating groups: totalled by a second aggregation, the sample the first
+        return found[:SAMPLE], _totals(groups, check)
+    return found, _sum_rows(found, check)
+
+
+def _probe_totals(found: list, check: CheckPlan) -> tuple[int, dict]:
+    """(violations, impact) from :func:`~ledgerflow.compiler.checks.sql.unique_probe_query`'s groups of two rows."""
+    violations, impact = 0, {}
+    for r in found:
+        violations += int(r[ROWS])
+        for c in _impact_columns(check):
+            value = probe_sum(r.asDict(), c)
+            if value is not None:
+                impact[c] = impact.get(c, Decimal(0)) + value
+    return violations, {c: plain(v) for c, v in impact.items()}
 
 
 def _impact_columns(check: CheckPlan) -> list[str]:

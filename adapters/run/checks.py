@@ -5,7 +5,8 @@ run stages, before its commit point.
 (:class:`..commit.publish.OutputChecks`):
 
 - ``prepare``: before an output is written. Its row checks are observed on the frame the write computes
-  (``DataFrame.observe``, Spark's CollectMetrics: the same pass, never a second read); an output with a
+  (``DataFrame.observe``, Spark's CollectMetrics: the same pass, never a second read), in the observation of
+  its stage's bridge when the output has no selector (one CollectMetrics: ``bridge.observed_checks``); an output with a
   quarantine check is materialised once and split into the kept rows (written as the output) and each
   quarantine check's violating rows (with ``_check`` and ``_run_id``), staged to the check's destination
   and swapped in by the same journal as the outputs.
@@ -80,6 +81,7 @@ class RunChecks:
     def prepare(self, out) -> list[tuple[object, OutputDestination]]:
         """Before output ``out`` (a PendingOutput) is written: its frame observed, its quarantined rows split
         off. Returns the quarantined rows to stage, each with its destination."""
+        from . import bridge
         seq = out.statement.operation.seq
         row = [c for c in self._on(seq) if c.kind.row_check]
         moved = [c for c in row if c.action == Action.QUARANTINE]
@@ -96,12 +98,14 @@ class RunChecks:
                     .withColumn(RUN_COLUMN, F.lit(self.ctx.run_id))
                 extra.append((rows, self.quarantines[check.name]))
             any_violation = check_eval.any_violation(moved)
-            from . import bridge  # the output's value in the run's bridge is its rows less these
-            bridge.moved(self.ctx, seq, frame.filter(any_violation))
+            bridge.moved(self.ctx, seq, frame.filter(any_violation))  # the bridge's output value: its rows less these
             frame = frame.filter(~any_violation)
             if out.rows is not None:  # materialised before (written elsewhere): the kept rows counted again
                 out.rows = frame.count()
-        if rest and out.rows is None:  # computed by its staged write: observed there, in the same pass
+        merged = bridge.observed_checks(self.ctx, seq) if rest and not moved else None
+        if merged is not None:  # observed with its stage's bridge, in the pass that computes the stage
+            self._observed[seq] = merged
+        elif rest and out.rows is None:  # computed by its staged write: observed there, in the same pass
             from pyspark.sql import Observation
             columns, named = check_eval.row_metrics(rest)
             observation = Observation(f"lf_checks_{seq}_{self.ctx.run_id}")

@@ -39,7 +39,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     # the bridge is observed for a project that declares checks: at 10M rows its observation still costs a
     # run of pipeline P about a fifth of its time (BENCHMARKS.md section 4), too much for every run; without
     # it Spark prunes the bridge's columns, so a project without checks runs exactly as before
-    observer = ctx.bridge = BridgeObserver(bridge_plan(plan)) if plan is not None and plan.checks else None
+    observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks) if plan is not None and plan.checks else None
     args = parameters.values(ctx.period, ctx.started_at)
     inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
                                 ctx.resolutions[v.view].locations, v.row_ids, ctx.row_identity)

@@ -28,7 +28,8 @@ from ..bridge_columns import DELETED_BY, MAX_PRECISION, ORIGIN, BridgeColumns, d
 from ..model import OperationKind
 from ..plan import Column, OutputPlan, Plan
 from ..render import pretty
-from .plan import CheckKind
+from .plan import Action, CheckKind, CheckPlan
+from .sql import row_metrics
 
 LIVE = "live"  # the rows not deleted
 ALL = "all"  # every row (an include_deleted output)
@@ -245,6 +246,26 @@ def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
         for what, m, node in _stage_items(bridge, o):
             out.setdefault(metric_name(what, o.rows, m.name), pretty(node))
     return list(out.items())
+
+
+def check_prefix(check: CheckPlan) -> str:
+    """The prefix of a row check's metrics in a stage's observation (:func:`stage_check_metrics`)."""
+    return f"check|{check.name}|"
+
+
+def stage_check_metrics(bridge: BridgePlan, seq: int, checks: list[CheckPlan]) -> list[tuple[str, str]]:
+    """The row checks of output ``seq`` (of ``checks``) as aggregates over the working rows at the end of the
+    stage it reads, each named :func:`check_prefix` + its metric (:func:`..sql.row_metrics` over the rows the
+    output writes: ``NOT _deleted``, or every row): observed with the stage's bridge, in the one
+    ``CollectMetrics`` the write computes, instead of a second one on the output's rows. None (``[]``) for an
+    output with a selector (its rows are not told by the stage's) or with a quarantine check (its other row
+    checks are judged on the rows it keeps)."""
+    o = bridge.output(seq)
+    row = [c for c in checks if c.on == seq and c.kind.row_check]
+    if o is None or o.selector or not row or any(c.action == Action.QUARANTINE for c in row):
+        return []
+    rows = _rows_condition(o.rows)
+    return [(check_prefix(c) + name, pretty(node)) for c in row for name, node in row_metrics(c, rows)]
 
 
 def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:

@@ -47,18 +47,22 @@ def violation_sql(check: CheckPlan) -> str:
     return sql(violation(check))
 
 
-def row_metrics(check: CheckPlan) -> list[tuple[str, exp.Expression]]:
+def row_metrics(check: CheckPlan, rows: Optional[exp.Expression] = None) -> list[tuple[str, exp.Expression]]:
     """A row check's aggregates, each (name, node): ``_lf_violations`` = COUNT_IF(violation), then per
-    decimal column of the rows (``amount_columns``) the SUM over the violating rows (its amount impact)."""
-    out: list[tuple[str, exp.Expression]] = [(VIOLATIONS, exp.CountIf(this=violation(check)))]
+    decimal column of the rows (``amount_columns``) the SUM over the violating rows (its amount impact).
+    ``rows``: a condition that picks the checked rows out of wider ones (the output's rows among the working
+    rows of the stage it writes: observed there, :func:`~.bridge.stage_check_metrics`)."""
+    def bad() -> exp.Expression:
+        return violation(check) if rows is None else exp.and_(rows.copy(), exp.Paren(this=violation(check)))
+    out: list[tuple[str, exp.Expression]] = [(VIOLATIONS, exp.CountIf(this=bad()))]
     for name in check.amount_columns:
-        out.append((name, exp.Sum(this=exp.If(this=violation(check), true=_col(name), false=exp.Null()))))
+        out.append((name, exp.Sum(this=exp.If(this=bad(), true=_col(name), false=exp.Null()))))
     return out
 
 
-def row_metrics_sql(check: CheckPlan) -> list[tuple[str, str]]:
+def row_metrics_sql(check: CheckPlan, rows: Optional[exp.Expression] = None) -> list[tuple[str, str]]:
     """:func:`row_metrics` as Spark SQL text (what ``DataFrame.observe`` takes via ``F.expr``)."""
-    return [(name, sql(node)) for name, node in row_metrics(check)]
+    return [(name, sql(node)) for name, node in row_metrics(check, rows)]
 
 
 def _grouped(columns: tuple[str, ...], select: list[exp.Expression], view: str) -> exp.Select:
@@ -105,6 +109,41 @@ def set_check_query(check: CheckPlan, view: str) -> str:
 
     Rows are ordered by the key (NULLs first), so the first five are the deterministic sample."""
     return pretty(set_check_tree(check, view))
+
+
+def _probe_name(kind: str, column: str) -> str:
+    return f"{kind}|{column}"
+
+
+def unique_probe_query(check: CheckPlan, view: str) -> str:
+    """The query the runner judges a ``unique`` check by: :func:`set_check_query`'s rows (one per duplicated
+    key, ordered by it), but each other decimal column as its MIN, MAX and COUNT (``min|col``, ``max|col``,
+    ``count|col``) instead of its SUM. A SUM of a decimal(18,2) buffers a decimal(28,2), held as a
+    BigDecimal per row and group; MIN, MAX and COUNT stay in longs, and the key is almost always unique. A
+    duplicated key of two rows has SUM = MIN + MAX over its non-NULL values (:func:`probe_sum`); for a
+    group of more rows the runner reads :func:`set_check_query` (only when a check fails)."""
+    if check.kind != CheckKind.UNIQUE:
+        raise ValueError(f"check '{check.name}' is a {check.kind.value} check, not a unique check")
+    keys = check.group_by
+    count = exp.Count(this=exp.Star())
+    select = [_alias(count, ROWS)]
+    for c in check.amount_columns:
+        if c not in keys:
+            select += [_alias(exp.Min(this=_col(c)), _probe_name("min", c)),
+                       _alias(exp.Max(this=_col(c)), _probe_name("max", c)),
+                       _alias(exp.Count(this=_col(c)), _probe_name("count", c))]
+    query = _grouped(keys, select, view).having(exp.GT(this=count.copy(), expression=exp.Literal.number(1)))
+    return pretty(_ordered(query, keys))
+
+
+def probe_sum(row, column: str):
+    """The SUM of ``column`` over a group of :func:`unique_probe_query` of at most two rows (``row``: its
+    result row, a mapping): None when it has no non-NULL value, like SUM."""
+    n = row[_probe_name("count", column)]
+    if not n:
+        return None
+    low, high = row[_probe_name("min", column)], row[_probe_name("max", column)]
+    return low if n == 1 else low + high
 
 
 def measures(check: CheckPlan) -> list[tuple[str, exp.Expression]]:
