@@ -16,11 +16,18 @@ HEAD's side. A pair runs both processes (who goes first alternates); the ratio i
 is the median of the pairs. After the timed pairs the last diff's output is checked: exit 4, every output
 row matched (none added or removed) and changed lines counted. Output:
 ``bench/results/diff_data_cost_<rows>.txt``. Times are printed, never asserted.
+
+Besides wall time, each process's CPU time (user + system) is measured, its Spark JVM's included: the
+benchmark makes itself the subreaper of what it starts (``PR_SET_CHILD_SUBREAPER``), so the JVM a
+ledgerflow process leaves to exit after it is reaped here and its CPU time counted. On a machine other
+processes load, the CPU ratio is the steadier figure: wall time there measures waiting for a core too.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
+import resource
 import re
 import shlex
 import shutil
@@ -87,16 +94,47 @@ def make_repository(src: str, dest: str) -> tuple[str, str]:
     return base, _git(dest, "rev-parse", "HEAD")
 
 
-def timed(cmd: list[str], cwd: str, log_path: str, expect: int) -> tuple[float, str]:
-    """Wall seconds of one process and its stdout; an unexpected exit code stops the benchmark."""
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the parent of what its children leave running (Linux); False where it cannot."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans(timeout: float = 120.0) -> None:
+    """Wait for every process a finished child left behind (its Spark JVM), so their CPU time is counted."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.05)
+
+
+def cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], cwd: str, log_path: str, expect: int) -> tuple[float, float, str]:
+    """Wall seconds of one process, CPU seconds of it and everything it started, and its stdout; an
+    unexpected exit code stops the benchmark."""
+    cpu = cpu_of_children()
     start = time.perf_counter()
     with open(log_path, "a") as log:
         proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=log, text=True)
     took = time.perf_counter() - start
+    reap_orphans()
     if proc.returncode != expect:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode} (expected {expect}); see {log_path}\n"
                          f"{proc.stdout[-2000:]}")
-    return took, proc.stdout
+    return took, cpu_of_children() - cpu, proc.stdout
 
 
 def main(argv=None) -> int:
@@ -106,7 +144,7 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--diff-ledgerflow", default=None,
-                        help="the ledgerflow command of the diff side (default: this python -m ledgerflow.adapters.cli)")
+                        help="the diff side's ledgerflow command (default: this python -m ledgerflow.adapters.cli)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     lf = [sys.executable, "-m", "ledgerflow.adapters.cli"]
@@ -128,25 +166,29 @@ def main(argv=None) -> int:
         f"run: ledgerflow run pipeline_p --period {PERIOD} (HEAD)")
     if diff_lf is not lf:
         out(f"# diff side run by: {' '.join(diff_lf)}")
-    out(f"# target (issue 31 point 5): <= {TARGET:.2f}; load average at start {loadavg()}")
-    ratios, diffs, runs = [], [], []
+    counted = become_subreaper()
+    out(f"# target (issue 31 point 5): <= {TARGET:.2f}; load average at start {loadavg()}; CPU time "
+        f"{'of each process and its Spark JVM' if counted else 'of each process only (no subreaper here)'}")
+    ratios, cpu_ratios, diffs, runs = [], [], [], []
     diff_out = ""
     for n in range(args.warmup + args.pairs):
         order = ["diff", "run"] if n % 2 == 0 else ["run", "diff"]
-        times = {}
+        times, cpu = {}, {}
         for name in order:
             if name == "diff":
-                times[name], diff_out = timed(diff_cmd, repo, os.path.join(root, "diff.log"), expect=4)
+                times[name], cpu[name], diff_out = timed(diff_cmd, repo, os.path.join(root, "diff.log"), expect=4)
             else:
-                times[name], _ = timed(run_cmd, repo, os.path.join(root, "run.log"), expect=0)
-        ratio = times["diff"] / times["run"]
+                times[name], cpu[name], _ = timed(run_cmd, repo, os.path.join(root, "run.log"), expect=0)
+        ratio, cpu_ratio = times["diff"] / times["run"], cpu["diff"] / cpu["run"]
         warm = n < args.warmup
         if not warm:
             ratios.append(ratio)
+            cpu_ratios.append(cpu_ratio)
             diffs.append(times["diff"])
             runs.append(times["run"])
         out(f"{'warm-up' if warm else f'pair {n - args.warmup + 1}'}: diff {times['diff']:.2f} s, run "
-            f"{times['run']:.2f} s, ratio {ratio:.3f} (first: {order[0]}; load {loadavg()})")
+            f"{times['run']:.2f} s, ratio {ratio:.3f}; CPU diff {cpu['diff']:.1f} s, run {cpu['run']:.1f} s, ratio "
+            f"{cpu_ratio:.3f} (first: {order[0]}; load {loadavg()})")
     out()
     summary = re.search(r"(\d+) -> (\d+) rows: (\d+) added, (\d+) removed, (\d+) changed", diff_out)
     if not summary or summary.group(3) != "0" or summary.group(4) != "0" or int(summary.group(5)) == 0:
@@ -156,6 +198,8 @@ def main(argv=None) -> int:
     med = statistics.median(ratios)
     out(f"median ratio diff / run: {med:.3f} over {len(ratios)} pairs (min {min(ratios):.3f}, max {max(ratios):.3f}); "
         f"medians: diff {statistics.median(diffs):.2f} s, run {statistics.median(runs):.2f} s; target <= {TARGET:.2f}")
+    out(f"median CPU ratio diff / run: {statistics.median(cpu_ratios):.3f} (min {min(cpu_ratios):.3f}, max "
+        f"{max(cpu_ratios):.3f})")
     out(f"# load average at the end {loadavg()}")
     path = args.out or os.path.join(RESULTS, f"diff_data_cost_{args.rows}.txt")
     with open(path, "w") as fh:

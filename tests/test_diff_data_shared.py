@@ -46,19 +46,18 @@ def reads(plan, seen=None) -> list:
 def test_an_input_both_sides_load_alike_is_read_once(spark, repo, monkeypatch):
     from pyspark.sql.classic.dataframe import DataFrame
 
-    loads, plans = [], []
-    load_input, collect = loaders.load_input, DataFrame.collect
+    loads, kept = [], []
+    load_input, local_checkpoint = loaders.load_input, DataFrame.localCheckpoint
 
     def counted_load(spark, view, dataset, version, *args, **kwargs):
         loads.append((dataset.name, version))
         return load_input(spark, view, dataset, version, *args, **kwargs)
 
-    def collect_keeping_plan(self):
-        rows = collect(self)
-        plans.append(self._jdf.queryExecution().executedPlan())
-        return rows
+    def noted_checkpoint(self, *args, **kwargs):
+        kept.append(self)
+        return local_checkpoint(self, *args, **kwargs)
     monkeypatch.setattr(loaders, "load_input", counted_load)
-    monkeypatch.setattr(DataFrame, "collect", collect_keeping_plan)
+    monkeypatch.setattr(DataFrame, "localCheckpoint", noted_checkpoint)
     result = run(repo["ws"], "--period", "2026-01", repo["c0"], repo["c1"], "--project", "close_conversion",
                  "--format", "json")
     monkeypatch.undo()
@@ -70,9 +69,11 @@ def test_an_input_both_sides_load_alike_is_read_once(spark, repo, monkeypatch):
     assert Counter(name for name, _ in loads) == {"gl": 1, "accounts": 1, "exchange_rates": 2}
     assert sorted(v for name, v in loads if name == "exchange_rates") == [1, 2]
 
-    # the comparison (its first job) scans only the two versions of the rates from files; both sides' GL
-    # lines come from one materialised set of rows
-    found = reads(plans[0])
+    # the comparison (the join of both sides' rows, which its first job computes) scans only the two versions of
+    # the rates from files; both sides' GL lines come from one materialised set of rows
+    joined = [frame for frame in kept if "b0" in frame.columns]
+    assert len(joined) == 1
+    found = reads(joined[0]._jdf.queryExecution().executedPlan())
     files = [text for kind, text in (r[:2] for r in found) if kind == "file"]
     assert len(files) == 2 and sum("exchange_rates/v1/" in f for f in files) == 1 \
         and sum("exchange_rates/v2/" in f for f in files) == 1, files
@@ -95,9 +96,10 @@ def test_inputs_loaded_differently_are_not_shared():
                                     columns=[ColumnDef("amount", "decimal(18,2)", location="somewhere")])
     assert input_key(dataclasses.replace(item, view="other_view", dataset=elsewhere), args) == input_key(item, args)
     retyped = dataclasses.replace(ds, columns=[ColumnDef("amount", "decimal(18,4)")])
+    moved = [dataclasses.replace(loc, target="/ws/x.csv")]
     for other, other_args in [(dataclasses.replace(item, dataset=retyped), args),
                               (dataclasses.replace(item, version=2), args),
-                              (dataclasses.replace(item, locations=[dataclasses.replace(loc, target="/ws/x.csv")]), args),
+                              (dataclasses.replace(item, locations=moved), args),
                               (dataclasses.replace(item, row_ids=False), args),
                               (item, {"period_identifier": "2026-02"})]:
         assert input_key(other, other_args) != input_key(item, args)

@@ -7,9 +7,10 @@ comparison's job (each side reads it twice: the lines and their totals). Here an
 alike — the same dataset declaration (id, name, table, temporal mode, columns and types), version,
 resolved locations, row-id treatment and parameter values, so the same normalised rows — is loaded
 once, as one DataFrame that every side's view of it names; an input read by more than one side is
-materialised once (``localCheckpoint``, as a run materialises a stage) so the files are scanned once and
-every reader reads its rows from memory. An input a side loads differently (another version, a column
-type changed by the diff under review) is loaded for that side alone, as before.
+materialised (a lazy ``localCheckpoint``, as a run materialises a stage): the comparison's job scans its
+files once and keeps the rows, and every other read of them, on either side, reads the kept rows. An
+input a side loads differently (another version, a column type changed by the diff under review) is
+loaded for that side alone, as before.
 """
 from __future__ import annotations
 
@@ -58,7 +59,9 @@ class SharedInputs:
         for (key, item), n in zip(fresh.items(), counts):
             frame = spark.table(_quoted(item.view))
             if self.readers[key] > 1:
-                frame = frame.localCheckpoint()  # read once, here; every side reads these rows
+                # kept the first time a job reads it, by that job (not a job of its own): every later read of
+                # these rows, by either side, reads the kept rows
+                frame = frame.localCheckpoint(eager=False)
             self.frames[key] = (frame, n)
             self.loaded += 1
         for key, item in zip(keys, inputs):
