@@ -1,6 +1,6 @@
 """What a checked run computes, read from its plans rather than its timings (issue 29, point 6; BENCHMARKS.md
 section 4): an output's row checks join its stage's bridge observation (one ``CollectMetrics`` in the write,
-not two), and a ``unique`` check is judged without summing every row (MIN, MAX and COUNT in its aggregation;
+not two) and count violations there (their amount impact is read back only when there are some), and a ``unique`` check is judged without summing every row (MIN, MAX and COUNT in its aggregation;
 the SUMs only for a duplicated key of more than two rows)."""
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ class _PlanOfWrites:
 def test_a_checked_write_carries_one_collect_metrics(spark, finance):
     """journal_controls' output 3 (no selector) has three row checks: observed with the stage's bridge, so its
     write carries one CollectMetrics (before: the stage's and the row checks' own, a second split of the
-    write's generated code); the checks are judged from it all the same, and fail when their rows do."""
+    write's generated code), counting violations only; the checks are judged from it all the same, and fail
+    when their rows do, with the amount impact of the violating rows."""
     hooks = []
     runner = Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
     runner.publishing = lambda record, ctx, checks: hooks.append(_PlanOfWrites(checks)) or hooks[-1]
@@ -44,6 +45,8 @@ def test_a_checked_write_carries_one_collect_metrics(spark, finance):
     assert rec["status"] == "completed"
     plan = hooks[0].plans[3]
     assert plan.count("CollectMetrics") == 1, plan
+    # counted in the write; their amount impact (a decimal SUM per row) is read back only when they fail
+    assert "check|currencies|_lf_violations" in plan and "check|currencies|amount_local" not in plan
     by = {c["name"]: c for c in rec["checks"]}
     assert {n: (by[n]["status"], by[n]["violations"]) for n in ("known_accounts", "amounts_present", "currencies")} \
         == {"known_accounts": ("passed", 0), "amounts_present": ("passed", 0), "currencies": ("passed", 0)}

@@ -53,19 +53,20 @@ def result(check: CheckPlan, violations: int, impact: Optional[dict] = None, sam
 
 
 # ---------------------------------------------------------------------------------------- row checks
-def metric_columns(check: CheckPlan, prefix: str) -> list:
+def metric_columns(check: CheckPlan, prefix: str, impact: bool = True) -> list:
     """The aggregates of a row check (:func:`~ledgerflow.compiler.checks.sql.row_metrics_sql`) as Spark
     columns named ``prefix + name``: what ``DataFrame.observe`` or one aggregation computes."""
     from pyspark.sql import functions as F
-    return [F.expr(text).alias(prefix + name) for name, text in row_metrics_sql(check)]
+    return [F.expr(text).alias(prefix + name) for name, text in row_metrics_sql(check, impact=impact)]
 
 
-def row_metrics(checks: list[CheckPlan]) -> tuple[list, list[tuple[CheckPlan, str]]]:
-    """(the columns to observe or aggregate, each check with its metrics' name prefix) for ``checks``."""
+def row_metrics(checks: list[CheckPlan], impact: bool = True) -> tuple[list, list[tuple[CheckPlan, str]]]:
+    """(the columns to observe or aggregate, each check with its metrics' name prefix) for ``checks``; without
+    ``impact`` only the violations are counted (:func:`row_result` reads the impact when there are some)."""
     columns, named = [], []
     for i, check in enumerate(checks):
         prefix = f"c{i}_"
-        columns += metric_columns(check, prefix)
+        columns += metric_columns(check, prefix, impact)
         named.append((check, prefix))
     return columns, named
 
@@ -111,10 +112,19 @@ def sample_rows(frame, check: CheckPlan, condition=None) -> list[dict]:
     return [{k: plain(v) for k, v in zip(keys, r)} for r in rows]
 
 
+def _violating_sums(frame, check: CheckPlan) -> dict:
+    """Per amount column of ``check``, its SUM over the violating rows of ``frame`` (one aggregation)."""
+    from pyspark.sql import functions as F
+    sums = [F.sum(quoted(c)).alias(c) for c in check.amount_columns]
+    return frame.filter(violating(check)).agg(*sums).collect()[0].asDict() if sums else {}
+
+
 def row_result(check: CheckPlan, metrics: dict, frame=None, quarantined: bool = False) -> dict:
     """A row check's result from its ``metrics`` (``_lf_violations`` and the violating rows' sums), with a
     sample read from ``frame`` when there are violations."""
     violations = int(metrics.get(VIOLATIONS) or 0)
+    if violations and frame is not None and any(c not in metrics for c in check.amount_columns):
+        metrics = {**metrics, **_violating_sums(frame, check)}  # observed counting only: the impact read here
     impact = {c: plain(metrics[c]) for c in check.amount_columns
               if violations and metrics.get(c) is not None}
     sample = sample_rows(frame, check) if violations and frame is not None else []

@@ -107,7 +107,7 @@ class RunChecks:
             self._observed[seq] = merged
         elif rest and out.rows is None:  # computed by its staged write: observed there, in the same pass
             from pyspark.sql import Observation
-            columns, named = check_eval.row_metrics(rest)
+            columns, named = check_eval.row_metrics(rest, impact=False)  # the impact is read back if needed
             observation = Observation(f"lf_checks_{seq}_{self.ctx.run_id}")
             frame = frame.observe(observation, *columns)
             self._observed[seq] = (observation, named)

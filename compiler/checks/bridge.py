@@ -256,7 +256,8 @@ def check_prefix(check: CheckPlan) -> str:
 def stage_check_metrics(bridge: BridgePlan, seq: int, checks: list[CheckPlan]) -> list[tuple[str, str]]:
     """The row checks of output ``seq`` (of ``checks``) as aggregates over the working rows at the end of the
     stage it reads, each named :func:`check_prefix` + its metric (:func:`..sql.row_metrics` over the rows the
-    output writes: ``NOT _deleted``, or every row): observed with the stage's bridge, in the one
+    output writes, ``NOT _deleted`` or every row; the violations counted, their amount impact read from the
+    staged rows only when there are some): observed with the stage's bridge, in the one
     ``CollectMetrics`` the write computes, instead of a second one on the output's rows. None (``[]``) for an
     output with a selector (its rows are not told by the stage's) or with a quarantine check (its other row
     checks are judged on the rows it keeps)."""
@@ -265,7 +266,7 @@ def stage_check_metrics(bridge: BridgePlan, seq: int, checks: list[CheckPlan]) -
     if o is None or o.selector or not row or any(c.action == Action.QUARANTINE for c in row):
         return []
     rows = _rows_condition(o.rows)
-    return [(check_prefix(c) + name, pretty(node)) for c in row for name, node in row_metrics(c, rows)]
+    return [(check_prefix(c) + name, pretty(node)) for c in row for name, node in row_metrics(c, rows, impact=False)]
 
 
 def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:

@@ -47,22 +47,26 @@ def violation_sql(check: CheckPlan) -> str:
     return sql(violation(check))
 
 
-def row_metrics(check: CheckPlan, rows: Optional[exp.Expression] = None) -> list[tuple[str, exp.Expression]]:
-    """A row check's aggregates, each (name, node): ``_lf_violations`` = COUNT_IF(violation), then per
-    decimal column of the rows (``amount_columns``) the SUM over the violating rows (its amount impact).
-    ``rows``: a condition that picks the checked rows out of wider ones (the output's rows among the working
-    rows of the stage it writes: observed there, :func:`~.bridge.stage_check_metrics`)."""
+def row_metrics(check: CheckPlan, rows: Optional[exp.Expression] = None,
+                impact: bool = True) -> list[tuple[str, exp.Expression]]:
+    """A row check's aggregates, each (name, node): ``_lf_violations`` = COUNT_IF(violation), then (with
+    ``impact``) per decimal column of the rows (``amount_columns``) the SUM over the violating rows (its amount
+    impact). ``rows``: a condition that picks the checked rows out of wider ones (the output's rows among the
+    working rows of the stage it writes: observed there, :func:`~.bridge.stage_check_metrics`). Observed in a
+    write, a check counts only: a decimal SUM per row costs the write more than reading the impact back from
+    the staged rows when there are violations."""
     def bad() -> exp.Expression:
         return violation(check) if rows is None else exp.and_(rows.copy(), exp.Paren(this=violation(check)))
     out: list[tuple[str, exp.Expression]] = [(VIOLATIONS, exp.CountIf(this=bad()))]
-    for name in check.amount_columns:
+    for name in check.amount_columns if impact else ():
         out.append((name, exp.Sum(this=exp.If(this=bad(), true=_col(name), false=exp.Null()))))
     return out
 
 
-def row_metrics_sql(check: CheckPlan, rows: Optional[exp.Expression] = None) -> list[tuple[str, str]]:
+def row_metrics_sql(check: CheckPlan, rows: Optional[exp.Expression] = None,
+                    impact: bool = True) -> list[tuple[str, str]]:
     """:func:`row_metrics` as Spark SQL text (what ``DataFrame.observe`` takes via ``F.expr``)."""
-    return [(name, sql(node)) for name, node in row_metrics(check, rows)]
+    return [(name, sql(node)) for name, node in row_metrics(check, rows, impact)]
 
 
 def _grouped(columns: tuple[str, ...], select: list[exp.Expression], view: str) -> exp.Select:
