@@ -36,6 +36,8 @@ import subprocess
 import sys
 import time
 
+from bench.common import cache_root, loadavg
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(HERE, "results")
@@ -45,16 +47,8 @@ LAYOUTS = ("flat", "folders", "csv")
 TARGETS = {"flat": (1.10, 1.10), "folders": (1.10, 1.10), "csv": (None, None)}  # (1M, 10M): the authors set 1.10 at 10M; csv reported
 
 
-def cache_root() -> str:
-    return os.environ.get("LEDGERFLOW_BENCH_DATA", "/tmp/ledgerflow-bench")
-
-
 def source_root(rows: int, layout: str) -> str:
     return os.path.join(cache_root(), f"src-{layout}-{rows}")
-
-
-def loadavg() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 class Report:

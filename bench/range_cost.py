@@ -43,6 +43,7 @@ import subprocess
 import sys
 
 from bench.cold_process import Report, loadavg, machine, timed
+from bench.common import cache_root
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -56,10 +57,6 @@ TARGETS = {"fused/onepass": 1.10, "fused/loop": 0.5}
 RATIOS = {"fused/onepass": ("fused", "onepass"), "fused/loop": ("fused", "loop"), "each/fused": ("each", "fused"),
           "twelve/fused": ("twelve", "fused")}
 QUICK_SIDES = ("fused", "each", "onepass")  # --quick (in .ci/run): the rows of fused, each and one pass agree
-
-
-def cache_root() -> str:
-    return os.environ.get("LEDGERFLOW_BENCH_DATA", "/tmp/ledgerflow-bench")
 
 
 def ensure_data(rows: int, layouts: list[str], log) -> None:
