@@ -71,19 +71,27 @@ def _compute(workspace_root: Optional[str], base_spec: Optional[str], head_spec:
     try:
         head_side = open_side("head", head_spec, workspace_root)
         try:
-            base, head = _load(base_side, registered), _load(head_side, registered)
-            names = select_projects(base, head, projects)
-            todo = projects_to_compile(base, head, names)
-            (base_summaries, base_errors), (head_summaries, head_errors) = _summarise_both(base, head, todo)
-            if base_errors:
-                raise SideError("base", base_side.label, "\n".join(base_errors))
-            if head_errors:
-                raise SideError("head", head_side.label, "\n".join(head_errors))
-            return compare(base, head, base_side.label, head_side.label, names, base_summaries, head_summaries)
+            return compare_sides(base_side, head_side, registered, projects)[2]
         finally:
             head_side.close()
     finally:
         base_side.close()
+
+
+def compare_sides(base_side: Side, head_side: Side, registered: list[Dataset],
+                  projects: tuple) -> tuple[Workspace, Workspace, WorkspaceDiff]:
+    """Both open sides loaded, the selected projects whose declarations differ compiled on each, and their
+    compiled SQL compared: (BASE's workspace, HEAD's, the diff). Raises :class:`SideError` naming the side
+    where a project does not compile."""
+    base, head = _load(base_side, registered), _load(head_side, registered)
+    names = select_projects(base, head, projects)
+    todo = projects_to_compile(base, head, names)
+    (base_summaries, base_errors), (head_summaries, head_errors) = _summarise_both(base, head, todo)
+    if base_errors:
+        raise SideError("base", base_side.label, "\n".join(base_errors))
+    if head_errors:
+        raise SideError("head", head_side.label, "\n".join(head_errors))
+    return base, head, compare(base, head, base_side.label, head_side.label, names, base_summaries, head_summaries)
 
 
 def render(diff: WorkspaceDiff, fmt: str) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...compiler.compile import gc_paused
-from ...compiler.diff import SideError, compare, projects_to_compile, select_projects
 from ...compiler.diff.result import Category, Status
 from ...compiler.errors import ExecutionError, LedgerflowError
 from ...compiler.periods import Period
@@ -23,7 +22,7 @@ from ..run.compute import compute, spark_error_message
 from ..run.context import warm_parser
 from ..run.metrics import RunMetrics
 from . import data_sides as sides
-from .command import EXIT_FOUND, _load, _summarise_both
+from .command import EXIT_FOUND, compare_sides
 from .data_diff import check_by, data_diff
 from .data_formats import render_data
 from .data_inputs import SharedInputs
@@ -49,15 +48,7 @@ def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head
         head_side = open_side("head", head_spec, workspace_root)
         opened.append(head_side)
         with gc_paused():
-            base, head = _load(base_side, registered), _load(head_side, registered)
-            names = select_projects(base, head, projects)
-            todo = projects_to_compile(base, head, names)
-            (base_summaries, base_errors), (head_summaries, head_errors) = _summarise_both(base, head, todo)
-        if base_errors:
-            raise SideError("base", base_side.label, "\n".join(base_errors))
-        if head_errors:
-            raise SideError("head", head_side.label, "\n".join(head_errors))
-        compiled_diff = compare(base, head, base_side.label, head_side.label, names, base_summaries, head_summaries)
+            base, head, compiled_diff = compare_sides(base_side, head_side, registered, projects)
         report = WorkspaceDataDiff(base_side.label, head_side.label, period.identifier, [])
         root = sides.data_root_of(workspace_root, head_side.root)
         base, head = sides.data_workspace(base, root), sides.data_workspace(head, root)
