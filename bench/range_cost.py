@@ -120,7 +120,7 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
     os.makedirs(logs, exist_ok=True)
     times: dict[str, list[float]] = {s: [] for s in SIDES}
     ratios: dict[str, list[float]] = {k: [] for k in RATIOS}
-    started_at = None
+    started_at = onepass_started_at = None
     for i in range(warmup + pairs):
         k = i - warmup
         full = full_pairs is None or 0 <= k < full_pairs
@@ -132,6 +132,8 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
             if side in ("loop", "onepass"):
                 got[side], _ = timed(handwritten_cmd(side, ws[side], layout, driver_memory, started_at), log_path,
                                      ws[side])
+                if side == "onepass":
+                    onepass_started_at = started_at
                 continue
             total = 0.0
             for cmd in ledgerflow_cmds(lf_base, side, ws[side], driver_memory):
@@ -150,9 +152,11 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
                 times[s].append(got[s])
             for n, v in r.items():
                 ratios[n].append(v)
-    # the one-pass output compared below must carry the fused run start: run it once more, untimed, with it
-    timed(handwritten_cmd("onepass", ws["onepass"], layout, driver_memory, started_at),
-          os.path.join(logs, "onepass.log"), ws["onepass"])
+    # the one-pass output compared below must carry the last fused run's start: unless it ran after that run
+    # (as in --quick), run it once more, untimed, with it
+    if started_at is None or onepass_started_at != started_at:
+        timed(handwritten_cmd("onepass", ws["onepass"], layout, driver_memory, started_at),
+              os.path.join(logs, "onepass.log"), ws["onepass"])
     check = compare(os.path.join(ws["fused"], "target", "out", "pipeline_p"),
                     os.path.join(ws["each"], "target", "out", "pipeline_p"),
                     os.path.join(ws["onepass"], "target", "out", "onepass"), driver_memory)
