@@ -54,10 +54,8 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     parsed = parse_period(period)  # the one parse (the front door): the Period travels from here
     root = find_workspace(explicit=workspace)
     ws = _workspace(root)
-    from .store.closure_table import PeriodClosed
-    closure = open_store(root).closed(require_project(ws, project).name, parsed.identifier)
-    if closure is not None:  # refused before Spark, as `ledgerflow run` refuses it
-        raise PeriodClosed(closure)
+    # refused before Spark, as `ledgerflow run` refuses it
+    open_store(root).refuse_if_closed(require_project(ws, project).name, parsed.identifier)
     data = dict(data or {})
     if data:
         require_project(ws, project)

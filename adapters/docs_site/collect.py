@@ -5,14 +5,13 @@ gives a site: the errors go on the first page (and the command exits 1)."""
 from __future__ import annotations
 
 import datetime
-import os
 from dataclasses import dataclass, field
 from ...compiler.dag_view import as_dict
 from ...compiler.errors import Diagnostic
 from ...compiler.graph import WorkspaceGraph, edges, split_id
 from ...compiler.model import Workspace
 from ...compiler.version import version
-from ..scenarios.spec import discover, load_test
+from ..scenarios.spec import load_all
 from . import ids
 from .dataset_data import dataset_data
 from .project_data import diagnostic, lineage_data, project_data
@@ -71,7 +70,7 @@ def collect_site(ws: Workspace, store=None) -> Site:
     graph = WorkspaceGraph(ws)
     errors: list[Diagnostic] = list(graph.problems())
     runs_data, records = runs_page_data(store, ws)
-    tests = _tests(ws.root)
+    tests = load_all(ws.root)
     pages: list[Page] = []
     projects = []
     for project in sorted(ws.projects, key=lambda p: p.name):
@@ -103,17 +102,6 @@ def collect_site(ws: Workspace, store=None) -> Site:
     site_errors = _unique(errors + test_problems)
     pages.insert(0, _index(ws.config.name, _graph_dict(graph, ws), site_errors, projects, datasets, len(records)))
     return Site(pages, site_errors)
-
-
-def _tests(root: str) -> list:
-    """Every scenario test file of the workspace: (shown path, the test or None, its problems), as
-    ``ledgerflow test`` finds and reads them (without importing what runs them)."""
-    found = []
-    for path in discover(root):
-        display = os.path.relpath(path, root)
-        test, problems = load_test(path, display)
-        found.append((display, test, problems))
-    return found
 
 
 def _link_columns(project: dict, lineage: dict) -> None:

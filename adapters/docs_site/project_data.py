@@ -1,7 +1,7 @@
 """The data of a project's page and of its column lineage page: read from the project's typed plan
 (:func:`~ledgerflow.compiler.compile.plan_project`), its compiled script (:func:`~ledgerflow.compiler.compile.
 compile_project`), its lineage (:func:`~ledgerflow.compiler.lineage.plan_lineage`, across registered datasets)
-and its scenario tests (:func:`..scenarios.suite.load_all`). Plain dicts out, JSON-ready."""
+and its scenario tests (:func:`..scenarios.spec.load_all`). Plain dicts out, JSON-ready."""
 from __future__ import annotations
 
 import os

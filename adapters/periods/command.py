@@ -8,7 +8,7 @@ import os
 from typing import Callable, Optional
 
 from ...compiler.periods import Period
-from ..store.closure_table import CLOSE, PeriodClosed, describe
+from ..store.closure_table import CLOSE, describe
 
 Echo = Callable[[str], None]
 
@@ -60,18 +60,14 @@ def set_state(inv, action: str, periods: list[Period], refs: tuple, note: Option
 def refuse_closed(inv, project_ref: str, period: Period) -> None:
     """Raise :class:`.closure_table.PeriodClosed` (exit 1) when ``project_ref``'s ``period`` is closed: before
     ``run PROJECT --period P`` starts Spark."""
-    found = inv.store.closed(inv.project(project_ref).name, period.identifier)
-    if found is not None:
-        raise PeriodClosed(found)
+    inv.store.refuse_if_closed(inv.project(project_ref).name, period.identifier)
 
 
 def refuse_closed_replay(inv, run_id: str) -> None:
     """Raise :class:`.closure_table.PeriodClosed` (exit 1) when the project-period of run ``run_id`` (a unique
     prefix) is closed: before ``replay`` starts Spark (an unknown run: the usual error)."""
     rec = inv.store.get_run(run_id)
-    found = inv.store.closed(rec["project"]["name"], rec["period"]["identifier"])
-    if found is not None:
-        raise PeriodClosed(found)
+    inv.store.refuse_if_closed(rec["project"]["name"], rec["period"]["identifier"])
 
 
 def list_periods(inv, refs: tuple, periods: Optional[list[Period]], echo: Echo) -> None:

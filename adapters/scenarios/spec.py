@@ -224,6 +224,16 @@ def discover(root: str) -> list[str]:
                   if n.endswith((".yml", ".yaml")) and not n.startswith(".") and os.path.isfile(os.path.join(folder, n)))
 
 
+def load_all(root: str) -> list[tuple[str, Optional[ScenarioTest], list[Diagnostic]]]:
+    """Every test file of the workspace: (display path, the test or None, its problems)."""
+    out = []
+    for path in discover(root):
+        display = os.path.relpath(path, root)
+        test, problems = load_test(path, display)
+        out.append((display, test, problems))
+    return out
+
+
 def is_text(value: Any) -> bool:
     """Whether ``value`` was written as a YAML string (quoted or plain)."""
     return isinstance(value, YStr)

@@ -17,7 +17,7 @@ from . import execute
 from .compare import compare, summary
 from .prepare import Compiler, PreparedTest, prepare
 from .report import FAILED, INVALID, PASSED, TestResult, render, totals, write_junit
-from .spec import ScenarioTest, discover, load_test
+from .spec import ScenarioTest, load_all
 
 Echo = Callable[[str], None]
 # A validation code as the error codes of ledgerflow are spelt (JOIN-VR-001, APPEND_003, DSL-002, ...).
@@ -32,16 +32,6 @@ TEST_CONF = {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": 
 # A fixture file is read as one partition whatever its size and the machine's cores, so that its
 # rows are numbered in file order (given._file_position).
 WHOLE_FILES_CONF = {"spark.sql.files.maxPartitionBytes": "1t", "spark.sql.files.openCostInBytes": "1t"}
-
-
-def load_all(root: str) -> list[tuple[str, Optional[ScenarioTest], list[Diagnostic]]]:
-    """Every test file of the workspace: (display path, the test or None, its problems)."""
-    out = []
-    for path in discover(root):
-        display = os.path.relpath(path, root)
-        test, problems = load_test(path, display)
-        out.append((display, test, problems))
-    return out
 
 
 def select(loaded: list, names: tuple, keyword: Optional[str]) -> list:

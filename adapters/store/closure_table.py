@@ -106,6 +106,13 @@ class ClosureTable(StateDatabase):
             conn.executemany("INSERT INTO period_closures (project, period, action, by_name, at, note) "
                              "VALUES (?,?,?,?,?,?)", [(p, t, action, by, at, note) for p, t in pairs])
 
+    def refuse_if_closed(self, project: str, period: str) -> None:
+        """Raise :class:`PeriodClosed` (exit 1) when ``project``'s ``period`` (its identifier) is closed: what
+        ``run``, ``replay`` and the Python API check before Spark starts."""
+        found = self.closed(project, period)
+        if found is not None:
+            raise PeriodClosed(found)
+
     def refuse_closed_now(self, record: dict) -> None:
         """Raise :class:`PeriodClosed` when the project-period of the run ``record`` describes is closed now
         (a restatement excepted): before a run writes a catalog table or URI in place, which its commit
