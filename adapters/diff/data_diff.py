@@ -89,8 +89,8 @@ def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = Non
     # positional aliases: a column's name may hold any character, and the two sides' names meet in one row
     wanted = [KEY, *compared, *[c for c in by if c not in compared]]
     alias = {c: i for i, c in enumerate(wanted)}
-    b = base.select(*[F.col(_quoted(c)).alias(f"b{alias[c]}") for c in wanted])
-    h = head.select(*[F.col(_quoted(c)).alias(f"h{alias[c]}") for c in wanted])
+    b = base.select(*[F.col(quoted(c)).alias(f"b{alias[c]}") for c in wanted])
+    h = head.select(*[F.col(quoted(c)).alias(f"h{alias[c]}") for c in wanted])
     # kept by the aggregation's job for the sample rows' query, which otherwise computed both sides again
     # (pipeline P: 40% of a diff); Spark frees the kept rows once no frame refers to them
     joined = b.join(h, F.col("b0") == F.col("h0"), "full_outer").localCheckpoint(eager=False)
@@ -122,7 +122,8 @@ def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: 
         _samples(out, marked, compared, alias)
 
 
-def _quoted(column: str) -> str:
+def quoted(column: str) -> str:
+    """``column`` as a backquoted Spark identifier."""
     return "`" + column.replace("`", "``") + "`"
 
 
@@ -207,7 +208,7 @@ def compare_whole_rows(name: str, base, head, seq: int = None) -> OutputDataDiff
     values = [f"v{i}" for i in range(len(common))]
 
     def side(frame, in_base: int):
-        return frame.select(*[F.col(_quoted(c)).alias(v) for c, v in zip(common, values)],
+        return frame.select(*[F.col(quoted(c)).alias(v) for c, v in zip(common, values)],
                             F.lit(in_base).alias("nb"), F.lit(1 - in_base).alias("nh"))
     per_row = side(base, 1).unionByName(side(head, 0)).groupBy(*values).agg(F.sum("nb").alias("nb"),
                                                                            F.sum("nh").alias("nh"))

@@ -19,6 +19,8 @@ from typing import Hashable
 
 from ...compiler import parameters
 from ..inputs import loaders
+from ..run.compute import input_loads
+from .data_diff import quoted
 
 
 def input_key(item: loaders.InputLoad, args: dict) -> Hashable:
@@ -29,12 +31,6 @@ def input_key(item: loaders.InputLoad, args: dict) -> Hashable:
     return (ds.id, ds.name, ds.table_name, ds.temporal_mode, tuple((c.name, c.type, c.nullable) for c in ds.columns),
             item.version, tuple(item.locations), item.row_ids, item.row_identity, item.positioned,
             tuple(sorted((k, repr(v)) for k, v in args.items())))
-
-
-def input_loads(ctx) -> list[loaders.InputLoad]:
-    """The input views ``ctx``'s run creates (as :func:`..run.compute.compute` builds them)."""
-    return [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version, ctx.resolutions[v.view].locations,
-                              v.row_ids, ctx.row_identity) for v in ctx.compiled.inputs]
 
 
 class SharedInputs:
@@ -57,7 +53,7 @@ class SharedInputs:
         fresh = {k: item for k, item in zip(keys, inputs) if k not in self.frames}
         counts = loaders.load_inputs(spark, list(fresh.values()), args)
         for (key, item), n in zip(fresh.items(), counts):
-            frame = spark.table(_quoted(item.view))
+            frame = spark.table(quoted(item.view))
             if self.readers[key] > 1:
                 # kept the first time a job reads it, by that job (not a job of its own): every later read of
                 # these rows, by either side, reads the kept rows
@@ -73,6 +69,3 @@ class SharedInputs:
         it frees a run's materialised stages)."""
         self.frames.clear()
 
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"

@@ -16,6 +16,12 @@ from .metrics import RunMetrics
 from .observations import runnable
 
 
+def input_loads(ctx: RunContext) -> list[loaders.InputLoad]:
+    """The input views ``ctx``'s run creates: each with its dataset, resolved version and locations."""
+    return [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version, ctx.resolutions[v.view].locations,
+                              v.row_ids, ctx.row_identity) for v in ctx.compiled.inputs]
+
+
 def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], None],
             destinations: Optional[dict[int, OutputDestination]] = None,
             load_inputs: Optional[Callable] = None) -> list[PendingOutput]:
@@ -41,9 +47,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     # it Spark prunes the bridge's columns, so a project without checks runs exactly as before
     observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks) if plan is not None and plan.checks else None
     args = parameters.values(ctx.period, ctx.started_at)
-    inputs = [loaders.InputLoad(v.view, v.dataset, ctx.resolutions[v.view].version,
-                                ctx.resolutions[v.view].locations, v.row_ids, ctx.row_identity)
-              for v in ctx.compiled.inputs]
+    inputs = input_loads(ctx)
     for item in inputs:  # again at load: a replay reads recorded locations
         for loc in item.locations:
             loaders.check_exists(loc, item.dataset)
