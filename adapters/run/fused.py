@@ -32,6 +32,7 @@ from . import compute as period_compute
 from . import fused_writes, interrupts
 from .fused_bridge import FusedBridge
 from .fused_plan import broadcast_views, uniform_views
+from .lazy_frame import LazyFrame
 from .observations import runnable
 from .context import RunContext, new_run_id, utcnow, warm_parser
 
@@ -169,12 +170,14 @@ def period_outputs(fused: FusedProject, result: FusedResult, period: Period,
     pending = []
     for st in fused.compiled.outputs:
         seq = st.operation.seq
-        frame = result.frames[seq].where(F.col(PERIOD_KEY) == F.lit(period.identifier)).drop(*PERIOD_COLUMNS.values())
+        frame = LazyFrame(lambda f=result.frames[seq]: f.where(F.col(PERIOD_KEY) == F.lit(period.identifier))
+                          .drop(*PERIOD_COLUMNS.values()))
         dest = destinations.get(seq)
         written = fused_writes.pending_output(st, frame, result.prestaged, period.identifier, dest)
         if written is not None:
             pending.append(written)
             continue
+        frame = frame.frame()  # written by the period's run: a DataFrame itself
         if dest is not None and dest.local:
             rows = None
         elif seq in result.counts:
