@@ -4,6 +4,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
+import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 import sys
@@ -11,12 +14,63 @@ import sys
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-# The CLI processes the tests start write and map no JVM class archive (adapters/spark/class_archive.py):
-# each test sees the same cold JVM, and nothing is written into the user's cache folder.
-# tests/test_class_archive.py turns it on with a folder of its own.
+# This process (and a CLI command it runs in-process) writes and maps no JVM class archive
+# (adapters/spark/class_archive.py). The `ledgerflow` processes the tests start with cli_env() map the
+# session's archive, as a user's second command does: see pytest_sessionstart. tests/test_class_archive.py
+# tests the archive itself with folders of its own.
 os.environ["LEDGERFLOW_JVM_ARCHIVE"] = "off"
+# The tests' own cache folder (never the user's): private, as class_archive requires of an archive's folder.
+TEST_CACHE = os.path.join(tempfile.gettempdir(), f"ledgerflow-tests-{os.getuid()}")
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # for bench.projectgen
+
+
+def cli_env(**extra: str) -> dict:
+    """The environment of a ``ledgerflow`` process a test starts: its driver JVM maps the class archive of
+    :data:`TEST_CACHE` (written once by the session's first process, see pytest_sessionstart), so it does
+    not load and verify Spark's classes cold; ``extra`` overrides."""
+    return {**os.environ, "LEDGERFLOW_JVM_ARCHIVE": "on", "LEDGERFLOW_CACHE_DIR": TEST_CACHE, **extra}
+
+
+_warmup: dict = {}
+
+
+def pytest_sessionstart(session):
+    """In the controlling process, before any test (and any xdist worker) starts: when the tests' cache has
+    no class archive of kind ``run`` for this installation yet, start one ``ledgerflow run`` of the sample
+    that writes it, and wait until it holds the archive's lock. Meanwhile test processes run without an
+    archive (the lock is held: they neither write one nor print the archive's notice); once it is
+    published they map it."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or session.config.option.collectonly:
+        return
+    from ledgerflow.adapters.spark import class_archive
+    os.makedirs(TEST_CACHE, mode=0o700, exist_ok=True)
+    folder = os.path.join(TEST_CACHE, "jvm")
+    stem = f"run-{class_archive._key()}"
+    if os.path.isdir(folder) and class_archive.usable_archive(folder, stem):
+        return
+    tmp = tempfile.mkdtemp(prefix="ledgerflow-archive-")
+    ws = copy_workspace("finance", Path(tmp) / "finance")
+    proc = subprocess.Popen([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(ws), "run",
+                             "ts03_fx_conversion", "--period", "2026-01"], env=cli_env(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _warmup.update(proc=proc, tmp=tmp)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if os.path.exists(os.path.join(folder, stem + ".lock")) or class_archive.usable_archive(folder, stem):
+            break
+        time.sleep(0.1)
+
+
+def pytest_sessionfinish(session):
+    """Wait for the process that writes the class archive (long done by now) and remove its workspace."""
+    if "proc" in _warmup:
+        try:
+            _warmup["proc"].wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            _warmup["proc"].kill()
+        shutil.rmtree(_warmup.pop("tmp"), ignore_errors=True)
+        _warmup.clear()
 
 
 def pytest_addoption(parser):

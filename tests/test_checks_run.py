@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from cli_support import cli, describe, record, run, run_id_of, write
+from conftest import cli_env
 
 from ledgerflow.adapters.store.runstore import RunStore
 
@@ -79,7 +80,8 @@ def test_a_failing_check_publishes_nothing_releases_its_version_and_exits_4(spar
           '      register_as_dataset: controlled_lines')
     _break_journal(finance)
     proc = subprocess.run([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(finance), "run",
-                           PROJECT, "--period", "2026-01"], capture_output=True, text=True, timeout=300)
+                           PROJECT, "--period", "2026-01"], capture_output=True, text=True, timeout=300,
+                          env=cli_env())
     assert proc.returncode == 4, proc.stdout + proc.stderr
     error = proc.stderr.strip()
     assert error.count("\n") == 0, error  # one paragraph

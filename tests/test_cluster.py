@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, cli_env
 
 TS03 = [Decimal(v) for v in ("15000", "15000", "9282", "-9282", "27962", "27962", "3200", "-3200", "16800", "16800")]
 
@@ -37,7 +37,7 @@ def cluster():
 
 
 def _run(ws: Path, *extra: str) -> dict:
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = cli_env(SPARK_LOCAL_IP="127.0.0.1")
     proc = subprocess.run(["ledgerflow", "--workspace", str(ws), "run", "ts03_fx_conversion", "--period", "2026-01",
                            *extra], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

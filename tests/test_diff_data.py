@@ -23,6 +23,7 @@ from ledgerflow.adapters.cli import main
 from ledgerflow.adapters.diff.data_diff import data_diff
 
 from test_diff import commit, edit, git
+from conftest import cli_env
 
 CENT = Decimal("0.01")
 OLD_GBP = "GBP,USD,1.2710,closing,2026-01-01,"
@@ -321,7 +322,7 @@ def test_exit_4_from_the_real_process_and_nothing_written(repo, tmp_path):
     scratch.mkdir()
     proc = subprocess.run([sys.executable, "-m", "ledgerflow.adapters.cli", "diff", "--data", "--period", "2026-01",
                            repo["c0"], repo["c1"], "--project", "ts03_fx_conversion", "--format", "markdown"],
-                          cwd=repo["ws"], capture_output=True, text=True, env={**os.environ, "TMPDIR": str(scratch)})
+                          cwd=repo["ws"], capture_output=True, text=True, env=cli_env(TMPDIR=str(scratch)))
     assert proc.returncode == 4, proc.stderr
     assert "`ts03_fx_conversion` `Write converted lines` `amount_reporting` moves by **+396.00** in 2 rows" \
         in proc.stdout

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import add_project, cli, describe, read_output, record, run_ok
+from conftest import cli_env
 from test_hardening_commit import STAMP
 from test_hardening_interrupted import PERIOD, own_folders
 
@@ -79,7 +80,7 @@ def interrupted_run(ws: Path, wrapper: str, marker: Path, after_signal=lambda: N
     """Run ts01_output_only through ``wrapper``; SIGINT its process group once ``marker`` exists."""
     proc = subprocess.Popen([sys.executable, "-c", wrapper, str(marker), "--workspace", str(ws), "run",
                              "ts01_output_only", "--period", PERIOD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env=cli_env())
     try:
         deadline = time.monotonic() + 300
         while not marker.exists():

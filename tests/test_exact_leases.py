@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import add_project, cli, describe, record, run_ok
+from conftest import cli_env
 from test_hardening_commit import stamped
 from test_hardening_interrupted import PERIOD, dead_pid
 
@@ -145,7 +146,7 @@ def test_a_process_killed_before_its_run_was_recorded_leaves_no_pending_version_
                                                      'register_as_dataset: stamped_snap}'))
     proc = subprocess.Popen([sys.executable, "-c", KILL_AT_FIRST_RECORD, "--workspace", str(finance), "run",
                              "stamped", "--period", PERIOD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env=cli_env())
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == -signal.SIGKILL, (out, err)
     try:

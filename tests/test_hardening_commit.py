@@ -25,6 +25,7 @@ import pytest
 
 from cli_support import (add_project, cli, describe, output_entry, read_output, record, run, run_id_of, run_ok,
                          versions_dir)
+from conftest import cli_env
 from test_hardening_destinations import REGISTER
 from test_hardening_interrupted import (OUTPUTS, PERIOD, dead_pid, fake_dead_run, many_outputs_project, own_folders,
                                         stage)
@@ -76,7 +77,7 @@ def test_a_run_killed_between_two_swaps_is_rolled_back_by_the_next_command(spark
 
     proc = subprocess.Popen([sys.executable, "-c", KILL_AT_SWAP, "4", "--workspace", str(finance), "run",
                              "many_outputs", "--period", PERIOD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env=cli_env())
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == -signal.SIGKILL, (out, err)
     try:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import add_project, cli, describe, read_output, record, run_ok, versions_dir
+from conftest import cli_env
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.commit import recovery
 from ledgerflow.adapters.run.context import new_run_id, utcnow
@@ -34,13 +35,14 @@ OUTPUTS = 10
 def start_cli(ws: Path, *args: str) -> subprocess.Popen:
     """``python -m ledgerflow.adapters.cli --workspace WS ARGS`` in its own process group."""
     return subprocess.Popen([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(ws), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=cli_env())
 
 
 def cli_process(ws: Path, *args: str) -> subprocess.CompletedProcess:
     """A CLI command in a fresh process (whose first RunStore does the once-per-process recovery)."""
     return subprocess.run([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(ws), *args],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=cli_env())
 
 
 def running_record(ws: Path, proc: subprocess.Popen, timeout: float = 240) -> dict:

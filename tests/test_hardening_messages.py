@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from cli_support import edit
+from conftest import cli_env
 
 from ledgerflow.adapters.spark import error_text as errors_text
 from ledgerflow.adapters.inputs import loaders
@@ -30,7 +31,7 @@ SPARK_NOISE = ("log4j", "WARN", "NativeCodeLoader", "loopback", "incubator", "se
 def ledgerflow(ws: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     """``python -m ledgerflow.adapters.cli --workspace WS ARGS`` in a subprocess (a fresh JVM when it runs)."""
     return subprocess.run([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(ws), *args],
-                          capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
+                          capture_output=True, text=True, timeout=timeout, env=cli_env())
 
 
 def assert_one_paragraph(proc: subprocess.CompletedProcess) -> str:
