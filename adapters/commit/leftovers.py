@@ -90,3 +90,33 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
             except OSError as exc:
                 problems.append(f"could not remove {path}: {exc.strerror or exc}")
     return removed, kept, problems
+
+
+def remove_fused_roots(entries: list[dict], run_ids: set[str]) -> tuple[list[str], list[str]]:
+    """Remove the folders where a fused range wrote every period's rows at once (:mod:`.prestage`:
+    ``<dest>/.lf_versions/.fused-<run_id>``) that one of the runs ``run_ids`` named, in the destinations of
+    the staging ``entries``. Call it only once the process that ran those runs is gone: a live range still
+    adopts its periods' folders from there. Returns (removed, problems)."""
+    from .prestage import PREFIX, discard_prestaged
+    removed: list[str] = []
+    problems: list[str] = []
+    dests: list[str] = []
+    for entry in entries:
+        link = entry.get("link") or ""
+        if os.path.isabs(link) and os.path.basename(link).startswith(f"{PARTITION}="):
+            dest = os.path.realpath(os.path.dirname(link))
+            if dest not in dests:
+                dests.append(dest)
+    for dest in dests:
+        versions = os.path.join(dest, VERSIONS)
+        if os.path.islink(versions) or not os.path.isdir(versions):
+            continue
+        for name in sorted(os.listdir(versions)):
+            if not (name.startswith(PREFIX) and name[len(PREFIX):] in run_ids):
+                continue
+            path = os.path.join(versions, name)
+            discard_prestaged(path, dest)  # only a real folder ledgerflow made there; links are never followed
+            (problems if os.path.lexists(path) else removed).append(
+                f"could not remove {path} (or it is not a folder ledgerflow created): left alone"
+                if os.path.lexists(path) else path)
+    return removed, problems

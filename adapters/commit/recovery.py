@@ -39,6 +39,7 @@ from typing import Optional
 
 from ...compiler.errors import LedgerflowError
 from ..store import liveness
+from . import leftovers
 from .journal import CommitJournal
 from .outcomes import Outcome, describe, report
 
@@ -80,7 +81,8 @@ def _interrupt(store, rec: dict, found_by: str) -> Outcome:
     journal = CommitJournal.from_record(rec)
     rolled, _kept, problems = journal.roll_back()  # a partition kept live is reported by remove_staging
     removed, kept, left = journal.remove_staging()
-    problems += left
+    fused_removed, fused_left = fused_leftovers(store, rec)
+    removed, problems = removed + fused_removed, problems + left + fused_left
     release_registrations(store, rec)
     proc = rec.get("process") or {}
     at = _now()
@@ -92,6 +94,26 @@ def _interrupt(store, rec: dict, found_by: str) -> Outcome:
                             "problems": problems, "rolled_back": rolled})
     store.save_run(rec)
     return Outcome(run_id, "interrupted", rec["error"], removed, kept, problems)
+
+
+def fused_leftovers(store, rec: dict, records: Optional[list[dict]] = None) -> tuple[list[str], list[str]]:
+    """Remove what a fused range (issue 30) whose process is gone left in the destinations of run ``rec``, one
+    of its runs: the folder of every period's rows, named after whichever run of the range computed them (a
+    run of the same batch, recorded by the same process; ``records``: the store's runs, when already read).
+    Returns (removed, problems)."""
+    batch, proc = rec.get("batch_id"), rec.get("process")
+    if not batch or not proc:
+        return [], []
+    if records is None:
+        records = store.list_runs() if os.path.exists(store.db_path) else []
+    runs = {rec["run_id"]} | {r["run_id"] for r in records if r.get("batch_id") == batch and r.get("process") == proc}
+    return leftovers.remove_fused_roots(rec.get("staging") or [], runs)
+
+
+def _gone(proc: Optional[dict]) -> bool:
+    """Whether the process ``proc`` (a record's ``process``) ran on this host and has exited."""
+    return bool(proc) and proc.get("host") == liveness.this_host() and proc.get("pid") != os.getpid() \
+        and not pid_alive(proc.get("pid"))
 
 
 def _current(store, run_id: str) -> dict:
@@ -216,12 +238,14 @@ def pid_alive(pid) -> bool:
 def clean(store, other_hosts: bool = False) -> list[Outcome]:
     """``ledgerflow runs clean``: recover interrupted runs, then remove staging that failed runs left
     behind (a removal that failed before, or a run failed by an older ledgerflow that recorded its
-    staging) and the versions completed runs replaced but had not deleted yet (their process died
-    right after the commit point)."""
+    staging), the versions completed runs replaced but had not deleted yet (their process died
+    right after the commit point) and the folders of a fused range's rows its dead process left."""
     found_by = f"`ledgerflow runs clean` (pid {os.getpid()} on host {liveness.this_host()})"
     outcomes = recover(store, found_by, other_hosts)
     seen = {o.run_id for o in outcomes}
-    for rec in store.list_runs() if os.path.exists(store.db_path) else []:
+    records = store.list_runs() if os.path.exists(store.db_path) else []
+    outcomes += _dead_ranges(store, records, seen)
+    for rec in records:
         if rec["run_id"] not in seen and rec.get("status") in ("completed", "failed"):
             mended = _mend_final(store, rec)
             if mended is not None:
@@ -236,6 +260,23 @@ def clean(store, other_hosts: bool = False) -> list[Outcome]:
         if rec.get("status") != "failed" or rec["run_id"] in seen or not rec.get("staging"):
             continue
         removed, _kept, problems = CommitJournal.from_record(rec).remove_staging()
+        if removed or problems:
+            outcomes.append(Outcome(rec["run_id"], "cleaned", describe(removed, [], problems), removed, [], problems))
+    return outcomes
+
+
+def _dead_ranges(store, records: list[dict], seen: set) -> list[Outcome]:
+    """The folders of every period's rows that fused ranges whose process died between two of their runs
+    left (no run of theirs is ``running``, so :func:`recover` did not see them): one look per process and
+    destination."""
+    outcomes, looked = [], set()
+    for rec in records:
+        dests = frozenset(os.path.dirname(e.get("link") or "") for e in rec.get("staging") or [])
+        key = (rec.get("batch_id"), repr(rec.get("process")), dests)
+        if rec["run_id"] in seen or not rec.get("batch_id") or key in looked or not _gone(rec.get("process")):
+            continue
+        looked.add(key)
+        removed, problems = fused_leftovers(store, rec, records)
         if removed or problems:
             outcomes.append(Outcome(rec["run_id"], "cleaned", describe(removed, [], problems), removed, [], problems))
     return outcomes
