@@ -25,11 +25,21 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # for bench.projectgen
 
 
+def c1_env(**extra: str) -> dict:
+    """The environment of a Spark process a test starts: its JVM compiles with C1 only (``SPARK_SUBMIT_OPTS``,
+    which spark-submit adds to the JVM's options), as the driver of ``ledgerflow test`` does and for the same
+    reason (adapters/spark/session.py TEST_JAVA_OPTIONS: a few rows, Spark's code run only a few times);
+    ``extra`` overrides."""
+    from ledgerflow.adapters.spark.session import TEST_JAVA_OPTIONS
+    own = os.environ.get("SPARK_SUBMIT_OPTS", "")
+    return {**os.environ, "SPARK_SUBMIT_OPTS": f"{own} {TEST_JAVA_OPTIONS}".strip(), **extra}
+
+
 def cli_env(**extra: str) -> dict:
-    """The environment of a ``ledgerflow`` process a test starts: its driver JVM maps the class archive of
-    :data:`TEST_CACHE` (written once by the session's first process, see pytest_sessionstart), so it does
-    not load and verify Spark's classes cold; ``extra`` overrides."""
-    return {**os.environ, "LEDGERFLOW_JVM_ARCHIVE": "on", "LEDGERFLOW_CACHE_DIR": TEST_CACHE, **extra}
+    """The environment of a ``ledgerflow`` process a test starts (:func:`c1_env`): its driver JVM also maps
+    the class archive of :data:`TEST_CACHE` (written once by the session's first process, see
+    pytest_sessionstart), so it does not load and verify Spark's classes cold; ``extra`` overrides."""
+    return c1_env(LEDGERFLOW_JVM_ARCHIVE="on", LEDGERFLOW_CACHE_DIR=TEST_CACHE, **extra)
 
 
 _warmup: dict = {}
@@ -107,8 +117,8 @@ def copy_workspace(name: str, dst: Path) -> Path:
 @pytest.fixture(scope="session")
 def spark():
     """The one local SparkSession of the test run (startup takes seconds; never create another)."""
-    from ledgerflow.adapters.spark.session import local_session
-    session = local_session()
+    from ledgerflow.adapters.spark.session import local_session, scenario_test_conf
+    session = local_session(conf=scenario_test_conf())  # C1 only, as `ledgerflow test` (session.py)
     yield session
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from ledgerflow.adapters.cli import main
 
-from conftest import REPO
+from conftest import REPO, c1_env
 
 TS03 = ["15000.00", "15000.00", "9282.00", "-9282.00", "27962.00", "27962.00", "3200.00", "-3200.00",
         "16800.00", "16800.00"]
@@ -82,7 +82,7 @@ def test_resolved_script_runs_as_is_in_spark_sql(finance, tmp_path):
     home = os.path.dirname(pyspark.__file__)
     proc = subprocess.run([os.path.join(home, "bin", "spark-sql"), "--master", "local[1]", "-f", str(script)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": "127.0.0.1"})
+                          env=c1_env(SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = pq.read_table(finance / "target" / "resolved" / "ts03_fx_conversion" / "2026-01" / "output_002")
     rows = sorted(table.to_pylist(), key=lambda r: (r["journal_id"], r["line_number"]))  # GL order

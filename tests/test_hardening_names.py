@@ -23,6 +23,7 @@ import sqlglot
 from ledgerflow.compiler.render import comment
 
 from cli_support import RATES_ID, cli, describe
+from conftest import c1_env
 
 # Everything some reader takes as a line end: Spark's lexer (\n, \r), spark-sql's statement splitter
 # (\n), Python's str.splitlines (also \v \f \x1c-\x1e \x85 \u2028 \u2029), editors and browsers.
@@ -153,7 +154,7 @@ def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
     proc = subprocess.run([os.path.join(home, "bin", "spark-sql"), "--master", "local[1]",
                            "--conf", f"spark.sql.warehouse.dir={warehouse}", "-f", str(path)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": "127.0.0.1"})
+                          env=c1_env(SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1"))
     assert "pwned" not in proc.stdout, proc.stdout
     pwned = list(warehouse.rglob("*pwned*")) if warehouse.exists() else []
     assert not pwned, pwned  # the old comments let spark-sql create three pwned_* tables here
