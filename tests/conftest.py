@@ -50,8 +50,9 @@ def pytest_sessionstart(session):
     no class archive of kind ``run`` for this installation yet, start one ``ledgerflow run`` of the sample
     that writes it, and wait until it holds the archive's lock. Meanwhile test processes run without an
     archive (the lock is held: they neither write one nor print the archive's notice); once it is
-    published they map it."""
-    if os.environ.get("PYTEST_XDIST_WORKER") or session.config.option.collectonly:
+    published they map it. Not for ``-m "not spark"`` (no test starts Spark)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or session.config.option.collectonly \
+            or "not spark" in (session.config.option.markexpr or ""):
         return
     from ledgerflow.adapters.spark import class_archive
     os.makedirs(TEST_CACHE, mode=0o700, exist_ok=True)
