@@ -91,9 +91,9 @@ def validate_cmd(inv: Invocation, projects):
 @click.option("--period", required=True,
               help="YYYY-MM, YYYY-Qn, YYYY or YYYY-MM-DD; a range of one level (2026-01..2026-12) or a list "
                    "(2026-01,2026-03): each project-period its own run, period by period in ascending order.")
-@click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default="auto", show_default=True,
+@click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default=None,
               help="Several periods: fused (one Spark job per statement for the whole range), each (period by "
-                   "period) or auto (fused where it is proven equivalent).")
+                   "period) or auto (fused where it is proven equivalent; the default). --stale runs period by period.")
 @click.option("--fail-fast", is_flag=True, default=False,
               help="Several projects or periods: stop at the first failed one (the rest are skipped).")
 @click.option("--master", default=None, help="Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).")
@@ -111,6 +111,10 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
     chosen = sum([bool(project), bool(select), run_all])
     if chosen > 1 or (chosen == 0 and not stale):
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all (--stale: at most one)")
+    if stale and mode == "fused":  # said, not ignored: the stale project-periods are a sparse set, run one by one
+        raise click.UsageError("--stale runs the stale project-periods period by period, upstream first; "
+                               "--mode fused does not apply (leave --mode out, or run the range with --mode fused)")
+    mode = mode or "auto"
     from ..compiler.periods import PeriodError, parse_periods
     root = inv.root
     try:
