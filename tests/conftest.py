@@ -118,8 +118,10 @@ def copy_workspace(name: str, dst: Path) -> Path:
 @pytest.fixture(scope="session")
 def spark():
     """The one local SparkSession of the test run (startup takes seconds; never create another)."""
-    from ledgerflow.adapters.spark.session import local_session, scenario_test_conf
-    session = local_session(conf=scenario_test_conf())  # C1 only, as `ledgerflow test` (session.py)
+    from ledgerflow.adapters.spark.session import local_session
+    # C2 as well (unlike the short processes of c1_env): over the session's minutes, C1-only code made the
+    # heavy tests (500-operation plans, the fused close chain) twice as slow
+    session = local_session()
     yield session
 
 
