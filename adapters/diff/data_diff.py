@@ -110,16 +110,21 @@ def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: 
     any_differs = F.lit(False)
     for cond in differs.values():
         any_differs = any_differs | cond
-    status = (F.when(hk.isNull(), F.lit("removed")).when(bk.isNull(), F.lit("added"))
-              .when(any_differs, F.lit("changed")).otherwise(F.lit("same")))
-    keys = [F.when(hk.isNotNull(), F.col(f"h{alias[c]}")).otherwise(F.col(f"b{alias[c]}")).alias(f"g{k}")
-            for k, c in enumerate(by)]
-    marked = joined.select("*", status.alias("st"), *keys,
-                           *[F.when(cond, 1).otherwise(0).alias(f"d{alias[c]}") for c, cond in differs.items()])
+    # a row's state as the report counts it: removed (no HEAD row), added (no BASE row), changed, same
+    removed, added = hk.isNull(), hk.isNotNull() & bk.isNull()
+    differing = removed | added | any_differs
+    key = F.coalesce(hk, bk)
+    keys = [F.when(hk.isNotNull(), F.col(f"h{alias[c]}")).otherwise(F.col(f"b{alias[c]}")) for c in by]
+    measures = [F.count(F.lit(1)).alias("n_rows"), F.count_if(added).alias("n_added"),
+                F.count_if(removed).alias("n_removed"), F.count_if(any_differs).alias("n_changed"),
+                *[F.count_if(cond).alias(f"c{alias[c]}") for c, cond in differs.items()],
+                *[F.sum(F.col(f"b{alias[c]}")).alias(f"sb{alias[c]}") for c in decimals],
+                *[F.sum(F.col(f"h{alias[c]}")).alias(f"sh{alias[c]}") for c in decimals]]
     scales = {c: htypes[c].scale for c in decimals}
-    _aggregate(out, marked, compared, decimals, by, alias, scales)
+    sample_keys = _aggregate(out, joined, measures, keys, key, differing, compared, decimals, by, alias,
+                             scales)
     if out.rows_differing:
-        _samples(out, marked, compared, alias)
+        _samples(out, joined, compared, differs, differing, key, sample_keys, alias)
 
 
 def quoted(column: str) -> str:
@@ -127,48 +132,46 @@ def quoted(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
-def _aggregate(out: OutputDataDiff, marked, compared: list[str], decimals: list[str], by: Sequence[str],
-               alias: dict, scales: dict) -> None:
-    """The one aggregation job: counts, changed rows per column, decimal sums; overall and per group."""
+def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, key, differing, compared: list[str],
+               decimals: list[str], by: Sequence[str], alias: dict, scales: dict) -> Optional[list]:
+    """The one aggregation job: counts, changed rows per column, decimal sums; overall and per group. Without
+    ``by`` it also finds the keys of the first :data:`SAMPLE_ROWS` differing rows (returned; None with ``by``)."""
     from pyspark.sql import functions as F
 
-    def count(state: str):
-        return F.sum(F.when(F.col("st") == state, 1).otherwise(0)).alias(f"n_{state}")
-
-    measures = [count("added"), count("removed"), count("changed"), count("same"),
-                *[F.sum(F.col(f"d{alias[c]}")).alias(f"c{alias[c]}") for c in compared],
-                *[F.sum(F.col(f"b{alias[c]}")).alias(f"sb{alias[c]}") for c in decimals],
-                *[F.sum(F.col(f"h{alias[c]}")).alias(f"sh{alias[c]}") for c in decimals]]
+    sample_keys = None
     if not by:
-        rows = marked.agg(*measures).collect()
-        overall, groups = rows[0], []
+        overall = joined.agg(*measures, F.min_by(key, F.when(differing, key), SAMPLE_ROWS).alias("samples")).collect()[0]
+        groups = []
+        sample_keys = list(overall["samples"] or [])
     else:
         group_cols = [f"g{k}" for k in range(len(by))]
+        marked = joined.select("*", *[k.alias(g) for k, g in zip(keys, group_cols)])
         agg = marked.groupingSets([group_cols, []], *group_cols).agg(F.grouping_id().alias("gid"), *measures)
-        differing = F.col("n_added") + F.col("n_removed") + F.col("n_changed") > 0
+        differing_group = F.col("n_added") + F.col("n_removed") + F.col("n_changed") > 0
         moves = [F.abs(F.coalesce(F.col(f"sh{alias[c]}"), F.lit(0)) - F.coalesce(F.col(f"sb{alias[c]}"), F.lit(0)))
                  for c in decimals]  # the largest moves first
         size = F.greatest(*moves) if len(moves) > 1 else moves[0] if moves else F.lit(0)
-        kept = (agg.where((F.col("gid") != 0) | differing)
+        kept = (agg.where((F.col("gid") != 0) | differing_group)
                 .orderBy(F.col("gid").desc(), size.desc(), (F.col("n_added") + F.col("n_removed") + F.col("n_changed"))
                          .desc(), *[F.col(g).asc_nulls_first() for g in group_cols])
                 .limit(MAX_GROUPS + 2).collect())
         overall = kept[0]
         groups = kept[1:]
         if len(groups) > MAX_GROUPS:  # how many were left out: only then is a count needed
-            total = agg.where((F.col("gid") == 0) & differing).count()
+            total = agg.where((F.col("gid") == 0) & differing_group).count()
             out.groups_left_out = total - MAX_GROUPS
             groups = groups[:MAX_GROUPS]
         out.groups = [GroupChange({c: g[f"g{k}"] for k, c in enumerate(by)}, g["n_added"] or 0, g["n_removed"] or 0,
                                   g["n_changed"] or 0, {c: _dec(g[f"sh{alias[c]}"], scales[c]) - _dec(g[f"sb{alias[c]}"], scales[c])
                                                         for c in decimals}) for g in groups]
     out.added, out.removed, out.changed = (overall["n_added"] or 0), (overall["n_removed"] or 0), (overall["n_changed"] or 0)
-    same = overall["n_same"] or 0
+    same = (overall["n_rows"] or 0) - out.added - out.removed - out.changed
     out.base_rows = same + out.changed + out.removed
     out.head_rows = same + out.changed + out.added
     out.columns = [ColumnCount(c, overall[f"c{alias[c]}"] or 0) for c in compared]
     out.totals = [DecimalTotal(c, _dec(overall[f"sb{alias[c]}"], scales[c]), _dec(overall[f"sh{alias[c]}"], scales[c]))
                   for c in decimals]
+    return sample_keys
 
 
 def _dec(value, scale: int = 0) -> Decimal:
@@ -176,18 +179,26 @@ def _dec(value, scale: int = 0) -> Decimal:
     return value if value is not None else Decimal(0).scaleb(-scale)
 
 
-def _samples(out: OutputDataDiff, marked, compared: list[str], alias: dict) -> None:
-    """Up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order (one small query)."""
+def _samples(out: OutputDataDiff, joined, compared: list[str], differs: dict, differing, key,
+             sample_keys: Optional[list], alias: dict) -> None:
+    """Up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order (one small query over the kept joined
+    rows; with ``sample_keys``, only the rows of those keys and of a NULL key are looked at)."""
     from pyspark.sql import functions as F
 
-    rows = (marked.where(F.col("st") != "same").orderBy(F.coalesce(F.col("h0"), F.col("b0")))
-            .limit(SAMPLE_ROWS).collect())
+    rows = joined.where(differing)
+    if sample_keys is not None:
+        rows = rows.where(key.isin(sample_keys) | key.isNull())
+    rows = (rows.select("b0", "h0", *[F.col(f"{side}{alias[c]}") for c in compared for side in "bh"],
+                        *[cond.alias(f"d{alias[c]}") for c, cond in differs.items()])
+            .orderBy(key).limit(SAMPLE_ROWS).collect())
     for r in rows:
-        state = r["st"]
-        if state == "changed":
-            shown = [c for c in compared if r[f"d{alias[c]}"]]
+        if r["h0"] is None:
+            state = "removed"
+        elif r["b0"] is None:
+            state = "added"
         else:
-            shown = compared
+            state = "changed"
+        shown = [c for c in compared if r[f"d{alias[c]}"]] if state == "changed" else compared
         values = {c: (r[f"b{alias[c]}"], r[f"h{alias[c]}"]) for c in shown}
         out.samples.append(SampleRow(r["h0"] if r["h0"] is not None else r["b0"], state, values))
 
