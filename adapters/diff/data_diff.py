@@ -5,8 +5,9 @@ Rows are matched by ``_row_id`` (a full outer join); a matched row is ``changed`
 differs, NULL-safe (``<=>``). Per output two Spark jobs: one aggregation over the join giving the row
 counts, the changed rows per column and the sums of the decimal columns, per ``--by`` group and overall
 (grouping sets: the overall row and the groups come out of the same pass; only groups with a difference
-are brought back), and one small query for up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order,
-over the joined rows the first job kept (a lazy ``localCheckpoint``), so the sides are computed once.
+are brought back) and, without ``--by``, the keys of the first :data:`SAMPLE_ROWS` differing rows
+(``min_by(key, key, k)``); and one small query for those rows over the joined rows the first job kept (a
+lazy ``localCheckpoint``), so the sides are computed once and the second job compares only those rows.
 """
 from __future__ import annotations
 
@@ -185,10 +186,10 @@ def _samples(out: OutputDataDiff, joined, compared: list[str], differs: dict, di
     rows; with ``sample_keys``, only the rows of those keys and of a NULL key are looked at)."""
     from pyspark.sql import functions as F
 
-    rows = joined.where(differing)
-    if sample_keys is not None:
+    rows = joined
+    if sample_keys is not None:  # first, so that another row's columns are not compared
         rows = rows.where(key.isin(sample_keys) | key.isNull())
-    rows = (rows.select("b0", "h0", *[F.col(f"{side}{alias[c]}") for c in compared for side in "bh"],
+    rows = (rows.where(differing).select("b0", "h0", *[F.col(f"{side}{alias[c]}") for c in compared for side in "bh"],
                         *[cond.alias(f"d{alias[c]}") for c, cond in differs.items()])
             .orderBy(key).limit(SAMPLE_ROWS).collect())
     for r in rows:
