@@ -166,8 +166,8 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
         timed(handwritten_cmd("onepass", ws["onepass"], layout, driver_memory, started_at),
               os.path.join(logs, "onepass.log"), ws["onepass"])
     check = compare(os.path.join(ws["fused"], "target", "out", "pipeline_p"),
-                    os.path.join(ws["each"], "target", "out", "pipeline_p"),
-                    os.path.join(ws["onepass"], "target", "out", "onepass") if onepass else NO_ONEPASS, driver_memory,
+                    os.path.join(ws["each"], "target", "out", "pipeline_p") if times["each"] else NO_SIDE,
+                    os.path.join(ws["onepass"], "target", "out", "onepass") if onepass else NO_SIDE, driver_memory,
                     helper_env)
     return {"rows": rows, "layout": layout, "pairs": pairs, "times_s": times, "ratios": ratios,
             "medians": {n: statistics.median(v) for n, v in ratios.items() if v},
@@ -175,7 +175,7 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
 
 
 # ------------------------------------------------------------------ comparison (its own Spark process)
-NO_ONEPASS = "-"  # the comparison's one-pass folder when (e) did not run (--quick): fused against each alone
+NO_SIDE = "-"  # the comparison's folder of a side that did not run: (e) in --quick, (b) with --full-pairs 0
 
 
 def compare(fused_dir: str, each_dir: str, onepass_dir: str, driver_memory: str, env: Optional[dict] = None) -> dict:
@@ -190,19 +190,21 @@ def compare(fused_dir: str, each_dir: str, onepass_dir: str, driver_memory: str,
 
 def compare_main(fused_dir: str, each_dir: str, onepass_dir: str, driver_memory: str) -> None:
     """Month by month: fused against each (all but ``_row_id``, ``_updated_at``) and against the one-pass
-    script (every column it writes; not when ``onepass_dir`` is :data:`NO_ONEPASS`), ``exceptAll`` both ways."""
+    script (every column it writes), ``exceptAll`` both ways; a side whose folder is :data:`NO_SIDE` is not compared."""
     from pyspark.sql import SparkSession
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", driver_memory).getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     result: dict = {"months": len(MONTHS), "rows": 0, "differences": []}
     for m in MONTHS:
-        fused, each = (spark.read.parquet(os.path.join(d, f"_period={m}")) for d in (fused_dir, each_dir))
-        hand = None if onepass_dir == NO_ONEPASS else spark.read.parquet(os.path.join(onepass_dir, f"_period={m}"))
-        if sorted(fused.columns) != sorted(each.columns):
+        fused = spark.read.parquet(os.path.join(fused_dir, f"_period={m}"))
+        each = None if each_dir == NO_SIDE else spark.read.parquet(os.path.join(each_dir, f"_period={m}"))
+        hand = None if onepass_dir == NO_SIDE else spark.read.parquet(os.path.join(onepass_dir, f"_period={m}"))
+        if each is not None and sorted(fused.columns) != sorted(each.columns):
             result["differences"].append(f"{m}: columns fused {fused.columns} each {each.columns}")
             continue
-        others = [(each, "each", {"_row_id", "_updated_at"})] + ([(hand, "one-pass", {"_row_id"})] if hand else [])
+        others = ([(each, "each", {"_row_id", "_updated_at"})] if each is not None else []) + \
+            ([(hand, "one-pass", {"_row_id"})] if hand is not None else [])
         for other, name, skip in others:
             cols = [c for c in other.columns if c not in skip]
             if set(cols) - set(fused.columns) or set(fused.columns) - set(cols) - skip:
