@@ -5,9 +5,10 @@ Rows are matched by ``_row_id`` (a full outer join); a matched row is ``changed`
 differs, NULL-safe (``<=>``). Per output two Spark jobs: one aggregation over the join giving the row
 counts, the changed rows per column and the sums of the decimal columns, per ``--by`` group and overall
 (grouping sets: the overall row and the groups come out of the same pass; only groups with a difference
-are brought back) and, without ``--by``, the keys of the first :data:`SAMPLE_ROWS` differing rows
-(``min_by(key, key, k)``); and one small query for those rows over the joined rows the first job kept (a
-lazy ``localCheckpoint``), so the sides are computed once and the second job compares only those rows.
+are brought back), and one small query for up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order,
+over the joined rows the first job kept (a lazy ``localCheckpoint``), so the sides are computed once. (The
+sample rows' keys found by the aggregation itself, ``min_by(key, key, 10)``, cost more than this query in a
+cold process: the aggregation is then no longer generated code; pipeline P, about 1.7 s of CPU.)
 """
 from __future__ import annotations
 
@@ -122,10 +123,9 @@ def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: 
                 *[F.sum(F.col(f"b{alias[c]}")).alias(f"sb{alias[c]}") for c in decimals],
                 *[F.sum(F.col(f"h{alias[c]}")).alias(f"sh{alias[c]}") for c in decimals]]
     scales = {c: htypes[c].scale for c in decimals}
-    sample_keys = _aggregate(out, joined, measures, keys, key, differing, compared, decimals, by, alias,
-                             scales)
+    _aggregate(out, joined, measures, keys, decimals, by, alias, scales, compared)
     if out.rows_differing:
-        _samples(out, joined, compared, differs, differing, key, sample_keys, alias)
+        _samples(out, joined, compared, differs, differing, key, alias)
 
 
 def quoted(column: str) -> str:
@@ -133,17 +133,14 @@ def quoted(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
-def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, key, differing, compared: list[str],
-               decimals: list[str], by: Sequence[str], alias: dict, scales: dict) -> Optional[list]:
-    """The one aggregation job: counts, changed rows per column, decimal sums; overall and per group. Without
-    ``by`` it also finds the keys of the first :data:`SAMPLE_ROWS` differing rows (returned; None with ``by``)."""
+def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, decimals: list[str], by: Sequence[str],
+               alias: dict, scales: dict, compared: list[str]) -> None:
+    """The one aggregation job: counts, changed rows per column, decimal sums; overall and per group."""
     from pyspark.sql import functions as F
 
-    sample_keys = None
     if not by:
-        overall = joined.agg(*measures, F.min_by(key, F.when(differing, key), SAMPLE_ROWS).alias("samples")).collect()[0]
+        overall = joined.agg(*measures).collect()[0]
         groups = []
-        sample_keys = list(overall["samples"] or [])
     else:
         group_cols = [f"g{k}" for k in range(len(by))]
         marked = joined.select("*", *[k.alias(g) for k, g in zip(keys, group_cols)])
@@ -172,7 +169,6 @@ def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, key, dif
     out.columns = [ColumnCount(c, overall[f"c{alias[c]}"] or 0) for c in compared]
     out.totals = [DecimalTotal(c, _dec(overall[f"sb{alias[c]}"], scales[c]), _dec(overall[f"sh{alias[c]}"], scales[c]))
                   for c in decimals]
-    return sample_keys
 
 
 def _dec(value, scale: int = 0) -> Decimal:
@@ -180,16 +176,12 @@ def _dec(value, scale: int = 0) -> Decimal:
     return value if value is not None else Decimal(0).scaleb(-scale)
 
 
-def _samples(out: OutputDataDiff, joined, compared: list[str], differs: dict, differing, key,
-             sample_keys: Optional[list], alias: dict) -> None:
+def _samples(out: OutputDataDiff, joined, compared: list[str], differs: dict, differing, key, alias: dict) -> None:
     """Up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order (one small query over the kept joined
-    rows; with ``sample_keys``, only the rows of those keys and of a NULL key are looked at)."""
+    rows)."""
     from pyspark.sql import functions as F
 
-    rows = joined
-    if sample_keys is not None:  # first, so that another row's columns are not compared
-        rows = rows.where(key.isin(sample_keys) | key.isNull())
-    rows = (rows.where(differing).select("b0", "h0", *[F.col(f"{side}{alias[c]}") for c in compared for side in "bh"],
+    rows = (joined.where(differing).select("b0", "h0", *[F.col(f"{side}{alias[c]}") for c in compared for side in "bh"],
                         *[cond.alias(f"d{alias[c]}") for c, cond in differs.items()])
             .orderBy(key).limit(SAMPLE_ROWS).collect())
     for r in rows:
