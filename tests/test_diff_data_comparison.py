@@ -1,6 +1,7 @@
-"""How `ledgerflow diff --data` compares the two sides (issue 31 point 5, its cost): the sample rows' keys come
-from the aggregation's own pass and only those rows are read back; while the diff computes, the join of the
-two sides is a shuffled hash join (no sort of either side) and the session's settings are restored after.
+"""How `ledgerflow diff --data` compares the two sides (issue 31 point 5, its cost): the counts no longer come
+from a per-row status string, and the sample rows are still the first ten differing rows by _row_id; while the
+diff computes, the join of the two sides is a shuffled hash join (no sort of either side) and the session's
+settings are restored after.
 
 The repository is test_diff_data.py's (C0 the finance sample, C1 a corrected GBP rate).
 """

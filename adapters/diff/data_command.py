@@ -108,10 +108,9 @@ def _spark_failure(exc: Exception, side: sides.SideProject) -> ExecutionError:
 
 # Session settings while a data diff computes (restored after). The comparison's full outer join of the two
 # sides by _row_id is a shuffled hash join when every shuffled partition is small enough to hold in memory (AQE
-# decides once the sides are shuffled; else a sort-merge join as before): it does not sort both sides (pipeline
-# P at 1M rows: about 2 s of CPU less). Generated classes are named without their plan's stage id, so a stage
-# the two sides both run (the same code but for its literals) is compiled once and runs on code the JVM has
-# already optimised for the first side.
+# decides once the sides are shuffled; else a sort-merge join as before): it does not sort both sides
+# (pipeline P at 1M rows: about 2 s of CPU less in a warm JVM). Generated classes are named without their
+# plan's stage id, so a stage the two sides both run (the same code but for its literals) is compiled once.
 COMPARISON_SETTINGS = {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold": "64MB",
                        "spark.sql.codegen.useIdInClassName": "false"}
 
