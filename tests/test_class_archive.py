@@ -194,3 +194,34 @@ def test_the_first_command_writes_the_archive_and_the_next_jvm_loads_spark_from_
     assert not damaged.exists()
     assert list((finance / "target" / "logs").glob("hs_err_pid*.log")), "the crash report is in target/logs"
     assert not list(finance.glob("hs_err*")) and not list(Path.cwd().glob("hs_err*"))
+
+
+def test_a_lock_is_never_seen_without_its_pid(cache, monkeypatch):
+    """Another process that looks at the lock at any moment while this one takes it finds its pid: an empty
+    lock reads as a dead holder, and both processes would write an archive."""
+    folder = cache / "jvm"
+    folder.mkdir(parents=True, mode=0o700)
+    seen: list = []
+
+    def look() -> None:
+        for lock in folder.glob("*.lock"):
+            seen.append(lock.read_text())
+
+    real_open, real_link = os.open, os.link
+
+    def spy_open(path, *args, **kwargs):
+        fd = real_open(path, *args, **kwargs)
+        look()
+        return fd
+
+    def spy_link(*args, **kwargs):
+        real_link(*args, **kwargs)
+        look()
+
+    monkeypatch.setattr(os, "open", spy_open)
+    monkeypatch.setattr(os, "link", spy_link)
+    plan = ca.plan("test")
+    monkeypatch.undo()
+    assert plan is not None and seen and all(text == str(os.getpid()) for text in seen), seen
+    assert not list(folder.glob("*.tmp"))
+    ca.release(plan)

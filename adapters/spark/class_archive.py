@@ -277,21 +277,31 @@ def _is_archive(path: str) -> bool:
 
 
 def _take_lock(lock: str) -> bool:
-    """Create ``lock`` holding this pid; a lock whose process is gone is taken over."""
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            if _holder_alive(lock):
-                return False
-            _remove(lock)
-            continue
-        except OSError:
-            return False
+    """Create ``lock`` holding this pid; a lock whose process is gone is taken over. The pid is written to a
+    file of this process's own first and that file linked into place, so a lock is never seen without its
+    pid (an empty one reads as a dead holder: two processes would both write the archive)."""
+    mine = f"{lock}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(str(os.getpid()))
-        return True
-    return False
+    except OSError:
+        _remove(mine)
+        return False
+    try:
+        for _ in range(2):
+            try:
+                os.link(mine, lock)  # atomic: fails when the lock exists
+                return True
+            except FileExistsError:
+                if _holder_alive(lock):
+                    return False
+                _remove(lock)
+            except OSError:
+                return False
+        return False
+    finally:
+        _remove(mine)
 
 
 def _holder_alive(lock: str) -> bool:
