@@ -7,13 +7,13 @@ The repository is test_diff_data.py's (C0 the finance sample, C1 a corrected GBP
 """
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 
 from ledgerflow.adapters.diff import data_command
 from ledgerflow.adapters.diff.data_diff import data_diff
 
-from test_diff_data import output_of, repo, run  # noqa: F401  (repo: the module's repository fixture)
+from test_diff_data import repo  # noqa: F401  (the module's repository fixture)
+from test_diff_data_shared import diff_noting_checkpoints
 
 
 def test_sample_rows_are_the_first_ten_differing_rows_in_row_id_order(spark):
@@ -34,22 +34,8 @@ def test_sample_rows_are_the_first_ten_differing_rows_in_row_id_order(spark):
 
 
 def test_the_sides_are_joined_by_a_shuffled_hash_join_and_the_settings_restored(spark, repo, monkeypatch):
-    from pyspark.sql.classic.dataframe import DataFrame
-
-    kept = []
-    local_checkpoint = DataFrame.localCheckpoint
-
-    def noted_checkpoint(self, *args, **kwargs):
-        kept.append(self)
-        return local_checkpoint(self, *args, **kwargs)
-    monkeypatch.setattr(DataFrame, "localCheckpoint", noted_checkpoint)
     before = {k: spark.conf.get(k, None) for k in data_command.COMPARISON_SETTINGS}
-    result = run(repo["ws"], "--period", "2026-01", repo["c0"], repo["c1"], "--project", "close_conversion",
-                 "--format", "json")
-    monkeypatch.undo()
-    assert result.exit_code == 4, result.output
-    out = output_of(json.loads(result.stdout), "close_conversion")
-    assert (out["rows"]["changed"], out["totals"][1]["change"]) == (2, "396.00")  # test_diff_data's figures
+    kept = diff_noting_checkpoints(repo, monkeypatch)
     joined = [frame for frame in kept if "b0" in frame.columns]
     final = joined[0]._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
     join = next(line for line in final.splitlines() if "Join" in line and "Broadcast" not in line)

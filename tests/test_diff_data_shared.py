@@ -43,20 +43,17 @@ def reads(plan, seen=None) -> list:
     return [r for i in range(children.size()) for r in reads(children.apply(i), seen)]
 
 
-def test_an_input_both_sides_load_alike_is_read_once(spark, repo, monkeypatch):
+def diff_noting_checkpoints(repo, monkeypatch) -> list:
+    """Run test_diff_data's diff of ``close_conversion`` (C0 against C1; its figures checked) and return every
+    frame it kept with ``localCheckpoint``, among them the joined rows of the two sides (columns ``b0``, ``h0``)."""
     from pyspark.sql.classic.dataframe import DataFrame
 
-    loads, kept = [], []
-    load_input, local_checkpoint = loaders.load_input, DataFrame.localCheckpoint
-
-    def counted_load(spark, view, dataset, version, *args, **kwargs):
-        loads.append((dataset.name, version))
-        return load_input(spark, view, dataset, version, *args, **kwargs)
+    kept = []
+    local_checkpoint = DataFrame.localCheckpoint
 
     def noted_checkpoint(self, *args, **kwargs):
         kept.append(self)
         return local_checkpoint(self, *args, **kwargs)
-    monkeypatch.setattr(loaders, "load_input", counted_load)
     monkeypatch.setattr(DataFrame, "localCheckpoint", noted_checkpoint)
     result = run(repo["ws"], "--period", "2026-01", repo["c0"], repo["c1"], "--project", "close_conversion",
                  "--format", "json")
@@ -64,6 +61,18 @@ def test_an_input_both_sides_load_alike_is_read_once(spark, repo, monkeypatch):
     assert result.exit_code == 4, result.output
     out = output_of(json.loads(result.stdout), "close_conversion")
     assert (out["rows"]["changed"], out["totals"][1]["change"]) == (2, "396.00")  # test_diff_data's figures
+    return kept
+
+
+def test_an_input_both_sides_load_alike_is_read_once(spark, repo, monkeypatch):
+    loads = []
+    load_input = loaders.load_input
+
+    def counted_load(spark, view, dataset, version, *args, **kwargs):
+        loads.append((dataset.name, version))
+        return load_input(spark, view, dataset, version, *args, **kwargs)
+    monkeypatch.setattr(loaders, "load_input", counted_load)
+    kept = diff_noting_checkpoints(repo, monkeypatch)
 
     # gl and accounts: one load for both sides; exchange_rates: one per version
     assert Counter(name for name, _ in loads) == {"gl": 1, "accounts": 1, "exchange_rates": 2}

@@ -19,11 +19,6 @@ class LazyFrame:
         self._make = make
         self._frame = None
 
-    @property
-    def made(self) -> bool:
-        """Whether the DataFrame was made (something read it)."""
-        return self._frame is not None
-
     def frame(self):
         """The DataFrame itself."""
         if self._frame is None:
