@@ -21,6 +21,7 @@ from ..commit.publish import PendingOutput
 from ..run.compute import compute, spark_error_message
 from ..run.context import warm_parser
 from ..run.metrics import RunMetrics
+from ..spark.scoped_conf import session_settings
 from . import data_sides as sides
 from .command import EXIT_FOUND, compare_sides
 from .data_diff import check_by, data_diff
@@ -115,42 +116,26 @@ COMPARISON_SETTINGS = {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"
                        "spark.sql.codegen.useIdInClassName": "false"}
 
 
-def _comparison_settings(spark) -> Callable[[], None]:
-    """Apply :data:`COMPARISON_SETTINGS` to ``spark``; returns what restores the previous values."""
-    before = {k: spark.conf.get(k, None) for k in COMPARISON_SETTINGS}
-    for k, v in COMPARISON_SETTINGS.items():
-        spark.conf.set(k, v)
-
-    def restore() -> None:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-    return restore
-
-
 def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.ProjectPair], by: tuple) -> WorkspaceDataDiff:
     """Run each pair's two sides in ``spark`` and compare their outputs into ``report``. An input the sides
     load alike is read once for all of them (:class:`.data_inputs.SharedInputs`)."""
     shared = SharedInputs([side.ctx for pair in pairs for side in (pair.head, pair.base)])
-    restore = _comparison_settings(spark)
-    try:
-        for pair in pairs:
-            head_frames, head_seqs = output_frames(spark, pair.head, shared)
-            # the base side's views replace the head side's under the same names; the head frames keep the plans
-            # they were analysed with (a classic session analyses a frame when it is made)
-            base_frames, base_seqs = output_frames(spark, pair.base, shared)
-            try:
-                result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs})
-            except LedgerflowError:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                raise _spark_failure(exc, pair.head) from exc
-            report.projects.append(ProjectDataDiff(pair.name, "compared", result))
-    finally:
-        shared.release()
-        restore()
+    with session_settings(spark, COMPARISON_SETTINGS):
+        try:
+            for pair in pairs:
+                head_frames, head_seqs = output_frames(spark, pair.head, shared)
+                # the base side's views replace the head side's under the same names; the head frames keep the plans
+                # they were analysed with (a classic session analyses a frame when it is made)
+                base_frames, base_seqs = output_frames(spark, pair.base, shared)
+                try:
+                    result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs})
+                except LedgerflowError:
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    raise _spark_failure(exc, pair.head) from exc
+                report.projects.append(ProjectDataDiff(pair.name, "compared", result))
+        finally:
+            shared.release()
     order = {p.name: i for i, p in enumerate(report.projects)}
     report.projects.sort(key=lambda p: (p.status != "compared", order[p.name]))
     return report
