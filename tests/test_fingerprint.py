@@ -174,3 +174,26 @@ def test_locations_by_kind(tmp_path):
     (tmp_path / "a.csv").unlink()
     check = fp.check_replay(None, {"transactions": res})
     assert not check.recorded and [c["change"] for c in check.changed] == ["deleted"]
+
+
+def test_a_process_hashes_an_unchanged_file_once_and_an_edit_that_keeps_size_and_mtime_again(tmp_path, monkeypatch):
+    """The runs of a range fingerprint the same files: the second fingerprint reads no file, and still sees
+    an edit that put back the size and mtime (its ctime moved). A file changed in the last moments is read
+    each time (its next edit could fall in the same tick of the file clock)."""
+    _tree(tmp_path)
+    opened: list[str] = []
+    real = fp._sha256
+    monkeypatch.setattr(fp, "_sha256", lambda path: opened.append(path) or real(path))
+    first = fp.fingerprint_path(str(tmp_path))
+    assert fp.fingerprint_path(str(tmp_path)) == first and len(opened) == 6  # just written: read both times
+    monkeypatch.setattr(fp, "RACY_NS", -10**12)  # as if written long ago
+    opened.clear()
+    fp.fingerprint_path(str(tmp_path))
+    assert fp.fingerprint_path(str(tmp_path)) == first and len(opened) == 3  # read once, then remembered
+    path = tmp_path / "a.csv"
+    st = os.stat(path)
+    path.write_text("x,y\n1,3\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    opened.clear()
+    diff = fp.compare(first, fp.fingerprint_path(str(tmp_path)))
+    assert opened == [str(path)] and [c["path"] for c in diff["changed"]] == ["a.csv"]
