@@ -127,6 +127,8 @@ CODES: tuple[Code, ...] = (
     Code("PERIOD-002", "closing a project-period that is already closed (who closed it and when)",
          f"{COMMANDS} (Closed periods)"),
     Code("PERIOD-003", "reopening a project-period that is not closed", f"{COMMANDS} (Closed periods)"),
+    Code("PERIOD-004", "closing a project-period while a run of it is under way (named with its process and "
+         "host); close it when that run has finished", f"{COMMANDS} (Closed periods)"),
     # restating a closed period (ledgerflow restate)
     Code("RESTATE-001", "a restatement without a reason (a blank --reason)", f"{COMMANDS} (Restating a closed period)"),
     Code("RESTATE-002", "restating an open project-period (use `run`)", f"{COMMANDS} (Restating a closed period)"),

@@ -9,17 +9,23 @@ first reads their states: when one of them is already in the state asked for, no
 A run of a closed project-period is refused before it starts (:class:`PeriodClosed`, by the command) and
 again at its commit point (:meth:`ClosureTable.refuse_closed`, in the transaction that records it
 completed), so that a close that lands while a run is under way still keeps the period's published
-outputs: that run is rolled back. A record carrying ``restatement`` (``ledgerflow restate``) is the one
+outputs: that run is rolled back. A run that writes a catalog table or a URI does so in place before its
+commit point, which a rollback cannot undo: so a close is refused (PERIOD-004) while a run of that
+project-period is under way (recorded ``running``, its process alive). The check and the close are one
+transaction, and a run saves itself ``running`` before it looks for a close the last time (before its
+first in-place write): whichever comes first, the other sees it. A record carrying ``restatement`` (``ledgerflow restate``) is the one
 run of a closed period that commits.
 """
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from contextlib import closing
 from typing import Iterable, Optional
 
 from ...compiler.errors import LedgerflowError
+from . import liveness
 from .database import StateDatabase
 
 CLOSE, REOPEN = "close", "reopen"
@@ -93,18 +99,45 @@ class ClosureTable(StateDatabase):
         in one transaction, recording ``by``, ``at`` and ``note``; raises :class:`PeriodStateError`, nothing
         written, when one of them is already closed (closing) or open (reopening), naming each such one."""
         with self._immediate() as conn:
-            wrong = []
+            wrong: list[str] = []
+            busy: list[str] = []
             for project, period in pairs:
                 newest = _newest(conn, project, period)
                 is_closed = newest is not None and newest["action"] == CLOSE
                 if action == CLOSE and is_closed:
                     wrong.append(f"{period} of '{project}' ({describe(newest)})")
+                elif action == CLOSE:
+                    busy.extend(f"{period} of '{project}' (run {run_id}, {where})"
+                                for run_id, where in self._runs_in_flight(conn, project, period))
                 elif action == REOPEN and not is_closed:
                     wrong.append(f"{period} of '{project}' ({'never closed' if newest is None else describe(newest)})")
             if wrong:
                 raise _state_error(action, wrong, len(pairs))
+            if busy:
+                raise _busy_error(busy, len(pairs))
             conn.executemany("INSERT INTO period_closures (project, period, action, by_name, at, note) "
                              "VALUES (?,?,?,?,?,?)", [(p, t, action, by, at, note) for p, t in pairs])
+
+    def _runs_in_flight(self, conn: sqlite3.Connection, project: str, period: str) -> list[tuple[str, str]]:
+        """``(run id, where it runs)`` of each run of ``project``'s ``period`` recorded ``running`` whose process
+        may still be writing: its run lock is held, or it runs on another host (whose lock this host cannot
+        see). A run whose process died is not one: recovery rolls it back, and it never reaches its commit."""
+        runs_dir = getattr(self, "runs_dir", None)
+        found = []
+        for run_id, text in conn.execute("SELECT run_id, record FROM runs WHERE project_name = ? AND period = ? "
+                                         "AND status = 'running' ORDER BY run_id", (project, period)):
+            try:
+                process = (json.loads(text or "{}").get("process") or {})
+            except ValueError:
+                process = {}
+            where = f"process {process.get('pid')} on {process.get('host')}"
+            if process.get("host") not in (None, liveness.this_host()) or runs_dir is None:
+                found.append((run_id, where))
+                continue
+            with liveness.probe(runs_dir, run_id) as probe:
+                if probe.state in ("held", "unsupported"):
+                    found.append((run_id, where))
+        return found
 
     def refuse_if_closed(self, project: str, period: str) -> None:
         """Raise :class:`PeriodClosed` (exit 1) when ``project``'s ``period`` (its identifier) is closed: what
@@ -142,6 +175,15 @@ def _newest(conn: sqlite3.Connection, project: str, period: str) -> Optional[dic
     row = conn.execute("SELECT project, period, action, by_name, at, note FROM period_closures WHERE project = ? "
                        "AND period = ? ORDER BY seq DESC LIMIT 1", (project, period)).fetchone()
     return _row(row) if row else None
+
+
+def _busy_error(busy: list[str], asked: int) -> PeriodStateError:
+    shown = "; ".join(busy[:5]) + (f"; and {len(busy) - 5} more" if len(busy) > 5 else "")
+    return PeriodStateError(
+        f"PERIOD-004 a run is under way: {shown}. Nothing was closed (of {asked} project-period"
+        f"{'s' if asked != 1 else ''} asked): a run that writes a catalog table or a URI in place could not be "
+        "undone once its period is closed. Close it when the run has finished (`ledgerflow runs list` shows "
+        "it); the close then keeps what that run published.")
 
 
 def _state_error(action: str, wrong: list[str], asked: int) -> PeriodStateError:
