@@ -183,7 +183,8 @@ def _busy_error(busy: list[str], asked: int) -> PeriodStateError:
         f"PERIOD-004 a run is under way: {shown}. Nothing was closed (of {asked} project-period"
         f"{'s' if asked != 1 else ''} asked): a run that writes a catalog table or a URI in place could not be "
         "undone once its period is closed. Close it when the run has finished (`ledgerflow runs list` shows "
-        "it); the close then keeps what that run published.")
+        "it); the close then keeps what that run published. A run on another host whose process is gone holds "
+        "it until `ledgerflow runs clean --other-hosts` recovers it.")
 
 
 def _state_error(action: str, wrong: list[str], asked: int) -> PeriodStateError:
