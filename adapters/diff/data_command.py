@@ -124,8 +124,8 @@ def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.Projec
         try:
             for pair in pairs:
                 head_frames, head_seqs = output_frames(spark, pair.head, shared)
-                # the base side's views replace the head side's under the same names; the head frames keep the plans
-                # they were analysed with (a classic session analyses a frame when it is made)
+                # the base side's views replace the head side's under the same names; the head frames keep the
+                # plans they were analysed with (a classic session analyses a frame when it is made)
                 base_frames, base_seqs = output_frames(spark, pair.base, shared)
                 try:
                     result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs})

@@ -13,8 +13,8 @@ outputs: that run is rolled back. A run that writes a catalog table or a URI doe
 commit point, which a rollback cannot undo: so a close is refused (PERIOD-004) while a run of that
 project-period is under way (recorded ``running``, its process alive). The check and the close are one
 transaction, and a run saves itself ``running`` before it looks for a close the last time (before its
-first in-place write): whichever comes first, the other sees it. A record carrying ``restatement`` (``ledgerflow restate``) is the one
-run of a closed period that commits.
+first in-place write): whichever comes first, the other sees it. A record carrying ``restatement``
+(``ledgerflow restate``) is the one run of a closed period that commits.
 """
 from __future__ import annotations
 
