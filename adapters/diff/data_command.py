@@ -11,6 +11,7 @@ column an output lacks, or an input cannot be resolved; 3 Spark failed; 4 a diff
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable, Optional
 
 from ...compiler.compile import gc_paused
@@ -97,8 +98,17 @@ def output_frames(spark, side: sides.SideProject, shared: Optional[SharedInputs]
         raise
     except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors: the diff failed on Spark
         raise _spark_failure(exc, side) from exc
-    frames = {p.statement.operation.name: p.frame for p in pending}
-    return frames, {p.statement.operation.name: p.statement.operation.seq for p in pending}
+    keys = output_keys([p.statement.operation for p in pending])
+    frames = {keys[p.statement.operation.seq]: p.frame for p in pending}
+    return frames, {keys[p.statement.operation.seq]: p.statement.operation.seq for p in pending}
+
+
+def output_keys(operations: list) -> dict[int, str]:
+    """Output seq -> the name its rows are compared under: the operation's name, and ``NAME (output SEQ)`` for
+    each of several outputs of one name (a project may name two outputs alike; keyed by name alone, one of them
+    went uncompared)."""
+    counts = Counter(op.name for op in operations)
+    return {op.seq: op.name if counts[op.name] == 1 else f"{op.name} (output {op.seq})" for op in operations}
 
 
 def _spark_failure(exc: Exception, side: sides.SideProject) -> ExecutionError:
