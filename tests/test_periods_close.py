@@ -3,11 +3,14 @@ run store, a run of a closed project-period refused, and the bad input. Store- a
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
 from cli_support import add_project, cli, describe
 from ledgerflow.adapters.store.closure_table import PeriodClosed, PeriodStateError
+from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.store.runstore import RunStore
 
 FINANCE_PROJECTS = 12
@@ -19,9 +22,13 @@ def _history(ws) -> list[tuple]:
 
 
 def _record(run_id: str, project: str, period: str, status: str = "running") -> dict:
+    """A run record as the runner saves it; its process (this host, no run lock) has ended: a close does not
+    wait for it."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
     return {"run_id": run_id, "project": {"id": "p-" + project, "name": project, "sha256": "x"},
             "period": {"identifier": period}, "status": status, "started_at": "2026-02-01T00:00:00.000",
-            "finished_at": None, "outputs": []}
+            "finished_at": None, "outputs": [], "process": {"pid": ended.pid, "host": liveness.this_host()}}
 
 
 # ------------------------------------------------------------------------------------------------ the store

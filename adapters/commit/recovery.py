@@ -43,7 +43,7 @@ from . import leftovers
 from .journal import CommitJournal
 from .outcomes import Outcome, describe, report
 
-__all__ = ["Outcome", "recover", "recover_run", "release_claims", "clean", "on_open", "report", "pid_alive"]
+__all__ = ["Outcome", "recover", "recover_run", "release_claims", "clean", "on_open", "report"]
 
 _CHECKED: set[str] = set()  # state databases this process has already recovered
 
@@ -113,7 +113,7 @@ def fused_leftovers(store, rec: dict, records: Optional[list[dict]] = None) -> t
 def _gone(proc: Optional[dict]) -> bool:
     """Whether the process ``proc`` (a record's ``process``) ran on this host and has exited."""
     return bool(proc) and proc.get("host") == liveness.this_host() and proc.get("pid") != os.getpid() \
-        and not pid_alive(proc.get("pid"))
+        and not liveness.pid_alive(proc.get("pid"))
 
 
 def _current(store, run_id: str) -> dict:
@@ -207,7 +207,7 @@ def release_claims(store, run_id: str, proc: dict, other_hosts: bool = False) ->
         return None
     with liveness.probe(store.runs_dir, run_id) as lock:
         if lock.state == "abandoned" or (lock.state == "missing" and proc.get("host") == liveness.this_host()
-                                         and not pid_alive(proc.get("pid"))):
+                                         and not liveness.pid_alive(proc.get("pid"))):
             if store.run_status(run_id) is not None or store.read_run_json(run_id) is not None:
                 return None  # recorded meanwhile: the next check looks at its record
             outcome = release(f"its process, pid {proc.get('pid')} on host {proc.get('host')}, died before the run "
@@ -220,19 +220,6 @@ def release_claims(store, run_id: str, proc: dict, other_hosts: bool = False) ->
                     pass
             return outcome
     return None
-
-
-def pid_alive(pid) -> bool:
-    """Whether a process ``pid`` exists on this host (a reused pid answers yes: the safe side)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def clean(store, other_hosts: bool = False) -> list[Outcome]:

@@ -119,14 +119,7 @@ def _alive(store: RunStore, lease: dict) -> bool:
         return True
     if store.run_status(run_id) in ("completed", "failed"):
         return False  # the run is final: its lease is stale (recovery releases it), whatever its pid does now
-    if lease.get("host") != liveness.this_host():
-        return True  # its lock may not be visible from here; `runs clean --other-hosts` decides
-    with liveness.probe(store.runs_dir, run_id) as lock:
-        if lock.state == "abandoned":
-            return False
-        if lock.state == "missing":
-            return recovery.pid_alive(lease.get("pid"))
-        return True
+    return liveness.may_be_alive(store.runs_dir, run_id, lease.get("pid"), lease.get("host"))
 
 
 def _now() -> str:

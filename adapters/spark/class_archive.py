@@ -281,8 +281,9 @@ def _take_lock(lock: str) -> bool:
     file of this process's own first and that file linked into place, so a lock is never seen without its
     pid (an empty one reads as a dead holder: two processes would both write the archive)."""
     mine = f"{lock}.{os.getpid()}.tmp"
+    _remove(mine)  # left by a dead process of the same pid; a link there is unlinked, never followed
     try:
-        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(mine, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(str(os.getpid()))
     except OSError:

@@ -120,8 +120,8 @@ class ClosureTable(StateDatabase):
 
     def _runs_in_flight(self, conn: sqlite3.Connection, project: str, period: str) -> list[tuple[str, str]]:
         """``(run id, where it runs)`` of each run of ``project``'s ``period`` recorded ``running`` whose process
-        may still be writing: its run lock is held, or it runs on another host (whose lock this host cannot
-        see). A run whose process died is not one: recovery rolls it back, and it never reaches its commit."""
+        may still be writing (:func:`.liveness.may_be_alive`, as a lease's holder is judged). A run whose process
+        died is not one: recovery rolls it back, and it never reaches its commit."""
         runs_dir = getattr(self, "runs_dir", None)
         found = []
         for run_id, text in conn.execute("SELECT run_id, record FROM runs WHERE project_name = ? AND period = ? "
@@ -131,12 +131,8 @@ class ClosureTable(StateDatabase):
             except ValueError:
                 process = {}
             where = f"process {process.get('pid')} on {process.get('host')}"
-            if process.get("host") not in (None, liveness.this_host()) or runs_dir is None:
+            if runs_dir is None or liveness.may_be_alive(runs_dir, run_id, process.get("pid"), process.get("host")):
                 found.append((run_id, where))
-                continue
-            with liveness.probe(runs_dir, run_id) as probe:
-                if probe.state in ("held", "unsupported"):
-                    found.append((run_id, where))
         return found
 
     def refuse_if_closed(self, project: str, period: str) -> None:

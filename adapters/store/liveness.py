@@ -139,3 +139,32 @@ def probe(runs_dir: str, run_id: str) -> Probe:
         os.close(fd)
         raise
     return Probe("abandoned", path, fd)
+
+
+def pid_alive(pid) -> bool:
+    """Whether a process ``pid`` exists on this host (a reused pid answers yes: the safe side)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def may_be_alive(runs_dir: str, run_id: str, pid, host: Optional[str]) -> bool:
+    """Whether the process of a run not yet final (started by ``pid`` on ``host``) may still be running; when in
+    doubt, yes. A run on another host is taken for alive (its lock may not be visible from here: ``runs clean
+    --other-hosts`` decides); here its lock answers, and without a lock file its pid."""
+    if holds(run_id):
+        return True
+    if host != this_host():
+        return True
+    with probe(runs_dir, run_id) as lock:
+        if lock.state == "abandoned":
+            return False
+        if lock.state == "missing":
+            return pid_alive(pid)
+        return True
