@@ -154,7 +154,7 @@ CODES: tuple[Code, ...] = (
     Code("CHK-005", "a tolerance that is not a non-negative decimal", f"{CHECKS} (Codes)"),
     Code("CHK-006", "a check name that is not a name, or used by two checks", f"{CHECKS} (Codes)"),
     Code("CHK-007", "a quarantine destination missing, unused, outside the workspace, or overlapping a dataset's "
-         "location or an output's destination", f"{CHECKS} (Codes)"),
+         "location, an output's destination or another check's quarantine destination", f"{CHECKS} (Codes)"),
     Code("CHK-008", "row_count bounds that are not non-negative integers, absent, or min above max",
          f"{CHECKS} (Codes)"),
     Code("CHK-009", "an accepted value not of its column's type, or no values", f"{CHECKS} (Codes)"),

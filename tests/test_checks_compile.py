@@ -174,6 +174,34 @@ def test_more_located_rules(tmp_path):
                    "CHK-009", "CHK-010", "CHK-003", "CHK-010", "CHK-001", "CHK-001"], got
 
 
+QUARANTINE = ("  - {{name: {name}, on: 2, expect: 'currency <> \"\"', on_violation: quarantine, "
+              "quarantine: {{path: {path}}}}}\n")
+
+
+def test_two_checks_of_a_project_may_not_quarantine_into_one_folder(tmp_path):
+    """Each run's partition of one would replace the other's: the rows one check quarantined would be lost."""
+    checks = (QUARANTINE.format(name="a", path="out/q/shared") + QUARANTINE.format(name="b", path="out/q/shared/b")
+              + QUARANTINE.format(name="c", path="out/q/c"))
+    found = _diagnostics(tmp_path, checks)
+    assert [(d.code, d.text) for d in found] == [("CHK-007", "out/q/shared"), ("CHK-007", "out/q/shared/b")]
+    assert "overlaps the quarantine destination of check 'b' ('out/q/shared/b')" in found[0].message
+    assert "overlaps the quarantine destination of check 'a' ('out/q/shared')" in found[1].message
+
+
+def test_a_quarantine_may_not_share_another_projects_quarantine_folder(tmp_path):
+    ws_dir = tmp_path / "ws"
+    _plan(tmp_path, QUARANTINE.format(name="a", path="\"out/q/{{YYYY}}\""))  # writes the workspace
+    other = PROJECT.read_text().split("checks:\n")[0].replace("name: checked_close", "name: other_close").replace(
+        "0c000000-0000-4000-8000-000000000001", "0c000000-0000-4000-8000-000000000002").replace(
+        "out/lines/", "out/other_lines/")
+    (ws_dir / "projects" / "other_close.yml").write_text(other + "checks:\n" + QUARANTINE.format(name="z", path="out/q"))
+    ws = load_workspace(str(ws_dir))
+    found = plan_project(ws, ws.find_project("checked_close")).diagnostics
+    assert [(d.code, d.text) for d in found] == [("CHK-007", "out/q/{{YYYY}}")]
+    assert "check 'z' of project 'other_close' ('out/q')" in found[0].message
+    assert [d.code for d in plan_project(ws, ws.find_project("other_close")).diagnostics] == ["CHK-007"]
+
+
 def test_check_errors_come_with_the_projects_other_errors(tmp_path):
     """One pass: an operation's error and a check's error are reported together."""
     bad_op = ("  - seq: 3\n    name: Bad\n    type: update\n    arguments:\n      assignments:\n"

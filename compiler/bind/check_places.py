@@ -3,9 +3,10 @@
 Like an output's ``{path: ...}`` (:func:`.output.template_path_problem`), it may not be absolute, a URI,
 climb out, be the workspace folder or lead out through a link. It may not overlap (equal, hold or lie
 inside) a place ledgerflow reads or writes for something else: an output's destination folder or a
-dataset's location, registered datasets included, of any project of the workspace, as far as their path
-templates are fixed before a run (the folders before the first ``{{token}}``, with the dataset's name and
-table filled in)."""
+dataset's location, registered datasets included, or another check's quarantine destination, of any
+project of the workspace, as far as their path templates are fixed before a run (the folders before the
+first ``{{token}}``, with the dataset's name and table filled in). Two quarantines in one folder would each
+replace the other's partition of a period: the rows one run quarantined would be lost to the next."""
 from __future__ import annotations
 
 import os
@@ -49,6 +50,15 @@ def places(ws: Workspace) -> Iterator[tuple[str, str]]:
                     yield what, fixed_part(_fill(path, str(d.table), str(d.table)))
 
 
+def quarantine_places(ws: Workspace) -> Iterator[tuple[str, str, str]]:
+    """(project, check, fixed folder) of every check of the workspace that names a relative quarantine path."""
+    for project in ws.projects:
+        for check in project.checks:
+            q = check.quarantine
+            if q is not None and q.path and not is_absolute_or_uri(str(q.path)):
+                yield str(project.name), str(check.name), fixed_part(str(q.path))
+
+
 def _norm(path: str) -> str:
     return os.path.normpath(path.replace("\\", "/")).strip("/")
 
@@ -61,8 +71,9 @@ def overlaps(a: str, b: str) -> bool:
     return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
-def quarantine_problem(ws: Workspace, path: str) -> Optional[str]:
-    """Why ``path`` cannot be a quarantine destination (a clause after "the quarantine path 'x' ..."), or None."""
+def quarantine_problem(ws: Workspace, path: str, project: str, check: str) -> Optional[str]:
+    """Why ``path``, the quarantine destination of ``check`` of ``project``, cannot be one (a clause after "the
+    quarantine path 'x' ..."), or None."""
     if is_absolute_or_uri(path) or path.startswith("\\"):
         return "is absolute or a URI; a quarantine destination lies inside the workspace"
     problem = template_path_problem(ws.root, path)
@@ -72,4 +83,9 @@ def quarantine_problem(ws: Workspace, path: str) -> Optional[str]:
     for what, folder in places(ws):
         if overlaps(mine, folder):
             return f"overlaps {what} ('{folder}')"
+    for other_project, other_check, folder in quarantine_places(ws):
+        if (other_project, other_check) != (project, check) and overlaps(mine, folder):
+            whose = "" if other_project == project else f" of project '{other_project}'"
+            return (f"overlaps the quarantine destination of check '{other_check}'{whose} ('{folder}'): each run "
+                    "would replace the other's quarantined rows")
     return None

@@ -86,7 +86,7 @@ def _action(ctx: BindContext, check: Check, kind: CheckKind) -> tuple[Action, Op
                        check.where.get("@on_violation"), "quarantine", "add quarantine: {path: out/quarantine/"
                        f"{check.name}, format: parquet}}")
     elif q is not None and q.path is not None:
-        problem = quarantine_problem(ctx.ws, str(q.path))
+        problem = quarantine_problem(ctx.ws, str(q.path), ctx.project.name, str(check.name))
         if problem is not None:
             ctx.errors.add("CHK-007", f"the quarantine path '{q.path}' of check '{check.name}' {problem}",
                            loc_of(q.path, q.location), str(q.path), PLACE_HINT)
