@@ -284,3 +284,33 @@ def test_two_outputs_of_one_name_are_each_in_the_restatements_data_diff(spark, f
         (1, 0, 1, 1), (3, 0, 1, 1)], outs
     for o in outs:
         assert Decimal(next(t for t in o["totals"] if t["column"] == "amount_local")["change"]) == Decimal("500.00")
+
+
+def test_an_output_the_project_no_longer_writes_is_published_empty_and_its_rows_stay_readable(spark, finance):
+    """The data diff reports a dropped output's rows removed: the published partition must say so too, not go on
+    showing them beside the restated outputs."""
+    from cli_support import add_project
+    two = """
+        - {seq: 1, name: Lines, type: output, arguments: {destination: {path: out/kept_lines, format: parquet}}}
+        - {seq: 2, name: Copy, type: output, arguments: {destination: {path: out/dropped_copy, format: parquet}}}
+        """
+    add_project(finance, "drops_one", two)
+    first = cli(finance, "run", "drops_one", "--period", PERIOD)
+    assert first.exit_code == 0, describe(first)
+    published = {o["operation_seq"]: o for o in record(finance, run_id_of(first))["outputs"]}
+    assert cli(finance, "periods", "close", PERIOD, "--project", "drops_one").exit_code == 0
+    dropped = published[2]["location"]
+    old_folder = os.path.realpath(dropped)
+    add_project(finance, "drops_one", two.split("        - {seq: 2")[0])  # output 2 removed from the project
+    r = cli(finance, "restate", "drops_one", "--period", PERIOD, "--reason", "the copy is retired")
+    assert r.exit_code == 0, describe(r)
+    rec = record(finance, run_id_of(r))
+    assert rec["restatement"]["emptied_outputs"] == [{"operation_seq": 2, "name": "Copy", "location": dropped}]
+    assert "is published empty" in r.output
+    outs = {o["seq"]: o for o in rec["restatement"]["data_diff"]["outputs"]}
+    assert outs[2]["rows"]["removed"] == published[2]["rows"] > 0 and outs[2]["rows"]["added"] == 0
+    assert (outs[2]["name"], outs[2]["status"]) == ("Copy", "removed")  # its seq, not in place of how rows match
+    assert spark.read.parquet(dropped).count() == 0  # what readers of the partition see now
+    assert os.path.realpath(dropped) != old_folder
+    assert spark.read.parquet(old_folder).count() == published[2]["rows"]  # the superseded rows, still readable
+    assert spark.read.parquet(published[1]["location"]).count() == published[1]["rows"]

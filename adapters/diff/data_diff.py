@@ -68,7 +68,7 @@ def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, objec
         base, head = base_frames.get(name), head_frames.get(name)
         if base is None or head is None:
             rows = (head if base is None else base).count()
-            outputs.append(OutputDataDiff(name, "added" if base is None else "removed", seqs.get(name),
+            outputs.append(OutputDataDiff(name, "added" if base is None else "removed", seq=seqs.get(name),
                                           base_rows=0 if base is None else rows, head_rows=rows if base is None else 0,
                                           added=rows if base is None else 0, removed=rows if head is None else 0))
         else:

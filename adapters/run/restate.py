@@ -32,8 +32,8 @@ from ..store.closure_table import describe
 from . import interrupts
 from .context import RunContext, new_run_id, utcnow, warm_parser
 from .destinations import destination
-from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, output_labels,
-                              read_published, superseded_run)
+from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, emptied_outputs,
+                              output_labels, read_published, superseded_run)
 
 Echo = Callable[[str], None]
 
@@ -113,15 +113,23 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
     block = {"reason": reason.strip(), "by": person, "supersedes_run_id": superseded.run_id,
              "superseded_outputs": [o.to_json() for o in superseded.outputs], "data_diff": None}
     hooks: list[RestatementPublishing] = []
+    emptied: dict = {}
+
+    def emptying(ctx, destinations: dict) -> dict:
+        emptied.clear()
+        emptied.update(emptied_outputs(superseded, destinations, period.identifier, ctx.workspace.root))
+        block["emptied_outputs"] = [{"operation_seq": o.seq, "name": o.name, "location": o.location}
+                                    for o, _dest in emptied.values()]
+        return {key: dest for key, (_o, dest) in emptied.items()}
 
     def publishing(record: dict, ctx, checks):
-        hooks.append(RestatementPublishing(record, ctx, checks, block, superseded, runner.store, runner.echo))
+        hooks.append(RestatementPublishing(record, ctx, checks, block, superseded, runner.store, runner.echo, emptied))
         return hooks[-1]
-    runner.publishing = publishing
+    runner.publishing, runner.emptying = publishing, emptying
     try:
         record = runner.run(project.name, period, allow_draft, workspace=ws)
     finally:
-        runner.publishing = None
+        runner.publishing = runner.emptying = None
     return Restatement(project.name, period.identifier, block["reason"], person, superseded, hooks[-1].diff, record)
 
 
@@ -189,4 +197,6 @@ def summary_lines(result: Restatement) -> list[str]:
                  "supersedes " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
                  + f" (reason: {result.reason!r}, by {result.by})."]
         lines += [f"  superseded output {o.seq} '{o.name}' stays readable at {o.folder}" for o in sup.outputs]
+        lines += [f"  output {e['operation_seq']} '{e['name']}' is not written by the project any more: its partition "
+                  f"{e['location']} is published empty" for e in result.record["restatement"].get("emptied_outputs", [])]
     return lines

@@ -46,6 +46,7 @@ class PublishedOutput:
     format: str
     rows: Optional[int] = None
     label: str = ""  # what the data diff reports it as (:func:`output_labels`)
+    registered: bool = False  # a registered dataset's version: it never changes
 
     def to_json(self) -> dict:
         """The entry of ``restatement.superseded_outputs``."""
@@ -107,7 +108,32 @@ def superseded_run(store, project: str, period: str, formats: dict[int, str]) ->
                 "nothing to compare with and nothing was run or written. Restore the folder, or reopen the "
                 "period and run it.")
         out.outputs.append(PublishedOutput(name, seq, location, folder, _format(folder) or formats.get(seq, "parquet"),
-                                           o.get("rows"), labels[seq]))
+                                           o.get("rows"), labels[seq], bool(o.get("registered_dataset"))))
+    return out
+
+
+def _place(link: str) -> str:
+    """A partition link's path with its folder's real path: two spellings of one partition compare equal."""
+    return os.path.join(os.path.realpath(os.path.dirname(link)), os.path.basename(link))
+
+
+def emptied_outputs(superseded: Superseded, destinations: dict, period: str, workspace_root: str) -> dict:
+    """The superseded run's outputs that the restating run writes nowhere (the project no longer has them, or
+    writes them elsewhere), each with the destination at which the restatement publishes an empty partition
+    in their place: ``{"superseded output SEQ": (PublishedOutput, OutputDestination)}``. Left published they
+    would still show the rows the data diff reports removed. A registered dataset's version is left as it
+    is: a published version never changes. ``destinations``: the restating run's, by output seq."""
+    from ..commit.destinations import OutputDestination
+    from ..commit.partitions import check_partition, partition_link
+    written = {_place(partition_link(local_path(d.target), period)) for d in destinations.values() if d.local}
+    out = {}
+    for o in superseded.outputs:
+        link = local_path(o.location)
+        if o.registered or _place(link) in written:
+            continue
+        root = root_period(link)[0]
+        check_partition(root, period, where=f"the partition output {o.seq} '{o.name}' published")
+        out[f"superseded output {o.seq}"] = (o, OutputDestination("path", root, o.format, 1, workspace_root))
     return out
 
 
@@ -173,8 +199,9 @@ class RestatementPublishing:
     """The restating run's hook around its writes (see the module docstring); ``inner``: the run's checks."""
 
     def __init__(self, record: dict, ctx, inner, block: dict, superseded: Superseded, store,
-                 echo: Callable[[str], None]):
+                 echo: Callable[[str], None], emptied: Optional[dict] = None):
         self.ctx, self.inner, self.superseded, self.store, self.echo = ctx, inner, superseded, store, echo
+        self.emptied = dict(emptied or {})  # emptied_outputs(): staged with the first output's quarantines
         self.block = record["restatement"] = block  # in the record from here on: the commit point lets it through
         self.staged: dict[str, tuple] = {}  # output name -> (frame, staged folder, format)
         self.seqs: dict[str, int] = {}
@@ -182,8 +209,15 @@ class RestatementPublishing:
         self.diff = None
 
     def prepare(self, out) -> list:
-        """The run's checks' ``prepare`` (nothing of its own)."""
-        return self.inner.prepare(out) if self.inner is not None else []
+        """The run's checks' ``prepare``; the first time, also an empty partition (the published rows' columns,
+        no row) for each output the restatement no longer writes, staged and swapped in with the outputs."""
+        extra = self.inner.prepare(out) if self.inner is not None else []
+        emptied, self.emptied = self.emptied, {}
+        for o, dest in emptied.values():
+            extra.append((read_published(out.frame.sparkSession, o.folder, o.format).limit(0), dest))
+            self.echo(f"  superseded output {o.seq} '{o.name}' is not written by the restatement: its partition "
+                      f"is published empty (its rows stay readable at {o.folder})")
+        return extra
 
     def written(self, out, staged: Optional[staging.Staged], fmt: Optional[str] = None) -> None:
         """Remember where ``out`` was staged (its rows are compared in :meth:`evaluate`); the checks' ``written``."""
