@@ -112,25 +112,37 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
         return Restatement(project.name, period.identifier, reason.strip(), person, superseded, diff, dry_run=True)
     block = {"reason": reason.strip(), "by": person, "supersedes_run_id": superseded.run_id,
              "superseded_outputs": [o.to_json() for o in superseded.outputs], "data_diff": None}
-    hooks: list[RestatementPublishing] = []
-    emptied: dict = {}
-
-    def emptying(ctx, destinations: dict) -> dict:
-        emptied.clear()
-        emptied.update(emptied_outputs(superseded, destinations, period.identifier, ctx.workspace.root))
-        block["emptied_outputs"] = [{"operation_seq": o.seq, "name": o.name, "location": o.location}
-                                    for o, _dest in emptied.values()]
-        return {key: dest for key, (_o, dest) in emptied.items()}
-
-    def publishing(record: dict, ctx, checks):
-        hooks.append(RestatementPublishing(record, ctx, checks, block, superseded, runner.store, runner.echo, emptied))
-        return hooks[-1]
-    runner.publishing, runner.emptying = publishing, emptying
+    hooks = _Hooks(runner, block, superseded, period)
+    runner.publishing = hooks
     try:
         record = runner.run(project.name, period, allow_draft, workspace=ws)
     finally:
-        runner.publishing = runner.emptying = None
-    return Restatement(project.name, period.identifier, block["reason"], person, superseded, hooks[-1].diff, record)
+        runner.publishing = None
+    return Restatement(project.name, period.identifier, block["reason"], person, superseded, hooks.made[-1].diff,
+                       record)
+
+
+class _Hooks:
+    """The runner's ``publishing`` hook for a restatement: :meth:`places` (before anything is claimed: the
+    partitions of outputs the project no longer writes, published empty), then, called with the run's record,
+    context and checks, the :class:`RestatementPublishing` to publish with."""
+
+    def __init__(self, runner, block: dict, superseded: Superseded, period: Period):
+        self.runner, self.block, self.superseded, self.period = runner, block, superseded, period
+        self.emptied: dict = {}
+        self.made: list[RestatementPublishing] = []
+
+    def places(self, ctx, destinations: dict) -> dict:
+        """:func:`.restate_publish.emptied_outputs`' destinations, by name; noted in the record's block."""
+        self.emptied = emptied_outputs(self.superseded, destinations, self.period.identifier, ctx.workspace.root)
+        self.block["emptied_outputs"] = [{"operation_seq": o.seq, "name": o.name, "location": o.location}
+                                         for o, _dest in self.emptied.values()]
+        return {key: dest for key, (_o, dest) in self.emptied.items()}
+
+    def __call__(self, record: dict, ctx, checks) -> RestatementPublishing:
+        self.made.append(RestatementPublishing(record, ctx, checks, self.block, self.superseded, self.runner.store,
+                                               self.runner.echo, self.emptied))
+        return self.made[-1]
 
 
 def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Superseded) -> DataDiff:

@@ -43,6 +43,13 @@ from .replay import replay_context
 Echo = Callable[[str], None]
 
 
+def _more_places(publishing, ctx: RunContext, destinations: dict) -> dict:
+    """The partitions a run's ``publishing`` hook publishes beside its outputs and quarantines, by name: its
+    ``places(ctx, destinations)`` when it has one (a restatement's emptied outputs, restate.py), else none."""
+    places = getattr(publishing, "places", None)
+    return places(ctx, destinations) if places is not None else {}
+
+
 class Runner:
     """Runs one project (or replays one run) on a SparkSession."""
 
@@ -58,8 +65,6 @@ class Runner:
         self.stop_requested = False
         self.computation: Optional[Callable] = None  # computes the outputs instead of compute (fused.py)
         self.publishing: Optional[Callable] = None  # (record, ctx, checks) -> the checks to publish with (restate.py)
-        # (ctx, destinations) -> more partitions the run publishes, by name (restate.py: emptied outputs)
-        self.emptying: Optional[Callable] = None
 
     # ---------------------------------------------------------------- entry points
     def run(self, project_ref: str, period: Union[Period, str], allow_draft: bool = False, workspace:
@@ -136,8 +141,7 @@ class Runner:
             process = liveness.hold(self.store.runs_dir, ctx.run_id)
             destinations = resolve_destinations(ctx, self.store, process)
             quarantines = quarantine_destinations(ctx)  # check name -> where its quarantined rows are staged
-            emptied = self.emptying(ctx, destinations) if self.emptying is not None else {}  # restate.py
-            places = {**destinations, **quarantines, **emptied}  # every partition the run may stage and swap in
+            places = {**destinations, **quarantines, **_more_places(self.publishing, ctx, destinations)}
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
             record.claimed(process, CommitJournal.staging_entries(places, ctx.period.identifier))
             leases.take(self.store, ctx.run_id, process, leases.resources(places, ctx.period.identifier),
