@@ -70,6 +70,12 @@ def test_sample_checks_hold_and_runs_show_prints_them(spark, finance):
     assert "  journals_balance  balanced         3      fail      passed           0            0" in shown.stdout
     raw = json.loads(cli(finance, "runs", "show", rec["run_id"], "--json").stdout)
     assert raw["checks"] == rec["checks"]
+    # judging them is in the run's timings: its seconds and the Spark jobs it started (balanced, unique: a query each)
+    judged = rec["timings"]["checks"]
+    assert judged["name"] == "checks" and judged["seconds"] > 0 and judged["spark_jobs"] >= 2, judged
+    t = rec["timings"]
+    assert t["spark_jobs"] == sum(e["spark_jobs"] for e in t["statements"] + t["outputs"] + [judged])
+    assert f"checks {judged['seconds']:.1f} s" in result.output
 
 
 def test_a_failing_check_publishes_nothing_releases_its_version_and_exits_4(spark, finance):

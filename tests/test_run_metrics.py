@@ -17,7 +17,9 @@ def check_entry(entry: dict) -> None:
 def test_ts03_records_timings_of_every_statement(spark, finance):
     rec = run_ok(finance, "ts03_fx_conversion")
     t = rec["timings"]
-    assert set(t) == {"total_s", "setup_s", "load_inputs_s", "statements", "outputs", "spark_jobs", "job_counts"}
+    assert set(t) == {"total_s", "setup_s", "load_inputs_s", "statements", "outputs", "checks", "spark_jobs",
+                      "job_counts"}
+    assert t["checks"] is None  # TS-03 declares no checks
     assert t["job_counts"] == "spark_status_tracker"
     # every statement the runner executed, in order: loading the inputs, the stage, the output's query
     assert [(s["name"], s["kind"], s["operations"]) for s in t["statements"]] == [

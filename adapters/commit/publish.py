@@ -71,6 +71,11 @@ class WrittenOutput:
     location: str
 
 
+def _checking(metrics):
+    """The block judges the run's checks: timed into ``metrics`` (when collected)."""
+    return metrics.checking() if metrics else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def timed_output(metrics, op):
     """The block writes output ``op``: its start and end go to the run's ``metrics`` (when collected)."""
@@ -143,10 +148,12 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
                     echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
             written.append(WrittenOutput(out, dest, staged[-1].link))
             if checks is not None:
-                checks.written(out, staged[-1], dest.format)
+                with _checking(metrics):
+                    checks.written(out, staged[-1], dest.format)
         if checks is not None:
             stops.check()
-            checks.evaluate(record)  # raises when a check fails: nothing was swapped in
+            with _checking(metrics):
+                checks.evaluate(record)  # raises when a check fails: nothing was swapped in
             for rows, dest in quarantined:  # swapped in with the outputs, by the same journal
                 staged.append(staging.stage_partition(rows, dest.target, dest.format, period, run_id,
                                                       within=dest.within))

@@ -38,6 +38,8 @@ class RunMetrics:
         self.setup_s = setup_s
         self.statements: list[dict] = []
         self.outputs: list[dict] = []
+        self.checks: Optional[dict] = None  # judging the checks before the commit point (a run with checks)
+        self._check_parts: list[dict] = []  # the blocks that judged them (:meth:`checking`)
         self._groups: dict[int, str] = {}  # id(entry) -> job group
         self._loose: dict[int, set] = {}  # id(entry) -> ungrouped jobs started during the block
         self._open: dict[int, tuple] = {}  # outputs started and not yet finished
@@ -121,6 +123,20 @@ class RunMetrics:
         entry, state = self._open.pop(seq)
         self._end(entry, state)
 
+    @contextmanager
+    def checking(self) -> Iterator[None]:
+        """Time a block judging the run's checks (after an output is staged, and before the commit point): its
+        seconds and Spark jobs add up, over every such block, into ``timings["checks"]``."""
+        part: dict = {"name": "checks"}
+        try:
+            with self.measure(part):
+                yield
+        finally:
+            self._check_parts.append(part)
+            self.checks = self.checks or {"name": "checks", "seconds": 0.0, "spark_jobs": None, "spark_stages": None,
+                                          "spark_tasks": None}
+            self.checks["seconds"] = round(self.checks["seconds"] + part["seconds"], 3)
+
     def abort(self) -> None:
         """Close what a failure left open (the failed output write) and restore the job group."""
         for seq in list(self._open):
@@ -128,6 +144,9 @@ class RunMetrics:
             self.end_output(seq)
 
     # ------------------------------------------------------------------ the record
+    def _entries(self) -> list[dict]:
+        return self.statements + self.outputs + ([self.checks] if self.checks is not None else [])
+
     def _count(self, entry: dict) -> None:
         if self.sc is None or entry.get("skipped"):
             return
@@ -149,19 +168,23 @@ class RunMetrics:
         self.abort()
         if not self._done:
             self._drain()
-            for entry in self.statements + self.outputs:
+            for entry in self.statements + self.outputs + self._check_parts:
                 try:
                     self._count(entry)
                 except Exception:  # status of a job no longer retained: leave the counts null
                     pass
+            for key in ("spark_jobs", "spark_stages", "spark_tasks") if self.checks is not None else ():
+                counts = [p.get(key) for p in self._check_parts]
+                self.checks[key] = None if None in counts else sum(counts)
             self._done = True
         load = next((s for s in self.statements if s["kind"] == "load"), None)
-        jobs = [e["spark_jobs"] for e in self.statements + self.outputs]
+        jobs = [e["spark_jobs"] for e in self._entries()]
         return {"total_s": None if total_s is None else round(total_s, 3),
                 "setup_s": None if self.setup_s is None else round(self.setup_s, 3),
                 "load_inputs_s": load["seconds"] if load else None,
                 "statements": self.statements,
                 "outputs": self.outputs,
+                "checks": self.checks,
                 "spark_jobs": None if self.sc is None or any(j is None for j in jobs) else sum(jobs),
                 "job_counts": "spark_status_tracker" if self.sc is not None else "unavailable (Spark Connect)"}
 
@@ -179,11 +202,13 @@ def run_timings(metrics: Optional[RunMetrics], clock: float) -> Optional[dict]:
 
 
 def timing_summary(timings: dict) -> str:
-    """One line of a run's timings: load, statements, writes, Spark jobs."""
+    """One line of a run's timings: load, statements, writes, checks (when the run judged any), Spark jobs."""
     stmts = [s for s in timings["statements"] if s["kind"] != "load" and not s.get("skipped")]
     parts = [f"load inputs {timings['load_inputs_s'] or 0:.1f} s",
              f"{len(stmts)} statement{'s' if len(stmts) != 1 else ''} {sum(s['seconds'] or 0 for s in stmts):.1f} s",
              f"writes {sum(o['seconds'] or 0 for o in timings['outputs']):.1f} s"]
+    if timings.get("checks"):
+        parts.append(f"checks {timings['checks']['seconds'] or 0:.1f} s")
     jobs = timings.get("spark_jobs")
     parts.append(f"{jobs} Spark job{'s' if jobs != 1 else ''}" if jobs is not None else "Spark jobs not counted")
     return "timings: " + ", ".join(parts)
