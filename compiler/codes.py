@@ -138,6 +138,8 @@ CODES: tuple[Code, ...] = (
          f"{COMMANDS} (Restating a closed period)"),
     Code("RESTATE-005", "another run published the project-period while the restatement ran (nothing published)",
          f"{COMMANDS} (Restating a closed period)"),
+    Code("RESTATE-006", "restating a project that writes no output any more",
+         f"{COMMANDS} (Restating a closed period)"),
     # the workspace graph (projects feeding projects)
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{COMMANDS} (Projects feeding projects)"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{COMMANDS} (Projects feeding projects)"),

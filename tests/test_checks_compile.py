@@ -202,6 +202,17 @@ def test_a_quarantine_may_not_share_another_projects_quarantine_folder(tmp_path)
     assert [d.code for d in plan_project(ws, ws.find_project("other_close")).diagnostics] == ["CHK-007"]
 
 
+def test_quarantine_paths_that_differ_for_every_check_or_period_are_not_taken_for_one_folder(tmp_path):
+    """A run fills {{dataset}} and {{table_name}} with the check's name, and two paths that differ in a folder
+    after a period token are two folders for every period."""
+    checks = (QUARANTINE.format(name="a", path='"out/quarantine/{{dataset}}"')
+              + QUARANTINE.format(name="b", path='"out/quarantine/{{table_name}}"')
+              + QUARANTINE.format(name="c", path='"out/q/{{YYYY}}/c"') + QUARANTINE.format(name="d", path='"out/q/{{YYYY}}/d"'))
+    assert _diagnostics(tmp_path / "apart", checks) == []
+    clash = QUARANTINE.format(name="e", path='"out/q/{{YYYY}}"') + QUARANTINE.format(name="f", path="out/q/2026/f")
+    assert [d.text for d in _diagnostics(tmp_path / "clash", clash)] == ["out/q/{{YYYY}}", "out/q/2026/f"]
+
+
 def test_check_errors_come_with_the_projects_other_errors(tmp_path):
     """One pass: an operation's error and a check's error are reported together."""
     bad_op = ("  - seq: 3\n    name: Bad\n    type: update\n    arguments:\n      assignments:\n"

@@ -307,6 +307,9 @@ def test_an_output_the_project_no_longer_writes_is_published_empty_and_its_rows_
     rec = record(finance, run_id_of(r))
     assert rec["restatement"]["emptied_outputs"] == [{"operation_seq": 2, "name": "Copy", "location": dropped}]
     assert "is published empty" in r.output
+    shown = cli(finance, "runs", "show", rec["run_id"])
+    assert f"output 2 'Copy' is not written by the project any more: its partition {dropped} is published empty" \
+        in shown.stdout, describe(shown)
     outs = {o["seq"]: o for o in rec["restatement"]["data_diff"]["outputs"]}
     assert outs[2]["rows"]["removed"] == published[2]["rows"] > 0 and outs[2]["rows"]["added"] == 0
     assert (outs[2]["name"], outs[2]["status"]) == ("Copy", "removed")  # its seq, not in place of how rows match
@@ -314,3 +317,80 @@ def test_an_output_the_project_no_longer_writes_is_published_empty_and_its_rows_
     assert os.path.realpath(dropped) != old_folder
     assert spark.read.parquet(old_folder).count() == published[2]["rows"]  # the superseded rows, still readable
     assert spark.read.parquet(published[1]["location"]).count() == published[1]["rows"]
+
+
+def _run_and_close(ws, name: str, operations: str, extra: str = "") -> dict:
+    """Project ``name`` run for January and January closed: its outputs' record entries by seq."""
+    from cli_support import add_project
+    add_project(ws, name, operations, extra=extra)
+    first = cli(ws, "run", name, "--period", PERIOD)
+    assert first.exit_code == 0, describe(first)
+    assert cli(ws, "periods", "close", PERIOD, "--project", name).exit_code == 0
+    return {o["operation_seq"]: o for o in record(ws, run_id_of(first))["outputs"]}
+
+
+def test_a_dropped_outputs_folder_a_quarantine_now_writes_keeps_the_quarantined_rows(spark, finance):
+    from cli_support import add_project
+    two = """
+        - {seq: 1, name: Lines, type: output, arguments: {destination: {path: out/q_lines, format: parquet}}}
+        - {seq: 2, name: Copy, type: output, arguments: {destination: {path: out/q_copy, format: parquet}}}
+        """
+    published = _run_and_close(finance, "requarantined", two)
+    checks = ("checks:\n  - {name: positive, on: 1, expect: 'amount_local > 0', on_violation: quarantine, "
+              "quarantine: {path: out/q_copy, format: parquet}}\n")
+    add_project(finance, "requarantined", two.split("        - {seq: 2")[0], extra=checks)
+    r = cli(finance, "restate", "requarantined", "--period", PERIOD, "--reason", "negative lines set aside")
+    assert r.exit_code == 0, describe(r)
+    rec = record(finance, run_id_of(r))
+    assert "emptied_outputs" not in rec["restatement"]  # the quarantine writes that partition: not emptied
+    [check] = rec["checks"]
+    assert check["quarantined"] > 0
+    assert spark.read.parquet(published[2]["location"]).count() == check["quarantined"]
+
+
+def test_a_dropped_output_that_published_no_row_is_left_as_it_is(spark, finance):
+    """A JSON partition of no row holds no schema to write an empty one with; it is empty already."""
+    from cli_support import add_project
+    ops = """
+        - {seq: 1, name: Lines, type: output, arguments: {destination: {path: out/z_lines, format: parquet}}}
+        - {seq: 2, name: Drop all, type: delete, selector: '1 = 1', arguments: {}}
+        - {seq: 3, name: Copy, type: output, arguments: {destination: {path: out/z_copy, format: json}}}
+        """
+    published = _run_and_close(finance, "nothing_left", ops)
+    assert published[3]["rows"] == 0
+    add_project(finance, "nothing_left", ops.split("        - {seq: 2")[0])
+    r = cli(finance, "restate", "nothing_left", "--period", PERIOD, "--reason", "the copy is retired")
+    assert r.exit_code == 0, describe(r)
+    assert "emptied_outputs" not in record(finance, run_id_of(r))["restatement"]
+
+
+def test_a_dropped_output_at_an_absolute_resolver_path_is_published_empty(spark, finance, tmp_path):
+    from cli_support import add_project
+    far = tmp_path / "far"
+    config = (finance / "ledgerflow.yml").read_text().replace("resolvers:\n", (
+        "resolvers:\n  abs:\n    rules:\n      - name: far\n        data_level: any\n        strategy: {type: path, "
+        f"path: \"{far}/{{{{table_name}}}}\", format: parquet}}\n"), 1)
+    (finance / "ledgerflow.yml").write_text(config)
+    two = """
+        - {seq: 1, name: Lines, type: output, arguments: {destination: {path: out/a_lines, format: parquet}}}
+        - {seq: 2, name: Copy, type: output, arguments: {destination: {table: far_copy, resolver: abs}}}
+        """
+    published = _run_and_close(finance, "far_copy_dropped", two)
+    assert str(far) in published[2]["location"]
+    add_project(finance, "far_copy_dropped", two.split("        - {seq: 2")[0])
+    r = cli(finance, "restate", "far_copy_dropped", "--period", PERIOD, "--reason", "the copy is retired")
+    assert r.exit_code == 0, describe(r)
+    assert [e["operation_seq"] for e in record(finance, run_id_of(r))["restatement"]["emptied_outputs"]] == [2]
+    assert spark.read.parquet(published[2]["location"]).count() == 0
+
+
+def test_restating_a_project_left_without_outputs_is_refused(spark, finance):
+    from cli_support import add_project
+    published = _run_and_close(finance, "no_outputs", "- {seq: 1, name: Copy, type: output, arguments: "
+                                "{destination: {path: out/zero_copy, format: parquet}}}")
+    add_project(finance, "no_outputs", "[]")
+    before = _tree(finance)
+    r = cli(finance, "restate", "no_outputs", "--period", PERIOD, "--reason", "retired")
+    assert r.exit_code == 1 and "RESTATE-006" in r.output and "writes no output any more" in r.output, describe(r)
+    assert _tree(finance) == before
+    assert spark.read.parquet(published[1]["location"]).count() == published[1]["rows"] > 0

@@ -62,8 +62,8 @@ class Restatement:
 def plan(runner, project_ref: str, period: Period, reason: Optional[str], workspace: Optional[Workspace] = None,
          allow_draft: bool = False):
     """Everything checked before Spark: (workspace, project, compiled, superseded run). Raises
-    :class:`.restate_publish.RestateError` (exit 1) for a missing reason, an open period, an output that is not
-    a local folder, superseded rows that are gone; an unknown project, or a draft one without ``allow_draft``,
+    :class:`.restate_publish.RestateError` (exit 1) for a missing reason, an open period, a project without
+    outputs, an output that is not a local folder, superseded rows that are gone; an unknown project, or a draft one without ``allow_draft``,
     is the usual error."""
     if not (reason or "").strip():
         raise RestateError("RESTATE-001 a restatement needs a reason: `--reason TEXT` says why the closed period's "
@@ -83,6 +83,11 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
             f"{project.name} --period {period.identifier}`), or see what a run would change first with "
             "`ledgerflow diff --data`. Nothing was run or written.")
     compiled = compile_project(ws, project)
+    if not compiled.outputs:
+        raise RestateError(
+            f"RESTATE-006 project '{project.name}' writes no output any more: a restatement publishes its outputs, "
+            f"and the partitions published for {period.identifier} would stay as they are. Nothing was run or "
+            "written. Give the project its outputs back, or reopen the period to retire them by hand.")
     probe = RunContext(ws, project, compiled, period, utcnow(), "restate-plan")
     formats = {}
     for st in compiled.outputs:
@@ -133,10 +138,9 @@ class _Hooks:
         self.made: list[RestatementPublishing] = []
 
     def places(self, ctx, destinations: dict) -> dict:
-        """:func:`.restate_publish.emptied_outputs`' destinations, by name; noted in the record's block."""
+        """:func:`.restate_publish.emptied_outputs`' destinations, by name (``destinations``: every place the run
+        writes); the block names each in ``emptied_outputs`` once it is staged."""
         self.emptied = emptied_outputs(self.superseded, destinations, self.period.identifier, ctx.workspace.root)
-        self.block["emptied_outputs"] = [{"operation_seq": o.seq, "name": o.name, "location": o.location}
-                                         for o, _dest in self.emptied.values()]
         return {key: dest for key, (_o, dest) in self.emptied.items()}
 
     def __call__(self, record: dict, ctx, checks) -> RestatementPublishing:
@@ -210,5 +214,5 @@ def summary_lines(result: Restatement) -> list[str]:
                  + f" (reason: {result.reason!r}, by {result.by})."]
         lines += [f"  superseded output {o.seq} '{o.name}' stays readable at {o.folder}" for o in sup.outputs]
         lines += [f"  output {e['operation_seq']} '{e['name']}' is not written by the project any more: its partition "
-                  f"{e['location']} is published empty" for e in result.record["restatement"].get("emptied_outputs", [])]
+                  f"{e['location']} is published empty" for e in result.record["restatement"].get("emptied_outputs") or []]
     return lines

@@ -117,23 +117,27 @@ def _place(link: str) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(link)), os.path.basename(link))
 
 
-def emptied_outputs(superseded: Superseded, destinations: dict, period: str, workspace_root: str) -> dict:
-    """The superseded run's outputs that the restating run writes nowhere (the project no longer has them, or
-    writes them elsewhere), each with the destination at which the restatement publishes an empty partition
-    in their place: ``{"superseded output SEQ": (PublishedOutput, OutputDestination)}``. Left published they
-    would still show the rows the data diff reports removed. A registered dataset's version is left as it
-    is: a published version never changes. ``destinations``: the restating run's, by output seq."""
+def emptied_outputs(superseded: Superseded, places: dict, period: str, workspace_root: str) -> dict:
+    """The superseded run's outputs whose partition the restating run writes nowhere (the project no longer has
+    them, or writes them elsewhere), each with the destination at which the restatement publishes an empty
+    partition in their place: ``{"superseded output SEQ": (PublishedOutput, OutputDestination)}``. Left published
+    they would still show the rows the data diff reports removed. ``places``: every destination the restating
+    run writes (its outputs' and its quarantines'): a partition it writes anyway is not emptied. Left as they
+    are: a registered dataset's version (a published version never changes) and a partition that holds no row."""
     from ..commit.destinations import OutputDestination
     from ..commit.partitions import check_partition, partition_link
-    written = {_place(partition_link(local_path(d.target), period)) for d in destinations.values() if d.local}
+    written = {_place(partition_link(local_path(d.target), period)) for d in places.values() if d.local}
+    workspace = os.path.realpath(workspace_root)
     out = {}
     for o in superseded.outputs:
         link = local_path(o.location)
-        if o.registered or _place(link) in written:
+        if o.registered or o.rows == 0 or _place(link) in written:
             continue
         root = root_period(link)[0]
         check_partition(root, period, where=f"the partition output {o.seq} '{o.name}' published")
-        out[f"superseded output {o.seq}"] = (o, OutputDestination("path", root, o.format, 1, workspace_root))
+        inside = os.path.realpath(root).startswith(workspace + os.sep)  # else an absolute resolver path: as written
+        out[f"superseded output {o.seq}"] = (o, OutputDestination("path", root, o.format, 1,
+                                                                  workspace_root if inside else None))
     return out
 
 
@@ -215,6 +219,8 @@ class RestatementPublishing:
         emptied, self.emptied = self.emptied, {}
         for o, dest in emptied.values():
             extra.append((read_published(out.frame.sparkSession, o.folder, o.format).limit(0), dest))
+            self.block.setdefault("emptied_outputs", []).append(
+                {"operation_seq": o.seq, "name": o.name, "location": o.location})
             self.echo(f"  superseded output {o.seq} '{o.name}' is not written by the restatement: its partition "
                       f"is published empty (its rows stay readable at {o.folder})")
         return extra

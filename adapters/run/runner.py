@@ -43,11 +43,11 @@ from .replay import replay_context
 Echo = Callable[[str], None]
 
 
-def _more_places(publishing, ctx: RunContext, destinations: dict) -> dict:
-    """The partitions a run's ``publishing`` hook publishes beside its outputs and quarantines, by name: its
-    ``places(ctx, destinations)`` when it has one (a restatement's emptied outputs, restate.py), else none."""
-    places = getattr(publishing, "places", None)
-    return places(ctx, destinations) if places is not None else {}
+def _with_more_places(publishing, ctx: RunContext, places: dict) -> dict:
+    """``places`` (a run's outputs and quarantines) and the partitions its ``publishing`` hook publishes beside
+    them, by name: its ``places(ctx, places)`` when it has one (a restatement's emptied outputs, restate.py)."""
+    more = getattr(publishing, "places", None)
+    return {**places, **(more(ctx, places) if more is not None else {})}
 
 
 class Runner:
@@ -141,7 +141,7 @@ class Runner:
             process = liveness.hold(self.store.runs_dir, ctx.run_id)
             destinations = resolve_destinations(ctx, self.store, process)
             quarantines = quarantine_destinations(ctx)  # check name -> where its quarantined rows are staged
-            places = {**destinations, **quarantines, **_more_places(self.publishing, ctx, destinations)}
+            places = _with_more_places(self.publishing, ctx, {**destinations, **quarantines})
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
             record.claimed(process, CommitJournal.staging_entries(places, ctx.period.identifier))
             leases.take(self.store, ctx.run_id, process, leases.resources(places, ctx.period.identifier),

@@ -39,6 +39,9 @@ def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
         for o in block.get("superseded_outputs") or []:
             lines.append(f"  superseded output {o['operation_seq']} '{o['name']}' ({o.get('rows')} rows) stays "
                          f"readable at {o['version_folder']}")
+        for o in block.get("emptied_outputs") or []:
+            lines.append(f"  output {o['operation_seq']} '{o['name']}' is not written by the project any more: its "
+                         f"partition {o['location']} is published empty")
         for o in (block.get("data_diff") or {}).get("outputs") or []:
             r = o["rows"]
             totals = "; ".join(f"{t['column']} {t['base']} -> {t['head']}" for t in o.get("totals") or []

@@ -51,12 +51,32 @@ def places(ws: Workspace) -> Iterator[tuple[str, str]]:
 
 
 def quarantine_places(ws: Workspace) -> Iterator[tuple[str, str, str]]:
-    """(project, check, fixed folder) of every check of the workspace that names a relative quarantine path."""
+    """(project, check, path) of every check of the workspace that names a relative quarantine path, its name
+    tokens filled as a run fills them (:func:`as_run_fills`)."""
     for project in ws.projects:
         for check in project.checks:
             q = check.quarantine
             if q is not None and q.path and not is_absolute_or_uri(str(q.path)):
-                yield str(project.name), str(check.name), fixed_part(str(q.path))
+                yield str(project.name), str(check.name), as_run_fills(str(q.path), str(check.name))
+
+
+def as_run_fills(path: str, check: str) -> str:
+    """A quarantine path with ``{{dataset}}`` and ``{{table_name}}`` filled with the check's name, as a run fills
+    them (its period tokens stay: they differ per period)."""
+    return _fill(path, check, check)
+
+
+def _may_be_one(a: str, b: str) -> bool:
+    """Whether two folder names of two paths may name one folder: equal text, or one holds a token."""
+    return a == b or "{{" in a or "{{" in b
+
+
+def templates_overlap(a: str, b: str) -> bool:
+    """Whether two quarantine paths (tokens left in) may be one folder, or one hold the other, for some period:
+    compared folder by folder, a folder name with a token matching any other (so ``q/{{YYYY}}/a`` and
+    ``q/{{YYYY}}/b`` never overlap, ``q/{{YYYY}}`` and ``q/2026`` may)."""
+    sa, sb = ([x for x in _norm(p).split("/") if x not in ("", ".")] for p in (a, b))
+    return all(_may_be_one(x, y) for x, y in zip(sa, sb))
 
 
 def _norm(path: str) -> str:
@@ -83,8 +103,9 @@ def quarantine_problem(ws: Workspace, path: str, project: str, check: str) -> Op
     for what, folder in places(ws):
         if overlaps(mine, folder):
             return f"overlaps {what} ('{folder}')"
+    filled = as_run_fills(path, check)
     for other_project, other_check, folder in quarantine_places(ws):
-        if (other_project, other_check) != (project, check) and overlaps(mine, folder):
+        if (other_project, other_check) != (project, check) and templates_overlap(filled, folder):
             whose = "" if other_project == project else f" of project '{other_project}'"
             return (f"overlaps the quarantine destination of check '{other_check}'{whose} ('{folder}'): each run "
                     "would replace the other's quarantined rows")
