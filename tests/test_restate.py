@@ -302,6 +302,11 @@ def test_an_output_the_project_no_longer_writes_is_published_empty_and_its_rows_
     dropped = published[2]["location"]
     old_folder = os.path.realpath(dropped)
     add_project(finance, "drops_one", two.split("        - {seq: 2")[0])  # output 2 removed from the project
+    dry = cli(finance, "restate", "drops_one", "--period", PERIOD, "--reason", "the copy is retired", "--dry-run")
+    assert dry.exit_code == 0, describe(dry)
+    assert (f"output 2 'Copy' is not written by the project any more: its partition {dropped} would be published "
+            "empty") in dry.output
+    assert os.path.realpath(dropped) == old_folder  # a dry run changes nothing
     r = cli(finance, "restate", "drops_one", "--period", PERIOD, "--reason", "the copy is retired")
     assert r.exit_code == 0, describe(r)
     rec = record(finance, run_id_of(r))

@@ -19,7 +19,7 @@ compares them with the published rows: no staging folder, no run record, no vers
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...compiler.compile import compile_project, require_project
@@ -31,6 +31,7 @@ from ..periods.command import who
 from ..store.closure_table import describe
 from . import interrupts
 from .context import RunContext, new_run_id, utcnow, warm_parser
+from .checks import quarantine_destinations
 from .destinations import destination
 from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, emptied_outputs,
                               output_labels, read_published, superseded_run)
@@ -51,6 +52,7 @@ class Restatement:
     diff: DataDiff
     record: Optional[dict] = None
     dry_run: bool = False
+    would_empty: list = field(default_factory=list)  # a dry run: the superseded outputs it would publish empty
 
     def report(self) -> WorkspaceDataDiff:
         """The data diff as ``diff --data`` reports one project (BASE: the published run, HEAD: the restatement)."""
@@ -114,7 +116,13 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
     person = who(by)
     if dry_run:
         diff = _dry_run(runner, ws, compiled, period, superseded)
-        return Restatement(project.name, period.identifier, reason.strip(), person, superseded, diff, dry_run=True)
+        probe = RunContext(ws, project, compiled, period, utcnow(), "restate-plan")
+        places = {st.operation.seq: destination(probe, st.operation, 1) for st in compiled.outputs
+                  if not st.operation.register_as_dataset}
+        places.update(quarantine_destinations(probe))
+        empty = [o for o, _dest in emptied_outputs(superseded, places, period.identifier, ws.root).values()]
+        return Restatement(project.name, period.identifier, reason.strip(), person, superseded, diff, dry_run=True,
+                           would_empty=empty)
     block = {"reason": reason.strip(), "by": person, "supersedes_run_id": superseded.run_id,
              "superseded_outputs": [o.to_json() for o in superseded.outputs], "data_diff": None}
     hooks = _Hooks(runner, block, superseded, period)
@@ -208,6 +216,8 @@ def summary_lines(result: Restatement) -> list[str]:
         lines = [f"Dry run: nothing was published or recorded. Restating period {result.period} of project "
                  f"'{result.project}' would supersede " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
                  + f" (reason: {result.reason!r}, by {result.by})."]
+        lines += [f"  output {o.seq} '{o.name}' is not written by the project any more: its partition {o.location} "
+                  "would be published empty" for o in result.would_empty]
     else:
         lines = [f"Restated period {result.period} of project '{result.project}': run {result.record['run_id']} "
                  "supersedes " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
