@@ -11,7 +11,6 @@ column an output lacks, or an input cannot be resolved; 3 Spark failed; 4 a diff
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Callable, Optional
 
 from ...compiler.compile import gc_paused
@@ -28,7 +27,7 @@ from .command import EXIT_FOUND, compare_sides
 from .data_diff import check_by, data_diff
 from .data_formats import render_data
 from .data_inputs import SharedInputs
-from .data_result import ProjectDataDiff, WorkspaceDataDiff
+from .data_result import ProjectDataDiff, WorkspaceDataDiff, output_labels
 from .gitsource import open_side
 
 
@@ -107,8 +106,7 @@ def output_keys(operations: list) -> dict[int, str]:
     """Output seq -> the name its rows are compared under: the operation's name, and ``NAME (output SEQ)`` for
     each of several outputs of one name (a project may name two outputs alike; keyed by name alone, one of them
     went uncompared)."""
-    counts = Counter(op.name for op in operations)
-    return {op.seq: op.name if counts[op.name] == 1 else f"{op.name} (output {op.seq})" for op in operations}
+    return output_labels((op.seq, op.name) for op in operations)
 
 
 def _spark_failure(exc: Exception, side: sides.SideProject) -> ExecutionError:

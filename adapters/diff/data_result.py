@@ -7,6 +7,7 @@ Money stays exact: totals are :class:`~decimal.Decimal` and JSON carries them as
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Optional
@@ -182,3 +183,12 @@ class WorkspaceDataDiff:
                 "projects": [{"name": p.name, "status": p.status, "note": p.note,
                               "outputs": [o.to_json() for o in p.diff.outputs] if p.diff else []}
                              for p in self.projects]}
+
+
+def output_labels(outputs) -> dict[int, str]:
+    """Output seq -> the name a data diff (``diff --data``, a restatement's) compares and reports it under, from
+    ``outputs`` (``(seq, name)`` pairs of one project): its name, or ``NAME (output SEQ)`` when another output has
+    that name too (names need not be unique: keyed by name alone, one output's rows would go uncompared)."""
+    outputs = list(outputs)
+    counts = Counter(name for _, name in outputs)
+    return {seq: name if counts[name] == 1 else f"{name} (output {seq})" for seq, name in outputs}

@@ -38,8 +38,7 @@ class RunMetrics:
         self.setup_s = setup_s
         self.statements: list[dict] = []
         self.outputs: list[dict] = []
-        self.checks: Optional[dict] = None  # judging the checks before the commit point (a run with checks)
-        self._check_parts: list[dict] = []  # the blocks that judged them (:meth:`checking`)
+        self._check_parts: list[dict] = []  # the blocks that judged the run's checks (:meth:`checking`)
         self._groups: dict[int, str] = {}  # id(entry) -> job group
         self._loose: dict[int, set] = {}  # id(entry) -> ungrouped jobs started during the block
         self._open: dict[int, tuple] = {}  # outputs started and not yet finished
@@ -127,15 +126,10 @@ class RunMetrics:
     def checking(self) -> Iterator[None]:
         """Time a block judging the run's checks (after an output is staged, and before the commit point): its
         seconds and Spark jobs add up, over every such block, into ``timings["checks"]``."""
-        part: dict = {"name": "checks"}
-        try:
-            with self.measure(part):
-                yield
-        finally:
-            self._check_parts.append(part)
-            self.checks = self.checks or {"name": "checks", "seconds": 0.0, "spark_jobs": None, "spark_stages": None,
-                                          "spark_tasks": None}
-            self.checks["seconds"] = round(self.checks["seconds"] + part["seconds"], 3)
+        part: dict = {"name": "checks", "seconds": None, "spark_jobs": None, "spark_stages": None, "spark_tasks": None}
+        self._check_parts.append(part)
+        with self.measure(part):
+            yield
 
     def abort(self) -> None:
         """Close what a failure left open (the failed output write) and restore the job group."""
@@ -144,8 +138,15 @@ class RunMetrics:
             self.end_output(seq)
 
     # ------------------------------------------------------------------ the record
-    def _entries(self) -> list[dict]:
-        return self.statements + self.outputs + ([self.checks] if self.checks is not None else [])
+    def _checks(self) -> Optional[dict]:
+        """``timings["checks"]``: every block that judged the checks added up (None: the run judged none)."""
+        if not self._check_parts:
+            return None
+        total = {"name": "checks", "seconds": round(sum(p["seconds"] or 0 for p in self._check_parts), 3)}
+        for key in ("spark_jobs", "spark_stages", "spark_tasks"):
+            counts = [p[key] for p in self._check_parts]
+            total[key] = None if None in counts else sum(counts)
+        return total
 
     def _count(self, entry: dict) -> None:
         if self.sc is None or entry.get("skipped"):
@@ -173,18 +174,16 @@ class RunMetrics:
                     self._count(entry)
                 except Exception:  # status of a job no longer retained: leave the counts null
                     pass
-            for key in ("spark_jobs", "spark_stages", "spark_tasks") if self.checks is not None else ():
-                counts = [p.get(key) for p in self._check_parts]
-                self.checks[key] = None if None in counts else sum(counts)
             self._done = True
         load = next((s for s in self.statements if s["kind"] == "load"), None)
-        jobs = [e["spark_jobs"] for e in self._entries()]
+        checks = self._checks()
+        jobs = [e["spark_jobs"] for e in self.statements + self.outputs + ([checks] if checks else [])]
         return {"total_s": None if total_s is None else round(total_s, 3),
                 "setup_s": None if self.setup_s is None else round(self.setup_s, 3),
                 "load_inputs_s": load["seconds"] if load else None,
                 "statements": self.statements,
                 "outputs": self.outputs,
-                "checks": self.checks,
+                "checks": checks,
                 "spark_jobs": None if self.sc is None or any(j is None for j in jobs) else sum(jobs),
                 "job_counts": "spark_status_tracker" if self.sc is not None else "unavailable (Spark Connect)"}
 

@@ -26,15 +26,16 @@ from ...compiler.compile import compile_project, require_project
 from ...compiler.errors import ExecutionError, LedgerflowError
 from ...compiler.model import Workspace
 from ...compiler.periods import Period
-from ..diff.data_result import DataDiff, ProjectDataDiff, WorkspaceDataDiff
+from ..diff.data_result import DataDiff, ProjectDataDiff, WorkspaceDataDiff, output_labels
 from ..periods.command import who
 from ..store.closure_table import describe
+from ..store.restatements import emptied_line
 from . import interrupts
 from .context import RunContext, new_run_id, utcnow, warm_parser
 from .checks import quarantine_destinations
 from .destinations import destination
 from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, emptied_outputs,
-                              output_labels, read_published, superseded_run)
+                              read_published, superseded_run)
 
 Echo = Callable[[str], None]
 
@@ -65,8 +66,8 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
          allow_draft: bool = False):
     """Everything checked before Spark: (workspace, project, compiled, superseded run). Raises
     :class:`.restate_publish.RestateError` (exit 1) for a missing reason, an open period, a project without
-    outputs, an output that is not a local folder, superseded rows that are gone; an unknown project, or a draft one without ``allow_draft``,
-    is the usual error."""
+    outputs, an output that is not a local folder, superseded rows that are gone; an unknown project, or a draft
+    one without ``allow_draft``, is the usual error."""
     if not (reason or "").strip():
         raise RestateError("RESTATE-001 a restatement needs a reason: `--reason TEXT` says why the closed period's "
                            "numbers change (it is recorded in the run record with who restated it). Nothing was run "
@@ -216,13 +217,12 @@ def summary_lines(result: Restatement) -> list[str]:
         lines = [f"Dry run: nothing was published or recorded. Restating period {result.period} of project "
                  f"'{result.project}' would supersede " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
                  + f" (reason: {result.reason!r}, by {result.by})."]
-        lines += [f"  output {o.seq} '{o.name}' is not written by the project any more: its partition {o.location} "
-                  "would be published empty" for o in result.would_empty]
+        lines += [emptied_line(o.seq, o.name, o.location, would=True) for o in result.would_empty]
     else:
         lines = [f"Restated period {result.period} of project '{result.project}': run {result.record['run_id']} "
                  "supersedes " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
                  + f" (reason: {result.reason!r}, by {result.by})."]
         lines += [f"  superseded output {o.seq} '{o.name}' stays readable at {o.folder}" for o in sup.outputs]
-        lines += [f"  output {e['operation_seq']} '{e['name']}' is not written by the project any more: its partition "
-                  f"{e['location']} is published empty" for e in result.record["restatement"].get("emptied_outputs") or []]
+        lines += [emptied_line(e["operation_seq"], e["name"], e["location"])
+                  for e in result.record["restatement"].get("emptied_outputs") or []]
     return lines

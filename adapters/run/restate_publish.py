@@ -12,13 +12,13 @@ exactly the rows the restatement publishes (a quarantine check's rows already sp
 from __future__ import annotations
 
 import os
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
 from ..commit import staging
 from ..commit.partitions import is_local, local_path, root_period, versions_dir
+from ..diff.data_result import output_labels
 from ..inputs.files import spark_path
 
 _EXTENSIONS = (("parquet", ".parquet"), ("orc", ".orc"), ("csv", ".csv"), ("json", ".json"))
@@ -61,15 +61,6 @@ class Superseded:
 
     run_id: Optional[str] = None
     outputs: list[PublishedOutput] = field(default_factory=list)
-
-
-def output_labels(outputs) -> dict[int, str]:
-    """Output seq -> the name a restatement's data diff compares and reports it under, from ``outputs``
-    (``(seq, name)`` pairs of one project): its name, or ``NAME (output SEQ)`` when another output has that name
-    too (names need not be unique: keyed by name alone, one output's rows would be dropped from the diff)."""
-    outputs = list(outputs)
-    counts = Counter(name for _, name in outputs)
-    return {seq: name if counts[name] == 1 else f"{name} (output {seq})" for seq, name in outputs}
 
 
 def superseded_run(store, project: str, period: str, formats: dict[int, str]) -> Superseded:

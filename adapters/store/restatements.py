@@ -27,6 +27,12 @@ def superseded_by(store, rec: dict) -> list[dict]:
     return out
 
 
+def emptied_line(seq, name: str, location: str, would: bool = False) -> str:
+    """The line naming an output a restatement publishes empty (``would``: a dry run's)."""
+    return (f"  output {seq} '{name}' is not written by the project any more: its partition {location} "
+            + ("would be published empty" if would else "is published empty"))
+
+
 def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
     """``runs show``'s lines for a restatement (its reason, who, the run it superseded, where that run's rows
     stay readable, the data diff's counts) and for a run a restatement superseded (``superseding``)."""
@@ -39,9 +45,8 @@ def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
         for o in block.get("superseded_outputs") or []:
             lines.append(f"  superseded output {o['operation_seq']} '{o['name']}' ({o.get('rows')} rows) stays "
                          f"readable at {o['version_folder']}")
-        for o in block.get("emptied_outputs") or []:
-            lines.append(f"  output {o['operation_seq']} '{o['name']}' is not written by the project any more: its "
-                         f"partition {o['location']} is published empty")
+        lines += [emptied_line(o["operation_seq"], o["name"], o["location"])
+                  for o in block.get("emptied_outputs") or []]
         for o in (block.get("data_diff") or {}).get("outputs") or []:
             r = o["rows"]
             totals = "; ".join(f"{t['column']} {t['base']} -> {t['head']}" for t in o.get("totals") or []
