@@ -8,12 +8,16 @@ was live at any point before, provided each row says
 - ``_lf_origin``: 0 for an input row, the seq of the ``aggregate``/``append`` that created it;
 - ``_lf_deleted_by``: the seq of the ``delete`` that marked it (NULL: not deleted by this run; a row that
   arrives deleted is ``_deleted`` with no ``_lf_deleted_by``);
-- ``_lf_delta_<seq>_<column>``: for an ``update`` that assigns a measured decimal column, the change it made
-  to that row's value (new − old, NULL counting as 0; NULL where the row did not exist yet).
+- ``_lf_before_<seq>_<column>``: for an ``update`` that assigns a measured decimal column, that row's value
+  of the column just before it (a copy, never computed; NULL where the row did not exist yet).
 
-A deleted row is never changed again (updates and deletes act on live rows only), so a row's value at
-point *p* is its value at the end less the deltas of the updates after *p* (:func:`value_at`); which
-figures are summed from them is :mod:`ledgerflow.compiler.checks.bridge`'s. The output statements name their
+A deleted row is never changed again (updates and deletes act on live rows only), and no row is ever dropped,
+so what an update changed is the sum of the values after it less the sum of the values before it, over the
+rows that existed then; the value after it is the value before the next update of that column, or the value
+at the end (:func:`value_after`). Which figures are summed from them is
+:mod:`ledgerflow.compiler.checks.bridge`'s. Copying a value costs nothing per row, where a per-row difference
+was computed with one more digit (a wider decimal, off Spark's fast path) and computed the update's value a
+second time. The output statements name their
 columns, so these columns are never written.
 """
 from __future__ import annotations
@@ -25,17 +29,17 @@ from sqlglot import exp
 
 from .plan import Column
 
-# the widest decimal the bridge sums: an update's delta is one digit wider, and Spark subtracts up to 11
-# deltas from it within its 38 digits without rounding (beyond 38 it would drop scale)
+# the widest decimal the bridge sums: Spark sums a decimal(p, s) as decimal(p + 10, s), and the bridge
+# subtracts such sums from each other within 38 digits without rounding (beyond 38 it would drop scale)
 MAX_PRECISION = 26
 
 ORIGIN = "_lf_origin"
 DELETED_BY = "_lf_deleted_by"
 
 
-def delta_name(seq: int, column: str) -> str:
-    """The working column holding the change update ``seq`` made to ``column``."""
-    return f"_lf_delta_{seq}_{column}"
+def before_name(seq: int, column: str) -> str:
+    """The working column holding a row's value of ``column`` just before update ``seq``."""
+    return f"_lf_before_{seq}_{column}"
 
 
 def _col(name: str, table: Optional[str] = None) -> exp.Column:
@@ -53,11 +57,11 @@ def decimal_parts(sql: str) -> tuple[int, int]:
 class BridgeColumns:
     """Which bridge columns the steps of one plan carry (see the module docstring)."""
 
-    deltas: dict[int, dict[str, str]] = field(default_factory=dict)  # update seq -> column -> delta's Spark type
+    befores: dict[int, dict[str, str]] = field(default_factory=dict)  # update seq -> column -> its Spark type
 
     def carried(self, before: int) -> list[tuple[str, str]]:
-        """(name, Spark type) of the delta columns that exist before operation ``before`` (in seq order)."""
-        return [(delta_name(seq, c), t) for seq, cols in sorted(self.deltas.items()) if seq < before
+        """(name, Spark type) of the value-before columns that exist before operation ``before`` (in seq order)."""
+        return [(before_name(seq, c), t) for seq, cols in sorted(self.befores.items()) if seq < before
                 for c, t in cols.items()]
 
     def passed(self, before: int, table: Optional[str] = None) -> list[exp.Expression]:
@@ -76,26 +80,14 @@ class BridgeColumns:
         return [exp.alias_(exp.Literal.number(0), ORIGIN, quoted=True),
                 exp.alias_(exp.cast(exp.Null(), "INT"), DELETED_BY, quoted=True)]
 
-    def after_update(self, seq: int, columns: dict[str, Column], before: dict[str, Column],
-                     table: Optional[str]) -> list[exp.Expression]:
-        """An update's bridge columns: those before it as they are, then its own deltas."""
+    def after_update(self, seq: int, before: dict[str, Column], table: Optional[str]) -> list[exp.Expression]:
+        """An update's bridge columns: those before it as they are, then a copy of each measured column it
+        assigns as the row held it before (``before``: the columns before the update)."""
         out = self.passed(seq, table)
-        for name, spark_type in self.deltas.get(seq, {}).items():
-            new = columns[name].expression.copy()
-            old = _col(name, table) if name in before else exp.Literal.number(0)
-            when = None
-            default = new.args.get("default") if isinstance(new, exp.Case) else None
-            keeps_old = default is None or (isinstance(default, exp.Column) and default.name == name)
-            if isinstance(new, exp.Case) and len(new.args.get("ifs") or []) == 1 and keeps_old:
-                # CASE WHEN <the rows it updates> THEN <value> ELSE <old> END: the delta only on those rows
-                # (NULL elsewhere: the sums skip it), computed from the value alone
-                when, new = new.args["ifs"][0].this, new.args["ifs"][0].args["true"]
-            change = exp.cast(exp.Sub(this=exp.Coalesce(this=new, expressions=[exp.Literal.number(0)]),
-                                      expression=exp.Coalesce(this=old, expressions=[exp.Literal.number(0)])),
-                              exp.DataType.build(spark_type, dialect="spark"))
-            if when is not None:
-                change = exp.Case(ifs=[exp.If(this=when, true=change)])
-            out.append(exp.alias_(change, delta_name(seq, name), quoted=True))
+        for name, spark_type in self.befores.get(seq, {}).items():
+            old = _col(name, table) if name in before else exp.Null()
+            out.append(exp.alias_(exp.cast(old, exp.DataType.build(spark_type, dialect="spark")), before_name(seq, name),
+                                  quoted=True))
         return out
 
     def after_delete(self, seq: int, condition: Optional[exp.Expression]) -> list[exp.Expression]:
@@ -109,12 +101,11 @@ class BridgeColumns:
         return [_col(ORIGIN), exp.alias_(by, DELETED_BY, quoted=True), *carried]
 
 
-def value_at(columns: BridgeColumns, point: int, column: str, last: int) -> exp.Expression:
-    """A row's value of ``column`` after operation ``point``: its value at the end of the stage (which ends
-    with operation ``last``) less the deltas of the updates after ``point``."""
-    value: exp.Expression = exp.Coalesce(this=_col(column), expressions=[exp.Literal.number(0)])
-    for seq, cols in sorted(columns.deltas.items()):
+def value_after(columns: BridgeColumns, point: int, column: str, last: int) -> exp.Expression:
+    """A row's value of ``column`` just after operation ``point``, for a row that existed then: its value before
+    the next update of ``column`` after ``point`` (up to ``last``, the stage's last operation), else its value
+    at the end of the stage."""
+    for seq, cols in sorted(columns.befores.items()):
         if point < seq <= last and column in cols:
-            value = exp.Sub(this=value, expression=exp.Coalesce(this=_col(delta_name(seq, column)),
-                                                                expressions=[exp.Literal.number(0)]))
-    return value
+            return _col(before_name(seq, column))
+    return _col(column)

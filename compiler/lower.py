@@ -100,7 +100,7 @@ def lower_update(plan: UpdatePlan, prev: str, bridge: BridgeColumns, before: dic
     """Left joins (each with its fan-out guard), then every assignment computed from the row as it was."""
     joins = [_join_context(j) for j in plan.joins]
     table = plan.working_alias if plan.joins else None
-    columns = _select_list(plan.columns) + [sql(e) for e in bridge.after_update(plan.seq, plan.columns, before, table)]
+    columns = _select_list(plan.columns) + [sql(e) for e in bridge.after_update(plan.seq, before, table)]
     frag = render("update", joins=joins, cte=ident(plan.writes), columns=columns,
                   prev=ident(prev), working=ident(plan.working_alias), fan_out_checks=[j["check"] for j in joins])
     return _step(plan, frag, prev)

@@ -237,8 +237,8 @@ def test_rows_that_arrive_deleted_include_deleted_a_shared_stage_null_amounts_an
 
 
 def test_the_bridge_sums_only_decimals_it_can_sum_exactly():
-    """A decimal wider than MAX_PRECISION digits is not summed by the bridge (an update's delta is a digit
-    wider, and Spark would round a subtraction past 38 digits); the count still is."""
+    """A decimal wider than MAX_PRECISION digits is not summed by the bridge (its sums are 10 digits wider, and
+    Spark would round a subtraction of them past 38 digits); the count still is."""
     from sqlglot import exp
 
     from ledgerflow.compiler.bridge_columns import MAX_PRECISION
@@ -250,21 +250,16 @@ def test_the_bridge_sums_only_decimals_it_can_sum_exactly():
     assert _decimal_columns(columns) == {"money": 2, "wide": 4}
 
 
-def test_an_update_whose_value_falls_back_to_another_column_has_its_delta_on_every_row():
-    """The delta is set only on the rows an update changes when its value is CASE WHEN <rows> THEN v ELSE <the
-    column itself> END; any other shape computes new - old on every row (never a delta that skips a change)."""
+def test_an_update_carries_each_measured_column_as_it_was_before_it_and_computes_nothing_per_row():
+    """The bridge column of an update is a copy of the column before it, whatever the shape of its value (the
+    change is summed from the copies, never computed per row); NULL for a column the update creates."""
     from sqlglot import exp
 
     from ledgerflow.compiler.bridge_columns import BridgeColumns
     from ledgerflow.compiler.plan import Column
     from ledgerflow.compiler.types import from_sql
-    bridge = BridgeColumns({1: {"amount": "decimal(19,2)"}})
-    typ = from_sql("decimal(18,2)")
-    when = exp.condition("x > 0")
-    own = Column("amount", typ, exp.Case(ifs=[exp.If(this=when, true=exp.column("v"))], default=exp.column("amount")))
-    other = Column("amount", typ, exp.Case(ifs=[exp.If(this=when, true=exp.column("v"))], default=exp.column("w")))
-    before = {"amount": Column("amount", typ, exp.column("amount"))}
-    [delta_own] = [e for e in bridge.after_update(1, {"amount": own}, before, None) if e.alias.startswith("_lf_delta")]
-    [delta_other] = [e for e in bridge.after_update(1, {"amount": other}, before, None) if e.alias.startswith("_lf_delta")]
-    assert isinstance(delta_own.this, exp.Case)  # only on the rows it updates
-    assert isinstance(delta_other.this, exp.Cast) and "ELSE w END" in delta_other.sql("spark")  # every row
+    bridge = BridgeColumns({1: {"amount": "decimal(18,2)", "fresh": "decimal(18,2)"}})
+    before = {"amount": Column("amount", from_sql("decimal(18,2)"), exp.column("amount"))}
+    got = {e.alias: e.this for e in bridge.after_update(1, before, "t") if e.alias.startswith("_lf_before")}
+    assert got["_lf_before_1_amount"].sql("spark") == "CAST(`t`.`amount` AS DECIMAL(18, 2))"
+    assert got["_lf_before_1_fresh"].sql("spark") == "CAST(NULL AS DECIMAL(18, 2))"

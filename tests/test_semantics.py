@@ -41,7 +41,7 @@ def test_join_side_gets_pushed_filters_and_prefixed_columns():
     update = _cte(tree, "op_001_update")
     # joined columns exist only inside the operation: the step's output is exactly the working columns, then
     # the bridge's, with the change the update made to a measured decimal column
-    assert [p.alias_or_name for p in update.expressions] == GL_COLUMNS + BRIDGE + ["_lf_delta_1_amount_reporting"]
+    assert [p.alias_or_name for p in update.expressions] == GL_COLUMNS + BRIDGE + ["_lf_before_1_amount_reporting"]
     join = update.args["joins"][0]
     on = join.args["on"]
     assert on == sqlglot.parse_one("`transactions`.`currency` = `fx`.`fx__from_currency` AND NOT "

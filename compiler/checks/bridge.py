@@ -10,7 +10,7 @@ assigns none changes nothing by construction (it keeps every row, and a join mat
 run), so its change is recorded as zero.
 
 Every working row carries the bridge's columns (:mod:`ledgerflow.compiler.bridge_columns`): where it came
-from, which delete marked it, what each update changed. So each change and the value at the end is one
+from, which delete marked it, its value before each update. So each change and the value at the end is one
 aggregate over the rows at the end of the stage an output reads (:func:`stage_metrics`), and the value after
 the period filter is the end's less every change (:func:`input_value`). The runner (``adapters/run/bridge.py``)
 observes them with ``DataFrame.observe`` in the pass that computes the stage: nothing is read twice.
@@ -24,7 +24,7 @@ from typing import Optional
 
 from sqlglot import exp
 
-from ..bridge_columns import DELETED_BY, MAX_PRECISION, ORIGIN, BridgeColumns, decimal_parts, delta_name, value_at
+from ..bridge_columns import DELETED_BY, MAX_PRECISION, ORIGIN, BridgeColumns, before_name, decimal_parts, value_after
 from ..model import OperationKind
 from ..plan import Column, OutputPlan, Plan
 from ..render import pretty
@@ -137,12 +137,12 @@ def bridge_plan(plan: Plan) -> BridgePlan:
 
 
 def _bridge_columns(plan: Plan, outputs: list[OutputBridge]) -> BridgeColumns:
-    """A delta column per update and measured decimal column it assigns (measured by an output after it)."""
+    """A value-before column per update and measured decimal column it assigns (measured by an output after it)."""
     measured: dict[int, set[str]] = {}
     for o in outputs:
         for seq in o.steps:
             measured.setdefault(seq, set()).update(m.column for m in o.measures if m.column)
-    deltas: dict[int, dict[str, str]] = {}
+    befores: dict[int, dict[str, str]] = {}
     for op in plan.operations:
         if op.kind != OperationKind.UPDATE:
             continue
@@ -150,9 +150,8 @@ def _bridge_columns(plan: Plan, outputs: list[OutputBridge]) -> BridgeColumns:
             col = op.columns.get(name)
             if col is None or col.identity or not col.type.is_decimal:
                 continue
-            precision, scale = decimal_parts(col.type.sql)
-            deltas.setdefault(op.seq, {})[name] = f"decimal({min(precision + 1, 38)},{scale})"
-    return BridgeColumns(deltas)
+            befores.setdefault(op.seq, {})[name] = col.type.sql
+    return BridgeColumns(befores)
 
 
 def bridge_columns(plan: Plan) -> BridgeColumns:
@@ -184,12 +183,28 @@ def _eq(column: str, seq: int) -> exp.Expression:
     return exp.EQ(this=_col(column), expression=exp.Literal.number(seq))
 
 
+def _zero_null(node: exp.Expression) -> exp.Expression:
+    return exp.Coalesce(this=node, expressions=[exp.Literal.number(0)])
+
+
+def _update_change(bridge: BridgePlan, seq: int, column: str, last: int) -> exp.Expression:
+    """What update ``seq`` changed in ``SUM(column)`` over the rows at the end of the stage ending with operation
+    ``last``: the sum of the values just after it less the sum of the values just before it, both over the rows
+    that existed then (a row an aggregate or an append creates later has no value before it, and is left out of
+    the values after it). NULL values count as 0."""
+    after = value_after(bridge.columns, seq, column, last)
+    created_later = any(seq < s < last and k in (OperationKind.AGGREGATE, OperationKind.APPEND)
+                        for s, k in bridge.kinds.items())
+    existed = exp.LT(this=_col(ORIGIN), expression=exp.Literal.number(seq)) if created_later else None
+    return exp.Sub(this=_zero_null(_sum(existed, after)), expression=_zero_null(exp.Sum(this=_col(before_name(seq, column)))))
+
+
 def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge) -> Optional[exp.Expression]:
     """``m`` over ``o``'s rows kind from the working rows at the end of the stage ``o`` reads: the value after
     the period filter (``what`` :data:`INPUT`), at the end (:data:`END`) or the change operation ``what`` made
     (None: that operation cannot change ``m``). Each reads the bridge's columns (compiler/bridge_columns.py):
     a delete's change is minus the rows it marked (never changed after), an aggregate's or an append's the rows
-    it created as they were then, an update's the sum of its deltas."""
+    it created as they were then, an update's the values after it less the values before it."""
     live = o.rows == LIVE
     columns = bridge.columns
     if what == END:
@@ -198,17 +213,16 @@ def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge
     else:
         kind = bridge.kinds[what]
         if kind == OperationKind.UPDATE:
-            delta = columns.deltas.get(what, {})
-            if m.column is None or m.column not in delta:
+            if m.column is None or m.column not in columns.befores.get(what, {}):
                 return None
-            return exp.Sum(this=_col(delta_name(what, m.column)))
+            return _update_change(bridge, what, m.column, o.seq)
         if kind == OperationKind.DELETE:
             if not live:
                 return None  # every row, deleted or not: a delete removes none
             cond, value = _eq(DELETED_BY, what), (_col(m.column) if m.column else None)
             return exp.Neg(this=exp.CountIf(this=cond) if value is None else _sum(cond, value))
         cond = _eq(ORIGIN, what)  # an aggregate's or an append's rows
-        value = value_at(columns, what, m.column, o.seq) if m.column else None
+        value = _zero_null(value_after(columns, what, m.column, o.seq)) if m.column else None
     if value is None:
         return exp.CountIf(this=cond) if cond is not None else exp.Count(this=exp.Star())
     return _sum(cond, value)

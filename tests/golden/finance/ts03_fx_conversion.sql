@@ -111,10 +111,7 @@ WITH `input` AS (
     `transactions`.`_operation_seq`,
     `transactions`.`_lf_origin`,
     `transactions`.`_lf_deleted_by`,
-    CASE
-      WHEN NOT `transactions`.`_deleted`
-      THEN CAST(COALESCE(CAST(`transactions`.`amount_local` * `fx`.`fx__rate` AS DECIMAL(18, 2)), 0) - COALESCE(`transactions`.`amount_reporting`, 0) AS DECIMAL(19, 2))
-    END AS `_lf_delta_1_amount_reporting`
+    CAST(`transactions`.`amount_reporting` AS DECIMAL(18, 2)) AS `_lf_before_1_amount_reporting`
   FROM `input` AS `transactions`
   LEFT JOIN `op_001_join_fx` AS `fx`
     ON `transactions`.`currency` = `fx`.`fx__from_currency`

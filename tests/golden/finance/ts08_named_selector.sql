@@ -139,14 +139,7 @@ WITH `input` AS (
     `transactions`.`_operation_seq`,
     `transactions`.`_lf_origin`,
     `transactions`.`_lf_deleted_by`,
-    CASE
-      WHEN NOT `transactions`.`_deleted` AND (
-        (
-          `cc`.`cc__region` = 'EMEA'
-        )
-      )
-      THEN CAST(COALESCE(CAST(`transactions`.`amount_local` * 1.05 AS DECIMAL(18, 2)), 0) - COALESCE(`transactions`.`amount_local`, 0) AS DECIMAL(19, 2))
-    END AS `_lf_delta_1_amount_local`
+    CAST(`transactions`.`amount_local` AS DECIMAL(18, 2)) AS `_lf_before_1_amount_local`
   FROM `input` AS `transactions`
   LEFT JOIN `op_001_join_cc` AS `cc`
     ON `transactions`.`cost_center_code` = `cc`.`cc__code`
