@@ -4,7 +4,10 @@ Parameters are inlined as literals, inputs are read from the locations the resol
 same normalisation the runner applies), each stage is materialised with ``INSERT OVERWRITE
 DIRECTORY`` into ``target/scratch`` and read back as a view, and each output query writes to
 ``target/resolved/<project>/<period>/`` (the runner's atomic partition swap into the real
-destination cannot be expressed in SQL, so the script never touches real destinations).
+destination cannot be expressed in SQL, so the script never touches real destinations). The project's
+checks follow: each output read back as ``output_NNN`` and the input after the period filter as
+``input`` (the views the checks' queries name), then each check's query, which lists what violates it (or
+a reconcile's measures at both ends). The script does not judge them: the run does, before its commit.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ import os
 import sqlglot
 from sqlglot import exp
 
+from ...compiler.checks.plan import CheckKind
+from ...compiler.checks.sql import describe as describe_check, input_rows_query, statements as check_statements
 from ...compiler.compile import CompiledProject, describe
 from ...compiler.errors import LedgerflowError
 from ...compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
@@ -229,6 +234,34 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
             folder = os.path.join(results, st.name)
             out.append((describe(st, f" (here: {folder})"),
                         f"INSERT OVERWRITE DIRECTORY {_string(folder)} USING parquet\n{body}"))
+    return out + check_statements_resolved(compiled, args, results)
+
+
+def check_statements_resolved(compiled: CompiledProject, args: dict, results: str) -> list[tuple[str, str]]:
+    """(comment, statement) pairs of the project's checks over what the resolved script wrote: the views
+    their queries name (each output they read back from its folder under ``results``; ``input``, the rows
+    after the period filter, from the first statement's ``input`` step), then each check's queries."""
+    checks = list(compiled.plan.checks) if compiled.plan is not None else []
+    ends = {c.on for c in checks} | {c.from_output for c in checks if c.kind == CheckKind.RECONCILE}
+    out: list[tuple[str, str]] = []
+    if None in ends:
+        query = input_rows_query(compiled.statements[0].sql)
+        out.append((comment("input: the rows after the period filter, before operation 1"),
+                    f"CREATE OR REPLACE TEMPORARY VIEW {ident('input')} AS\n{inline_parameters(query, args)}"))
+    for seq in sorted(e for e in ends if e is not None):
+        name = f"output_{seq:03d}"
+        out.append((comment(f"{name} as the script wrote it, read back for the checks (a quarantine check's rows "
+                            "are listed below, not moved)"),
+                    f"CREATE OR REPLACE TEMPORARY VIEW {ident(name)} USING parquet OPTIONS "
+                    f"(path {_string(os.path.join(results, name))})"))
+    for check in checks:
+        for i, text in enumerate(check_statements(check)):
+            note = "" if i == 0 else " (the other end)"
+            out.append((comment(describe_check(check) + note), text))
+    if out:
+        head = comment("Checks: each query lists what violates the check (a reconcile: its measures at both ends); "
+                       "the run judges them before its commit")
+        out[0] = (f"{head}\n{out[0][0]}", out[0][1])
     return out
 
 
