@@ -86,8 +86,8 @@ class BridgeColumns:
         out = self.passed(seq, table)
         for name, spark_type in self.befores.get(seq, {}).items():
             old = _col(name, table) if name in before else exp.Null()
-            out.append(exp.alias_(exp.cast(old, exp.DataType.build(spark_type, dialect="spark")), before_name(seq, name),
-                                  quoted=True))
+            copy = exp.cast(old, exp.DataType.build(spark_type, dialect="spark"))
+            out.append(exp.alias_(copy, before_name(seq, name), quoted=True))
         return out
 
     def after_delete(self, seq: int, condition: Optional[exp.Expression]) -> list[exp.Expression]:

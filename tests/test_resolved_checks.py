@@ -20,7 +20,8 @@ def _check_results(spark, ws_root, project: str) -> dict[str, list]:
     check named in their comment (a reconcile: both ends, in order)."""
     ws = load_workspace(str(ws_root))
     proj = ws.find_project(project)
-    statements = resolved_statements(ws, proj, compile_project(ws, proj), parse_period("2026-01"), RunStore(str(ws_root)))
+    statements = resolved_statements(ws, proj, compile_project(ws, proj), parse_period("2026-01"),
+                                     RunStore(str(ws_root)))
     got: dict[str, list] = {}
     for note, sql in statements:
         rows = spark.sql(sql).collect()

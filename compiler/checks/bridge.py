@@ -196,7 +196,8 @@ def _update_change(bridge: BridgePlan, seq: int, column: str, last: int) -> exp.
     created_later = any(seq < s < last and k in (OperationKind.AGGREGATE, OperationKind.APPEND)
                         for s, k in bridge.kinds.items())
     existed = exp.LT(this=_col(ORIGIN), expression=exp.Literal.number(seq)) if created_later else None
-    return exp.Sub(this=_zero_null(_sum(existed, after)), expression=_zero_null(exp.Sum(this=_col(before_name(seq, column)))))
+    before = exp.Sum(this=_col(before_name(seq, column)))
+    return exp.Sub(this=_zero_null(_sum(existed, after)), expression=_zero_null(before))
 
 
 def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge) -> Optional[exp.Expression]:
