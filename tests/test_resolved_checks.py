@@ -15,6 +15,11 @@ from ledgerflow.compiler.workspace import load_workspace
 from ledgerflow.compiler.periods import parse_period
 
 
+def arrived_deleted(spark, ws_root) -> int:
+    """Rows of the registered dataset ``marked`` (written with its deleted rows) that are deleted."""
+    return spark.read.parquet(str(ws_root / "out" / "marked" / "v1" / "_period=2026-01")).where("_deleted").count()
+
+
 def _check_results(spark, ws_root, project: str) -> dict[str, list]:
     """Every statement of the resolved script run in ``spark``; the rows of each check's queries, by the
     check named in their comment (a reconcile: both ends, in order)."""
@@ -68,3 +73,66 @@ def test_the_checks_queries_find_what_the_run_judged(spark, finance):
     ends = _check_results(spark, finance, "ts04_delete_inactive")["lines_accounted_for"]
     assert ends == [[{"count": bridge["input"]}], [{"count": bridge["output_value"]}]]
     assert bridge["input"] > bridge["output_value"]  # the delete removed lines
+
+
+MARKED_UPSTREAM = """id: 0b000000-0000-4000-8000-000000009997
+name: marked_upstream
+version: 1
+status: active
+input_dataset_id: gl
+operations:
+  - {seq: 1, name: Drop receivables, type: delete, selector: 'transactions.account_code = "1200"', arguments: {}}
+  - seq: 2
+    name: Register with the deleted rows
+    type: output
+    arguments:
+      include_deleted: true
+      destination: {path: "out/marked/v{{version}}", format: parquet}
+      register_as_dataset: marked
+"""
+
+MARKED_DOWN = """id: 0b000000-0000-4000-8000-000000009996
+name: marked_down
+version: 1
+status: active
+input_dataset_id: marked
+operations:
+  - {seq: 1, name: Drop revenue, type: delete, selector: 'marked.account_code = "4100"', arguments: {}}
+  - {seq: 2, name: Live, type: output, arguments: {destination: {path: out/marked_live, format: parquet}}}
+  - {seq: 3, name: Kept, type: output, arguments: {destination: {path: out/marked_kept, format: parquet}}}
+checks:
+  - name: rec_in
+    reconcile: {from: input, to: 2, measures: [count, "SUM(amount_local)"], explained_by: [1], tolerance: "0"}
+  - name: known
+    on: 3
+    on_violation: quarantine
+    quarantine: {path: out/quarantine/known, format: parquet}
+    accepted_values: {column: currency, values: [EUR, USD]}
+  - name: rec_out
+    reconcile: {from: 2, to: 3, measures: [count], tolerance: "0"}
+    severity: warn
+"""
+
+
+@pytest.mark.spark
+def test_reconcile_ends_read_the_rows_the_run_counts(spark, finance):
+    """A reconcile from the input counts the rows not deleted when its output leaves deleted rows out (the input
+    here, a registered dataset, holds rows that arrive deleted), and an output with a quarantine check is read
+    less the rows it moves out, as the run writes it; the quarantine check itself lists every violating row.
+    Each end equals the run's bridge."""
+    (finance / "projects" / "marked_upstream.yml").write_text(MARKED_UPSTREAM)
+    (finance / "projects" / "marked_down.yml").write_text(MARKED_DOWN)
+    run_ok(finance, "marked_upstream")
+    rec = run_ok(finance, "marked_down")
+    bridge = {(b["output"], b["measure"]): b for b in rec["bridge"] if b["group"] is None}
+    got = _check_results(spark, finance, "marked_down")
+    [[start], [end]] = got["rec_in"]
+    assert (start["count"], str(start["SUM(amount_local)"])) == (bridge[(2, "count")]["input"],
+                                                                 bridge[(2, "SUM(amount_local)")]["input"])
+    assert (end["count"], str(end["SUM(amount_local)"])) == (bridge[(2, "count")]["output_value"],
+                                                             bridge[(2, "SUM(amount_local)")]["output_value"])
+    assert arrived_deleted(spark, finance) > 0  # the input holds rows that arrive deleted, left out above
+    [[live], [kept]] = got["rec_out"]
+    assert kept["count"] == bridge[(3, "count")]["output_value"] == live["count"] - bridge[(3, "count")]["quarantined"]
+    judged = {c["name"]: c for c in rec["checks"]}
+    assert len(got["known"][0]) == judged["known"]["violations"] == bridge[(3, "count")]["quarantined"] > 0

@@ -19,14 +19,15 @@ import os
 import sqlglot
 from sqlglot import exp
 
-from ...compiler.checks.plan import CheckKind
-from ...compiler.checks.sql import describe as describe_check, input_rows_query, statements as check_statements
+from ...compiler.checks.plan import Action, CheckKind
+from ...compiler.checks.sql import describe as describe_check, input_rows_query, statements as check_statements, violation
 from ...compiler.compile import CompiledProject, describe
 from ...compiler.errors import LedgerflowError
 from ...compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
 from ...compiler.model import Project, Workspace
 from ...compiler.parameters import values as parameter_values
 from ...compiler.periods import Period
+from ...compiler.plan import OutputPlan
 from ...compiler.render import comment, ident
 from ...compiler.yaml_source import YStr
 from ..inputs.resolution import resolve_inputs
@@ -238,31 +239,69 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
 
 
 def check_statements_resolved(compiled: CompiledProject, args: dict, results: str) -> list[tuple[str, str]]:
-    """(comment, statement) pairs of the project's checks over what the resolved script wrote: the views
-    their queries name (each output they read back from its folder under ``results``; ``input``, the rows
-    after the period filter, from the first statement's ``input`` step), then each check's queries."""
+    """(comment, statement) pairs of the project's checks over what the resolved script wrote, read as the run
+    reads them: each output they name read back from its folder under ``results`` as ``output_NNN``, less the
+    rows its quarantine checks move out (those checks read ``output_NNN_computed``, every row); ``input``, the
+    rows after the period filter (a reconcile from it to an output that leaves deleted rows out reads
+    ``input_live``, as the run's bridge counts them); then each check's queries."""
     checks = list(compiled.plan.checks) if compiled.plan is not None else []
+    outputs = {op.seq: op for op in (compiled.plan.operations if compiled.plan is not None else ())
+               if isinstance(op, OutputPlan)}
+    moved = {}  # output seq -> its quarantine checks
+    for c in checks:
+        if c.kind.row_check and c.action == Action.QUARANTINE:
+            moved.setdefault(c.on, []).append(c)
+    live = {c.name for c in checks if c.kind == CheckKind.RECONCILE and c.from_output is None
+            and c.on in outputs and not outputs[c.on].operation.include_deleted}
     ends = {c.on for c in checks} | {c.from_output for c in checks if c.kind == CheckKind.RECONCILE}
     out: list[tuple[str, str]] = []
     if None in ends:
         query = input_rows_query(compiled.statements[0].sql)
         out.append((comment("input: the rows after the period filter, before operation 1"),
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident('input')} AS\n{inline_parameters(query, args)}"))
+    if live:
+        rows = exp.select(exp.Star()).from_(exp.to_identifier("input", quoted=True)).where(
+            exp.Not(this=exp.column("_deleted", quoted=True)))
+        out.append((comment("input_live: the input rows not deleted, as the bridge counts them for an output "
+                            "that leaves deleted rows out"),
+                    f"CREATE OR REPLACE TEMPORARY VIEW {ident('input_live')} AS\n{rows.sql('spark', pretty=True)}"))
+    renames: dict[str, dict[str, str]] = {c.name: {"input": "input_live"} for c in checks if c.name in live}
     for seq in sorted(e for e in ends if e is not None):
         name = f"output_{seq:03d}"
-        out.append((comment(f"{name} as the script wrote it, read back for the checks (a quarantine check's rows "
-                            "are listed below, not moved)"),
-                    f"CREATE OR REPLACE TEMPORARY VIEW {ident(name)} USING parquet OPTIONS "
-                    f"(path {_string(os.path.join(results, name))})"))
+        read = f"USING parquet OPTIONS (path {_string(os.path.join(results, name))})"
+        if seq not in moved:
+            out.append((comment(f"{name} as the script wrote it, read back for the checks"),
+                        f"CREATE OR REPLACE TEMPORARY VIEW {ident(name)} {read}"))
+            continue
+        computed = f"{name}_computed"
+        out.append((comment(f"{computed}: every row the script wrote for output {seq}, read back for its "
+                            "quarantine checks"), f"CREATE OR REPLACE TEMPORARY VIEW {ident(computed)} {read}"))
+        kept = exp.select(exp.Star()).from_(exp.to_identifier(computed, quoted=True)).where(
+            exp.Not(this=exp.Paren(this=exp.or_(*[violation(c) for c in moved[seq]]))))
+        out.append((comment(f"{name}: the rows the run writes, those its quarantine checks move out left out"),
+                    f"CREATE OR REPLACE TEMPORARY VIEW {ident(name)} AS\n{kept.sql('spark', pretty=True)}"))
+        for c in moved[seq]:
+            renames[c.name] = {name: computed}
     for check in checks:
         for i, text in enumerate(check_statements(check)):
             note = "" if i == 0 else " (the other end)"
+            if check.name in renames and (check.kind != CheckKind.RECONCILE or i == 0):
+                text = _reading(text, renames[check.name])
             out.append((comment(describe_check(check) + note), text))
     if out:
         head = comment("Checks: each query lists what violates the check (a reconcile: its measures at both ends); "
                        "the run judges them before its commit")
         out[0] = (f"{head}\n{out[0][0]}", out[0][1])
     return out
+
+
+def _reading(query: str, views: dict[str, str]) -> str:
+    """``query`` reading each view of ``views`` (name -> the view read instead)."""
+    tree = sqlglot.parse_one(query, read="spark")
+    for table in tree.find_all(exp.Table):
+        if table.name in views:
+            table.set("this", exp.to_identifier(views[table.name], quoted=True))
+    return tree.sql("spark", pretty=True)
 
 
 def resolved_script(ws: Workspace, project: Project, compiled: CompiledProject, period: Period,
