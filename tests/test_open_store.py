@@ -6,13 +6,14 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from ledgerflow.adapters.commit import recovery
 from ledgerflow.adapters.open_store import open_store
-from ledgerflow.adapters.store import liveness
+from ledgerflow.adapters.store import health, liveness
 from ledgerflow.adapters.store.health import RunStoreDamaged
 from ledgerflow.adapters.store.runstore import RunStore
 
@@ -51,3 +52,30 @@ def test_only_the_opener_checks_the_file(tmp_path):
     with pytest.raises(RunStoreDamaged) as caught:
         open_store(str(tmp_path))
     assert str(db) in caught.value.render()
+
+
+def test_a_transaction_a_killed_writer_left_is_rolled_back_not_reported_unreadable(tmp_path):
+    """A process killed inside a write transaction leaves a hot journal beside the store. A read-only check
+    cannot roll it back ("attempt to write a readonly database"): that is no damage, and opening the store
+    rolls it back, so the half-written row is gone and the command goes on."""
+    first = dead_run(tmp_path)
+    db = Path(RunStore(str(tmp_path)).db_path)
+    killed = ("import os, sqlite3\n"
+              f"c = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+              "c.execute('PRAGMA cache_size = 1')\n"
+              "c.execute('BEGIN IMMEDIATE')\n"
+              "c.execute(\"UPDATE runs SET status = 'half-written'\")\n"
+              # enough pages that the cache spills: the journal is synced and the store's file written
+              "c.execute('CREATE TABLE junk (x)')\n"
+              "c.execute('WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) "
+              "INSERT INTO junk SELECT randomblob(200) FROM n')\n"
+              "os._exit(9)\n")
+    subprocess.run([sys.executable, "-c", killed], check=False)
+    assert Path(str(db) + "-journal").exists()  # the hot journal the killed writer left
+    health.check(str(db))  # not reported as unreadable
+    opened = open_store(str(tmp_path))
+    assert not Path(str(db) + "-journal").exists() or Path(str(db) + "-journal").stat().st_size == 0
+    assert opened.get_run(first)["status"] != "half-written"
+    import sqlite3
+    with closing(sqlite3.connect(str(db))) as conn:  # the killed transaction is gone whole
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'junk'").fetchone() == (0,)

@@ -106,6 +106,10 @@ def check(db_path: str) -> None:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             missing = _missing_columns(conn)
     except sqlite3.Error as err:
+        if getattr(err, "sqlite_errorcode", None) == sqlite3.SQLITE_READONLY_ROLLBACK:
+            # a hot journal: a writer was killed inside a transaction; the store's next read-write connection
+            # rolls it back, as SQLite is made to (a read-only one cannot), so the file is not damaged
+            return
         raise unusable(err, db_path) from None
     except OSError as err:
         raise RunStoreUnreadable(db_path, err.strerror or str(err)) from None
