@@ -254,6 +254,18 @@ def project_yaml(name: str, operations: str, input_dataset: str = "gl", extra: s
     return head + textwrap.dedent(extra).lstrip("\n") + "operations:\n" + ops + "\n"
 
 
+# a delete written with its deleted rows and registered as ``marked``: its rows arrive deleted downstream
+MARKED_UPSTREAM = """
+- {seq: 1, name: Drop receivables, type: delete, selector: 'transactions.account_code = "1200"', arguments: {}}
+- seq: 2
+  name: Register with the deleted rows
+  type: output
+  arguments:
+    include_deleted: true
+    destination: {path: "out/marked/v{{version}}", format: parquet}
+    register_as_dataset: marked"""
+
+
 def add_project(root, name: str, operations: str, input_dataset: str = "gl", extra: str = "") -> str:
     """Write ``projects/<name>.yml``; returns the text."""
     return write(root, f"projects/{name}.yml", project_yaml(name, operations, input_dataset, extra))

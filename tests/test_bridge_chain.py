@@ -13,7 +13,7 @@ from decimal import Decimal
 
 import pytest
 
-from cli_support import add_project
+from cli_support import MARKED_UPSTREAM, add_project
 from ledgerflow.adapters.run.runner import Runner
 
 PERIOD = "2026-01"
@@ -172,15 +172,7 @@ def test_rows_that_arrive_deleted_include_deleted_a_shared_stage_null_amounts_an
     row (a delete removes none of them, the update changes only the live ones), the other quarantining the
     rows without an amount. Derived ``input`` values and the outputs told by the stage's END are checked
     against the upstream's and downstream's written rows, so a wrong bookkeeping column cannot hide."""
-    add_project(finance, "marked_upstream", """
-- {seq: 1, name: Drop receivables, type: delete, selector: 'transactions.account_code = "1200"', arguments: {}}
-- seq: 2
-  name: Register with the deleted rows
-  type: output
-  arguments:
-    include_deleted: true
-    destination: {path: "out/marked/v{{version}}", format: parquet}
-    register_as_dataset: marked""")
+    add_project(finance, "marked_upstream", MARKED_UPSTREAM)
     up = runner.run("marked_upstream", PERIOD)
     upstream = spark.read.parquet(next(o["location"] for o in up["outputs"]))
     add_project(finance, "marked_bridge", """

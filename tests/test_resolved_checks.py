@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli_support import cli, describe, record, run, run_ok, run_id_of
+from cli_support import MARKED_UPSTREAM, add_project, cli, describe, record, run, run_ok, run_id_of
 
 from ledgerflow.adapters.compile_out.resolved_script import resolved_statements
 from ledgerflow.adapters.store.runstore import RunStore
@@ -75,31 +75,12 @@ def test_the_checks_queries_find_what_the_run_judged(spark, finance):
     assert bridge["input"] > bridge["output_value"]  # the delete removed lines
 
 
-MARKED_UPSTREAM = """id: 0b000000-0000-4000-8000-000000009997
-name: marked_upstream
-version: 1
-status: active
-input_dataset_id: gl
-operations:
-  - {seq: 1, name: Drop receivables, type: delete, selector: 'transactions.account_code = "1200"', arguments: {}}
-  - seq: 2
-    name: Register with the deleted rows
-    type: output
-    arguments:
-      include_deleted: true
-      destination: {path: "out/marked/v{{version}}", format: parquet}
-      register_as_dataset: marked
-"""
+MARKED_DOWN = """
+- {seq: 1, name: Drop revenue, type: delete, selector: 'marked.account_code = "4100"', arguments: {}}
+- {seq: 2, name: Live, type: output, arguments: {destination: {path: out/marked_live, format: parquet}}}
+- {seq: 3, name: Kept, type: output, arguments: {destination: {path: out/marked_kept, format: parquet}}}"""
 
-MARKED_DOWN = """id: 0b000000-0000-4000-8000-000000009996
-name: marked_down
-version: 1
-status: active
-input_dataset_id: marked
-operations:
-  - {seq: 1, name: Drop revenue, type: delete, selector: 'marked.account_code = "4100"', arguments: {}}
-  - {seq: 2, name: Live, type: output, arguments: {destination: {path: out/marked_live, format: parquet}}}
-  - {seq: 3, name: Kept, type: output, arguments: {destination: {path: out/marked_kept, format: parquet}}}
+MARKED_CHECKS = """
 checks:
   - name: rec_in
     reconcile: {from: input, to: 2, measures: [count, "SUM(amount_local)"], explained_by: [1], tolerance: "0"}
@@ -120,8 +101,8 @@ def test_reconcile_ends_read_the_rows_the_run_counts(spark, finance):
     here, a registered dataset, holds rows that arrive deleted), and an output with a quarantine check is read
     less the rows it moves out, as the run writes it; the quarantine check itself lists every violating row.
     Each end equals the run's bridge."""
-    (finance / "projects" / "marked_upstream.yml").write_text(MARKED_UPSTREAM)
-    (finance / "projects" / "marked_down.yml").write_text(MARKED_DOWN)
+    add_project(finance, "marked_upstream", MARKED_UPSTREAM)
+    add_project(finance, "marked_down", MARKED_DOWN, input_dataset="marked", extra=MARKED_CHECKS)
     run_ok(finance, "marked_upstream")
     rec = run_ok(finance, "marked_down")
     bridge = {(b["output"], b["measure"]): b for b in rec["bridge"] if b["group"] is None}
