@@ -20,7 +20,7 @@ import sqlglot
 from sqlglot import exp
 
 from ...compiler.checks.plan import Action, CheckKind
-from ...compiler.checks.sql import describe as describe_check, input_rows_query, statements as check_statements, violation
+from ...compiler.checks.sql import check_view, describe as describe_check, input_rows_query, statements as check_statements, violation
 from ...compiler.compile import CompiledProject, describe
 from ...compiler.errors import LedgerflowError
 from ...compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
@@ -265,9 +265,8 @@ def check_statements_resolved(compiled: CompiledProject, args: dict, results: st
         out.append((comment("input_live: the input rows not deleted, as the bridge counts them for an output "
                             "that leaves deleted rows out"),
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident('input_live')} AS\n{rows.sql('spark', pretty=True)}"))
-    renames: dict[str, dict[str, str]] = {c.name: {"input": "input_live"} for c in checks if c.name in live}
     for seq in sorted(e for e in ends if e is not None):
-        name = f"output_{seq:03d}"
+        name = check_view(seq)
         read = f"USING parquet OPTIONS (path {_string(os.path.join(results, name))})"
         if seq not in moved:
             out.append((comment(f"{name} as the script wrote it, read back for the checks"),
@@ -280,13 +279,9 @@ def check_statements_resolved(compiled: CompiledProject, args: dict, results: st
             exp.Not(this=exp.Paren(this=exp.or_(*[violation(c) for c in moved[seq]]))))
         out.append((comment(f"{name}: the rows the run writes, those its quarantine checks move out left out"),
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident(name)} AS\n{kept.sql('spark', pretty=True)}"))
-        for c in moved[seq]:
-            renames[c.name] = {name: computed}
     for check in checks:
-        for i, text in enumerate(check_statements(check)):
+        for i, text in enumerate(check_statements(check, _views_read(check, check.name in live))):
             note = "" if i == 0 else " (the other end)"
-            if check.name in renames and (check.kind != CheckKind.RECONCILE or i == 0):
-                text = _reading(text, renames[check.name])
             out.append((comment(describe_check(check) + note), text))
     if out:
         head = comment("Checks: each query lists what violates the check (a reconcile: its measures at both ends); "
@@ -295,13 +290,17 @@ def check_statements_resolved(compiled: CompiledProject, args: dict, results: st
     return out
 
 
-def _reading(query: str, views: dict[str, str]) -> str:
-    """``query`` reading each view of ``views`` (name -> the view read instead)."""
-    tree = sqlglot.parse_one(query, read="spark")
-    for table in tree.find_all(exp.Table):
-        if table.name in views:
-            table.set("this", exp.to_identifier(views[table.name], quoted=True))
-    return tree.sql("spark", pretty=True)
+def _views_read(check, live_input: bool):
+    """The views ``check`` reads in the resolved script: a quarantine check every row its output computed
+    (``output_NNN_computed``); with ``live_input``, a reconcile's input end the rows not deleted
+    (``input_live``); otherwise the views the compiled script names."""
+    def view(seq):
+        if seq is None and live_input:
+            return "input_live"
+        if seq is not None and check.kind.row_check and check.action == Action.QUARANTINE:
+            return f"{check_view(seq)}_computed"
+        return check_view(seq)
+    return view
 
 
 def resolved_script(ws: Workspace, project: Project, compiled: CompiledProject, period: Period,

@@ -19,6 +19,7 @@ from ...compiler.errors import LedgerflowError
 from ..commit import staging
 from ..commit.partitions import is_local, local_path, root_period, versions_dir
 from ..diff.data_result import output_labels
+from ..store.restatements import emptied_line
 from ..inputs.files import spark_path
 
 _EXTENSIONS = (("parquet", ".parquet"), ("orc", ".orc"), ("csv", ".csv"), ("json", ".json"))
@@ -212,8 +213,7 @@ class RestatementPublishing:
             extra.append((read_published(out.frame.sparkSession, o.folder, o.format).limit(0), dest))
             self.block.setdefault("emptied_outputs", []).append(
                 {"operation_seq": o.seq, "name": o.name, "location": o.location})
-            self.echo(f"  superseded output {o.seq} '{o.name}' is not written by the restatement: its partition "
-                      f"is published empty (its rows stay readable at {o.folder})")
+            self.echo(f"{emptied_line(o.seq, o.name, o.location)} (its rows stay readable at {o.folder})")
         return extra
 
     def written(self, out, staged: Optional[staging.Staged], fmt: Optional[str] = None) -> None:

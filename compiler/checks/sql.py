@@ -12,7 +12,7 @@ For the runner:
 from __future__ import annotations
 
 import hashlib
-from typing import Optional
+from typing import Callable, Optional
 
 from sqlglot import exp
 
@@ -181,7 +181,8 @@ def input_rows_query(first_stage_sql: str) -> Optional[str]:
 
 
 # --------------------------------------------------------------------------------- compile output
-def _view(seq: Optional[int]) -> str:
+def check_view(seq: Optional[int]) -> str:
+    """The view a check's query reads for output ``seq`` (``output_NNN``), or for the input (``seq`` None)."""
     return "input" if seq is None else f"output_{seq:03d}"
 
 
@@ -206,15 +207,15 @@ def describe(check: CheckPlan) -> str:
     return f"check {check.name}: {text}; on violation: {action}"
 
 
-def statements(check: CheckPlan) -> list[str]:
+def statements(check: CheckPlan, view: Callable[[Optional[int]], str] = check_view) -> list[str]:
     """The statements ``compile`` prints for a check: a row check's violating rows, a set check's query,
-    a reconcile's measures at both ends."""
+    a reconcile's measures at both ends; ``view`` names the view read for an output seq (None: the input)."""
     if check.kind.row_check:
-        rows = exp.select(exp.Star()).from_(_table(_view(check.on))).where(violation(check))
+        rows = exp.select(exp.Star()).from_(_table(view(check.on))).where(violation(check))
         return [pretty(rows)]
     if check.kind == CheckKind.RECONCILE:
-        return [reconcile_query(check, _view(check.from_output)), reconcile_query(check, _view(check.on))]
-    return [set_check_query(check, _view(check.on))]
+        return [reconcile_query(check, view(check.from_output)), reconcile_query(check, view(check.on))]
+    return [set_check_query(check, view(check.on))]
 
 
 def script_section(checks: list[CheckPlan]) -> str:
