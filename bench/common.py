@@ -1,8 +1,11 @@
 """What the whole-process benchmarks share: where generated data is cached, the load average they record,
 and the source-shaped workspace of a size and layout."""
+import ctypes
 import os
+import resource
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -24,3 +27,46 @@ def ensure_source(rows: int, layout: str) -> str:
         subprocess.run([sys.executable, "-m", "bench.datagen", "--rows", str(rows), "--source", layout],
                        check=True, cwd=os.path.dirname(HERE))
     return src
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the parent of what its children leave running (Linux); False where it cannot."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans(timeout: float = 120.0) -> None:
+    """Wait for every process a finished child left behind (its Spark JVM), so their CPU time is counted."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.05)
+
+
+def cpu_of_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], cwd: str, log_path: str, expect: int) -> tuple[float, float, str]:
+    """Wall seconds of one process, CPU seconds of it and everything it started, and its stdout; an
+    unexpected exit code stops the benchmark."""
+    cpu = cpu_of_children()
+    start = time.perf_counter()
+    with open(log_path, "a") as log:
+        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=log, text=True)
+    took = time.perf_counter() - start
+    reap_orphans()
+    if proc.returncode != expect:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode} (expected {expect}); see {log_path}\n"
+                         f"{proc.stdout[-2000:]}")
+    return took, cpu_of_children() - cpu, proc.stdout

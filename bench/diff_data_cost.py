@@ -25,18 +25,15 @@ processes load, the CPU ratio is the steadier figure: wall time there measures w
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
-import resource
 import re
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 
-from bench.common import cache_root, ensure_source, loadavg
+from bench.common import become_subreaper, cache_root, ensure_source, loadavg, timed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -77,49 +74,6 @@ def make_repository(src: str, dest: str) -> tuple[str, str]:
         fh.write(text.replace(CLOSING, AVERAGE))
     _git(dest, "commit", "-q", "-am", "pipeline P converts at the average rate")
     return base, _git(dest, "rev-parse", "HEAD")
-
-
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def become_subreaper() -> bool:
-    """Make this process the parent of what its children leave running (Linux); False where it cannot."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def reap_orphans(timeout: float = 120.0) -> None:
-    """Wait for every process a finished child left behind (its Spark JVM), so their CPU time is counted."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            time.sleep(0.05)
-
-
-def cpu_of_children() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def timed(cmd: list[str], cwd: str, log_path: str, expect: int) -> tuple[float, float, str]:
-    """Wall seconds of one process, CPU seconds of it and everything it started, and its stdout; an
-    unexpected exit code stops the benchmark."""
-    cpu = cpu_of_children()
-    start = time.perf_counter()
-    with open(log_path, "a") as log:
-        proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=log, text=True)
-    took = time.perf_counter() - start
-    reap_orphans()
-    if proc.returncode != expect:
-        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode} (expected {expect}); see {log_path}\n"
-                         f"{proc.stdout[-2000:]}")
-    return took, cpu_of_children() - cpu, proc.stdout
 
 
 def main(argv=None) -> int:

@@ -49,17 +49,28 @@ def read(spark, data: str, layout: str, name: str):
     return spark.read.parquet(path)
 
 
-def run(spark, data: str, layout: str, out: str, period: str, started_at: datetime.datetime) -> None:
+def pipeline(spark, data: str, layout: str, period: str, started_at: datetime.datetime, observe_delete=None,
+             rate_type: str = "closing", keep=None, bridge_rows: bool = False):
+    """Pipeline P's output rows for ``period``, as a DataFrame (nothing computed yet). ``observe_delete``:
+    called with the lines before the delete and its condition, returns the frame the lines go on from (the
+    hand-written checks observe the deleted rows there: ``bench/handwritten_checks.py``). ``rate_type``: the
+    FX rate joined. ``keep``: applied to each input as read for the period (``bench/handwritten_diff.py``
+    shares them between two pipelines). ``bridge_rows``: the rows as the bridge of
+    ``bench/handwritten_checks.py --bridge`` sums them: the lines the delete removes stay, marked
+    ``_deleted``, and every line carries ``_before_1``/``_before_2``, ``amount_reporting`` before each update
+    (NULL on the other rows); the caller drops both before writing."""
     from pyspark.sql import functions as F
+    keep = keep or (lambda frame, name: frame)
     start = datetime.date.fromisoformat(period + "-01")
     started = F.lit(started_at).cast("timestamp")
-    gl = read(spark, data, layout, "gl").where(F.col("_period") == period)
-    fx = (read(spark, data, layout, "exchange_rates")
-          .where((F.col("_period_from") <= F.lit(start))
-                 & (F.col("_period_to").isNull() | (F.col("_period_to") > F.lit(start)))
-                 & (F.col("to_currency") == "USD") & (F.col("rate_type") == "closing"))
+    gl = keep(read(spark, data, layout, "gl").where(F.col("_period") == period), "gl")
+    rates = keep(read(spark, data, layout, "exchange_rates")
+                 .where((F.col("_period_from") <= F.lit(start))
+                        & (F.col("_period_to").isNull() | (F.col("_period_to") > F.lit(start)))), "exchange_rates")
+    fx = (rates.where((F.col("to_currency") == "USD") & (F.col("rate_type") == rate_type))
           .select(F.col("from_currency").alias("currency"), "rate"))
-    customers = read(spark, data, layout, "customers").select("customer_id", "segment", "region", "is_active")
+    customers = keep(read(spark, data, layout, "customers"), "customers").select("customer_id", "segment", "region",
+                                                                                  "is_active")
 
     # 1. convert to USD and enrich, for posted (non-manual) lines
     df = gl.join(F.broadcast(fx), "currency", "left").join(F.broadcast(customers), "customer_id", "left")
@@ -73,22 +84,26 @@ def run(spark, data: str, layout: str, out: str, period: str, started_at: dateti
         F.when(posted, started).alias("_updated_at"),
         F.when(posted, F.col("segment")).alias("customer_segment"),
         F.when(posted, F.col("region")).alias("customer_region"),
-        F.when(posted, F.col("is_active")).alias("customer_active"))
+        F.when(posted, F.col("is_active")).alias("customer_active"),
+        *([F.col("amount_reporting").alias("_before_1")] if bridge_rows else []))
     # 2. enterprise discount
     discount = F.coalesce((F.col("customer_segment") == "ENTERPRISE") & (F.col("amount_reporting") > 0), F.lit(False))
+    if bridge_rows:
+        df = df.withColumn("_before_2", F.col("amount_reporting"))
     df = (df.withColumn("_updated_at", F.when(discount, started).otherwise(F.col("_updated_at")))
             .withColumn("discounted", F.when(discount, F.lit(True)))
             .withColumn("amount_reporting", F.when(discount, F.round(F.col("amount_reporting") * F.lit(Decimal("0.98")), 2)
                                                    .cast(DEC)).otherwise(F.col("amount_reporting"))))
     # 3. delete lines of unknown or inactive customers (not written, so simply dropped)
-    df = df.where(~F.coalesce(F.col("customer_region").isNull() | (F.col("customer_active") == F.lit(False)),
-                              F.lit(False)))
-    lines = df.select(
+    unknown = F.coalesce(F.col("customer_region").isNull() | (F.col("customer_active") == F.lit(False)), F.lit(False))
+    lines = df if bridge_rows else (df if observe_delete is None else observe_delete(df, unknown)).where(~unknown)
+    df = df.where(~unknown)
+    lines = lines.select(
         "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id", "currency",
         "amount_local", "amount_reporting", "description", "source_system",
-        F.lit(False).alias("_deleted"), "_updated_at", F.lit("").alias("_labels"), F.lit(GL_ID).alias("_source_dataset"),
+        (unknown if bridge_rows else F.lit(False)).alias("_deleted"), "_updated_at", F.lit("").alias("_labels"), F.lit(GL_ID).alias("_source_dataset"),
         F.lit(0).alias("_operation_seq"), "customer_segment", "customer_region", "customer_active", "discounted",
-        F.lit(None).cast("bigint").alias("line_count"))
+        F.lit(None).cast("bigint").alias("line_count"), *(["_before_1", "_before_2"] if bridge_rows else []))
     # 4. totals per region and currency
     totals = (df.groupBy("customer_region", "currency")
               .agg(F.sum("amount_local").cast(DEC).alias("amount_local"),
@@ -105,7 +120,7 @@ def run(spark, data: str, layout: str, out: str, period: str, started_at: dateti
         none["string"].alias("customer_segment"), "customer_region", none["boolean"].alias("customer_active"),
         none["boolean"].alias("discounted"), "line_count")
     # 5. budgets of the period summed per account, cost center and currency
-    budgets = (read(spark, data, layout, "budgets").where(F.col("_period") == period)
+    budgets = (keep(read(spark, data, layout, "budgets").where(F.col("_period") == period), "budgets")
                .groupBy("account_code", "cost_center_code", "currency")
                .agg(F.sum("amount").cast(DEC).alias("amount_local")))
     budgets = budgets.select(
@@ -116,10 +131,14 @@ def run(spark, data: str, layout: str, out: str, period: str, started_at: dateti
         F.lit("").alias("_labels"), F.lit(BUDGETS_ID).alias("_source_dataset"), F.lit(5).alias("_operation_seq"),
         none["string"].alias("customer_segment"), none["string"].alias("customer_region"),
         none["boolean"].alias("customer_active"), none["boolean"].alias("discounted"), none["bigint"].alias("line_count"))
-    # 6. output: the period's partition, replaced
+    return lines.unionByName(totals, allowMissingColumns=True).unionByName(budgets, allowMissingColumns=True)
+
+
+def run(spark, data: str, layout: str, out: str, period: str, started_at: datetime.datetime) -> None:
+    """Pipeline P for ``period``; 6. output: the period's partition, replaced."""
     target = os.path.join(out, f"_period={period}")
     shutil.rmtree(target, ignore_errors=True)
-    lines.unionByName(totals).unionByName(budgets).write.mode("overwrite").parquet(target)
+    pipeline(spark, data, layout, period, started_at).write.mode("overwrite").parquet(target)
 
 
 def main() -> None:
@@ -135,18 +154,24 @@ def main() -> None:
     args = parser.parse_args()
     started_at = (datetime.datetime.fromisoformat(args.started_at) if args.started_at
                   else datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
+    spark = session(args.driver_memory, args.java_options)
+    run(spark, args.data, args.layout, args.out, args.period, started_at)
+    spark.stop()
+
+
+def session(driver_memory=None, java_options=None):
+    """The script's own ``local[2]`` SparkSession with :data:`SESSION`'s settings."""
     from pyspark.sql import SparkSession
     builder = SparkSession.builder.master("local[2]").appName("handwritten")
     for k, v in SESSION.items():
         builder = builder.config(k, v)
-    if args.driver_memory:
-        builder = builder.config("spark.driver.memory", args.driver_memory)
-    if args.java_options:
-        builder = builder.config("spark.driver.extraJavaOptions", args.java_options)
+    if driver_memory:
+        builder = builder.config("spark.driver.memory", driver_memory)
+    if java_options:
+        builder = builder.config("spark.driver.extraJavaOptions", java_options)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    run(spark, args.data, args.layout, args.out, args.period, started_at)
-    spark.stop()
+    return spark
 
 
 if __name__ == "__main__":

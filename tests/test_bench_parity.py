@@ -9,12 +9,14 @@ is compared.
 from __future__ import annotations
 
 import datetime
+import json
 import os
+from decimal import Decimal
 
 import pytest
 
 from bench import datagen, handwritten_source
-from cli_support import run_ok
+from cli_support import cli, describe, run_ok, started
 
 ROWS = 3_000
 PERIOD = "2026-02"
@@ -56,3 +58,53 @@ def test_pipeline_p_writes_the_hand_written_jobs_rows(spark, bench_data, layout)
     kinds = {r["_operation_seq"]: r["n"] for r in a.groupBy("_operation_seq").count().withColumnRenamed("count", "n")
              .collect()}
     assert set(kinds) == {0, 4, 5} and kinds[0] > ROWS // 10 and a.count() == output["rows"]
+
+
+def test_the_hand_written_checks_record_the_bridge_a_checked_run_records(spark, bench_data, tmp_path):
+    """``bench.checks_floor`` compares a checked ledgerflow run with ``bench/handwritten_checks.py``: the
+    hand-written checks pass as ledgerflow's do and their bridge holds ledgerflow's figures, figure for figure
+    (so the floor does the work the checked run does, and no less)."""
+    from bench import checks_cost, handwritten_checks
+    src = datagen.source_workspace(spark, ROWS, "flat", log=lambda _: None)
+    checked = checks_cost.make_workspace(str(src), str(tmp_path / "checked"), checks=True)
+    rec = run_ok(checked, "pipeline_p", PERIOD)
+    assert {c["name"]: c["status"] for c in rec["checks"]}["control_totals"] == "passed"
+    failed, figures = handwritten_checks.checked_run(spark, os.path.join(checked, "data"), "flat",
+                                                     str(tmp_path / "hw"), PERIOD, started(rec), bridge=True)
+    assert failed == []
+    recorded = {}
+    for b in rec["bridge"]:
+        if b["group"] is None:
+            changes = {c["seq"]: Decimal(str(c["change"])) for c in b["changes"]}
+            recorded[b["measure"]] = {"input": Decimal(str(b["input"])), **changes,
+                                      "output": Decimal(str(b["output_value"]))}
+    assert set(recorded) == set(figures) == {"count", "SUM(amount_local)", "SUM(amount_reporting)"}
+    for measure, points in figures.items():  # an operation that cannot change a measure is 0 in the record
+        assert {k: Decimal(str(v)) for k, v in points.items()} == {k: v for k, v in recorded[measure].items()
+                                                                   if v or k in points}, measure
+    assert recorded["count"]["output"] == rec["outputs"][0]["rows"] and recorded["count"][3] < 0
+
+
+def test_the_hand_written_data_diff_finds_what_diff_data_finds(spark, bench_data, tmp_path):
+    """``bench.diff_floor`` compares ``ledgerflow diff --data`` with ``bench/handwritten_diff.py``: on the
+    benchmark's change (the FX rate joined) both give the same counts, changed rows per column and totals."""
+    from bench import diff_data_cost, handwritten_diff
+    src = datagen.source_workspace(spark, ROWS, "flat", log=lambda _: None)
+    repo = str(tmp_path / "repo")
+    base, head = diff_data_cost.make_repository(str(src), repo)
+    result = cli(repo, "diff", "--data", "--period", "2026-01", base, head, "--format", "json")
+    assert result.exit_code == 4, describe(result)
+    [project] = json.loads(result.output)["projects"]
+    [output] = project["outputs"]
+    hand = handwritten_diff.data_diff(spark, os.path.join(repo, "data"), "flat", "2026-01",
+                                      datetime.datetime(2026, 11, 26, 8))
+    f = hand["figures"]
+    assert (f["rows"] - f["added"], f["rows"] - f["removed"], f["added"], f["removed"], f["changed"]) == (
+        output["rows"]["base"], output["rows"]["head"], output["rows"]["added"], output["rows"]["removed"],
+        output["rows"]["changed"])
+    assert output["rows"]["changed"] > ROWS // 20
+    lf_changed = {c["column"]: c["changed_rows"] for c in output["columns"] if c["changed_rows"]}
+    assert lf_changed == {k[len("changed_"):]: v for k, v in f.items() if k.startswith("changed_") and v}
+    assert {t["column"]: (Decimal(t["base"]), Decimal(t["head"])) for t in output["totals"]} == {
+        c: (f[f"sum_b_{c}"] or 0, f[f"sum_h_{c}"] or 0) for c in hand["decimals"]}
+    assert len(hand["samples"]) == len(output["samples"]) == 10

@@ -1,0 +1,119 @@
+"""The least the six checks of issue 29 can cost: pipeline P with them hand-written in PySpark
+(``bench/handwritten_checks.py``) against pipeline P hand-written without them
+(``bench/handwritten_source.py``), whole cold processes on source-shaped data, alternating pairs.
+
+    python -m bench.checks_floor                        # 1M rows, flat layout, 5 pairs after 1 warm-up pair
+    python -m bench.checks_floor --rows 20000 --pairs 1 --warmup 0   # a smoke run
+
+``bench.checks_cost`` measures what declaring the checks costs a ledgerflow run (its target, issue 29 point
+6: <= 1.10). This one measures the same checks written by hand, each as cheaply as the DataFrame API
+allows (row rules and the output's totals observed while the rows are written, one aggregation of the
+input for ``unique`` and the input's totals beside the write, one aggregation of the staged rows for
+``balanced``): whatever ledgerflow does, its checked run cannot cost less than this ratio, short of work
+the checks need. A third script, ``bridged``, also records the rest of the run's bridge as the contract
+has it (the SUM of every decimal column at each point: here ``amount_reporting`` before and after each
+update, removed, added and written), which a ledgerflow run with checks records. The data is the cold-process benchmark's (``src-<layout>-<rows>`` under
+``$LEDGERFLOW_BENCH_DATA``); CPU time of each process and its Spark JVM is counted (subreaper, as
+``bench.diff_data_cost``). After the pairs both outputs are read back: the same rows.
+Output: ``bench/results/checks_floor_<rows>.txt``. Times are printed, never asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+from bench.common import become_subreaper, cache_root, ensure_source, loadavg, timed
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+PERIOD = "2026-02"
+TARGET = 1.10
+STARTED_AT = "2026-11-26T08:00:00"
+
+
+VARIANTS = {"plain": ("handwritten_source.py",), "checked": ("handwritten_checks.py",),
+            "bridged": ("handwritten_checks.py", "--bridge")}
+
+
+def command(variant: str, data: str, layout: str, out: str) -> list[str]:
+    """One hand-written script's command line."""
+    script, *flags = VARIANTS[variant]
+    return [sys.executable, os.path.join(HERE, script), "--data", data, "--layout", layout, "--out", out,
+            "--period", PERIOD, "--started-at", STARTED_AT, *flags]
+
+
+def same_rows(folders: list[str]) -> str:
+    """The outputs' row counts and decimal sums, read back; a difference stops the benchmark."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as pads
+    figures = []
+    for folder in folders:
+        table = pads.dataset(os.path.join(folder, f"_period={PERIOD}"), format="parquet").to_table()
+        figures.append((table.num_rows, *[str(pc.sum(table[c]).as_py()) for c in ("amount_local", "amount_reporting")]))
+    if len(set(figures)) != 1:
+        raise SystemExit(f"the two scripts wrote different rows: {figures}")
+    return f"{figures[0][0]:,} rows, SUM(amount_local) {figures[0][1]}, SUM(amount_reporting) {figures[0][2]}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--layout", choices=("flat", "folders"), default="flat")
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    data = os.path.join(ensure_source(args.rows, args.layout), "data")
+    root = os.path.join(cache_root(), f"checks-floor-{args.layout}-{args.rows}")
+    os.makedirs(root, exist_ok=True)
+    outs = {name: os.path.join(root, name) for name in VARIANTS}
+    cmds = {name: command(name, data, args.layout, outs[name]) for name in VARIANTS}
+    counted = become_subreaper()
+    lines: list[str] = []
+
+    def out(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+    out(f"# checks floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period {PERIOD}, "
+        f"{args.pairs} rounds after {args.warmup} warm-up; whole cold processes; ratio = with the six checks "
+        "(checked; bridged: and the whole bridge) / without (plain)")
+    out(f"# issue 29 point 6 asks <= {TARGET:.2f} of ledgerflow's checked run; load average at start {loadavg()}; "
+        f"CPU time {'of each process and its Spark JVM' if counted else 'of each process only'}")
+    ratios: dict = {"checked": [], "bridged": []}
+    cpu_ratios: dict = {"checked": [], "bridged": []}
+    took: dict = {name: [] for name in VARIANTS}
+    for n in range(args.warmup + args.pairs):
+        order = list(VARIANTS)[::-1] if n % 2 == 0 else list(VARIANTS)
+        wall, cpu = {}, {}
+        for name in order:
+            wall[name], cpu[name], _ = timed(cmds[name], root, os.path.join(root, f"{name}.log"), expect=0)
+        warm = n < args.warmup
+        if not warm:
+            for name in ratios:
+                ratios[name].append(wall[name] / wall["plain"])
+                cpu_ratios[name].append(cpu[name] / cpu["plain"])
+            for name in wall:
+                took[name].append(wall[name])
+        out(f"{'warm-up' if warm else f'round {n - args.warmup + 1}'}: plain {wall['plain']:.2f} s, "
+            + ", ".join(f"{name} {wall[name]:.2f} s ({wall[name] / wall['plain']:.3f}, CPU "
+                        f"{cpu[name] / cpu['plain']:.3f})" for name in ratios)
+            + f"; CPU plain {cpu['plain']:.1f} s (first: {order[0]}; load {loadavg()})")
+    out()
+    out(f"the three scripts wrote the same rows: {same_rows(list(outs.values()))}")
+    for name in ratios:
+        r, c = ratios[name], cpu_ratios[name]
+        out(f"median ratio {name} / plain: {statistics.median(r):.3f} over {len(r)} rounds (min {min(r):.3f}, max "
+            f"{max(r):.3f}); CPU {statistics.median(c):.3f} (min {min(c):.3f}, max {max(c):.3f})")
+    out("medians: " + ", ".join(f"{name} {statistics.median(t):.2f} s" for name, t in took.items()))
+    out(f"# load average at the end {loadavg()}")
+    path = args.out or os.path.join(RESULTS, f"checks_floor_{args.rows}.txt")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
