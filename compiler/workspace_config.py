@@ -7,6 +7,7 @@ from .yaml_reader import Reader, as_str
 from .yaml_source import YList, YMap, load_yaml_file
 
 MARKER = "ledgerflow.yml"
+BRIDGE = ("with_checks", "always")  # which runs record their bridge (docs/checks.md "The bridge")
 DATA_LEVELS = ("any", "day", "month", "quarter", "year")
 FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -14,7 +15,7 @@ FORMATS = ("parquet", "csv", "json", "orc")
 def load_config(path: str, display: str, errors: DiagnosticCollector) -> WorkspaceConfig:
     """Read ``ledgerflow.yml`` (shown as ``display``), adding every problem to ``errors``."""
     data = load_yaml_file(path, display)
-    r = Reader(data, MARKER, ("name", "default_resolver", "resolvers", "spark", "description"), ("name",), errors,
+    r = Reader(data, MARKER, ("name", "default_resolver", "resolvers", "spark", "description", "bridge"), ("name",), errors,
                Location(display, 1, 1))
     resolvers: dict[str, Resolver] = {}
     res_map = r.get("resolvers", YMap, YMap())
@@ -40,7 +41,8 @@ def load_config(path: str, display: str, errors: DiagnosticCollector) -> Workspa
         errors.add("WS-004", f"default_resolver '{default}' is not defined under resolvers", r.loc("default_resolver"),
                    default, did_you_mean(default, resolvers))
     return WorkspaceConfig(name=r.get("name", str, ""), default_resolver=default, resolvers=resolvers,
-                           spark_master=sr.get("master", str), spark_conf=conf, file=display)
+                           spark_master=sr.get("master", str), spark_conf=conf, file=display,
+                           bridge=r.choice("bridge", BRIDGE, BRIDGE[0]))
 
 
 def _load_strategy(ru: Reader, errors: DiagnosticCollector, where: str) -> Strategy:

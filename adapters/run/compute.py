@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...compiler import parameters
-from ...compiler.checks.bridge import bridge_plan
+from ...compiler.checks.bridge import bridge_plan, recorded
 from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders
@@ -42,10 +42,11 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     """
     destinations = destinations or {}
     plan = ctx.compiled.plan
-    # the bridge is observed for a project that declares checks: at 10M rows its observation still costs a
-    # run of pipeline P about a fifth of its time (BENCHMARKS.md section 4), too much for every run; without
-    # it Spark prunes the bridge's columns, so a project without checks runs exactly as before
-    observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks) if plan is not None and plan.checks else None
+    # the bridge is observed for a project that declares checks, or any with `bridge: always` in ledgerflow.yml:
+    # at 10M rows it costs a run of pipeline P about an eighth of its time (BENCHMARKS.md section 4); without it
+    # Spark prunes the bridge's columns, so such a run costs exactly what it did before checks
+    observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks) \
+        if recorded(plan, ctx.workspace.config) else None
     args = parameters.values(ctx.period, ctx.started_at)
     inputs = input_loads(ctx)
     for item in inputs:  # again at load: a replay reads recorded locations

@@ -27,7 +27,7 @@ from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders
 from ..inputs.resolution import resolve_inputs
-from ...compiler.checks.bridge import bridge_plan
+from ...compiler.checks.bridge import bridge_plan, recorded
 from . import compute as period_compute
 from . import fused_writes, interrupts
 from .fused_bridge import FusedBridge
@@ -114,21 +114,22 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
 
 def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
                   echo: Echo, row_identity: int, destinations: Optional[dict[int, OutputDestination]] = None,
-                  run_id: str = "") -> FusedResult:
+                  run_id: str = "", config=None) -> FusedResult:
     """Run ``fused``'s statements once (inputs read for every period). An output to a local folder of
     ``destinations`` is written once for every period (:func:`.fused_writes.prestage_outputs`, named after
     ``run_id``), as a period's run computes such an output by its write; every other output is materialised,
-    and so is a stage unless its only reader is one output. Each period's bridge (a project with checks) is
-    observed on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`: each stage an
-    output reads, each output with a selector), in the same Spark jobs; its outputs are all materialised."""
+    and so is a stage unless its only reader is one output. Each period's bridge (a project with checks, or any
+    with ``bridge: always`` in the workspace's ``config``) is observed on the way, as a period's run observes its
+    own (:class:`.fused_bridge.FusedBridge`: each stage an output reads, each output with a selector), in the
+    same Spark jobs; its outputs are all materialised."""
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
     args = {"run_started_at": started}
     statements = fused.statements
     last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
     plan = fused.compiled.plan
-    # observed as a period's own run observes it (compute.compute): for a project with checks only
-    observer = FusedBridge(bridge_plan(plan), fused.periods) if plan is not None and plan.checks else None
+    # observed as a period's own run observes it (compute.compute): with checks, or `bridge: always` (``config``)
+    observer = FusedBridge(bridge_plan(plan), fused.periods) if recorded(plan, config) else None
     result = FusedResult(resolutions=resolutions, bridge=observer)
     local = {seq for seq, d in (destinations or {}).items() if d.local} if observer is None else set()
     deferred: dict = {}
@@ -216,7 +217,7 @@ class FusedRange:
             try:
                 with metrics.measure(metrics.statement("fused", "stage", [])):
                     self.result = compute_fused(spark, self.fused, self.resolutions, self.started, echo,
-                                                self.row_identity, destinations, ctx.run_id)
+                                                self.row_identity, destinations, ctx.run_id, ctx.workspace.config)
             except Exception as exc:  # noqa: BLE001 - every period then computes its own rows, and fails by name
                 self.failure = exc
                 echo(f"  fused statements failed ({type(exc).__name__}): running the periods one by one")

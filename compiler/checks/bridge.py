@@ -154,6 +154,15 @@ def _bridge_columns(plan: Plan, outputs: list[OutputBridge]) -> BridgeColumns:
     return BridgeColumns(befores)
 
 
+def recorded(plan: Optional[Plan], config) -> bool:
+    """Whether a run of ``plan`` observes and records its bridge: a project that declares checks always; any
+    project when the workspace's ``ledgerflow.yml`` (``config``, or None) says ``bridge: always``. Without it,
+    Spark prunes the bridge's columns and the run costs what it did before checks (BENCHMARKS.md section 4)."""
+    if plan is None or plan.input is None:
+        return False
+    return bool(plan.checks) or getattr(config, "bridge", None) == "always"
+
+
 def bridge_columns(plan: Plan) -> BridgeColumns:
     """The bridge columns of ``plan``'s working rows (the lowering adds them to every step)."""
     return bridge_plan(plan).columns

@@ -1,0 +1,78 @@
+"""``bridge: always`` in ledgerflow.yml (docs/checks.md "The bridge"): every run records its bridge, a project
+without checks too, figure for figure what the run wrote, in a period's own run and in a fused range (each
+period's bridge what its own run records). The setting is validated like every other key."""
+from __future__ import annotations
+
+import shutil
+from decimal import Decimal
+
+from cli_support import cli, describe, read_output
+from fused_support import STARTED, extend_finance
+from test_bridge import PERIOD, _figures, _rows
+
+from ledgerflow.adapters.run.runner import Runner
+from ledgerflow.compiler.periods import parse_period
+
+
+def _always(root) -> None:
+    with open(root / "ledgerflow.yml", "a") as fh:
+        fh.write("bridge: always\n")
+
+
+def test_the_setting_is_validated_and_defaults_to_runs_with_checks(finance):
+    from ledgerflow.compiler.workspace import load_workspace
+    assert load_workspace(str(finance)).config.bridge == "with_checks"
+    with open(finance / "ledgerflow.yml", "a") as fh:
+        fh.write("bridge: allways\n")
+    result = cli(finance, "validate")
+    assert result.exit_code == 1, describe(result)
+    assert "YAML-005" in result.output and "'bridge'" in result.output and "with_checks, always" in result.output
+    assert "always" in result.output.split("allways", 1)[1]  # the closest choice is suggested
+    text = (finance / "ledgerflow.yml").read_text().replace("bridge: allways", "bridge: always")
+    (finance / "ledgerflow.yml").write_text(text)
+    assert load_workspace(str(finance)).config.bridge == "always"
+
+
+def test_a_project_without_checks_records_its_bridge_when_the_workspace_asks(spark, finance):
+    """TS-03 declares no checks: with ``bridge: always`` its run records the bridge, built here by hand from
+    the data file (input) and the written rows (output); the update's change is the difference."""
+    runner = Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
+    assert "bridge" not in runner.run("ts03_fx_conversion", PERIOD)
+    _always(finance)
+    record = runner.run("ts03_fx_conversion", PERIOD)
+    assert "checks" not in record or not record["checks"]
+    start = _figures(_rows(finance / "data/gl/v1/transactions.csv"))
+    _, written = read_output(spark, record, 2)
+    end = _figures([{k: "" if v is None else str(v) for k, v in r.items()} for r in written])
+    assert end["count"] == start["count"] == record["outputs"][0]["rows"]
+    changed = end["SUM(amount_reporting)"] - start["SUM(amount_reporting)"]
+    assert changed != 0  # the conversion moves the reporting amounts: a bridge of zeros would not pass
+    got = {b["measure"]: b for b in record["bridge"]}
+    assert set(got) == {"count", "SUM(amount_local)", "SUM(amount_reporting)"}
+    for measure, b in got.items():
+        as_value = int if measure == "count" else Decimal
+        assert (b["group"], as_value(b["input"]), as_value(b["output_value"])) == (None, start[measure], end[measure])
+        assert [c["seq"] for c in b["changes"]] == [1] and b["quarantined"] in (0, "0.00")
+    assert Decimal(got["SUM(amount_reporting)"]["changes"][0]["change"]) == changed
+    assert Decimal(got["SUM(amount_local)"]["changes"][0]["change"]) == 0
+
+
+def test_a_fused_range_records_each_periods_bridge_as_its_own_run_does(spark, finance, tmp_path):
+    from ledgerflow.adapters.run.fused import run_range
+    root = extend_finance(finance)
+    _always(root)
+    twin = shutil.copytree(root, tmp_path / "twin")
+    months = ["2026-01", "2026-02", "2026-03"]
+    lines: list[str] = []
+    runner = Runner(str(root), echo=lines.append, session_factory=lambda: spark)
+    results = dict((p.identifier, r) for p, r in run_range(runner, "ts03_fx_conversion",
+                                                           [parse_period(m) for m in months], started_at=STARTED))
+    assert any("(fused, 3 periods)" in line for line in lines), lines  # computed once, for the range
+    each = Runner(str(twin), echo=lambda _s: None, session_factory=lambda: spark)
+    bridges = set()
+    for m in months:
+        own = each.run("ts03_fx_conversion", m)
+        assert results[m]["bridge"] == own["bridge"], m
+        bridges.add(repr(own["bridge"]))
+        assert {b["measure"]: b["output_value"] for b in own["bridge"]}["count"] == own["outputs"][0]["rows"]
+    assert len(bridges) == 3  # each period's own figures
