@@ -29,9 +29,13 @@ from sqlglot import exp
 
 from .plan import Column
 
-# the widest decimal the bridge sums: Spark sums a decimal(p, s) as decimal(p + 10, s), and the bridge
-# subtracts such sums from each other within 38 digits without rounding (beyond 38 it would drop scale)
-MAX_PRECISION = 26
+# the widest decimals the bridge sums (bridgeable): Spark sums a decimal(p, s) as decimal(p + 10, s) (at most 38
+# digits) and the bridge subtracts such sums. Up to 27 digits the difference fits 38 digits; at 28 it is cut to 38,
+# which keeps the scale when it is at most 6 (Spark's minimum adjusted scale) and drops it (rounds) above. A sum
+# of values under 10^(28 - s) overflows 38 digits only past 10^10 rows. Wider decimals (a SUM of a decimal(18,2)
+# is a decimal(28,2); of that, a decimal(38,2)) are counted, not summed.
+MAX_PRECISION = 27
+MAX_PRECISION_SCALED = (28, 6)  # ... and 28 digits with a scale of at most 6
 
 ORIGIN = "_lf_origin"
 DELETED_BY = "_lf_deleted_by"
@@ -51,6 +55,18 @@ def decimal_parts(sql: str) -> tuple[int, int]:
     inner = sql[len("decimal"):].strip("()")
     precision, _, scale = inner.partition(",")
     return (int(precision) if precision.strip() else 10), (int(scale) if scale.strip() else 0)
+
+
+def bridgeable(sql: str) -> bool:
+    """Whether the bridge sums a decimal column of Spark type ``sql`` exactly (see :data:`MAX_PRECISION`)."""
+    precision, scale = decimal_parts(sql)
+    return precision <= MAX_PRECISION or (precision <= MAX_PRECISION_SCALED[0] and scale <= MAX_PRECISION_SCALED[1])
+
+
+def bridgeable_text() -> str:
+    """The bridge's decimal limit in words, for messages and docs."""
+    return (f"decimals of at most {MAX_PRECISION} digits, or {MAX_PRECISION_SCALED[0]} with a scale of at most "
+            f"{MAX_PRECISION_SCALED[1]}")
 
 
 @dataclass

@@ -76,3 +76,27 @@ def test_a_fused_range_records_each_periods_bridge_as_its_own_run_does(spark, fi
         bridges.add(repr(own["bridge"]))
         assert {b["measure"]: b["output_value"] for b in own["bridge"]}["count"] == own["outputs"][0]["rows"]
     assert len(bridges) == 3  # each period's own figures
+
+
+def test_a_registered_total_is_summed_by_the_bridge_of_the_project_reading_it(spark, finance):
+    """close_consolidation registers totals, SUM(amount_reporting): a decimal(28,2). The bridge sums a decimal
+    of 28 digits with a scale of at most 6 exactly, so close_reporting's bridge has SUM(total_reporting), from
+    the registered rows to the report's, in the batch that ran the whole close."""
+    import json
+    _always(finance)
+    result = cli(finance, "run", "--select", "close_conversion+", "--period", PERIOD)
+    assert result.exit_code == 0, describe(result)
+    records = {}
+    for path in (finance / "target/runs").glob("*/run.json"):
+        rec = json.loads(path.read_text())
+        records[rec["project"]["name"]] = rec
+    report = records["close_reporting"]
+    _, written = read_output(spark, report, 2)
+    _, registered = read_output(spark, records["close_consolidation"], 3)
+    total = sum(Decimal(str(r["total_reporting"])) for r in written)
+    assert total == sum(Decimal(str(r["total_reporting"])) for r in registered) != 0
+    got = {b["measure"]: b for b in report["bridge"]}
+    assert set(got) == {"count", "SUM(total_reporting)"}
+    b = got["SUM(total_reporting)"]
+    assert (Decimal(b["input"]), Decimal(b["output_value"])) == (total, total)
+    assert b["output_value"] == f"{total:.2f}" and [c["change"] for c in b["changes"]] == ["0.00"]

@@ -229,17 +229,19 @@ def test_rows_that_arrive_deleted_include_deleted_a_shared_stage_null_amounts_an
 
 
 def test_the_bridge_sums_only_decimals_it_can_sum_exactly():
-    """A decimal wider than MAX_PRECISION digits is not summed by the bridge (its sums are 10 digits wider, and
-    Spark would round a subtraction of them past 38 digits); the count still is."""
+    """A decimal whose sums Spark would round when the bridge subtracts them is not summed (the sums are 10
+    digits wider; a difference past 38 digits keeps a scale of at most 6); the count still is. A SUM of a
+    decimal(18,2), a decimal(28,2) (a registered total), is summed."""
     from sqlglot import exp
 
-    from ledgerflow.compiler.bridge_columns import MAX_PRECISION
     from ledgerflow.compiler.checks.bridge import _decimal_columns
     from ledgerflow.compiler.plan import Column
     from ledgerflow.compiler.types import from_sql
     columns = {name: Column(name, from_sql(t), exp.column(name)) for name, t in
-               (("money", "decimal(18,2)"), ("wide", f"decimal({MAX_PRECISION},4)"), ("huge", "decimal(38,10)"))}
-    assert _decimal_columns(columns) == {"money": 2, "wide": 4}
+               (("money", "decimal(18,2)"), ("wide", "decimal(27,9)"), ("total", "decimal(28,2)"),
+                ("fine", "decimal(28,6)"), ("finer", "decimal(28,7)"), ("total2", "decimal(38,2)"),
+                ("huge", "decimal(38,10)"))}
+    assert _decimal_columns(columns) == {"money": 2, "wide": 9, "total": 2, "fine": 6}
 
 
 def test_an_update_carries_each_measured_column_as_it_was_before_it_and_computes_nothing_per_row():

@@ -8,7 +8,7 @@ from typing import Optional
 
 from sqlglot import exp
 
-from ..bridge_columns import MAX_PRECISION, decimal_parts
+from ..bridge_columns import bridgeable, bridgeable_text
 from ..checks.load import located
 from ..checks.plan import CheckPlan, Measure
 from ..errors import Location
@@ -35,9 +35,8 @@ def _measure(ctx: BindContext, plan: CheckPlan, text: object, loc: Location, end
                 problem = f"sums '{col}', which {what} do not have"
             elif not typ.is_decimal:
                 problem = f"sums '{col}', which is {typ} in {what}, not a decimal"
-            elif decimal_parts(typ.sql)[0] > MAX_PRECISION:
-                problem = (f"sums '{col}', a {typ} in {what}: the bridge sums decimals of at most "
-                           f"{MAX_PRECISION} digits exactly")
+            elif not bridgeable(typ.sql):
+                problem = f"sums '{col}', a {typ} in {what}: the bridge sums {bridgeable_text()} exactly"
             if problem:
                 break
     if problem:

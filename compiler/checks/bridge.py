@@ -24,7 +24,7 @@ from typing import Optional
 
 from sqlglot import exp
 
-from ..bridge_columns import DELETED_BY, MAX_PRECISION, ORIGIN, BridgeColumns, before_name, decimal_parts, value_after
+from ..bridge_columns import DELETED_BY, ORIGIN, BridgeColumns, before_name, bridgeable, decimal_parts, value_after
 from ..model import OperationKind
 from ..plan import Column, OutputPlan, Plan
 from ..render import pretty
@@ -84,7 +84,7 @@ def metric_name(what, rows: str, measure: str) -> str:
 def _decimal_columns(columns: dict[str, Column]) -> dict[str, int]:
     out = {}
     for name, col in columns.items():
-        if col.type.is_decimal and decimal_parts(col.type.sql)[0] <= MAX_PRECISION:
+        if col.type.is_decimal and bridgeable(col.type.sql):
             out[name] = decimal_parts(col.type.sql)[1]
         # a column of another type is never summed
     return out
