@@ -280,3 +280,23 @@ def test_a_set_check_is_one_aggregation_and_many_violations_are_totalled(spark, 
     many = check_eval.set_result(spark, check, frame)
     assert many["violations"] == 8 and many["amount_impact"] == result["amount_impact"]
     assert [s["journal_id"] for s in many["sample"]] == ["J1", "J2", "J3"]  # the first by key, beyond COLLECTED too
+
+
+def test_a_reconcile_from_the_input_reads_the_input_rows_its_output_counts(tmp_path):
+    """The run's bridge counts an output that leaves deleted rows out from the input rows not deleted, and one
+    that writes them (include_deleted) from every input row: compile's SQL of the input end names the view of
+    those rows, ``input_live`` or ``input``, and says what it is."""
+    root = tmp_path / "finance"
+    shutil.copytree(REPO / "projects" / "finance", root)
+    spec = root / "projects" / "ts04_delete_inactive.yml"
+    spec.write_text(spec.read_text() + '  - name: all_lines_written\n'
+                    '    reconcile: {from: input, to: 4, measures: [count], tolerance: "0"}\n')
+    ws = load_workspace(str(root))
+    compiled = compile_project(ws, ws.find_project("ts04_delete_inactive"))
+    live = {c.name: c.live_input for c in compiled.plan.checks}
+    assert live == {"lines_accounted_for": True, "all_lines_written": False}
+    section = compiled.script()[compiled.script().index("-- Checks ("):]
+    first, second = section.split("-- check all_lines_written")
+    assert "FROM `input_live`;" in first and "FROM `input`;" not in first
+    assert "FROM `input`;" in second and "input_live" not in second
+    assert "input_live those of them not deleted" in section.splitlines()[1]

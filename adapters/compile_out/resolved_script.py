@@ -20,14 +20,14 @@ import sqlglot
 from sqlglot import exp
 
 from ...compiler.checks.plan import Action, CheckKind
-from ...compiler.checks.sql import check_view, describe as describe_check, input_rows_query, statements as check_statements, violation
+from ...compiler.checks.sql import (LIVE_INPUT, check_view, describe as describe_check, input_rows_query,
+                                     statements as check_statements, violation)
 from ...compiler.compile import CompiledProject, describe
 from ...compiler.errors import LedgerflowError
 from ...compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
 from ...compiler.model import Project, Workspace
 from ...compiler.parameters import values as parameter_values
 from ...compiler.periods import Period
-from ...compiler.plan import OutputPlan
 from ...compiler.render import comment, ident
 from ...compiler.yaml_source import YStr
 from ..inputs.resolution import resolve_inputs
@@ -245,14 +245,11 @@ def check_statements_resolved(compiled: CompiledProject, args: dict, results: st
     rows after the period filter (a reconcile from it to an output that leaves deleted rows out reads
     ``input_live``, as the run's bridge counts them); then each check's queries."""
     checks = list(compiled.plan.checks) if compiled.plan is not None else []
-    outputs = {op.seq: op for op in (compiled.plan.operations if compiled.plan is not None else ())
-               if isinstance(op, OutputPlan)}
     moved = {}  # output seq -> its quarantine checks
     for c in checks:
         if c.kind.row_check and c.action == Action.QUARANTINE:
             moved.setdefault(c.on, []).append(c)
-    live = {c.name for c in checks if c.kind == CheckKind.RECONCILE and c.from_output is None
-            and c.on in outputs and not outputs[c.on].operation.include_deleted}
+    live = any(c.live_input for c in checks)
     ends = {c.on for c in checks} | {c.from_output for c in checks if c.kind == CheckKind.RECONCILE}
     out: list[tuple[str, str]] = []
     if None in ends:
@@ -262,9 +259,9 @@ def check_statements_resolved(compiled: CompiledProject, args: dict, results: st
     if live:
         rows = exp.select(exp.Star()).from_(exp.to_identifier("input", quoted=True)).where(
             exp.Not(this=exp.column("_deleted", quoted=True)))
-        out.append((comment("input_live: the input rows not deleted, as the bridge counts them for an output "
+        out.append((comment(f"{LIVE_INPUT}: the input rows not deleted, as the bridge counts them for an output "
                             "that leaves deleted rows out"),
-                    f"CREATE OR REPLACE TEMPORARY VIEW {ident('input_live')} AS\n{rows.sql('spark', pretty=True)}"))
+                    f"CREATE OR REPLACE TEMPORARY VIEW {ident(LIVE_INPUT)} AS\n{rows.sql('spark', pretty=True)}"))
     for seq in sorted(e for e in ends if e is not None):
         name = check_view(seq)
         read = f"USING parquet OPTIONS (path {_string(os.path.join(results, name))})"
@@ -280,7 +277,7 @@ def check_statements_resolved(compiled: CompiledProject, args: dict, results: st
         out.append((comment(f"{name}: the rows the run writes, those its quarantine checks move out left out"),
                     f"CREATE OR REPLACE TEMPORARY VIEW {ident(name)} AS\n{kept.sql('spark', pretty=True)}"))
     for check in checks:
-        for i, text in enumerate(check_statements(check, _views_read(check, check.name in live))):
+        for i, text in enumerate(check_statements(check, _views_read(check))):
             note = "" if i == 0 else " (the other end)"
             out.append((comment(describe_check(check) + note), text))
     if out:
@@ -290,13 +287,11 @@ def check_statements_resolved(compiled: CompiledProject, args: dict, results: st
     return out
 
 
-def _views_read(check, live_input: bool):
+def _views_read(check):
     """The views ``check`` reads in the resolved script: a quarantine check every row its output computed
-    (``output_NNN_computed``); with ``live_input``, a reconcile's input end the rows not deleted
-    (``input_live``); otherwise the views the compiled script names."""
+    (``output_NNN_computed``); otherwise the views the compiled script names (a reconcile's input end the rows
+    not deleted, ``input_live``, when its output leaves them out: ``CheckPlan.live_input``)."""
     def view(seq):
-        if seq is None and live_input:
-            return "input_live"
         if seq is not None and check.kind.row_check and check.action == Action.QUARANTINE:
             return f"{check_view(seq)}_computed"
         return check_view(seq)

@@ -128,6 +128,7 @@ def bind_check(ctx: BindContext, targets: Targets, check: Check) -> Optional[Che
         if to_cols is None or src_cols is None or check.on is not None:
             return None
         plan = CheckPlan(check, kind, to, action, severity, to_cols)
+        plan.live_input = src is None and not any(op.seq == to and op.include_deleted for op in targets.outputs)
         return plan if bind_reconcile(ctx, plan, src_cols, src) else None
     found, seq, columns = targets.resolve(ctx, check, check.on, check.where.get("@on", check.location), "on")
     if not found or columns is None:

@@ -92,6 +92,9 @@ class CheckPlan:
     amount_columns: tuple[str, ...] = ()  # decimal columns of the checked rows: amount_impact
     quarantine: Optional[Quarantine] = None
     reads: dict[Optional[int], tuple[str, ...]] = field(default_factory=dict)  # reconcile: columns per end
+    # reconcile from the input to an output that leaves deleted rows out: its input end is the input rows not
+    # deleted, as the run's bridge counts them (a registered input may hold rows that arrive deleted)
+    live_input: bool = False
 
     @property
     def name(self) -> str:

@@ -186,6 +186,9 @@ def check_view(seq: Optional[int]) -> str:
     return "input" if seq is None else f"output_{seq:03d}"
 
 
+LIVE_INPUT = "input_live"  # the input rows not deleted: a reconcile's input end when its output leaves them out
+
+
 def describe(check: CheckPlan) -> str:
     """What a check is, in words: kind, rows, action (and quarantine destination)."""
     if check.kind == CheckKind.RECONCILE:
@@ -214,7 +217,8 @@ def statements(check: CheckPlan, view: Callable[[Optional[int]], str] = check_vi
         rows = exp.select(exp.Star()).from_(_table(view(check.on))).where(violation(check))
         return [pretty(rows)]
     if check.kind == CheckKind.RECONCILE:
-        return [reconcile_query(check, view(check.from_output)), reconcile_query(check, view(check.on))]
+        start = LIVE_INPUT if check.live_input else view(check.from_output)
+        return [reconcile_query(check, start), reconcile_query(check, view(check.on))]
     return [set_check_query(check, view(check.on))]
 
 
@@ -224,6 +228,11 @@ def script_section(checks: list[CheckPlan]) -> str:
         return ""
     lines = [comment("Checks (evaluated by the run on the rows it stages, before the commit point; `input` is the"),
              comment("rows after the period filter, output_NNN the rows output NNN writes):"), ""]
+    if any(c.live_input for c in checks):
+        lines[1:2] = [comment(f"rows after the period filter, {LIVE_INPUT} those of them not deleted (what a reconcile "
+                              "from the input"),
+                      comment("to an output that leaves deleted rows out counts), output_NNN the rows output NNN "
+                              "writes):")]
     for check in checks:
         lines.append(comment(describe(check)))
         for text in statements(check):

@@ -109,7 +109,8 @@ WHERE
   NOT `_deleted`;
 
 -- Checks (evaluated by the run on the rows it stages, before the commit point; `input` is the
--- rows after the period filter, output_NNN the rows output NNN writes):
+-- rows after the period filter, input_live those of them not deleted (what a reconcile from the input
+-- to an output that leaves deleted rows out counts), output_NNN the rows output NNN writes):
 
 -- check journals_balance: balanced on output 2, tolerance 0.00; on violation: fail
 SELECT
@@ -183,7 +184,7 @@ SELECT
   `currency`,
   COUNT(*) AS `count`,
   SUM(`amount_local`) AS `SUM(amount_local)`
-FROM `input`
+FROM `input_live`
 GROUP BY
   `currency`
 ORDER BY

@@ -233,12 +233,13 @@ SELECT
 FROM `lf_stage_1`;
 
 -- Checks (evaluated by the run on the rows it stages, before the commit point; `input` is the
--- rows after the period filter, output_NNN the rows output NNN writes):
+-- rows after the period filter, input_live those of them not deleted (what a reconcile from the input
+-- to an output that leaves deleted rows out counts), output_NNN the rows output NNN writes):
 
 -- check lines_accounted_for: reconcile input -> output 3, explained by 2, tolerance 0; on violation: fail
 SELECT
   COUNT(*) AS `count`
-FROM `input`;
+FROM `input_live`;
 SELECT
   COUNT(*) AS `count`
 FROM `output_003`;

@@ -224,13 +224,14 @@ WHERE
   NOT `_deleted`;
 
 -- Checks (evaluated by the run on the rows it stages, before the commit point; `input` is the
--- rows after the period filter, output_NNN the rows output NNN writes):
+-- rows after the period filter, input_live those of them not deleted (what a reconcile from the input
+-- to an output that leaves deleted rows out counts), output_NNN the rows output NNN writes):
 
 -- check budgets_accounted_for: reconcile input -> output 2, explained by 1, tolerance 0.00; on violation: fail
 SELECT
   COUNT(*) AS `count`,
   SUM(`amount_local`) AS `SUM(amount_local)`
-FROM `input`;
+FROM `input_live`;
 SELECT
   COUNT(*) AS `count`,
   SUM(`amount_local`) AS `SUM(amount_local)`
