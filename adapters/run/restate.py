@@ -146,10 +146,15 @@ class _Hooks:
         self.emptied: dict = {}
         self.made: list[RestatementPublishing] = []
 
-    def places(self, ctx, destinations: dict) -> dict:
+    def places(self, ctx, destinations: dict, record: dict) -> dict:
         """:func:`.restate_publish.emptied_outputs`' destinations, by name (``destinations``: every place the run
-        writes); the block names each in ``emptied_outputs`` once it is staged."""
+        writes). The run's ``record`` holds the restatement block from here on, ``emptied_outputs`` included: a
+        restatement that fails says what it was, and what it was to publish empty."""
         self.emptied = emptied_outputs(self.superseded, destinations, self.period.identifier, ctx.workspace.root)
+        record["restatement"] = self.block
+        if self.emptied:
+            self.block["emptied_outputs"] = [{"operation_seq": o.seq, "name": o.name, "location": o.location}
+                                             for o, _dest in self.emptied.values()]
         return {key: dest for key, (_o, dest) in self.emptied.items()}
 
     def __call__(self, record: dict, ctx, checks) -> RestatementPublishing:

@@ -198,7 +198,7 @@ class RestatementPublishing:
                  echo: Callable[[str], None], emptied: Optional[dict] = None):
         self.ctx, self.inner, self.superseded, self.store, self.echo = ctx, inner, superseded, store, echo
         self.emptied = dict(emptied or {})  # emptied_outputs(): staged with the first output's quarantines
-        self.block = record["restatement"] = block  # in the record from here on: the commit point lets it through
+        self.block = record["restatement"] = block  # there since the run began (restate.py _Hooks.places)
         self.staged: dict[str, tuple] = {}  # output name -> (frame, staged folder, format)
         self.seqs: dict[str, int] = {}
         self.labels: Optional[dict[int, str]] = None  # output seq -> its label in the diff (first write)
@@ -209,10 +209,8 @@ class RestatementPublishing:
         no row) for each output the restatement no longer writes, staged and swapped in with the outputs."""
         extra = self.inner.prepare(out) if self.inner is not None else []
         emptied, self.emptied = self.emptied, {}
-        for o, dest in emptied.values():
+        for o, dest in emptied.values():  # named in the block's emptied_outputs since the run began (restate.py)
             extra.append((read_published(out.frame.sparkSession, o.folder, o.format).limit(0), dest))
-            self.block.setdefault("emptied_outputs", []).append(
-                {"operation_seq": o.seq, "name": o.name, "location": o.location})
             self.echo(f"{emptied_line(o.seq, o.name, o.location)} (its rows stay readable at {o.folder})")
         return extra
 

@@ -43,11 +43,12 @@ from .replay import replay_context
 Echo = Callable[[str], None]
 
 
-def _with_more_places(publishing, ctx: RunContext, places: dict) -> dict:
+def _with_more_places(publishing, ctx: RunContext, places: dict, record: dict) -> dict:
     """``places`` (a run's outputs and quarantines) and the partitions its ``publishing`` hook publishes beside
-    them, by name: its ``places(ctx, places)`` when it has one (a restatement's emptied outputs, restate.py)."""
+    them, by name: its ``places(ctx, places, record)`` when it has one (a restatement's emptied outputs, which it
+    notes in the run's ``record`` from the start, restate.py)."""
     more = getattr(publishing, "places", None)
-    return {**places, **(more(ctx, places) if more is not None else {})}
+    return {**places, **(more(ctx, places, record) if more is not None else {})}
 
 
 class Runner:
@@ -141,7 +142,7 @@ class Runner:
             process = liveness.hold(self.store.runs_dir, ctx.run_id)
             destinations = resolve_destinations(ctx, self.store, process)
             quarantines = quarantine_destinations(ctx)  # check name -> where its quarantined rows are staged
-            places = _with_more_places(self.publishing, ctx, {**destinations, **quarantines})
+            places = _with_more_places(self.publishing, ctx, {**destinations, **quarantines}, record.data)
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
             record.claimed(process, CommitJournal.staging_entries(places, ctx.period.identifier))
             leases.take(self.store, ctx.run_id, process, leases.resources(places, ctx.period.identifier),

@@ -38,7 +38,13 @@ def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
     stay readable, the data diff's counts) and for a run a restatement superseded (``superseding``)."""
     lines = []
     block = rec.get("restatement")
-    if block:
+    if block and rec.get("status") != "completed":  # it published nothing: what it was to do
+        sup = block.get("supersedes_run_id")
+        lines.append(f"Restatement {rec.get('status')} (reason: {block.get('reason')!r}, by {block.get('by')}): "
+                     + (f"run {sup} stays published" if sup else "nothing is published"))
+        lines += [emptied_line(o["operation_seq"], o["name"], o["location"], would=True)
+                  for o in block.get("emptied_outputs") or []]
+    elif block:
         sup = block.get("supersedes_run_id")
         lines.append(f"Restatement (reason: {block.get('reason')!r}, by {block.get('by')}) superseding "
                      + (f"run {sup}" if sup else "nothing published"))
