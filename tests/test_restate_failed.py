@@ -1,7 +1,8 @@
-"""A restatement that fails publishes nothing, and its run record says what it was (issue 31; docs/commands.md "Restating a closed period", docs/run-record.md):
-the restatement block (reason, by, the run it was to supersede, the outputs it was to publish empty) is in the
-record from the start, whether the run failed computing its rows or on a check after staging them; ``runs
-show`` says the superseded run stays published and what would have been published empty."""
+"""A restatement that fails publishes nothing, and its run record says what it was (issue 31; docs/commands.md
+"Restating a closed period", docs/run-record.md): the restatement block (reason, by, the run it was to
+supersede, the outputs it was to publish empty) is in the record from the start, whether the run failed
+computing its rows or on a check after staging them; ``runs show`` says the superseded run stays published and
+what would have been published empty."""
 from __future__ import annotations
 
 from cli_support import add_project, cli, describe, record, run_id_of
