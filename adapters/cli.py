@@ -93,7 +93,8 @@ def validate_cmd(inv: Invocation, projects):
                    "(2026-01,2026-03): each project-period its own run, period by period in ascending order.")
 @click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default=None,
               help="Several periods: fused (one Spark job per statement for the whole range), each (period by "
-                   "period) or auto (fused where it is proven equivalent; the default). --stale runs period by period.")
+                   "period) or auto (fused where it is proven equivalent; the default); with --stale, over each "
+                   "project's stale periods.")
 @click.option("--fail-fast", is_flag=True, default=False,
               help="Several projects or periods: stop at the first failed one (the rest are skipped).")
 @click.option("--master", default=None, help="Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).")
@@ -111,9 +112,6 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
     chosen = sum([bool(project), bool(select), run_all])
     if chosen > 1 or (chosen == 0 and not stale):
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all (--stale: at most one)")
-    if stale and mode == "fused":  # said, not ignored: the stale project-periods are a sparse set, run one by one
-        raise click.UsageError("--stale runs the stale project-periods period by period, upstream first; "
-                               "--mode fused does not apply (leave --mode out, or run the range with --mode fused)")
     mode = mode or "auto"
     from ..compiler.periods import PeriodError, parse_periods
     root = inv.root
@@ -133,7 +131,8 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
         from .run.batch import run_batch, start_batch
         if stale:
             from .run.stale_run import run_stale
-            run_stale(runner, root, periods, " ".join(select) or None, project, allow_draft, click.echo, fail_fast)
+            run_stale(runner, root, periods, " ".join(select) or None, project, allow_draft, click.echo, fail_fast,
+                      mode)
             return
         if project and len(periods) == 1:  # one run, as it always was, in a batch of its own
             batch_id = start_batch(runner.store, [inv.project(project).name], periods, allow_draft)
@@ -146,15 +145,18 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
 @main.command("retry")
 @click.argument("batch_id")
 @click.option("--fail-fast", is_flag=True, default=False, help="Stop at the first failed project-period.")
+@click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default="auto",
+              help="A project with several periods to re-run: fused where it is proven equivalent (auto, fused: the "
+                   "default) or period by period (each).")
 @click.option("--master", default=None, help="Spark master URL.")
 @click.option("--remote", default=None, help="Spark Connect URL.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
 @command
-def retry_cmd(inv: Invocation, batch_id, fail_fast, master, remote, conf, wait):
-    """Re-run the failed and skipped project-periods of batch BATCH_ID (new runs of the same batch, period by
-    period, projects in dependency order)."""
+def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, wait):
+    """Re-run the failed and skipped project-periods of batch BATCH_ID (new runs of the same batch, projects in
+    dependency order; a project with several periods fused where it can be)."""
     inv.store.get_batch(batch_id)  # an unknown batch: its paragraph before Spark starts
     factory, label = inv.session_factory(master, remote, conf)
     factory = started_early(factory)
@@ -163,7 +165,7 @@ def retry_cmd(inv: Invocation, batch_id, fail_fast, master, remote, conf, wait):
     from .run.batch import retry_batch
     from .run.interrupts import outside_a_run
     with outside_a_run():
-        retry_batch(runner, inv.root, batch_id, echo=click.echo, fail_fast=fail_fast)
+        retry_batch(runner, inv.root, batch_id, echo=click.echo, fail_fast=fail_fast, mode=mode)
 
 
 @main.command("dag")

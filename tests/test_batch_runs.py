@@ -11,6 +11,7 @@ close_conversion reading the GL by month (data/gl/monthly/2026-0{1,2,3}.csv: 10,
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from contextlib import closing
@@ -249,3 +250,26 @@ def test_a_run_store_written_before_batches_opens_lists_and_takes_batches(financ
         assert conn.execute("SELECT run_id, batch_id FROM runs ORDER BY run_id").fetchall() == [
             ("new-2", "b-1"), ("old-1", None)]
     assert store.get_batch("b-")["plan"]["projects"] == ["close_conversion"]
+
+
+def test_retry_fuses_the_periods_a_project_has_left_to_run(spark, finance):
+    """A project with two periods to re-run is fused over them, as `run --period RANGE` fuses (docs/fused.md);
+    its downstream reads what the retried runs registered for each period."""
+    _chain_by_month(finance)
+    kept = {m: finance / f"{m}.csv.keep" for m in ("2026-02", "2026-03")}
+    for m, keep in kept.items():
+        shutil.move(finance / "data" / "gl" / "monthly" / f"{m}.csv", keep)
+    result = cli(finance, "run", "--select", "close_conversion+", "--period", "2026-01..2026-03", "--mode", "each")
+    assert result.exit_code == 3, describe(result)
+    batch_id = re.search(r"Batch (\S+): `ledgerflow retry", result.stdout).group(1)
+    for m, keep in kept.items():
+        shutil.move(keep, finance / "data" / "gl" / "monthly" / f"{m}.csv")
+    again = cli(finance, "retry", batch_id)
+    assert again.exit_code == 0, describe(again)
+    assert "close_conversion: 2 periods fused (2026-02, 2026-03)" in again.stdout, again.stdout
+    by = _by(RunStore(str(finance)).batch_runs(batch_id))
+    for m in ("2026-02", "2026-03"):
+        [conv] = [r for r in by[(m, "close_conversion")] if r["status"] == "completed"]
+        [cons] = by[(m, "close_consolidation")]
+        assert cons["status"] == "completed" and cons["upstream_runs"][0]["run_id"] == conv["run_id"]
+        assert conv["outputs"][0]["rows"] > 0 and conv["batch_id"] == batch_id

@@ -7,9 +7,10 @@ ascending order, ``--allow-draft``. Project-periods that never ran (skipped afte
 ``--fail-fast`` or Ctrl-C) have no run record; the plan is how ``retry`` knows them.
 
 ``retry`` re-runs, as new runs of the same batch, every project-period of the plan that has no
-completed run in the batch (failed, skipped, or never run), in the order of ``run``: period by period,
-the projects of a period in dependency order. A project whose upstream completed earlier in the batch
-reads the version that run registered for that period (as within one invocation: ``upstream_runs``).
+completed run in the batch (failed, skipped, or never run), in the order of ``run``: a project with two
+or more of them fused where it can be (:func:`execute`), the rest period by period, upstream first. A
+project whose upstream completed earlier in the batch reads the version that run registered for that
+period (as within one invocation: ``upstream_runs``).
 """
 from __future__ import annotations
 
@@ -55,22 +56,46 @@ def run_batch(runner, root: str, periods: list[Period], select: Optional[str] = 
     graph, names = plan_selection(root, select, project=project)
     if mode == EACH or len(periods) < 2:
         answers = {n: choose_mode(mode, [n], periods, graph.workspace) for n in names[:1]}
+        for chosen, reason in answers.values():
+            if len(periods) > 1 or mode != "auto":
+                echo(f"running period by period: {reason}")
     else:  # each project fused where it is proven, the others period by period, each with its reason
-        answers = {n: choose_mode(mode, [n], periods, graph.workspace) for n in names}
-    for name, (chosen, reason) in answers.items():
-        if chosen == EACH and (len(periods) > 1 or mode != "auto"):
-            echo(f"running period by period: {reason}")
+        answers = choose_modes(mode, graph, names, periods, echo=echo)
     batch_id = start_batch(runner.store, names, periods, allow_draft)
     closed = closed_blocks(runner.store, names, periods)  # listed `closed`, not run (run/closed.py)
+    return execute(runner, graph, names, periods, answers, allow_draft, echo, batch_id, fail_fast, closed)
+
+
+def choose_modes(mode: str, graph, names: list[str], periods: list[Period], todo: Optional[set] = None,
+                 echo: Echo = print) -> dict[str, tuple[str, str]]:
+    """Each project's :func:`.modes.choose_mode` answer over its own periods of the batch (``todo``: only these
+    ``(project, period identifier)``); the reason a project of two periods or more is not fused is printed."""
+    answers = {}
+    for name in names:
+        mine = [p for p in periods if todo is None or (name, p.identifier) in todo]
+        answers[name] = choose_mode(mode, [name], mine, graph.workspace)
+        if answers[name][0] == EACH and len(mine) > 1:
+            echo(f"running period by period: {answers[name][1]}")
+    return answers
+
+
+def execute(runner, graph, names: list[str], periods: list[Period], answers: dict[str, tuple[str, str]],
+            allow_draft: bool, echo: Echo, batch_id: str, fail_fast: bool, closed: dict, todo: Optional[set] = None,
+            upstream: Optional[dict] = None) -> list[ProjectOutcome]:
+    """Run the batch: period by period (:func:`.many.run_periods`) when no project is fused, else project by
+    project (:func:`.fused_batch.run_by_project`); ``todo`` and ``upstream`` as :func:`.many.run_periods` takes
+    them. Returns one outcome per project-period."""
     if all(chosen == EACH for chosen, _ in answers.values()):
-        return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast, closed=closed)
+        return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast, todo=todo,
+                           upstream=upstream, closed=closed)
     fused = [n for n, (chosen, _) in answers.items() if chosen == FUSED]
     echo(f"fused: {', '.join(fused)} ({answers[fused[0]][1]})")
     return run_by_project(runner, graph, names, periods, answers, allow_draft, echo, batch_id, fail_fast,
-                          closed=closed)
+                          closed=closed, todo=todo, upstream=upstream)
 
 
-def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast: bool = False) -> list[ProjectOutcome]:
+def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast: bool = False,
+                mode: str = "auto") -> list[ProjectOutcome]:
     """``ledgerflow retry BATCH_ID``: re-run the project-periods of the batch that did not complete (see the
     module docstring). Raises :class:`.batch_table.BatchNotFound` or :class:`NothingToRetry` (exit 1)."""
     batch = runner.store.get_batch(batch_ref)
@@ -100,5 +125,6 @@ def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast
                 upstream.setdefault(r["period"]["identifier"], {})[o["registered_dataset"]] = {
                     "dataset": o["registered_dataset"], "version": o["registered_version"], "run_id": r["run_id"],
                     "project": r["project"]["name"]}
-    return run_periods(runner, graph, names, periods, bool(plan.get("allow_draft")), echo, batch_id, fail_fast,
-                       todo=todo, upstream=upstream, closed=closed_blocks(runner.store, names, periods))
+    answers = choose_modes(mode, graph, names, periods, todo, echo)
+    return execute(runner, graph, names, periods, answers, bool(plan.get("allow_draft")), echo, batch_id, fail_fast,
+                   closed_blocks(runner.store, names, periods), todo=todo, upstream=upstream)

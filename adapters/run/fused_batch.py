@@ -29,26 +29,31 @@ Echo = Callable[[str], None]
 def run_by_project(runner, graph: WorkspaceGraph, names: list[str], periods: list[Period],
                    answers: dict[str, tuple[str, str]], allow_draft: bool = False, echo: Echo = print,
                    batch_id: Optional[str] = None, fail_fast: bool = False,
-                   closed: Optional[dict] = None) -> list[ProjectOutcome]:
+                   closed: Optional[dict] = None, todo: Optional[set] = None,
+                   upstream: Optional[dict] = None) -> list[ProjectOutcome]:
     """Run ``names`` (in run order) over ``periods`` (ascending) project by project, each fused or period by
     period as ``answers`` (project -> :func:`.modes.choose_mode`'s answer) says (see the module docstring);
     returns one outcome per project-period, period by period as :func:`.many.run_periods` lists them.
-    ``closed``: as :func:`.many.run_periods` takes it (closed project-periods listed ``closed``, not fused)."""
-    outcomes = {(n, p.identifier): ProjectOutcome(n, period=p.identifier) for p in periods for n in names}
+    ``closed``, ``todo`` (only these ``(project, period identifier)`` run: ``run --stale``, ``retry``) and
+    ``upstream`` (what the batch registered earlier: ``retry``): as :func:`.many.run_periods` takes them."""
+    outcomes = {(n, p.identifier): ProjectOutcome(n, period=p.identifier) for p in periods for n in names
+                if todo is None or (n, p.identifier) in todo}
     blocked: dict[str, dict] = {p.identifier: dict((closed or {}).get(p.identifier) or {}) for p in periods}
-    registered: dict[str, dict] = {p.identifier: {} for p in periods}
+    registered: dict[str, dict] = {p.identifier: dict((upstream or {}).get(p.identifier) or {}) for p in periods}
     total = len(outcomes)
-    echo(f"Running {total} project-periods, project by project: {len(names)} project{'s' if len(names) != 1 else ''} "
-         f"({', '.join(names)}) for {len(periods)} periods ({_span(periods)})")
+    running = [n for n in names if any(key[0] == n for key in outcomes)]
+    echo(f"Running {total} project-periods, project by project: {len(running)} project"
+         f"{'s' if len(running) != 1 else ''} ({', '.join(running)}) for {len(periods)} periods ({_span(periods)})")
     state = {"k": 0, "stopped": None, "failed": False}
     why_skipped = "not run: the invocation was stopped by Ctrl-C"
     try:
-        for name in names:
+        for name in running:
+            mine = [p for p in periods if (name, p.identifier) in outcomes]  # its project-periods of the batch
             if answers[name][0] == FUSED:
-                _fused_project(runner, graph, names, name, periods, outcomes, blocked, registered, allow_draft, echo,
+                _fused_project(runner, graph, names, name, mine, outcomes, blocked, registered, allow_draft, echo,
                                batch_id, fail_fast, total, state)
             else:
-                for p in periods:
+                for p in mine:
                     _one_period(runner, graph, names, name, p, outcomes, blocked, registered, allow_draft, echo,
                                 batch_id, total, state)
                     if state["stopped"] is not None or (fail_fast and state["failed"]):
@@ -61,7 +66,7 @@ def run_by_project(runner, graph: WorkspaceGraph, names: list[str], periods: lis
                 break
     except KeyboardInterrupt:  # between two runs: none was under way
         state["stopped"] = "Ctrl-C between two projects"
-    ordered = [outcomes[(n, p.identifier)] for p in periods for n in names]
+    ordered = [outcomes[(n, p.identifier)] for p in periods for n in names if (n, p.identifier) in outcomes]
     return conclude(ordered, periods, state["stopped"], why_skipped, batch_id, echo)
 
 

@@ -1,10 +1,12 @@
 """``ledgerflow run --stale --period P|RANGE [--select SEL | PROJECT]`` (docs/commands.md "Stale periods"): run
 the stale open project-periods (:mod:`..periods.stale`) of the selection, upstream first, as one batch.
 
-The batch runs period by period and within a period the projects in dependency order (:func:`.many.run_periods`),
-so a downstream project reads the version its upstream registered moments ago. Only the stale project-periods
-run (the batch's plan names them: ``retry`` re-runs only those); a stale closed one is listed ``closed``,
-not run (it needs ``restate``). Nothing stale, or only closed ones: a line saying so, no batch, exit 0.
+The batch runs as ``run --period RANGE`` does (:func:`.batch.execute`): a project stale for two periods or
+more is fused over those periods where it can be (``--mode``: ``auto``, the default, or ``fused``; ``each``
+runs period by period), the projects in dependency order, so a downstream project reads the version its
+upstream registered moments ago for that period. Only the stale project-periods run (the batch's plan names
+them: ``retry`` re-runs only those); a stale closed one is listed ``closed``, not run (it needs ``restate``).
+Nothing stale, or only closed ones: a line saying so, no batch, exit 0.
 """
 from __future__ import annotations
 
@@ -12,15 +14,16 @@ from typing import Callable, Optional
 
 from ...compiler.periods import Period
 from ..periods.stale import render_status, stale_report
-from .batch import start_batch
+from .batch import choose_modes, execute, start_batch
 from .closed import closed_blocks
-from .many import ProjectOutcome, plan_selection, run_periods
+from .many import ProjectOutcome, plan_selection
 
 Echo = Callable[[str], None]
 
 
 def run_stale(runner, root: str, periods: list[Period], select: Optional[str] = None, project: Optional[str] = None,
-              allow_draft: bool = False, echo: Echo = print, fail_fast: bool = False) -> list[ProjectOutcome]:
+              allow_draft: bool = False, echo: Echo = print, fail_fast: bool = False,
+              mode: str = "auto") -> list[ProjectOutcome]:
     """Run the stale open project-periods of ``periods`` among the selected projects (every project when neither
     ``select`` nor ``project`` is given); returns their outcomes (see the module docstring)."""
     graph, names = plan_selection(root, select, project=project)
@@ -38,6 +41,9 @@ def run_stale(runner, root: str, periods: list[Period], select: Optional[str] = 
     run_periods_ = [p for p in periods if any(p.identifier == period for _, period in pairs)]
     ordered = [(n, p.identifier) for p in run_periods_ for n in run_names if (n, p.identifier) in pairs]
     echo("")
+    closed = closed_blocks(runner.store, run_names, run_periods_)
+    open_pairs = {(n, p) for n, p in pairs if n not in closed.get(p, {})}  # the closed ones are not fused
+    answers = choose_modes(mode, graph, run_names, run_periods_, open_pairs, echo)
     batch_id = start_batch(runner.store, run_names, run_periods_, allow_draft, pairs=ordered)
-    return run_periods(runner, graph, run_names, run_periods_, allow_draft, echo, batch_id, fail_fast,
-                       todo=pairs, closed=closed_blocks(runner.store, run_names, run_periods_))
+    return execute(runner, graph, run_names, run_periods_, answers, allow_draft, echo, batch_id, fail_fast, closed,
+                   todo=pairs)
