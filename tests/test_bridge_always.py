@@ -100,3 +100,26 @@ def test_a_registered_total_is_summed_by_the_bridge_of_the_project_reading_it(sp
     b = got["SUM(total_reporting)"]
     assert (Decimal(b["input"]), Decimal(b["output_value"])) == (total, total)
     assert b["output_value"] == f"{total:.2f}" and [c["change"] for c in b["changes"]] == ["0.00"]
+
+
+def test_rows_computed_for_no_record_observe_no_bridge(spark, finance):
+    """A ``diff --data`` side computes an output's rows for no run record: with ``bridge: always`` (and with
+    checks) it observes no bridge, whose figures nothing would read."""
+    from ledgerflow.adapters.diff.data_command import output_frames
+    from ledgerflow.adapters.diff.data_sides import side_context
+    from ledgerflow.adapters.inputs.resolution import resolve_inputs
+    from ledgerflow.adapters.run.context import utcnow
+    from ledgerflow.adapters.store.runstore import RunStore
+    from ledgerflow.compiler.compile import compile_project
+    from ledgerflow.compiler.periods import parse_period
+    from ledgerflow.compiler.workspace import load_workspace
+    _always(finance)
+    ws = load_workspace(str(finance))
+    for name in ("ts03_fx_conversion", "ts04_delete_inactive"):  # no checks; checks
+        side = side_context(ws, compile_project(ws, ws.find_project(name)), parse_period(PERIOD), utcnow(), "head",
+                            "HEAD")
+        resolve_inputs(side.ctx, RunStore(str(finance)))
+        frames, _ = output_frames(spark, side)
+        assert side.ctx.bridge is None and frames, name
+        plans = [f._jdf.queryExecution().optimizedPlan().toString() for f in frames.values()]
+        assert not any("CollectMetrics" in p for p in plans), name

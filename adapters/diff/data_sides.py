@@ -132,7 +132,8 @@ def _versions(ds) -> set:
 def side_context(ws: Workspace, compiled: CompiledProject, period: Period, started, role: str,
                  label: str) -> SideProject:
     """One side's run context for ``compiled`` (never recorded: its run id only names Spark job groups)."""
-    ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started))
+    ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started),
+                     observe_bridge=False)
     return SideProject(role, label, ctx)
 
 

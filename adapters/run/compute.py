@@ -46,7 +46,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     # at 10M rows it costs a run of pipeline P about an eighth of its time (BENCHMARKS.md section 4); without it
     # Spark prunes the bridge's columns, so such a run costs exactly what it did before checks
     observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks) \
-        if recorded(plan, ctx.workspace.config) else None
+        if ctx.observe_bridge and recorded(plan, ctx.workspace.config) else None
     args = parameters.values(ctx.period, ctx.started_at)
     inputs = input_loads(ctx)
     for item in inputs:  # again at load: a replay reads recorded locations

@@ -51,6 +51,9 @@ class RunContext:
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
     row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
     bridge: Optional[object] = None  # the run's bridge observations (run/bridge.py), set by compute
+    # False for rows computed for no record (a diff --data side, a restatement's dry run): no bridge observed,
+    # whatever the project's checks or the workspace's `bridge: always` say
+    observe_bridge: bool = True
     batch_id: Optional[str] = None  # the `ledgerflow run` invocation the run belongs to (adapters/run/batch.py)
 
 

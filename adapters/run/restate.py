@@ -174,7 +174,8 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
     from .compute import compute
     from .metrics import RunMetrics
     started = utcnow()
-    ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started))
+    ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started),
+                     observe_bridge=False)
     warm_parser(compiled)
     resolve_inputs(ctx, runner.store, runner.memory)
     # Ctrl-C as in a run (Spark's jobs cancelled), and the handler the process had before restored after: a
