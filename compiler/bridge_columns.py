@@ -22,6 +22,7 @@ columns, so these columns are never written.
 """
 from __future__ import annotations
 
+import decimal
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -36,6 +37,10 @@ from .plan import Column
 # is a decimal(28,2); of that, a decimal(38,2)) are counted, not summed.
 MAX_PRECISION = 27
 MAX_PRECISION_SCALED = (28, 6)  # ... and 28 digits with a scale of at most 6
+
+# the bridge's arithmetic in Python (a value from the end's less every change, a reconcile's difference): Spark's
+# sums have up to 38 digits, and Python's default decimal context keeps 28 (it would round, or fail to quantize)
+EXACT = decimal.Context(prec=80)
 
 ORIGIN = "_lf_origin"
 DELETED_BY = "_lf_deleted_by"

@@ -15,12 +15,13 @@ reconciles on it.
 from __future__ import annotations
 
 import uuid
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Any, Optional
 
 from ...compiler.checks.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, check_prefix,
                                        grouped_query, input_value, metric_name, observed_output_metrics,
                                        output_metrics, stage_check_metrics, stage_metrics)
+from ...compiler.bridge_columns import EXACT
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from . import observations
 from .check_eval import SAMPLE
@@ -85,7 +86,8 @@ def collect(ctx, record: Optional[dict] = None) -> list[dict]:
     if observer is None:
         return []
     if observer.rows is None:
-        observer.rows = _rows(observer)
+        with localcontext(EXACT):
+            observer.rows = _rows(observer)
     if record is not None:
         record["bridge"] = observer.rows
     return observer.rows
@@ -235,6 +237,11 @@ def reconcile_results(checks: list[CheckPlan], bridge: list[dict]) -> list[dict]
     within ``tolerance``. ``violations``: the (group, measure) pairs out of tolerance; ``differences``: every
     pair with its unexplained difference; ``amount_impact``: per summed column, the unexplained difference
     over the failing groups; ``sample``: up to 5 failing groups with their figures."""
+    with localcontext(EXACT):
+        return _reconciled(checks, bridge)
+
+
+def _reconciled(checks: list[CheckPlan], bridge: list[dict]) -> list[dict]:
     results = []
     for check in checks:
         if check.kind != CheckKind.RECONCILE:
