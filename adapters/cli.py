@@ -145,9 +145,9 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
 @main.command("retry")
 @click.argument("batch_id")
 @click.option("--fail-fast", is_flag=True, default=False, help="Stop at the first failed project-period.")
-@click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default="auto",
-              help="A project with several periods to re-run: fused where it is proven equivalent (auto, fused: the "
-                   "default) or period by period (each).")
+@click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default=None,
+              help="A project with several periods to re-run: fused where it is proven equivalent (auto or fused) "
+                   "or period by period (each); default: the mode the batch ran with.")
 @click.option("--master", default=None, help="Spark master URL.")
 @click.option("--remote", default=None, help="Spark Connect URL.")
 @click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 
-from bench.common import become_subreaper, cache_root, ensure_source, loadavg, timed
+from bench.common import alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg, median_lines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -81,32 +80,12 @@ def main(argv=None) -> int:
         "(checked; bridged: and the whole bridge) / without (plain)")
     out(f"# issue 29 point 6 asks <= {TARGET:.2f} of ledgerflow's checked run; load average at start {loadavg()}; "
         f"CPU time {'of each process and its Spark JVM' if counted else 'of each process only'}")
-    ratios: dict = {"checked": [], "bridged": []}
-    cpu_ratios: dict = {"checked": [], "bridged": []}
-    took: dict = {name: [] for name in VARIANTS}
-    for n in range(args.warmup + args.pairs):
-        order = list(VARIANTS)[::-1] if n % 2 == 0 else list(VARIANTS)
-        wall, cpu = {}, {}
-        for name in order:
-            wall[name], cpu[name], _ = timed(cmds[name], root, os.path.join(root, f"{name}.log"), expect=0)
-        warm = n < args.warmup
-        if not warm:
-            for name in ratios:
-                ratios[name].append(wall[name] / wall["plain"])
-                cpu_ratios[name].append(cpu[name] / cpu["plain"])
-            for name in wall:
-                took[name].append(wall[name])
-        out(f"{'warm-up' if warm else f'round {n - args.warmup + 1}'}: plain {wall['plain']:.2f} s, "
-            + ", ".join(f"{name} {wall[name]:.2f} s ({wall[name] / wall['plain']:.3f}, CPU "
-                        f"{cpu[name] / cpu['plain']:.3f})" for name in ratios)
-            + f"; CPU plain {cpu['plain']:.1f} s (first: {order[0]}; load {loadavg()})")
+    result = alternating_rounds({name: (cmd, 0) for name, cmd in cmds.items()}, "plain", args.pairs, args.warmup,
+                                root, out)
     out()
     out(f"the three scripts wrote the same rows: {same_rows(list(outs.values()))}")
-    for name in ratios:
-        r, c = ratios[name], cpu_ratios[name]
-        out(f"median ratio {name} / plain: {statistics.median(r):.3f} over {len(r)} rounds (min {min(r):.3f}, max "
-            f"{max(r):.3f}); CPU {statistics.median(c):.3f} (min {min(c):.3f}, max {max(c):.3f})")
-    out("medians: " + ", ".join(f"{name} {statistics.median(t):.2f} s" for name, t in took.items()))
+    for line in median_lines(result, "plain"):
+        out(line)
     out(f"# load average at the end {loadavg()}")
     path = args.out or os.path.join(RESULTS, f"checks_floor_{args.rows}.txt")
     with open(path, "w") as fh:

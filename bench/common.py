@@ -70,3 +70,49 @@ def timed(cmd: list[str], cwd: str, log_path: str, expect: int) -> tuple[float, 
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode} (expected {expect}); see {log_path}\n"
                          f"{proc.stdout[-2000:]}")
     return took, cpu_of_children() - cpu, proc.stdout
+
+
+def alternating_rounds(cmds: dict, base: str, rounds: int, warmup: int, root: str, out) -> dict:
+    """Time the whole processes ``cmds`` (name -> (command line, expected exit code)) in alternating order,
+    ``warmup`` rounds then ``rounds``, in ``root``; print each round with ``out``: its wall seconds and every
+    other command's wall and CPU ratio to ``base``; then the medians. Returns ``{"ratios", "cpu_ratios"}``
+    (name -> the rounds' ratios to ``base``), ``"took"`` (name -> wall seconds) and ``"stdout"`` (name -> the
+    last round's output)."""
+    import statistics
+    others = [name for name in cmds if name != base]
+    ratios: dict = {name: [] for name in others}
+    cpu_ratios: dict = {name: [] for name in others}
+    took: dict = {name: [] for name in cmds}
+    stdout: dict = {}
+    for n in range(warmup + rounds):
+        order = list(cmds)[::-1] if n % 2 == 0 else list(cmds)
+        wall, cpu = {}, {}
+        for name in order:
+            cmd, expect = cmds[name]
+            wall[name], cpu[name], stdout[name] = timed(cmd, root, os.path.join(root, f"{name}.log"), expect=expect)
+        warm = n < warmup
+        if not warm:
+            for name in others:
+                ratios[name].append(wall[name] / wall[base])
+                cpu_ratios[name].append(cpu[name] / cpu[base])
+            for name in wall:
+                took[name].append(wall[name])
+        out(f"{'warm-up' if warm else f'round {n - warmup + 1}'}: {base} {wall[base]:.2f} s, "
+            + ", ".join(f"{name} {wall[name]:.2f} s ({wall[name] / wall[base]:.3f}, CPU {cpu[name] / cpu[base]:.3f})"
+                        for name in others)
+            + f"; CPU {base} {cpu[base]:.1f} s (first: {order[0]}; load {loadavg()})")
+    return {"ratios": ratios, "cpu_ratios": cpu_ratios, "took": took, "stdout": stdout}
+
+
+def median_lines(result: dict, base: str) -> list[str]:
+    """The summary lines of :func:`alternating_rounds`' ``result``: each median ratio to ``base``, then the
+    median wall seconds."""
+    import statistics
+    lines = []
+    for name, r in result["ratios"].items():
+        c = result["cpu_ratios"][name]
+        lines.append(f"median ratio {name} / {base}: {statistics.median(r):.3f} over {len(r)} rounds (min "
+                     f"{min(r):.3f}, max {max(r):.3f}); CPU {statistics.median(c):.3f} (min {min(c):.3f}, max "
+                     f"{max(c):.3f})")
+    lines.append("medians: " + ", ".join(f"{name} {statistics.median(t):.2f} s" for name, t in result["took"].items()))
+    return lines

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 
-from bench.common import become_subreaper, cache_root, ensure_source, loadavg, timed
+from bench.common import alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg, median_lines
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -58,38 +57,13 @@ def main(argv=None) -> int:
         "without sample rows) / hand-written run")
     out(f"# issue 31 point 5 asks <= {TARGET:.2f} of ledgerflow's diff --data against its run; load average at start "
         f"{loadavg()}; CPU time {'of each process and its Spark JVM' if counted else 'of each process only'}")
-    diffs = ("diff", "figures")
-    ratios: dict = {name: [] for name in diffs}
-    cpu_ratios: dict = {name: [] for name in diffs}
-    took: dict = {name: [] for name in cmds}
-    printed = ""
-    for n in range(args.warmup + args.pairs):
-        order = list(cmds)[::-1] if n % 2 == 0 else list(cmds)
-        wall, cpu = {}, {}
-        for name in order:
-            cmd, expect = cmds[name]
-            wall[name], cpu[name], stdout = timed(cmd, root, os.path.join(root, f"{name}.log"), expect=expect)
-            printed = stdout if name == "diff" else printed
-        warm = n < args.warmup
-        if not warm:
-            for name in diffs:
-                ratios[name].append(wall[name] / wall["run"])
-                cpu_ratios[name].append(cpu[name] / cpu["run"])
-            for name in wall:
-                took[name].append(wall[name])
-        out(f"{'warm-up' if warm else f'round {n - args.warmup + 1}'}: run {wall['run']:.2f} s, "
-            + ", ".join(f"{name} {wall[name]:.2f} s ({wall[name] / wall['run']:.3f}, CPU {cpu[name] / cpu['run']:.3f})"
-                        for name in diffs)
-            + f"; CPU run {cpu['run']:.1f} s (first: {order[0]}; load {loadavg()})")
+    result = alternating_rounds(cmds, "run", args.pairs, args.warmup, root, out)
     out()
     out("the last diff printed:")
-    for line in printed.strip().splitlines():
+    for line in result["stdout"]["diff"].strip().splitlines():
         out(f"  {line}")
-    for name in diffs:
-        r, c = ratios[name], cpu_ratios[name]
-        out(f"median ratio {name} / run: {statistics.median(r):.3f} over {len(r)} rounds (min {min(r):.3f}, max "
-            f"{max(r):.3f}); CPU {statistics.median(c):.3f} (min {min(c):.3f}, max {max(c):.3f})")
-    out("medians: " + ", ".join(f"{name} {statistics.median(t):.2f} s" for name, t in took.items()))
+    for line in median_lines(result, "run"):
+        out(line)
     out(f"# load average at the end {loadavg()}")
     path = args.out or os.path.join(RESULTS, f"diff_floor_{args.rows}.txt")
     with open(path, "w") as fh:

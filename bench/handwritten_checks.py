@@ -17,7 +17,8 @@ rows are published, as cheaply as the DataFrame API allows (``bench/checks_floor
 - the rows are written to a staging folder and moved into place only when no failing check failed (exit 4
   otherwise, nothing published).
 
-It checks no more than the six checks ask: no bridge of ``amount_reporting``, no amount impact of a violation.
+It checks no more than the six checks ask (no amount impact of a violation); ``--bridge`` adds the rest of the
+bridge the contract asks of a run with checks (the SUM of ``amount_reporting`` at each point).
 """
 from __future__ import annotations
 

@@ -264,7 +264,7 @@ def test_retry_fuses_the_periods_a_project_has_left_to_run(spark, finance):
     batch_id = re.search(r"Batch (\S+): `ledgerflow retry", result.stdout).group(1)
     for m, keep in kept.items():
         shutil.move(keep, finance / "data" / "gl" / "monthly" / f"{m}.csv")
-    again = cli(finance, "retry", batch_id)
+    again = cli(finance, "retry", batch_id, "--mode", "auto")  # the batch ran --mode each: retry's default
     assert again.exit_code == 0, describe(again)
     assert "close_conversion: 2 periods fused (2026-02, 2026-03)" in again.stdout, again.stdout
     by = _by(RunStore(str(finance)).batch_runs(batch_id))

@@ -32,12 +32,15 @@ class NothingToRetry(LedgerflowError):
 
 
 def start_batch(store, names: list[str], periods: list[Period], allow_draft: bool,
-                pairs: Optional[list[tuple[str, str]]] = None) -> str:
+                pairs: Optional[list[tuple[str, str]]] = None, mode: Optional[str] = None) -> str:
     """A new batch id, with its plan saved in ``store`` (see the module docstring); ``pairs``: only these
-    ``(project, period identifier)`` of ``names`` x ``periods`` are the batch's (``run --stale``)."""
+    ``(project, period identifier)`` of ``names`` x ``periods`` are the batch's (``run --stale``); ``mode``:
+    the ``--mode`` it ran with (``retry``'s default)."""
     now = utcnow()
     batch_id = new_run_id(now)
     plan = {"projects": names, "periods": [p.identifier for p in periods], "allow_draft": allow_draft}
+    if mode is not None:
+        plan["mode"] = mode
     if pairs is not None:
         plan["pairs"] = [list(pair) for pair in pairs]
     store.save_batch(batch_id, now.isoformat(timespec="milliseconds"), plan)
@@ -51,28 +54,28 @@ def run_batch(runner, root: str, periods: list[Period], select: Optional[str] = 
     compiled first: a definition error is exit 1, nothing run), choose the mode of each project
     (:func:`.modes.choose_mode`, every reason not to fuse printed), start the batch and run it: period by
     period (:func:`.many.run_periods`) when no project is fused, else project by project
-    (:func:`.fused_batch.run_by_project`); returns one outcome per project-period. ``retry`` runs period by
-    period."""
+    (:func:`.fused_batch.run_by_project`) through :func:`execute`; returns one outcome per project-period."""
     graph, names = plan_selection(root, select, project=project)
-    if mode == EACH or len(periods) < 2:
-        answers = {n: choose_mode(mode, [n], periods, graph.workspace) for n in names[:1]}
-        for chosen, reason in answers.values():
-            if len(periods) > 1 or mode != "auto":
-                echo(f"running period by period: {reason}")
-    else:  # each project fused where it is proven, the others period by period, each with its reason
-        answers = choose_modes(mode, graph, names, periods, echo=echo)
-    batch_id = start_batch(runner.store, names, periods, allow_draft)
     closed = closed_blocks(runner.store, names, periods)  # listed `closed`, not run (run/closed.py)
+    answers = choose_modes(mode, graph, names, periods, closed=closed, echo=echo)
+    if len(periods) < 2 and mode not in ("auto", EACH):
+        echo("running period by period: one period")
+    batch_id = start_batch(runner.store, names, periods, allow_draft, mode=mode)
     return execute(runner, graph, names, periods, answers, allow_draft, echo, batch_id, fail_fast, closed)
 
 
 def choose_modes(mode: str, graph, names: list[str], periods: list[Period], todo: Optional[set] = None,
-                 echo: Echo = print) -> dict[str, tuple[str, str]]:
-    """Each project's :func:`.modes.choose_mode` answer over its own periods of the batch (``todo``: only these
-    ``(project, period identifier)``); the reason a project of two periods or more is not fused is printed."""
+                 closed: Optional[dict] = None, echo: Echo = print) -> dict[str, tuple[str, str]]:
+    """Each project's :func:`.modes.choose_mode` answer over its own open periods of the batch (``todo``: only
+    these ``(project, period identifier)``; ``closed``: period identifier -> project -> reason, left out).
+    ``--mode each`` is said once; otherwise the reason a project of two periods or more is not fused."""
+    if mode == EACH:
+        echo("running period by period: --mode each")
+        return {name: (EACH, "--mode each") for name in names}
     answers = {}
     for name in names:
-        mine = [p for p in periods if todo is None or (name, p.identifier) in todo]
+        mine = [p for p in periods if (todo is None or (name, p.identifier) in todo)
+                and name not in (closed or {}).get(p.identifier, {})]
         answers[name] = choose_mode(mode, [name], mine, graph.workspace)
         if answers[name][0] == EACH and len(mine) > 1:
             echo(f"running period by period: {answers[name][1]}")
@@ -95,11 +98,13 @@ def execute(runner, graph, names: list[str], periods: list[Period], answers: dic
 
 
 def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast: bool = False,
-                mode: str = "auto") -> list[ProjectOutcome]:
+                mode: Optional[str] = None) -> list[ProjectOutcome]:
     """``ledgerflow retry BATCH_ID``: re-run the project-periods of the batch that did not complete (see the
-    module docstring). Raises :class:`.batch_table.BatchNotFound` or :class:`NothingToRetry` (exit 1)."""
+    module docstring); ``mode``: as ``run --mode`` (default: the mode the batch ran with, else auto). Raises
+    :class:`.batch_table.BatchNotFound` or :class:`NothingToRetry` (exit 1)."""
     batch = runner.store.get_batch(batch_ref)
     batch_id, plan = batch["batch_id"], batch["plan"]
+    mode = mode or plan.get("mode") or "auto"
     runs = runner.store.batch_runs(batch_id)  # oldest first
     done = {(r["project"]["name"], r["period"]["identifier"]) for r in runs if r["status"] == "completed"}
     planned = ([tuple(pair) for pair in plan["pairs"]] if plan.get("pairs") is not None
@@ -125,6 +130,7 @@ def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast
                 upstream.setdefault(r["period"]["identifier"], {})[o["registered_dataset"]] = {
                     "dataset": o["registered_dataset"], "version": o["registered_version"], "run_id": r["run_id"],
                     "project": r["project"]["name"]}
-    answers = choose_modes(mode, graph, names, periods, todo, echo)
+    closed = closed_blocks(runner.store, names, periods)
+    answers = choose_modes(mode, graph, names, periods, todo, closed, echo)
     return execute(runner, graph, names, periods, answers, bool(plan.get("allow_draft")), echo, batch_id, fail_fast,
-                   closed_blocks(runner.store, names, periods), todo=todo, upstream=upstream)
+                   closed, todo=todo, upstream=upstream)

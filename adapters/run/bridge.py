@@ -2,7 +2,7 @@
 output, observed in the pass that computes the output; and the ``reconcile`` checks judged on it.
 
 :class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for a project that declares
-checks; other runs observe and record no bridge) observes each stage an output reads with one
+checks, or any run of a workspace with ``bridge: always``; other runs observe and record no bridge) observes each stage an output reads with one
 ``DataFrame.observe`` (Spark's CollectMetrics) of :func:`~ledgerflow.compiler.checks.bridge.stage_metrics`:
 the working rows at the end of a stage carry the bridge's columns, so each change and the value at the end
 is one aggregate of them, computed while the stage is materialised or the output written. The frame of an

@@ -42,8 +42,10 @@ def run_by_project(runner, graph: WorkspaceGraph, names: list[str], periods: lis
     registered: dict[str, dict] = {p.identifier: dict((upstream or {}).get(p.identifier) or {}) for p in periods}
     total = len(outcomes)
     running = [n for n in names if any(key[0] == n for key in outcomes)]
+    when = [p for p in periods if any(key[1] == p.identifier for key in outcomes)]
     echo(f"Running {total} project-periods, project by project: {len(running)} project"
-         f"{'s' if len(running) != 1 else ''} ({', '.join(running)}) for {len(periods)} periods ({_span(periods)})")
+         f"{'s' if len(running) != 1 else ''} ({', '.join(running)}) for {len(when)} period"
+         f"{'s' if len(when) != 1 else ''} ({_span(when)})")
     state = {"k": 0, "stopped": None, "failed": False}
     why_skipped = "not run: the invocation was stopped by Ctrl-C"
     try:

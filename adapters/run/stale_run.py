@@ -42,8 +42,7 @@ def run_stale(runner, root: str, periods: list[Period], select: Optional[str] = 
     ordered = [(n, p.identifier) for p in run_periods_ for n in run_names if (n, p.identifier) in pairs]
     echo("")
     closed = closed_blocks(runner.store, run_names, run_periods_)
-    open_pairs = {(n, p) for n, p in pairs if n not in closed.get(p, {})}  # the closed ones are not fused
-    answers = choose_modes(mode, graph, run_names, run_periods_, open_pairs, echo)
-    batch_id = start_batch(runner.store, run_names, run_periods_, allow_draft, pairs=ordered)
+    answers = choose_modes(mode, graph, run_names, run_periods_, pairs, closed, echo)
+    batch_id = start_batch(runner.store, run_names, run_periods_, allow_draft, pairs=ordered, mode=mode)
     return execute(runner, graph, run_names, run_periods_, answers, allow_draft, echo, batch_id, fail_fast, closed,
                    todo=pairs)
