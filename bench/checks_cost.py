@@ -20,7 +20,6 @@ Output: ``bench/results/checks_cost_<rows>.txt``. Times are printed, never asser
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -29,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from bench.common import cache_root, ensure_source, loadavg
+from bench.common import cache_root, ensure_source, loadavg, rounds_parser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -148,12 +147,7 @@ def written_totals(rec: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--layout", choices=("flat", "folders"), default="flat")
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--out", default=None)
+    parser = rounds_parser(__doc__.splitlines()[0], pairs=5)
     args = parser.parse_args(argv)
     src = ensure_source(args.rows, args.layout)
     base = os.path.join(cache_root(), f"checks-{args.layout}-{args.rows}")

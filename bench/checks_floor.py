@@ -19,11 +19,11 @@ Output: ``bench/results/checks_floor_<rows>.txt``. Times are printed, never asse
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from bench.common import alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg, median_lines
+from bench.common import (Report, alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg,
+                          median_lines, rounds_parser)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -57,12 +57,7 @@ def same_rows(folders: list[str]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--layout", choices=("flat", "folders"), default="flat")
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--out", default=None)
+    parser = rounds_parser(__doc__.splitlines()[0], pairs=5)
     args = parser.parse_args(argv)
     data = os.path.join(ensure_source(args.rows, args.layout), "data")
     root = os.path.join(cache_root(), f"checks-floor-{args.layout}-{args.rows}")
@@ -70,11 +65,7 @@ def main(argv=None) -> int:
     outs = {name: os.path.join(root, name) for name in VARIANTS}
     cmds = {name: command(name, data, args.layout, outs[name]) for name in VARIANTS}
     counted = become_subreaper()
-    lines: list[str] = []
-
-    def out(text: str = "") -> None:
-        print(text, flush=True)
-        lines.append(text)
+    out = Report()
     out(f"# checks floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period {PERIOD}, "
         f"{args.pairs} rounds after {args.warmup} warm-up; whole cold processes; ratio = with the six checks "
         "(checked; bridged: and the whole bridge) / without (plain)")
@@ -86,11 +77,7 @@ def main(argv=None) -> int:
     out(f"the three scripts wrote the same rows: {same_rows(list(outs.values()))}")
     for line in median_lines(result, "plain"):
         out(line)
-    out(f"# load average at the end {loadavg()}")
-    path = args.out or os.path.join(RESULTS, f"checks_floor_{args.rows}.txt")
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"wrote {path}")
+    out.write(args.out or os.path.join(RESULTS, f"checks_floor_{args.rows}.txt"))
     return 0
 
 

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 
-from bench.common import cache_root, loadavg
+from bench.common import Report, cache_root, loadavg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -49,17 +49,6 @@ TARGETS = {"flat": (1.10, 1.10), "folders": (1.10, 1.10), "csv": (None, None)}  
 
 def source_root(rows: int, layout: str) -> str:
     return os.path.join(cache_root(), f"src-{layout}-{rows}")
-
-
-class Report:
-    """Prints and keeps every line for the results file."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def __call__(self, text: str = "") -> None:
-        print(text, flush=True)
-        self.lines.append(text)
 
 
 def ensure_data(rows: int, layouts: list[str], log) -> None:

@@ -116,3 +116,35 @@ def median_lines(result: dict, base: str) -> list[str]:
                      f"{max(c):.3f})")
     lines.append("medians: " + ", ".join(f"{name} {statistics.median(t):.2f} s" for name, t in result["took"].items()))
     return lines
+
+
+class Report:
+    """A benchmark's printed lines, kept to be written to its results file."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def __call__(self, text: str = "") -> None:
+        """Print ``text`` and keep it."""
+        print(text, flush=True)
+        self.lines.append(text)
+
+    def write(self, path: str) -> None:
+        """Write the lines kept, with the load average at the end, to ``path``."""
+        self(f"# load average at the end {loadavg()}")
+        with open(path, "w") as fh:
+            fh.write("\n".join(self.lines) + "\n")
+        print(f"wrote {path}")
+
+
+def rounds_parser(description: str, pairs: int):
+    """The options of a benchmark of alternating whole processes on source-shaped data: ``--rows``,
+    ``--layout``, ``--pairs`` (default ``pairs``), ``--warmup``, ``--out``."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--layout", choices=("flat", "folders"), default="flat")
+    parser.add_argument("--pairs", type=int, default=pairs)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--out", default=None)
+    return parser

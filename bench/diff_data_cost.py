@@ -24,7 +24,6 @@ processes load, the CPU ratio is the steadier figure: wall time there measures w
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shlex
@@ -33,7 +32,7 @@ import statistics
 import subprocess
 import sys
 
-from bench.common import become_subreaper, cache_root, ensure_source, loadavg, timed
+from bench.common import become_subreaper, cache_root, ensure_source, loadavg, rounds_parser, timed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -77,14 +76,9 @@ def make_repository(src: str, dest: str) -> tuple[str, str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--layout", choices=("flat", "folders"), default="flat")
-    parser.add_argument("--pairs", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=1)
+    parser = rounds_parser(__doc__.splitlines()[0], pairs=3)
     parser.add_argument("--diff-ledgerflow", default=None,
                         help="the diff side's ledgerflow command (default: this python -m ledgerflow.adapters.cli)")
-    parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     lf = [sys.executable, "-m", "ledgerflow.adapters.cli"]
     diff_lf = shlex.split(args.diff_ledgerflow) if args.diff_ledgerflow else lf

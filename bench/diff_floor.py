@@ -17,11 +17,11 @@ never asserted.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
-from bench.common import alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg, median_lines
+from bench.common import (Report, alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg,
+                          median_lines, rounds_parser)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -31,12 +31,7 @@ STARTED_AT = "2026-11-26T08:00:00"
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--layout", choices=("flat", "folders"), default="flat")
-    parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--out", default=None)
+    parser = rounds_parser(__doc__.splitlines()[0], pairs=5)
     args = parser.parse_args(argv)
     data = os.path.join(ensure_source(args.rows, args.layout), "data")
     root = os.path.join(cache_root(), f"diff-floor-{args.layout}-{args.rows}")
@@ -47,11 +42,7 @@ def main(argv=None) -> int:
             "run": ([sys.executable, os.path.join(HERE, "handwritten_source.py"), *common,
                      "--out", os.path.join(root, "run")], 0)}
     counted = become_subreaper()
-    lines: list[str] = []
-
-    def out(text: str = "") -> None:
-        print(text, flush=True)
-        lines.append(text)
+    out = Report()
     out(f"# diff floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period {PERIOD}, {args.pairs} "
         f"rounds after {args.warmup} warm-up; whole cold processes; ratio = hand-written data diff (diff; figures: "
         "without sample rows) / hand-written run")
@@ -64,11 +55,7 @@ def main(argv=None) -> int:
         out(f"  {line}")
     for line in median_lines(result, "run"):
         out(line)
-    out(f"# load average at the end {loadavg()}")
-    path = args.out or os.path.join(RESULTS, f"diff_floor_{args.rows}.txt")
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"wrote {path}")
+    out.write(args.out or os.path.join(RESULTS, f"diff_floor_{args.rows}.txt"))
     return 0
 
 
