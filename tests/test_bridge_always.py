@@ -4,7 +4,7 @@ period's bridge what its own run records). The setting is validated like every o
 from __future__ import annotations
 
 import shutil
-from decimal import Decimal
+from decimal import Context, Decimal, localcontext
 
 from cli_support import cli, describe, read_output
 from fused_support import STARTED, extend_finance
@@ -123,3 +123,54 @@ def test_rows_computed_for_no_record_observe_no_bridge(spark, finance):
         assert side.ctx.bridge is None and frames, name
         plans = [f._jdf.queryExecution().optimizedPlan().toString() for f in frames.values()]
         assert not any("CollectMetrics" in p for p in plans), name
+
+
+WIDE = """id: 0a000000-0000-4000-8000-0000000000ee
+name: wide
+status: active
+description: Amounts of 28 digits with a scale of 6.
+versions:
+  - {version: 1}
+main_table:
+  name: wide
+  temporal_mode: period
+  columns:
+    - {name: id, type: string}
+    - {name: amount, type: "decimal(28,6)"}
+"""
+WIDE_ROWS = ["a,1234567890123456789012.123456,2026-01", "b,9876543210987654321098.765432,2026-01",
+             "c,-1111111111111111111111.111111,2026-01"]
+
+
+def test_a_bridge_of_28_digit_decimals_with_a_scale_of_6_is_exact(spark, finance):
+    """The widest decimal the bridge sums (28 digits, scale 6): an update that moves two rows by 0.000001 and a
+    delete, figure for figure against Python's exact arithmetic."""
+    from cli_support import add_project
+    (finance / "datasets" / "wide.yml").write_text(WIDE)
+    folder = finance / "data" / "wide" / "v1"
+    folder.mkdir(parents=True)
+    (folder / "wide.csv").write_text("id,amount,_period\n" + "\n".join(WIDE_ROWS) + "\n")
+    add_project(finance, "wide_moves", """
+        - {seq: 1, name: Nudge, type: update, selector: 'wide.id <> "c"', arguments: {assignments: [{column: amount, expression: 'wide.amount + 0.000001'}]}}
+        - {seq: 2, name: Drop b, type: delete, selector: 'wide.id = "b"', arguments: {}}
+        - {seq: 3, name: Write, type: output, arguments: {destination: {path: out/wide, format: parquet}}}
+        """, input_dataset="wide")
+    _always(finance)
+    runner = Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
+    record = runner.run("wide_moves", PERIOD)
+    values = {r.split(",")[0]: Decimal(r.split(",")[1]) for r in WIDE_ROWS}
+    with localcontext(Context(prec=60)):  # Python's default 28 digits would round a + b (29 digits)
+        start = values["a"] + values["b"] + values["c"]
+        dropped = values["b"] + Decimal("0.000001")
+        end = values["a"] + Decimal("0.000001") + values["c"]
+    nudged = Decimal("0.000002")
+    got = {b["measure"]: b for b in record["bridge"]}
+    assert set(got) == {"count", "SUM(amount)"}, got
+    b = got["SUM(amount)"]
+    assert Decimal(b["input"]) == start and b["input"] == f"{start:.6f}"
+    assert [(c["seq"], Decimal(c["change"])) for c in b["changes"]] == [(1, nudged), (2, -dropped)]
+    assert Decimal(b["output_value"]) == end
+    written = spark.read.parquet(record["outputs"][0]["location"]).collect()
+    assert len(written) == record["outputs"][0]["rows"] == 2
+    with localcontext(Context(prec=60)):
+        assert sum(r["amount"] for r in written) == end
