@@ -38,22 +38,21 @@ def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
     stay readable, the data diff's counts) and for a run a restatement superseded (``superseding``)."""
     lines = []
     block = rec.get("restatement")
-    if block and rec.get("status") != "completed":  # it published nothing: what it was to do
+    if block:
         sup = block.get("supersedes_run_id")
-        lines.append(f"Restatement {rec.get('status')} (reason: {block.get('reason')!r}, by {block.get('by')}): "
-                     + (f"run {sup} stays published" if sup else "nothing is published"))
-        lines += [emptied_line(o["operation_seq"], o["name"], o["location"], would=True)
+        published = rec.get("status") == "completed"
+        if published:
+            lines.append(f"Restatement (reason: {block.get('reason')!r}, by {block.get('by')}) superseding "
+                         + (f"run {sup}" if sup else "nothing published"))
+            for o in block.get("superseded_outputs") or []:
+                lines.append(f"  superseded output {o['operation_seq']} '{o['name']}' ({o.get('rows')} rows) stays "
+                             f"readable at {o['version_folder']}")
+        else:  # it published nothing: what it was to do
+            lines.append(f"Restatement {rec.get('status')} (reason: {block.get('reason')!r}, by {block.get('by')}): "
+                         + (f"run {sup} stays published" if sup else "nothing is published"))
+        lines += [emptied_line(o["operation_seq"], o["name"], o["location"], would=not published)
                   for o in block.get("emptied_outputs") or []]
-    elif block:
-        sup = block.get("supersedes_run_id")
-        lines.append(f"Restatement (reason: {block.get('reason')!r}, by {block.get('by')}) superseding "
-                     + (f"run {sup}" if sup else "nothing published"))
-        for o in block.get("superseded_outputs") or []:
-            lines.append(f"  superseded output {o['operation_seq']} '{o['name']}' ({o.get('rows')} rows) stays "
-                         f"readable at {o['version_folder']}")
-        lines += [emptied_line(o["operation_seq"], o["name"], o["location"])
-                  for o in block.get("emptied_outputs") or []]
-        for o in (block.get("data_diff") or {}).get("outputs") or []:
+        for o in (block.get("data_diff") or {}).get("outputs") or []:  # computed before the commit, published or not
             r = o["rows"]
             totals = "; ".join(f"{t['column']} {t['base']} -> {t['head']}" for t in o.get("totals") or []
                                if t["base"] != t["head"])
