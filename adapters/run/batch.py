@@ -91,8 +91,11 @@ def execute(runner, graph, names: list[str], periods: list[Period], answers: dic
     if all(chosen == EACH for chosen, _ in answers.values()):
         return run_periods(runner, graph, names, periods, allow_draft, echo, batch_id, fail_fast, todo=todo,
                            upstream=upstream, closed=closed)
-    fused = [n for n, (chosen, _) in answers.items() if chosen == FUSED]
-    echo(f"fused: {', '.join(fused)} ({answers[fused[0]][1]})")
+    fused: dict[str, list[str]] = {}  # why -> the projects fused so (a stale batch: each over its own periods)
+    for name, (chosen, why) in answers.items():
+        if chosen == FUSED:
+            fused.setdefault(why, []).append(name)
+    echo("fused: " + "; ".join(f"{', '.join(names_)} ({why})" for why, names_ in fused.items()))
     return run_by_project(runner, graph, names, periods, answers, allow_draft, echo, batch_id, fail_fast,
                           closed=closed, todo=todo, upstream=upstream)
 
