@@ -361,7 +361,8 @@ FUNCTION_CASES = [
     ("DATEADD(d, 30)", "DATE_ADD(`d`, 30)", T.DATE),
     ("DATEADD(d, -1)", "DATE_ADD(`d`, CAST(-1 AS INT))", T.DATE),
     ("DATEADD(d, qty)", "DATE_ADD(`d`, CAST(`qty` AS INT))", T.DATE),
-    ("SUM(amount)", "SUM(`amount`)", T.NUMBER),
+    ("SUM(amount)", "SUM(`amount`)", T.SqlType("number", "decimal(28,2)")),  # Spark: p + 10 digits
+    ("SUM(a)", "SUM(`a`)", T.BIGINT),
     ("AVG(amount)", "AVG(`amount`)", T.NUMBER),
     ("MIN_AGG(d)", "MIN(`d`)", T.DATE),
     ("MAX_AGG(name)", "MAX(`name`)", T.STRING),

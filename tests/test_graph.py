@@ -143,9 +143,10 @@ def test_fresh_clone_validates_and_compiles_without_a_run_store(finance):
         ("amount_reporting", "decimal(18,2)"), ("description", "string"), ("source_system", "string"),
         ("account_type", "string")]
     consolidated = ws.find_dataset("close_consolidated")
-    # SUM's precision is Spark's to decide: a number until a run registers a version
+    # SUM of a decimal(18,2) is a decimal(28,2), as Spark types it: exact before any run registers a version
     assert [(c.name, c.type) for c in consolidated.columns] == [
-        ("region", "string"), ("account_type", "string"), ("total_reporting", "number"), ("line_count", "bigint")]
+        ("region", "string"), ("account_type", "string"), ("total_reporting", "decimal(28,2)"),
+        ("line_count", "bigint")]
     compiled = compile_project(ws, ws.find_project("close_consolidation"))
     assert [v.dataset.name for v in compiled.inputs] == ["close_converted", "cost_centers"]
 

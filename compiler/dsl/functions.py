@@ -47,6 +47,20 @@ def _number_of(types: list[SqlType]) -> SqlType:
     return SqlType("number")
 
 
+def _sum_of(types: list[SqlType]) -> SqlType:
+    """SUM's type as Spark gives it: of a decimal(p, s), a decimal(min(38, p + 10), s); of an int or a bigint, a
+    bigint; otherwise a number whose exact type only a run knows."""
+    t = types[0]
+    if t.is_decimal:
+        inner = t.sql[len("decimal"):].strip("()")
+        p, _, sc = inner.partition(",")
+        precision, scale = (int(p) if p.strip() else 10), (int(sc) if sc.strip() else 0)
+        return SqlType("number", f"decimal({min(38, precision + 10)},{scale})")
+    if t.sql in ("int", "bigint"):
+        return T.BIGINT
+    return SqlType("number")
+
+
 def _unify_all(types: list[SqlType]) -> SqlType:
     return T.unify(types)
 
@@ -143,7 +157,7 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     F("DATEDIFF", 2, 2, ("date", "date"), _fixed(T.INTEGER), _anon("datediff"), signature="DATEDIFF(end, start)"),
     F("DATEADD", 2, 2, ("date", "number"), _fixed(T.DATE), lambda a: _date_add(a), signature="DATEADD(date, n_days)"),
     # aggregate
-    F("SUM", 1, 1, ("number",), _number_of, lambda a: exp.Sum(this=a[0]), aggregate=True, signature="SUM(x)"),
+    F("SUM", 1, 1, ("number",), _sum_of, lambda a: exp.Sum(this=a[0]), aggregate=True, signature="SUM(x)"),
     F("AVG", 1, 1, ("number",), _number_of, lambda a: exp.Avg(this=a[0]), aggregate=True, signature="AVG(x)"),
     F("MIN_AGG", 1, 1, ("any",), _same_as_first, lambda a: exp.Min(this=a[0]), aggregate=True,
       signature="MIN_AGG(x)"),

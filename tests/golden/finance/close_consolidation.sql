@@ -179,7 +179,7 @@ WITH `input` AS (
     `_source_dataset`,
     `_operation_seq`,
     `region`,
-    NULL AS `total_reporting`,
+    CAST(NULL AS DECIMAL(28, 2)) AS `total_reporting`,
     CAST(NULL AS BIGINT) AS `line_count`,
     `_lf_origin`,
     `_lf_deleted_by`

@@ -174,7 +174,7 @@ WITH `input` AS (
     `_source_dataset`,
     `_operation_seq`,
     `account_type`,
-    NULL AS `total_amount`,
+    CAST(NULL AS DECIMAL(28, 2)) AS `total_amount`,
     CAST(NULL AS BIGINT) AS `line_count`,
     `_lf_origin`,
     `_lf_deleted_by`

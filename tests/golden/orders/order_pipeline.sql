@@ -181,7 +181,7 @@ WITH `input` AS (
     `_operation_seq`,
     `customer_tier`,
     `discounted_price`,
-    NULL AS `total_sales`,
+    CAST(NULL AS DECIMAL(28, 2)) AS `total_sales`,
     CAST(NULL AS BIGINT) AS `order_count`,
     `_lf_origin`,
     `_lf_deleted_by`
