@@ -29,6 +29,7 @@ from typing import Optional
 from sqlglot import exp
 
 from .plan import Column
+from .types import decimal_parts
 
 # the widest decimals the bridge sums (bridgeable): Spark sums a decimal(p, s) as decimal(p + 10, s) (at most 38
 # digits) and the bridge subtracts such sums. Up to 27 digits the difference fits 38 digits; at 28 it is cut to 38,
@@ -53,13 +54,6 @@ def before_name(seq: int, column: str) -> str:
 
 def _col(name: str, table: Optional[str] = None) -> exp.Column:
     return exp.column(name, table=table, quoted=True)
-
-
-def decimal_parts(sql: str) -> tuple[int, int]:
-    """(precision, scale) of a Spark decimal type's text."""
-    inner = sql[len("decimal"):].strip("()")
-    precision, _, scale = inner.partition(",")
-    return (int(precision) if precision.strip() else 10), (int(scale) if scale.strip() else 0)
 
 
 def bridgeable(sql: str) -> bool:

@@ -39,6 +39,13 @@ NULL = SqlType("null")
 UNKNOWN = SqlType("unknown")
 
 
+def decimal_parts(sql: str) -> tuple[int, int]:
+    """(precision, scale) of a Spark decimal type's text (``decimal`` alone: Spark's ``decimal(10,0)``)."""
+    inner = sql[len("decimal"):].strip("()")
+    precision, _, scale = inner.partition(",")
+    return (int(precision) if precision.strip() else 10), (int(scale) if scale.strip() else 0)
+
+
 def from_sql(sql: str) -> SqlType:
     """The DSL type of a normalised Spark type name."""
     if sql in ("int", "bigint", "double") or sql.startswith("decimal"):

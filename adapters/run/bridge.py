@@ -2,10 +2,11 @@
 output, observed in the pass that computes the output; and the ``reconcile`` checks judged on it.
 
 :class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for a project that declares
-checks, or any run of a workspace with ``bridge: always``; other runs observe and record no bridge) observes each stage an output reads with one
-``DataFrame.observe`` (Spark's CollectMetrics) of :func:`~ledgerflow.compiler.checks.bridge.stage_metrics`:
-the working rows at the end of a stage carry the bridge's columns, so each change and the value at the end
-is one aggregate of them, computed while the stage is materialised or the output written. The frame of an
+checks, or any run of a workspace with ``bridge: always``; other runs observe and record no bridge) observes
+each stage an output reads with one ``DataFrame.observe`` (Spark's CollectMetrics) of
+:func:`~ledgerflow.compiler.checks.bridge.stage_metrics`: the working rows at the end of a stage carry the
+bridge's columns, so each change and the value at the end is one aggregate of them, computed while the stage is
+materialised or the output written. The frame of an
 output with a selector carries one more, of its own rows. No second read. The row checks of an output
 without a selector are aggregates of the same rows (:func:`observed_checks`): they join the stage's
 observation, so a checked write carries one ``CollectMetrics``, not two.

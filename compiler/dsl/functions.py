@@ -52,9 +52,7 @@ def _sum_of(types: list[SqlType]) -> SqlType:
     bigint; otherwise a number whose exact type only a run knows."""
     t = types[0]
     if t.is_decimal:
-        inner = t.sql[len("decimal"):].strip("()")
-        p, _, sc = inner.partition(",")
-        precision, scale = (int(p) if p.strip() else 10), (int(sc) if sc.strip() else 0)
+        precision, scale = T.decimal_parts(t.sql)
         return SqlType("number", f"decimal({min(38, precision + 10)},{scale})")
     if t.sql in ("int", "bigint"):
         return T.BIGINT
