@@ -132,9 +132,14 @@ def _versions(ds) -> set:
 def side_context(ws: Workspace, compiled: CompiledProject, period: Period, started, role: str,
                  label: str) -> SideProject:
     """One side's run context for ``compiled`` (never recorded: its run id only names Spark job groups)."""
-    ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started),
-                     observe_bridge=False)
-    return SideProject(role, label, ctx)
+    return SideProject(role, label, unrecorded_context(ws, compiled, period, started))
+
+
+def unrecorded_context(ws: Workspace, compiled: CompiledProject, period: Period, started) -> RunContext:
+    """A run context that computes ``compiled``'s rows for no run record (a ``diff --data`` side, a
+    restatement's dry run): no check judged, no bridge observed; its run id only names Spark job groups."""
+    return RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started),
+                      observe_bridge=False)
 
 
 def without_checks(compiled: CompiledProject) -> CompiledProject:

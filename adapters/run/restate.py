@@ -31,7 +31,7 @@ from ..periods.command import who
 from ..store.closure_table import describe
 from ..store.restatements import emptied_line
 from . import interrupts
-from .context import RunContext, new_run_id, utcnow, warm_parser
+from .context import RunContext, utcnow, warm_parser
 from .checks import quarantine_destinations
 from .destinations import destination
 from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, emptied_outputs,
@@ -169,13 +169,12 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
     from types import SimpleNamespace
 
     from ..commit.staging import without_period
-    from ..diff.data_sides import without_checks
+    from ..diff.data_sides import unrecorded_context
     from ..inputs.resolution import resolve_inputs
     from .compute import compute
     from .metrics import RunMetrics
     started = utcnow()
-    ctx = RunContext(ws, compiled.project, without_checks(compiled), period, started, new_run_id(started),
-                     observe_bridge=False)
+    ctx = unrecorded_context(ws, compiled, period, started)
     warm_parser(compiled)
     resolve_inputs(ctx, runner.store, runner.memory)
     # Ctrl-C as in a run (Spark's jobs cancelled), and the handler the process had before restored after: a
