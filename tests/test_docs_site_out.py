@@ -114,3 +114,24 @@ def test_names_with_markup_never_reach_a_page_as_markup(tmp_path):
         assert "<img" not in path.read_text() and "<script>window" not in path.read_text(), path  # shells: no name
     shell = (site / page_of(site, "project", HOSTILE)).read_text()
     assert "<title>x&lt;/script&gt;&lt;img src=x onerror=&quot;window.PWNED=1&quot;&gt;: project</title>" in shell
+
+
+# Two names the earlier rule (40 characters of a slug and 8 hex digits of the sha256) gave one page file.
+TWINS = ("monthly_trial_balance_eur_all_entities_v52312", "monthly_trial_balance_eur_all_entities_v107727")
+
+
+def test_two_project_names_never_share_a_page(tmp_path):
+    root = sample_copy(tmp_path)
+    template = (root / "projects" / "ts01_output_only.yml").read_text()
+    for n, name in enumerate(TWINS + ("Close", "close")):
+        text = template.replace("name: ts01_output_only", f"name: {name}").replace("-000000000001", f"-0000000009{n}0")
+        (root / "projects" / f"twin{n}.yml").write_text(text.replace("ts01_transactions", f"twin_table_{n}"))
+    assert docs(root).exit_code == 0
+    site = root / "target" / "docs"
+    pages = {name: page_of(site, "project", name) for name in TWINS + ("Close", "close")}
+    assert len(set(pages.values())) == 4 and len({p.lower() for p in pages.values()}) == 4
+    for n, name in enumerate(TWINS + ("Close", "close")):
+        data = page_data(site, pages[name])
+        assert data["name"] == name and f"twin_table_{n}" in data["sql"]
+    index = page_data(site, "index.html")
+    assert sorted(p["href"] for p in index["projects"] if p["name"] in pages) == sorted(pages.values())
