@@ -41,13 +41,13 @@ def _workspace_places(ws: Workspace) -> Iterator[tuple[str, str]]:
 
 
 def _store_places(store) -> Iterator[tuple[str, str]]:
-    """(what, folder) of every location the run store names: outputs of recorded runs, registered versions."""
+    """(what, folder) of every path the run store names: outputs of recorded runs, registered versions."""
     for rec in store.list_runs():
         for out in rec.get("outputs") or []:
-            if out.get("location"):
+            if os.path.isabs(str(out.get("location") or "")):  # a path (a catalog table's is its name)
                 yield f"output {out.get('operation_seq')} of run {rec.get('run_id')}", str(out["location"])
     for reg in store.registrations():
-        if reg.get("location"):
+        if os.path.isabs(str(reg.get("location") or "")):
             yield f"version {reg.get('version')} of registered dataset '{reg.get('name')}'", str(reg["location"])
 
 
