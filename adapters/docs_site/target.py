@@ -54,9 +54,9 @@ def check_out(out: str) -> None:
 
 @contextmanager
 def staged_site(out: str) -> Iterator[str]:
-    """A new temporary folder beside ``out`` to write the site into; on leaving without error it replaces
-    ``out`` (its marker written last), else it is removed and ``out`` is untouched. OS errors become one
-    paragraph (:class:`DocsOutError`)."""
+    """A new temporary folder beside ``out`` to write the site into; on leaving without error its files are put
+    at ``out`` (:func:`_replace`), else it is removed and ``out`` is untouched. OS errors become one paragraph
+    (:class:`DocsOutError`)."""
     parent = os.path.dirname(out)
     try:
         os.makedirs(parent, exist_ok=True)
