@@ -161,12 +161,14 @@ def test_vendored_libraries_ship_with_their_licences():
 
 # A restatement's data diff as a later version might record it: the fields of today's format and more (a gross
 # change per total, how rows were matched, a field beside the outputs); the site draws every one of them.
-DATA_DIFF = {"outputs": [{"name": "Write journal lines", "seq": 3, "status": "compared", "matched_by": "journal_id, line_number",
+DATA_DIFF = {"outputs": [{"name": "Write journal lines", "seq": 3, "status": "compared",
+                          "matched_by": "journal_id, line_number",
                           "rows": {"base": 10, "head": 10, "added": 0, "removed": 0, "changed": 2},
                           "columns": [{"column": "amount_local", "changed_rows": 2}],
                           "totals": [{"column": "amount_local", "base": "100.00", "head": "100.00", "change": "0.00",
                                       "gross_change": "136.00"}],
-                          "samples": [{"status": "changed", "row_id": "r1", "changes": {"amount_local": ["68.00", "136.00"]}}]}],
+                          "samples": [{"status": "changed", "row_id": "r1",
+                                       "changes": {"amount_local": ["68.00", "136.00"]}}]}],
              "ignored_columns": ["_updated_at"], "report": "restatement"}
 
 
@@ -181,8 +183,8 @@ def _restated(root, records) -> dict:
                           "supersedes_run_id": old["run_id"],
                           "superseded_outputs": [{"operation_seq": 3, "name": "Write journal lines",
                                                   "location": "/workspace/out/journal_lines/_period=2026-01",
-                                                  "version_folder": "/workspace/out/journal_lines/.v/1", "format": "parquet",
-                                                  "rows": 10}],
+                                                  "version_folder": "/workspace/out/journal_lines/.v/1",
+                                                  "format": "parquet", "rows": 10}],
                           "emptied_outputs": [], "data_diff": DATA_DIFF}
     RunStore(str(root)).save_run(new)
     return new

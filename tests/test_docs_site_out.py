@@ -216,7 +216,8 @@ def test_an_out_on_a_place_ledgerflow_keeps_data_or_records_in_is_refused_and_no
     p = root / "projects" / "ts01_output_only.yml"
     p.write_text(p.read_text().replace("destination: {table: ts01_transactions}",
                                        "destination: {path: ledger, format: parquet}") + "checks:\n"
-                 "  - {name: q, on: 1, expect: 'currency <> \"\"', on_violation: quarantine, quarantine: {path: qr/q}}\n")
+                 "  - {name: q, on: 1, expect: 'currency <> \"\"', on_violation: quarantine,"
+                 " quarantine: {path: qr/q}}\n")
     (root / "ledger" / "_period=2026-01").mkdir(parents=True)
     (root / "ledger" / "_period=2026-01" / "part-0.parquet").write_text("a closed period's rows")
     os.symlink(root / "ledger", tmp_path / "link-to-ledger")

@@ -47,7 +47,8 @@ def test_a_restatement_is_on_its_run_page_the_superseded_run_the_period_and_the_
     block = page["restatement"]
     assert (block["reason"], block["by"], block["supersedes_run_id"], block["published"]) == (
         REASON, "bob", old["run_id"], True)
-    assert block["supersedes_href"] == page_of(site, "run", old["run_id"]) and (site / block["supersedes_href"]).is_file()
+    assert block["supersedes_href"] == page_of(site, "run", old["run_id"])
+    assert (site / block["supersedes_href"]).is_file()
     # the data diff as the record holds it, every field (the page draws whatever it finds)
     assert block["data_diff"] == new["restatement"]["data_diff"]
     [diff] = block["data_diff"]["outputs"]
@@ -62,8 +63,9 @@ def test_a_restatement_is_on_its_run_page_the_superseded_run_the_period_and_the_
     runs = page_data(site, "runs.html")
     [period] = [p for p in runs["periods"] if (p["project"], p["period"]) == (PROJECT, PERIOD)]
     assert period["state"] == "closed" and period["published_run"] == new["run_id"]
-    assert [(r["run_id"], r["reason"], r["by"], r["supersedes_run_id"], r["supersedes_href"]) for r in
-            period["restatements"]] == [(new["run_id"], REASON, "bob", old["run_id"], page_of(site, "run", old["run_id"]))]
+    assert [(r["run_id"], r["reason"], r["by"], r["supersedes_run_id"], r["supersedes_href"])
+            for r in period["restatements"]] == [
+        (new["run_id"], REASON, "bob", old["run_id"], page_of(site, "run", old["run_id"]))]
     summaries = {r["run_id"]: r for r in runs["runs"]}
     assert summaries[new["run_id"]]["restatement"]["reason"] == REASON
     assert [s["run_id"] for s in summaries[old["run_id"]]["superseded_by"]] == [new["run_id"]]

@@ -16,8 +16,8 @@ from typing import Iterable, Optional
 
 MARKER = ".ledgerflow-docs"
 FORMAT = 2
-NOTE = ("Written by `ledgerflow docs`. The next `ledgerflow docs` into this folder replaces or deletes the files listed "
-        "here and nothing else. Remove this file to keep ledgerflow from ever changing the folder.")
+NOTE = ("Written by `ledgerflow docs`. The next `ledgerflow docs` into this folder replaces or deletes the files "
+        "listed here and nothing else. Remove this file to keep ledgerflow from ever changing the folder.")
 _ENTRY = re.compile(r"^[A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*$")
 
 
