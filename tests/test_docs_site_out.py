@@ -241,3 +241,29 @@ def test_an_out_on_a_place_ledgerflow_keeps_data_or_records_in_is_refused_and_no
     result = docs(root, "--out", os.path.dirname(run["outputs"][0]["location"]))
     assert result.exit_code == 2 and f"output 3 of run {run['run_id']}" in _paragraph(result.output)
     assert docs(root).exit_code == 0  # target/docs is the site's own
+
+
+def test_a_failure_while_the_site_is_updated_leaves_a_marker_naming_every_file_and_the_next_run_recovers(
+        tmp_path, monkeypatch):
+    root = sample_copy(tmp_path)
+    out = tmp_path / "site"
+    assert docs(root, "--out", str(out)).exit_code == 0
+    (root / "projects" / "ts01_output_only.yml").unlink()  # a page the next site drops
+    ts01 = page_of(out, "project", "ts01_output_only")
+    replace, moved = os.replace, []
+
+    def full_disk(src, dst):
+        if not os.path.basename(str(src)).startswith(MARKER) and len(moved) == 3:
+            raise OSError(28, "No space left on device")
+        moved.append(dst)
+        return replace(src, dst)
+    monkeypatch.setattr(os, "replace", full_disk)
+    result = docs(root, "--out", str(out))
+    monkeypatch.setattr(os, "replace", replace)
+    assert result.exit_code == 1 and "only partly updated" in _paragraph(result.output)
+    listed = set(json.loads((out / MARKER).read_text())["files"])
+    assert {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.name != MARKER} <= listed
+    assert ts01 in listed and (out / ts01).is_file()  # the old page is still the site's until a run completes
+    assert docs(root, "--out", str(out)).exit_code == 0
+    assert not (out / ts01).exists() and ts01 not in json.loads((out / MARKER).read_text())["files"]
+    assert sorted(os.listdir(tmp_path)) == ["site", "ws"]

@@ -104,11 +104,15 @@ def _update(tmp: str, out: str, old: set[str]) -> None:
     write_marker(out, old | new)
     for rel in sorted(new):
         path = own_path(out, rel)
-        if path is None:
-            raise DocsOutError(f"--out {out}: a folder on the way to {rel} was replaced by a link or a file while the "
-                               "site was written; the files listed in its marker are the site's.")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        os.replace(os.path.join(tmp, *rel.split("/")), path)
+        try:
+            if path is None:
+                raise NotADirectoryError(f"a folder on the way to {rel} became a link or a file")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.replace(os.path.join(tmp, *rel.split("/")), path)
+        except OSError as err:
+            raise DocsOutError(f"the site at {out} is only partly updated: {err.strerror or err} ({rel}). Its marker "
+                               "lists every file that may be the site's, old or new: run ledgerflow docs again once "
+                               "the cause is fixed.") from None
     for rel in sorted(old - new):
         remove_own(out, rel)
     write_marker(out, new)
