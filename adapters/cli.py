@@ -274,8 +274,10 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
     runs = store.list_runs()
     if not runs:
         click.echo("no runs yet")
+    from .store.restatements import superseding_ids
+    superseded = superseding_ids(runs)
     for r in runs:
-        click.echo(run_line(r))
+        click.echo(run_line(r, superseded.get(r["run_id"], ())))
 
 
 @main.command("datasets")

@@ -3,6 +3,7 @@ compiler and the run store know, page by page; each page's data is its own scrip
 browser: tests/test_docs_site_browser.py; bad input: tests/test_docs_site_out.py."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import sys
 from docs_site_support import REPO, docs, page_data, page_of, sample_copy, with_runs
 
 from ledgerflow.adapters.docs_site import ids
+from ledgerflow.adapters.store.runstore import RunStore
 
 
 def test_sample_site_has_the_workspace_graph(tmp_path):
@@ -155,3 +157,69 @@ def test_vendored_libraries_ship_with_their_licences():
     assert sum(p.stat().st_size for p in vendor.iterdir()) < 1_000_000  # minified builds only
     for js in vendor.glob("*.js"):
         assert "sourceMappingURL" not in js.read_text()[-300:]  # a page from disk requests nothing it lacks
+
+
+# A restatement's data diff as a later version might record it: the fields of today's format and more (a gross
+# change per total, how rows were matched, a field beside the outputs); the site draws every one of them.
+DATA_DIFF = {"outputs": [{"name": "Write journal lines", "seq": 3, "status": "compared",
+                          "matched_by": "journal_id, line_number",
+                          "rows": {"base": 10, "head": 10, "added": 0, "removed": 0, "changed": 2},
+                          "columns": [{"column": "amount_local", "changed_rows": 2}],
+                          "totals": [{"column": "amount_local", "base": "100.00", "head": "100.00", "change": "0.00",
+                                      "gross_change": "136.00"}],
+                          "samples": [{"status": "changed", "row_id": "r1",
+                                       "changes": {"amount_local": ["68.00", "136.00"]}}]}],
+             "ignored_columns": ["_updated_at"], "report": "restatement"}
+
+
+def _restated(root, records) -> dict:
+    """A completed restatement of journal_controls' closed 2026-01 (superseding the recorded run), saved through
+    the run store's API as `ledgerflow restate` saves it."""
+    old = records[0]
+    new = json.loads(json.dumps(old))
+    new.update(run_id=old["run_id"][:-4] + "beef", started_at="2026-12-01T09:00:00.000",
+               finished_at="2026-12-01T09:01:00.000")
+    new["restatement"] = {"reason": "JE-007 posted to <the wrong> account", "by": "bob",
+                          "supersedes_run_id": old["run_id"],
+                          "superseded_outputs": [{"operation_seq": 3, "name": "Write journal lines",
+                                                  "location": "/workspace/out/journal_lines/_period=2026-01",
+                                                  "version_folder": "/workspace/out/journal_lines/.v/1",
+                                                  "format": "parquet", "rows": 10}],
+                          "emptied_outputs": [], "data_diff": DATA_DIFF}
+    RunStore(str(root)).save_run(new)
+    return new
+
+
+def _drawn(site, page: str) -> dict:
+    """The page as its scripts draw it (tests/docs_site_dom.js, in Node): its text, links and sections."""
+    done = subprocess.run(["node", str(REPO / "tests" / "docs_site_dom.js"), str(site), page], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_restatement_is_drawn_on_its_page_with_every_field_of_its_data_diff(tmp_path):
+    root = sample_copy(tmp_path)
+    records = with_runs(root)
+    new = _restated(root, records)
+    assert docs(root).exit_code == 0
+    site = root / "target" / "docs"
+    old_page, new_page = page_of(site, "run", records[0]["run_id"]), page_of(site, "run", new["run_id"])
+    data = page_data(site, new_page)
+    assert data["restatement"]["data_diff"] == DATA_DIFF  # as the record holds it, fields it does not know included
+    drawn = _drawn(site, new_page)
+    assert "restatement" in drawn["sections"]
+    assert "Reason: JE-007 posted to <the wrong> account. By: bob." in drawn["text"]
+    assert ["../" + old_page, "run " + records[0]["run_id"]] in drawn["links"]
+    for shown in ("matched_by: journal_id, line_number", "gross_change", "136.00", "ignored_columns: _updated_at",
+                  "report: restatement", "changed_rows", "/workspace/out/journal_lines/.v/1"):
+        assert shown in drawn["text"], shown
+    superseded = _drawn(site, old_page)
+    assert "superseded" in superseded["sections"] and ["../" + new_page, "run " + new["run_id"]] in superseded["links"]
+    runs = _drawn(site, "runs.html")
+    assert [new_page, "restatement " + new["run_id"]] in runs["links"]
+    assert "by bob: JE-007 posted to <the wrong> account; superseding " in runs["text"]
+    assert f"restatement of {records[0]['run_id']} by bob" in runs["text"]
+    assert f"superseded by restatement {new['run_id']}" in runs["text"]
+    index = page_data(site, "index.html")
+    assert [e["href"] for e in index["search"] if "restat" in e["text"]] == [new_page]

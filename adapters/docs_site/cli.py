@@ -16,15 +16,21 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
     a workspace with errors still gets its site (the errors on its first page), then :class:`CompileError`
     (exit 1) reports them. No Spark: the workspace is compiled and the run store read."""
     from .collect import broken_site, collect_site
+    from .protected import check_clear
     from .target import check_out, staged_site
     from .writer import write_site
     root = inv.root
     target = os.path.abspath(out if out is not None else os.path.join(root, "target", "docs"))
-    check_out(target)
     store = inv.store if os.path.exists(os.path.join(root, ".ledgerflow", "state.db")) else None
     try:
-        site = collect_site(inv.workspace, store)
+        ws, problems = inv.workspace, None
     except CompileError as err:  # the workspace's files cannot be loaded: a first page with their errors
+        ws, problems = None, err.diagnostics
+    check_clear(target, root, ws, store)
+    check_out(target)
+    try:
+        site = broken_site(problems) if ws is None else collect_site(ws, store)
+    except CompileError as err:
         site = broken_site(err.diagnostics)
     with staged_site(target) as folder:
         files = write_site(site, folder)
@@ -39,8 +45,9 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
 
 @click.command("docs")
 @click.option("--out", metavar="DIR", default=None,
-              help="Folder of the site (default target/docs of the workspace); replaced whole when an earlier "
-                   "`ledgerflow docs` wrote it, refused when it holds other files.")
+              help="Folder of the site (default target/docs of the workspace). Only the files an earlier `ledgerflow "
+                   "docs` listed in the folder's marker are replaced or deleted; a non-empty folder without that "
+                   "marker, or a place ledgerflow keeps data or records in, is refused.")
 @command
 def docs_cmd(inv: Invocation, out):
     """Write a static site of the workspace that opens from disk with no network: the workspace graph, each

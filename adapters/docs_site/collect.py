@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
+from typing import Sequence
+
 from ...compiler.dag_view import as_dict
 from ...compiler.errors import Diagnostic
 from ...compiler.graph import WorkspaceGraph, edges, split_id
@@ -15,6 +17,7 @@ from ..scenarios.spec import load_all
 from . import ids
 from .dataset_data import dataset_data
 from .project_data import diagnostic, lineage_data, project_data
+from .restatement_data import search_entries, superseding_index
 from .run_data import run_data, runs_of, runs_page_data
 
 
@@ -47,14 +50,15 @@ def _graph_dict(graph: WorkspaceGraph, ws: Workspace) -> dict:
 
 
 def _index(name: str, graph: dict, errors: list[Diagnostic], projects: list[dict], datasets: list[dict],
-           runs: int) -> Page:
+           runs: int, search: Sequence[dict] = ()) -> Page:
+    """The first page; ``search``: entries the search box finds besides the graph's nodes (restatements)."""
     bad = {p["node"] for p in projects if p["errors"]}
     nodes = [{"id": n["id"], "kind": n["kind"], "name": split_id(n["id"])[1], "href": ids.node_page(n["id"]),
               "errors": n["id"] in bad} for n in graph["nodes"]]
     data = {"workspace": name, "version": version(),
             "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "errors": [diagnostic(d) for d in errors], "nodes": nodes, "edges": graph["edges"],
-            "projects": projects, "datasets": datasets, "runs": runs, "runs_href": "runs.html"}
+            "projects": projects, "datasets": datasets, "runs": runs, "runs_href": "runs.html", "search": list(search)}
     return Page("index.html", "index", f"{name or 'workspace'}: ledgerflow docs", data)
 
 
@@ -70,11 +74,12 @@ def collect_site(ws: Workspace, store=None) -> Site:
     graph = WorkspaceGraph(ws)
     errors: list[Diagnostic] = list(graph.problems())
     runs_data, records = runs_page_data(store, ws)
+    superseding = superseding_index(records)
     tests = load_all(ws.root)
     pages: list[Page] = []
     projects = []
     for project in sorted(ws.projects, key=lambda p: p.name):
-        data, plan, problems = project_data(ws, project, tests, runs_of(records, project.name))
+        data, plan, problems = project_data(ws, project, tests, runs_of(records, project.name, superseding=superseding))
         href = ids.project_page(project.name)
         pages.append(Page(href, "project", f"{project.name}: project", data))
         errors += problems
@@ -97,10 +102,11 @@ def collect_site(ws: Workspace, store=None) -> Site:
                          "readers": len(data["readers"])})
     pages.append(Page("runs.html", "runs", "runs: ledgerflow docs", runs_data))
     for rec in records:
-        pages.append(Page(ids.run_page(rec["run_id"]), "run", f"run {rec['run_id']}", run_data(rec)))
+        pages.append(Page(ids.run_page(rec["run_id"]), "run", f"run {rec['run_id']}", run_data(rec, superseding)))
     test_problems = [d for _, _, problems in tests for d in problems]
     site_errors = _unique(errors + test_problems)
-    pages.insert(0, _index(ws.config.name, _graph_dict(graph, ws), site_errors, projects, datasets, len(records)))
+    pages.insert(0, _index(ws.config.name, _graph_dict(graph, ws), site_errors, projects, datasets, len(records),
+                          search_entries(records)))
     return Site(pages, site_errors)
 
 

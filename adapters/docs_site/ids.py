@@ -1,19 +1,17 @@
-"""File names of the site's pages and data scripts, made from names a YAML file chose: never the name
-itself (it may hold ``/``, ``..``, quotes or markup), but a readable slug of it and a digest, so two names
-never share a file and every file name is plain ``[a-z0-9_-]``."""
+"""File names of the site's pages and data scripts, made from names a YAML file chose (a name may hold
+``/``, ``..``, quotes or markup) by the one rule that makes project folder names in ``target/`` and
+``compile --out`` (:func:`..compile_out.folders.segment`): a plain lower-case name is its own file name,
+any other is escaped, so two names never share a file (the rule is injective, even on a case-insensitive
+file system) and every file name is lower-case ASCII that never climbs out of its folder."""
 from __future__ import annotations
 
-import hashlib
-import re
-
-_UNSAFE = re.compile(r"[^a-z0-9_]+")
+from ..compile_out.folders import segment
 
 
 def file_id(name: str) -> str:
-    """``ts03_fx_conversion-1a2b3c4d``: at most 40 characters of the name's slug, then 8 hex digits of its
-    sha256 (the slug alone could merge ``A`` and ``a``)."""
-    slug = _UNSAFE.sub("-", str(name).lower()).strip("-")[:40] or "x"
-    return f"{slug}-{hashlib.sha256(str(name).encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    """The file name (without its extension) of the page of ``name``: ``ts03_fx_conversion`` as it is,
+    ``Close`` escaped (:func:`..compile_out.folders.segment`)."""
+    return segment(str(name))
 
 
 def project_page(name: str) -> str:

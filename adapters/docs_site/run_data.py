@@ -8,14 +8,16 @@ from typing import Optional
 from ..store.closure_table import CLOSE
 from ..store.summaries import timing_rows
 from . import ids
+from .restatement_data import period_restatements, restatement_brief, restatement_detail, superseding_index
 
 
 def _rows(rec: dict) -> int:
     return sum(o.get("rows") or 0 for o in rec.get("outputs") or [])
 
 
-def run_summary(rec: dict) -> dict:
-    """A run's line on the runs page and on its project's page."""
+def run_summary(rec: dict, superseding: Optional[dict[str, list[dict]]] = None) -> dict:
+    """A run's line on the runs page and on its project's page (``superseding``: :func:`.restatement_data.
+    superseding_index` of every record, to mark the runs a restatement superseded)."""
     timings = rec.get("timings") or {}
     return {"run_id": rec["run_id"], "href": ids.run_page(rec["run_id"]), "project": rec["project"]["name"],
             "project_href": ids.project_page(rec["project"]["name"]), "period": rec["period"]["identifier"],
@@ -23,7 +25,8 @@ def run_summary(rec: dict) -> dict:
             "seconds": timings.get("total_s"), "rows": _rows(rec), "outputs": len(rec.get("outputs") or []),
             "batch_id": rec.get("batch_id"), "parent_run_id": rec.get("parent_run_id"),
             "error": (rec.get("error") or "").splitlines()[0][:300] if rec.get("error") else None,
-            "checks_failed": sum(1 for c in rec.get("checks") or [] if c.get("status") not in ("passed", None))}
+            "checks_failed": sum(1 for c in rec.get("checks") or [] if c.get("status") not in ("passed", None)),
+            "restatement": restatement_brief(rec), "superseded_by": (superseding or {}).get(rec["run_id"], [])}
 
 
 def _timings(timings: dict) -> list[dict]:
@@ -37,8 +40,9 @@ def _timings(timings: dict) -> list[dict]:
     return out
 
 
-def run_data(rec: dict) -> dict:
-    """A run page's data: the summary, inputs, outputs, checks, bridge and timings of one run record."""
+def run_data(rec: dict, superseding: Optional[dict[str, list[dict]]] = None) -> dict:
+    """A run page's data: the summary, inputs, outputs, checks, bridge and timings of one run record; for a
+    restatement why, by whom, what it superseded and its data diff (``superseding``: as :func:`run_summary`)."""
     snap = rec.get("resolver_snapshot") or {}
     names = {d.get("id"): d.get("name") for d in rec.get("datasets_snapshot") or [] if isinstance(d, dict)}
     inputs = []
@@ -57,7 +61,8 @@ def run_data(rec: dict) -> dict:
     timings = rec.get("timings") or {}
     spark = rec.get("spark") or {}
     return {
-        **run_summary(rec),
+        **run_summary(rec, superseding),
+        "restatement": restatement_detail(rec),
         "project_version": rec["project"].get("version"),
         "period_start": rec["period"].get("start"), "period_end": rec["period"].get("end"),
         "error_text": rec.get("error"),
@@ -96,7 +101,8 @@ def periods_data(store, ws, records: list[dict]) -> list[dict]:
                     "closure": closure, "runs": counts.get(key, 0),
                     "published_run": run["run_id"] if run else None,
                     "published_href": ids.run_page(run["run_id"]) if run else None,
-                    "stale": None if run is None else key in stale, "stale_reasons": stale.get(key, [])})
+                    "stale": None if run is None else key in stale, "stale_reasons": stale.get(key, []),
+                    "restatements": period_restatements(records, key[0], key[1])})
     return out
 
 
@@ -106,11 +112,13 @@ def runs_page_data(store, ws) -> tuple[dict, list[dict]]:
     if store is None:
         return {"runs": [], "periods": [], "store": False}, []
     records = store.list_runs()
-    return {"runs": [run_summary(r) for r in records], "periods": periods_data(store, ws, records),
+    superseding = superseding_index(records)
+    return {"runs": [run_summary(r, superseding) for r in records], "periods": periods_data(store, ws, records),
             "store": True}, records
 
 
-def runs_of(records: list[dict], project: str, limit: Optional[int] = 50) -> list[dict]:
+def runs_of(records: list[dict], project: str, limit: Optional[int] = 50,
+            superseding: Optional[dict[str, list[dict]]] = None) -> list[dict]:
     """The newest runs of ``project`` (at most ``limit``) as run summaries."""
-    found = [run_summary(r) for r in records if r["project"]["name"] == project]
+    found = [run_summary(r, superseding) for r in records if r["project"]["name"] == project]
     return found[:limit] if limit else found

@@ -1,23 +1,22 @@
-"""Where the site goes, put in place all at once or not at all.
+"""Where the site goes, and what ``ledgerflow docs`` may change there.
 
-The site is written into a new temporary folder beside ``--out`` and renamed into place only when every
-file is written: a failed write leaves ``--out`` as it was. A site folder holds a marker file
-(:data:`MARKER`); ``ledgerflow docs`` replaces only a folder holding that marker, or an empty one, and never
-deletes a folder it did not create (a non-empty folder without the marker is refused, exit 1)."""
+The site is written into a new temporary folder beside ``--out`` first: a failed write leaves ``--out`` as it
+was. A new or empty ``--out`` then takes the whole site. A folder an earlier ``ledgerflow docs`` wrote holds its
+marker (:mod:`.manifest`), which lists the files it wrote: only those are replaced or deleted, each file
+renamed into place at once, and a file the marker does not list is never touched (one standing where the new
+site puts a file is refused before anything changes). A non-empty folder without a marker of the current
+format is refused (exit 1), as is a place ledgerflow keeps data or records in (:mod:`.protected`, exit 2)."""
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
 from ...compiler.errors import LedgerflowError
-
-MARKER = ".ledgerflow-docs"
-MARKER_TEXT = ("This folder was written by `ledgerflow docs`; the next `ledgerflow docs` replaces it whole.\n"
-               "Remove this file to keep ledgerflow from ever replacing the folder.\n")
-
+from .manifest import MARKER, marker_text, own_path, prune, read_marker, remove_own, site_files, write_marker
 
 class DocsOutError(LedgerflowError):
     """``--out`` cannot take the site (exit 1; nothing was written)."""
@@ -33,10 +32,15 @@ def check_out(out: str) -> None:
                            "Give the folder itself.")
     if os.path.lexists(out) and not os.path.isdir(out):
         raise DocsOutError(f"--out {out} is a file, not a folder: give a folder for the site (default target/docs).")
-    if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(os.path.join(out, MARKER)):
-        raise DocsOutError(f"--out {out} is a folder that holds files ledgerflow docs did not write (it has no "
-                           f"{MARKER} marker): it is left as it is. Give an empty or new folder, or one an "
-                           "earlier `ledgerflow docs` wrote.")
+    if os.path.isdir(out) and os.listdir(out) and read_marker(out) is None:
+        if not os.path.lexists(os.path.join(out, MARKER)):
+            raise DocsOutError(f"--out {out} is a folder that holds files ledgerflow docs did not write (it has no "
+                               f"{MARKER} marker): it is left as it is. Give an empty or new folder, or one an "
+                               "earlier `ledgerflow docs` wrote.")
+        raise DocsOutError(f"--out {out} has a {MARKER} marker that does not list the files ledgerflow docs wrote "
+                           "(an earlier version's marker, or one edited by hand): which files are the site's "
+                           "cannot be told, so the folder is left as it is. Remove the folder yourself once you "
+                           "have checked it holds only an old site, or give an empty or new folder.")
     parent = os.path.dirname(out)
     ancestor = parent
     while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
@@ -50,9 +54,9 @@ def check_out(out: str) -> None:
 
 @contextmanager
 def staged_site(out: str) -> Iterator[str]:
-    """A new temporary folder beside ``out`` to write the site into; on leaving without error it replaces
-    ``out`` (its marker written last), else it is removed and ``out`` is untouched. OS errors become one
-    paragraph (:class:`DocsOutError`)."""
+    """A new temporary folder beside ``out`` to write the site into; on leaving without error its files are put
+    at ``out`` (:func:`_replace`), else it is removed and ``out`` is untouched. OS errors become one paragraph
+    (:class:`DocsOutError`)."""
     parent = os.path.dirname(out)
     try:
         os.makedirs(parent, exist_ok=True)
@@ -62,7 +66,7 @@ def staged_site(out: str) -> Iterator[str]:
     try:
         yield tmp
         with open(os.path.join(tmp, MARKER), "w", encoding="utf-8") as fh:
-            fh.write(MARKER_TEXT)
+            fh.write(marker_text(site_files(tmp)))
         _replace(tmp, out)
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -74,8 +78,9 @@ def staged_site(out: str) -> Iterator[str]:
 
 
 def _replace(tmp: str, out: str) -> None:
-    """Rename ``tmp`` to ``out``: an empty ``out`` (perhaps the user's) is kept and filled; one holding the marker
-    is moved aside, replaced, then removed (checked again here: it may have changed since :func:`check_out`)."""
+    """Put the site of ``tmp`` at ``out``: a new ``out`` is ``tmp`` renamed, an empty one (perhaps the user's) is
+    kept and filled, one with a marker is updated file by file (checked again here: it may have changed since
+    :func:`check_out`)."""
     if not os.path.lexists(out):
         os.rename(tmp, out)
         return
@@ -83,16 +88,49 @@ def _replace(tmp: str, out: str) -> None:
     if not os.listdir(out):
         _fill(tmp, out)
         return
-    old = tempfile.mkdtemp(prefix=".ledgerflow-docs-old-", dir=os.path.dirname(out))
-    aside = os.path.join(old, "site")
-    os.rename(out, aside)
+    _update(tmp, out, read_marker(out) or set())
+
+
+def _update(tmp: str, out: str, old: set[str]) -> None:
+    """Replace the files of the earlier site (``old``, its marker's list) by those of ``tmp``. The marker lists
+    the old and new files while they are moved, so whatever happens it names every file that may be the site's;
+    then the old files the new site does not have are deleted, and the marker lists the new ones."""
+    new = site_files(tmp)
+    foreign = sorted(rel for rel in new if _foreign(out, rel, old))
+    if foreign:
+        raise DocsOutError(f"--out {out} holds {os.path.join(out, foreign[0])}, which the earlier site's marker does "
+                           "not list, where the new site puts a file: it is left as it is and nothing was changed. "
+                           "Move it away, or give another folder.")
+    write_marker(out, old | new)
+    for rel in sorted(new):
+        path = own_path(out, rel)
+        try:
+            if path is None:
+                raise NotADirectoryError(f"a folder on the way to {rel} became a link or a file")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.replace(os.path.join(tmp, *rel.split("/")), path)
+        except OSError as err:
+            raise DocsOutError(f"the site at {out} is only partly updated: {err.strerror or err} ({rel}). Its marker "
+                               "lists every file that may be the site's, old or new: run ledgerflow docs again once "
+                               "the cause is fixed.") from None
+    for rel in sorted(old - new):
+        remove_own(out, rel)
+    write_marker(out, new)
+    prune(out, old - new)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _foreign(out: str, rel: str, old: set[str]) -> bool:
+    """Whether the new site's file ``rel`` would replace something not the earlier site's: a file its marker does
+    not list, a link or a folder, or a path through a link."""
+    path = own_path(out, rel)
+    if path is None:
+        return True
     try:
-        os.rename(tmp, out)
-    except OSError:
-        os.rename(aside, out)  # the old site back where it was
-        os.rmdir(old)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return rel not in old or not stat.S_ISREG(st.st_mode)
 
 
 def _fill(tmp: str, out: str) -> None:

@@ -6,6 +6,8 @@ import json
 import os
 from contextlib import closing
 
+from ...compiler.visible_text import visible
+
 
 def superseded_by(store, rec: dict) -> list[dict]:
     """The completed restatements whose record says they supersede run ``rec`` (its project-period's runs
@@ -25,6 +27,29 @@ def superseded_by(store, rec: dict) -> list[dict]:
             out.append({"run_id": other["run_id"], "finished_at": other.get("finished_at"),
                         "reason": block.get("reason"), "by": block.get("by")})
     return out
+
+
+def superseding_ids(records: list[dict]) -> dict[str, list[str]]:
+    """Run id -> the ids of the completed restatements among ``records`` that superseded it (oldest first)."""
+    out: dict[str, list[str]] = {}
+    for rec in sorted(records, key=lambda r: r.get("finished_at") or ""):
+        block = rec.get("restatement")
+        if isinstance(block, dict) and rec.get("status") == "completed" and block.get("supersedes_run_id"):
+            out.setdefault(block["supersedes_run_id"], []).append(rec["run_id"])
+    return out
+
+
+def restatement_mark(rec: dict) -> str:
+    """What ``runs list`` adds to a restatement's line: the run it restates, who and why (hidden characters
+    shown as escapes, a long reason cut); empty for any other run."""
+    block = rec.get("restatement")
+    if not isinstance(block, dict):
+        return ""
+    reason = visible(str(block.get("reason") or ""))
+    reason = reason if len(reason) <= 80 else reason[:79] + "…"
+    sup = block.get("supersedes_run_id")
+    return (f"  restatement of {sup if sup else 'nothing published'} by {visible(str(block.get('by') or '-'))}: "
+            f"'{reason}'")
 
 
 def emptied_line(seq, name: str, location: str, would: bool = False) -> str:

@@ -5,9 +5,9 @@ The raw record (``target/runs/<id>/run.json``) is printed by ``runs show --json`
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
-from .restatements import restatement_lines
+from .restatements import restatement_lines, restatement_mark
 
 
 def _seconds(value: Optional[float]) -> str:
@@ -155,13 +155,16 @@ def render_run(rec: dict, superseding: tuple = ()) -> str:
     return "\n".join(lines)
 
 
-def run_line(rec: dict) -> str:
+def run_line(rec: dict, superseded_by: Sequence[str] = ()) -> str:
     """A run's line in ``ledgerflow runs list``: id, start, status, project, period, outputs and rows
-    (a replay's parent, a failed run's first error line)."""
+    (a replay's parent, a restatement's mark, the restatements that superseded the run (``superseded_by``:
+    :func:`.restatements.superseding_ids`), a failed run's first error line)."""
     rows = sum(o.get("rows") or 0 for o in rec.get("outputs") or [])
     return (f"{rec['run_id']}  {rec['started_at']}  {rec['status']:<9}  {rec['project']['name']}  "
             f"{rec['period']['identifier']}  outputs={len(rec.get('outputs') or [])} rows={rows}"
             + (f"  replay of {rec['parent_run_id']}" if rec.get("parent_run_id") else "")
+            + restatement_mark(rec)
+            + (f"  superseded by restatement {', '.join(superseded_by)}" if superseded_by else "")
             + (f"  error: {rec['error'].splitlines()[0].split(';')[0][:160]}"
                if rec["status"] == "failed" and rec.get("error") else ""))
 

@@ -5,7 +5,7 @@
   var LF = window.LF = {};
   LF.root = document.body.getAttribute('data-root') || '';
 
-  /* A relative link of the site (the data holds only paths the site made: [a-z0-9_-] file names). */
+  /* A relative link of the site (the data holds only paths the site made: lower-case ASCII file names, docs_site/ids.py). */
   LF.href = function (rel) { return LF.root + rel; };
 
   /* el('a', {href: ..., class: ...}, [child, 'text', ...]): an element; strings become text nodes. */

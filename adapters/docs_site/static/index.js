@@ -32,19 +32,27 @@
     ];
   }
 
-  function search(cy, box, results) {
+  /* Search: the graph's nodes by name, then the other entries of the site (restatements: by their project,
+     period, reason, who and runs); Enter opens the first match. */
+  function search(cy, box, results, entries) {
+    var others = [];
     function apply() {
       var q = box.value.trim().toLowerCase();
       results.textContent = '';
       cy.elements().removeClass('faded match');
-      if (!q) return [];
+      others = [];
+      if (!q) return cy.collection();
       var found = cy.nodes().filter(function (n) { return String(n.data('label')).toLowerCase().indexOf(q) >= 0; });
       cy.elements().not(found).not(found.connectedEdges()).addClass('faded');
       found.addClass('match');
       found.slice(0, 20).forEach(function (n) {
         results.appendChild(el('li', {}, [LF.link(n.data('href'), n.data('label')), ' ', el('span', {'class': 'muted'}, [n.data('kind')])]));
       });
-      if (!found.length) results.appendChild(el('li', {'class': 'muted'}, ['no node matches']));
+      others = entries.filter(function (e) { return e.text.indexOf(q) >= 0; });
+      others.slice(0, 20).forEach(function (e) {
+        results.appendChild(el('li', {}, [LF.link(e.href, e.label), ' ', el('span', {'class': 'muted'}, [e.kind])]));
+      });
+      if (!found.length && !others.length) results.appendChild(el('li', {'class': 'muted'}, ['nothing matches']));
       return found;
     }
     box.addEventListener('input', function () {
@@ -55,6 +63,7 @@
       if (ev.key !== 'Enter') return;
       var found = apply();
       if (found.length) window.location.href = LF.href(found[0].data('href'));
+      else if (others.length) window.location.href = LF.href(others[0].href);
     });
   }
 
@@ -87,7 +96,7 @@
     app.appendChild(LF.header(data.workspace ? 'Workspace ' + data.workspace : 'Workspace', subtitle));
     var errors = LF.errors(data.errors);
     if (errors) app.appendChild(errors);
-    var box = el('input', {type: 'search', id: 'search', placeholder: 'Search projects and datasets', 'aria-label': 'Search'});
+    var box = el('input', {type: 'search', id: 'search', placeholder: 'Search projects, datasets and restatements', 'aria-label': 'Search'});
     var results = el('ul', {id: 'search-results', 'class': 'results'});
     var holder = el('div', {id: 'graph', 'class': 'graph'});
     var fit = el('button', {type: 'button', id: 'fit'}, ['Fit']);
@@ -111,6 +120,6 @@
     }
     var cy = drawGraph(data, holder);
     fit.addEventListener('click', function () { cy.fit(undefined, 20); });
-    search(cy, box, results);
+    search(cy, box, results, data.search || []);
   });
 }());

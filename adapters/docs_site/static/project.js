@@ -47,9 +47,12 @@
   }
 
   function runs(data) {
-    return LF.table(['run', 'period', 'status', 'started', 'seconds', 'rows'], data.runs.map(function (r) {
+    return LF.table(['run', 'period', 'status', 'started', 'seconds', 'rows', 'restatement'], data.runs.map(function (r) {
+      var restated = r.restatement ? 'restatement of ' + (r.restatement.supersedes_run_id || 'nothing published') + ': ' +
+        LF.text(r.restatement.reason) : '';
+      if (r.superseded_by.length) restated += (restated ? '; ' : '') + 'superseded by ' + r.superseded_by.map(function (s) { return s.run_id; }).join(', ');
       return [LF.link(r.href, r.run_id), r.period, LF.badge(r.status, 'status-' + r.status), LF.text(r.started_at),
-              LF.text(r.seconds), String(r.rows)];
+              LF.text(r.seconds), String(r.rows), restated || '-'];
     }), 'no run recorded yet');
   }
 

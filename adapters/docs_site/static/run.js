@@ -1,5 +1,6 @@
-/* A run's page: status, period, inputs, outputs and rows, check results, the bridge, and the timings per
-   statement as a bar chart (inline SVG) with their table, as `ledgerflow runs show` prints them. */
+/* A run's page: status, period, a restatement's reason, who, superseded run and data diff (or the restatements
+   that superseded the run), inputs, outputs and rows, check results, the bridge, and the timings per statement
+   as a bar chart (inline SVG) with their table, as `ledgerflow runs show` prints them. */
 (function () {
   'use strict';
   var el = LF.el;
@@ -44,6 +45,59 @@
     return Object.keys(obj || {}).map(function (k) { return k + ' ' + obj[k]; }).join(', ');
   }
 
+  /* A value of the record as text: an object or list as JSON (the diff may hold any shape). */
+  function shown(v) {
+    if (v === null || v === undefined || v === '') return '-';
+    return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+
+  function isObject(v) { return v !== null && typeof v === 'object' && !Array.isArray(v); }
+
+  /* A list of objects as a table whose columns are every key any of them has, in the order first seen. */
+  function listTable(list) {
+    var keys = [];
+    list.forEach(function (item) { Object.keys(item).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+    return LF.table(keys, list.map(function (item) { return keys.map(function (k) { return shown(item[k]); }); }));
+  }
+
+  /* Every field of an object the record holds, drawn by its shape: a list of objects as a table, an object as
+     its keys and values, anything else as one line. No field is named here, so a field the record gains is
+     drawn too. */
+  function fields(obj, skip) {
+    var parts = [];
+    Object.keys(obj).forEach(function (k) {
+      if (skip && skip.indexOf(k) >= 0) return;
+      var v = obj[k];
+      if (Array.isArray(v) && v.length && v.every(isObject)) parts.push(el('h4', {}, [k]), listTable(v));
+      else if (isObject(v)) parts.push(el('h4', {}, [k]), LF.table(['', 'value'], Object.keys(v).map(function (f) { return [f, shown(v[f])]; })));
+      else parts.push(el('p', {}, [el('strong', {}, [k + ': ']), Array.isArray(v) ? (v.length ? v.map(shown).join(', ') : 'none') : shown(v)]));
+    });
+    return parts;
+  }
+
+  function dataDiff(diff) {
+    if (!diff) return [el('p', {'class': 'empty'}, ['no data diff recorded (the restatement failed before it was computed)'])];
+    var outputs = Array.isArray(diff.outputs) ? diff.outputs : [];
+    var parts = outputs.map(function (o) {
+      var title = 'Output ' + shown(o.seq) + ' ' + shown(o.name) + (o.status ? ' (' + o.status + ')' : '');
+      return el('div', {'class': 'diff-output'}, [el('h3', {}, [title])].concat(fields(o, ['seq', 'name', 'status'])));
+    });
+    return parts.concat(fields(diff, ['outputs']));
+  }
+
+  function restatement(r) {
+    var head = r.published ? ['Restatement of a closed period, superseding ',
+      r.supersedes_run_id ? LF.link(r.supersedes_href, 'run ' + r.supersedes_run_id) : 'nothing published', '.'] :
+      ['Restatement that did not complete: ', r.supersedes_run_id ? LF.link(r.supersedes_href, 'run ' + r.supersedes_run_id) : 'nothing',
+       ' stays published.'];
+    var parts = [el('p', {'class': 'note'}, head.concat([' Reason: ', LF.text(r.reason), '. By: ', LF.text(r.by), '.']))];
+    if (r.superseded_outputs.length) parts.push(el('h3', {}, ['Superseded outputs (their rows stay readable)']), listTable(r.superseded_outputs));
+    if (r.emptied_outputs.length) parts.push(el('h3', {}, [r.published ? 'Outputs published empty' : 'Outputs that would have been published empty']),
+      listTable(r.emptied_outputs));
+    parts.push(el('h3', {}, ['Data diff against the superseded rows']));
+    return parts.concat(dataDiff(r.data_diff));
+  }
+
   LF.start(function (data, app) {
     app.appendChild(LF.header('Run ' + data.run_id, 'Project ' + data.project + ' v' + LF.text(data.project_version) +
       ', period ' + data.period + ' (' + LF.text(data.period_start) + ' .. ' + LF.text(data.period_end) + ').'));
@@ -51,6 +105,11 @@
       ', finished ' + LF.text(data.finished_at) + ', ' + LF.text(data.total_s) + ' s. ', LF.link(data.project_href, 'Project ' + data.project),
       data.batch_id ? ' · batch ' + data.batch_id : '', data.spark ? ' · Spark ' + data.spark : '']));
     if (data.error_text) app.appendChild(el('pre', {'class': 'errors'}, [data.error_text]));
+    if (data.restatement) app.appendChild(LF.section('Restatement', restatement(data.restatement), 'restatement'));
+    if (data.superseded_by.length) app.appendChild(LF.section('Superseded', data.superseded_by.map(function (s) {
+      return el('p', {'class': 'note'}, ['Superseded by restatement ', LF.link(s.href, 'run ' + s.run_id), ' at ' + LF.text(s.finished_at) +
+        ' (reason: ' + LF.text(s.reason) + ', by ' + LF.text(s.by) + '); the rows this run published stay readable.']);
+    }), 'superseded'));
     app.appendChild(LF.section('Inputs', [LF.table(['role', 'dataset', 'version', 'resolver', 'locations'], data.inputs.map(function (i) {
       return [i.role, LF.link(i.href, i.dataset), LF.text(i.version), LF.text(i.resolver), el('code', {}, [i.locations.join('\n')])];
     }), 'no input recorded')], 'inputs'));

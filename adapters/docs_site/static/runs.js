@@ -1,17 +1,39 @@
-/* The runs page: each project-period's state (open or closed, by whom, when, why), its published run and
-   whether it is stale (and why); then the runs grouped by project and period, newest first. */
+/* The runs page: each project-period's state (open or closed, by whom, when, why), its published run,
+   whether it is stale (and why) and its restatements; then the runs grouped by project and period, newest first. */
 (function () {
   'use strict';
   var el = LF.el;
 
+  /* A project-period's restatements: each run (linked), its status, who and why, and the run it superseded. */
+  function restatements(list) {
+    if (!list.length) return '-';
+    return el('ul', {'class': 'plain'}, list.map(function (r) {
+      return el('li', {}, [LF.link(r.href, 'restatement ' + r.run_id), ' ', LF.badge(r.status, 'status-' + r.status),
+        ' by ' + LF.text(r.by) + ': ' + LF.text(r.reason) + '; superseding ',
+        r.supersedes_run_id ? LF.link(r.supersedes_href, r.supersedes_run_id) : 'nothing published']);
+    }));
+  }
+
+  /* What the note column says of a run: its error, a restatement, what superseded it, a replay's parent. */
+  function note(r) {
+    if (r.error) return r.error;
+    var parts = [];
+    if (r.restatement) parts.push('restatement of ' + (r.restatement.supersedes_run_id || 'nothing published') + ' by ' +
+      LF.text(r.restatement.by) + ': ' + LF.text(r.restatement.reason));
+    if (r.superseded_by.length) parts.push('superseded by restatement ' + r.superseded_by.map(function (s) { return s.run_id; }).join(', '));
+    if (r.parent_run_id) parts.push('replay of ' + r.parent_run_id);
+    if (r.checks_failed) parts.push(r.checks_failed + ' checks not passed');
+    return parts.join('; ');
+  }
+
   function periods(data) {
-    return LF.table(['period', 'project', 'state', 'closed / reopened', 'published run', 'stale', 'runs'], data.periods.map(function (p) {
+    return LF.table(['period', 'project', 'state', 'closed / reopened', 'published run', 'stale', 'restatements', 'runs'], data.periods.map(function (p) {
       var c = p.closure;
       var closure = c ? c.action + ' by ' + c.by + ' at ' + c.at + (c.note ? ' (note: ' + c.note + ')' : '') : '-';
       var stale = p.stale === null ? '-' : (p.stale ? el('details', {}, [el('summary', {}, [LF.badge('stale', 'bad')]),
         el('ul', {}, p.stale_reasons.map(function (r) { return el('li', {}, [r]); }))]) : 'no');
       return [p.period, LF.link(p.project_href, p.project), LF.badge(p.state, 'state-' + p.state), closure,
-              p.published_run ? LF.link(p.published_href, p.published_run) : '-', stale, String(p.runs)];
+              p.published_run ? LF.link(p.published_href, p.published_run) : '-', stale, restatements(p.restatements), String(p.runs)];
     }), 'no project-period closed or run yet');
   }
 
@@ -27,8 +49,7 @@
           return a.period < b.period ? 1 : a.period > b.period ? -1 : 0;
         }).map(function (r) {
           return [r.period, LF.link(r.href, r.run_id), LF.badge(r.status, 'status-' + r.status), LF.text(r.started_at),
-                  LF.text(r.seconds), String(r.outputs), String(r.rows),
-                  r.error || (r.parent_run_id ? 'replay of ' + r.parent_run_id : (r.checks_failed ? r.checks_failed + ' checks not passed' : ''))];
+                  LF.text(r.seconds), String(r.outputs), String(r.rows), note(r)];
         }))]);
     });
   }
