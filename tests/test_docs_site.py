@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -192,6 +193,7 @@ def _restated(root, records) -> dict:
 
 def _drawn(site, page: str) -> dict:
     """The page as its scripts draw it (tests/docs_site_dom.js, in Node): its text, links and sections."""
+    assert shutil.which("node"), "this test runs the page's scripts in Node: apt-get install -y nodejs (.ci/run does)"
     done = subprocess.run(["node", str(REPO / "tests" / "docs_site_dom.js"), str(site), page], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
