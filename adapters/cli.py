@@ -246,6 +246,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
     """The run registry: `runs list [--batch BATCH_ID]`, `runs show RUN_ID [--json]` (a summary with
     per-statement timings), `runs clean` (interrupted runs and their staging)."""
     from .commit import recovery
+    from .terminal_text import echo_block, echo_line, echo_lines, shown_record
     store = inv.store
     if action == "clean":
         for line in recovery.report(recovery.clean(store, other_hosts=other_hosts)):
@@ -263,19 +264,18 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
         else:
             from .store.restatements import superseded_by
             from .store.summaries import render_run
-            click.echo(render_run(rec, superseded_by(store, rec)))
+            echo_block(render_run(shown_record(rec), shown_record(superseded_by(store, rec))))
         return
     from .store.summaries import batch_lines, run_line
     if batch:
         found = store.get_batch(batch)
-        for line in batch_lines(found, store.batch_runs(found["batch_id"])):
-            click.echo(line)
+        echo_lines(batch_lines(found, store.batch_runs(found["batch_id"])))
         return
     runs = store.list_runs()
     if not runs:
         click.echo("no runs yet")
     for r in runs:
-        click.echo(run_line(r))
+        echo_line(run_line(r))
 
 
 @main.command("datasets")
