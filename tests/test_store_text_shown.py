@@ -64,3 +64,19 @@ def test_status_shows_a_removed_projects_name_escaped(finance):
     status = cli(finance, "status")
     assert status.exit_code == 0, describe(status)
     assert _raw_free(status.stdout) and "gone\\u001b]0;owned\\u0007" in status.stdout, status.stdout
+
+
+def test_status_says_is_of_one_removed_project_and_are_of_several(finance):
+    store = RunStore(str(finance))
+    for run_id, project in (("d", "journal_summary"), ("e", "ts01_output_only")):
+        rec = _failed_run(f"00000000-0000-4000-8000-00000000000{run_id}", project)
+        store.save_run(rec)
+        store.complete({**rec, "status": "completed"}, [], "2026-02-01T00:00:01Z")
+    one = cli(finance, "status")
+    assert one.exit_code == 0, describe(one)
+    assert "Not checked: project journal_summary ran but is no longer in the workspace." in one.stdout
+    rec = _failed_run("00000000-0000-4000-8000-00000000000f", "old_tb")
+    store.save_run(rec)
+    store.complete({**rec, "status": "completed"}, [], "2026-02-01T00:00:01Z")
+    several = cli(finance, "status")
+    assert "Not checked: projects journal_summary, old_tb ran but are no longer in the workspace." in several.stdout
