@@ -70,6 +70,12 @@ def validate_cmd(inv: Invocation, projects):
     """Report every compile-time error of every (or the named) project."""
     from ..compiler.compile import plan_diagnostics
     chosen = [inv.project(ref) for ref in projects] or inv.workspace.projects
+    if not chosen:  # an empty workspace is not an error (its datasets loaded), but "0 projects valid" says nothing
+        ws = inv.workspace
+        click.echo(visible(f"warning: workspace '{ws.config.name}' ({inv.root}) has no project, so there is nothing "
+                           f"to validate: add one as projects/NAME.yml (docs/workspace.md); its "
+                           f"{len(ws.datasets)} dataset{'s' if len(ws.datasets) != 1 else ''} loaded without error."))
+        return
     diagnostics: list[Diagnostic] = []
     for proj in chosen:
         diagnostics += plan_diagnostics(inv.workspace, proj)
