@@ -30,6 +30,10 @@ def test_periods_close_and_list_show_notes_and_names_escaped(finance):
     assert 'note: "books\\u001b]0;owned\\u0007 closed\\u202etxt.exe\\u001b]52;c;cm0gLXJmIH4=\\u0007\\u000afake line"' \
         in row  # the line break too: the note stays on its row
     assert not any(line.startswith("fake line") for line in listed.stdout.splitlines())
+    refused = cli(finance, "run", "ts01_output_only", "--period", "2026-01")  # PERIOD-001, before Spark starts
+    assert refused.exit_code == 1, describe(refused)
+    assert "PERIOD-001" in refused.stderr and "closed by mallory\\u202e at " in refused.stderr
+    assert _raw_free(refused.stderr) and refused.stderr.count("\n") == 1, refused.stderr  # one paragraph
 
 
 def _failed_run(run_id: str, project: str, **extra) -> dict:
