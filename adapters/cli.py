@@ -70,6 +70,12 @@ def validate_cmd(inv: Invocation, projects):
     """Report every compile-time error of every (or the named) project."""
     from ..compiler.compile import plan_diagnostics
     chosen = [inv.project(ref) for ref in projects] or inv.workspace.projects
+    if not chosen:  # an empty workspace is not an error (its datasets loaded), but "0 projects valid" says nothing
+        ws = inv.workspace
+        click.echo(visible(f"warning: workspace '{ws.config.name}' ({inv.root}) has no project, so there is nothing "
+                           f"to validate: add one as projects/NAME.yml (docs/workspace.md); its "
+                           f"{len(ws.datasets)} dataset{'s' if len(ws.datasets) != 1 else ''} loaded without error."))
+        return
     diagnostics: list[Diagnostic] = []
     for proj in chosen:
         diagnostics += plan_diagnostics(inv.workspace, proj)
@@ -246,6 +252,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
     """The run registry: `runs list [--batch BATCH_ID]`, `runs show RUN_ID [--json]` (a summary with
     per-statement timings), `runs clean` (interrupted runs and their staging)."""
     from .commit import recovery
+    from .terminal_text import echo_block, echo_line, echo_lines, shown_record
     store = inv.store
     if action == "clean":
         for line in recovery.report(recovery.clean(store, other_hosts=other_hosts)):
@@ -263,13 +270,12 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
         else:
             from .store.restatements import superseded_by
             from .store.summaries import render_run
-            click.echo(render_run(rec, superseded_by(store, rec)))
+            echo_block(render_run(shown_record(rec), shown_record(superseded_by(store, rec))))
         return
     from .store.summaries import batch_lines, run_line
     if batch:
         found = store.get_batch(batch)
-        for line in batch_lines(found, store.batch_runs(found["batch_id"])):
-            click.echo(line)
+        echo_lines(batch_lines(found, store.batch_runs(found["batch_id"])))
         return
     runs = store.list_runs()
     if not runs:
@@ -277,7 +283,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
     from .store.restatements import superseding_ids
     superseded = superseding_ids(runs)
     for r in runs:
-        click.echo(run_line(r, superseded.get(r["run_id"], ())))
+        echo_line(run_line(r, superseded.get(r["run_id"], ())))
 
 
 @main.command("datasets")

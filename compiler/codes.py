@@ -181,10 +181,11 @@ CODES: tuple[Code, ...] = (
     Code("TEST-012", "two tests of the workspace have the same name", SCENARIOS),
     Code("TEST-013", "a given CSV or Parquet file's path leads outside the workspace", SCENARIOS),
     # starting out (ledgerflow init, ledgerflow datasets infer)
-    Code("INIT-001", "init into a folder that is not empty (without --force), is a file, or cannot be written",
+    Code("INIT-001", "init into a folder that is not empty (without --force), is a file, cannot be written, "
+         "or holds a symbolic link out of it where a file would be written",
          f"{COMMANDS} (Starting a workspace: init)"),
-    Code("INFER-001", "datasets infer: no file or folder at the location, no data files in it, or a file that "
-         "cannot be read as its format", f"{COMMANDS} (A dataset from its files: datasets infer)"),
+    Code("INFER-001", "datasets infer: no file or folder at the location, no data files in it, a file that "
+         "cannot be read as its format, or a CSV record with more or fewer fields than the header", f"{COMMANDS} (A dataset from its files: datasets infer)"),
     Code("INFER-002", "datasets infer: the files' format cannot be told from their names or first bytes, or a "
          "folder mixes formats (give --format)", f"{COMMANDS} (A dataset from its files: datasets infer)"),
     Code("INFER-003", "datasets infer: names that cannot be column names (each named with the rename to make), "

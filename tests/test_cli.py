@@ -56,6 +56,16 @@ def test_validate_reports_ok_and_errors(finance):
     assert "Traceback" not in bad.output
 
 
+def test_validate_names_a_workspace_without_projects(finance):
+    for project in (finance / "projects").glob("*.yml"):
+        project.unlink()
+    empty = cli(finance, "validate")
+    assert empty.exit_code == 0, empty.output  # nothing is wrong: there is nothing to validate yet
+    assert empty.output == (f"warning: workspace 'finance' ({finance}) has no project, so there is nothing to "
+                            "validate: add one as projects/NAME.yml (docs/workspace.md); its 5 datasets loaded "
+                            "without error.\n")
+
+
 def test_debug_shows_the_traceback(finance):
     (finance / "projects" / "ts01_output_only.yml").write_text("id: [unclosed\n")
     plain = cli(finance, "validate")

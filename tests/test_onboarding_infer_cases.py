@@ -165,3 +165,32 @@ def test_infer_starts_no_spark_and_lists_still_work(tmp_path):
     assert shown.exit_code == 0 and "datasets infer LOCATION --name NAME" in " ".join(shown.stdout.split())
     listed = CliRunner().invoke(main, ["--workspace", str(REPO / "projects" / "orders"), "datasets", "list"])
     assert listed.exit_code == 0 and "customers" in listed.stdout, describe(listed)
+
+
+def test_a_bare_file_name_is_read_from_the_current_folder(tmp_path, monkeypatch):
+    (tmp_path / "ledger.csv").write_text("account,amount\n1000,12.50\n")
+    monkeypatch.chdir(tmp_path)
+    doc, text = ok("ledger.csv", "--name", "ledger")
+    assert cols(doc) == [("account", "integer", True), ("amount", "decimal(18,2)", True)]
+    assert "from ledger.csv (csv, 1 file;" in text
+
+
+def test_only_ascii_digits_are_numbers(tmp_path):
+    # Arabic-Indic and full-width digits: Spark reads neither as a number nor a date, so they are text
+    (tmp_path / "digits.csv").write_text("n,d,day,ok\n\u0661\u0662\u0663,\u0661.\u0665,\u0662\u0660\u0662\u0666-01-05,7\n"
+                                         "\uff14\uff15,2.5,2026-01-05,8\n", encoding="utf-8")
+    doc, _ = ok(tmp_path / "digits.csv", "--name", "digits")
+    assert cols(doc) == [("n", "string", True), ("d", "string", True), ("day", "string", True), ("ok", "integer", True)]
+    (tmp_path / "parts" / "_period=\u0662\u0660\u0662\u0666").mkdir(parents=True)
+    (tmp_path / "parts" / "_period=\u0662\u0660\u0662\u0666" / "a.json").write_text('{"k": "\u0667"}\n', encoding="utf-8")
+    doc, _ = ok(tmp_path / "parts", "--name", "parts")
+    assert cols(doc) == [("k", "string", True)]
+
+
+def test_a_csv_with_ragged_records_is_refused(tmp_path):
+    (tmp_path / "ragged.csv").write_text('account,amount\n1000,12.50\n"multi\nline",3\n2000,1,250.00\n')
+    message = refused("INFER-001", tmp_path / "ragged.csv", "--name", "x")
+    assert "ragged.csv line 5: a record of 3 fields where the header has 2" in message
+    (tmp_path / "short.csv").write_text("account,amount\n1000\n")
+    assert "line 2: a record of 1 field where the header has 2" in refused("INFER-001", tmp_path / "short.csv",
+                                                                            "--name", "x")

@@ -83,3 +83,24 @@ def test_init_force_writes_only_missing_files(tmp_path):
     again = _init(ws, "--force")  # everything exists now: nothing written, everything named
     assert again.exit_code == 0 and "Wrote 0 files" in again.stdout and "Skipped 6 that exist" in again.stdout
     assert (ws / "datasets" / "gl.yml").read_bytes() == mine
+
+
+def test_init_force_never_writes_through_a_link_out_of_the_folder(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "data").symlink_to(elsewhere, target_is_directory=True)
+    (ws / ".gitignore").symlink_to(tmp_path / "outside.txt")  # dangling: open("x") would not follow it anyway
+    result = _init(ws, "--force")
+    assert result.exit_code == 1, describe(result)
+    assert result.stderr.startswith("Error: INIT-001 ") and result.stderr.count("\n") == 1, result.stderr
+    assert f"data/gl/v1/journal_lines.csv leads to {elsewhere}" in result.stderr and "nothing was written" in result.stderr
+    assert sorted(p.name for p in ws.iterdir()) == [".gitignore", "data"]  # nothing written in the folder
+    assert list(elsewhere.iterdir()) == [] and not (tmp_path / "outside.txt").exists()  # nor through the links
+
+    (ws / "data").unlink()
+    (ws / "data").mkdir()
+    (ws / "data" / "gl").symlink_to(ws / "datasets", target_is_directory=True)  # a link that stays inside is fine
+    (ws / ".gitignore").unlink()
+    assert _init(ws, "--force").exit_code == 0

@@ -12,7 +12,7 @@ from ..invocation import Invocation, command
 @click.argument("folder", metavar="DIR", default=".", required=False)
 @click.option("--force", is_flag=True, default=False,
               help="Write into a folder that is not empty: only the files that are missing (an existing file is "
-                   "never overwritten; each one skipped is named).")
+                   "never overwritten; each one skipped is named; a link out of DIR is refused).")
 @command
 def init_cmd(inv: Invocation, folder, force):
     """Write a new workspace into DIR (default: the current folder), which must be empty or new: ledgerflow.yml,

@@ -68,6 +68,8 @@ def list_files(location: str) -> tuple[list[str], dict[str, list[str]]]:
         raise InferError(f"INFER-001 no data files in {location}: the folder is empty or holds only hidden files "
                          "(names starting with '.' or '_', which Spark skips); give a folder that holds the data.")
     partitions: dict[str, list[str]] = {}
+    if os.path.isfile(location):  # one file: no partition folders (and a bare name has no folder to be relative to)
+        return files, partitions
     for path in files:
         for part in os.path.relpath(os.path.dirname(path), location).split(os.sep):
             if "=" in part:
@@ -162,6 +164,15 @@ def read_columns(found: Found) -> None:
             names[i] = Column(col.name, typ, True, note)
 
 
+class RaggedCsv(InferError):
+    """A CSV record with more or fewer fields than the header: the run refuses such a file, so no YAML."""
+
+    def __init__(self, path: str, line: int, fields: int, header: int):
+        super().__init__(f"INFER-001 {path} line {line}: a record of {fields} field{'s' if fields != 1 else ''} "
+                         f"where the header has {header}: a run refuses a CSV whose records do not all have the "
+                         "header's fields (quote a value that holds a comma); fix the file and infer again.")
+
+
 def _text(path: str):
     return io.TextIOWrapper(input_files.open_bytes(path), encoding="utf-8-sig", newline="")
 
@@ -173,9 +184,13 @@ def _csv_sample(path: str, columns: dict[str, TextColumn]) -> tuple[list[Column]
         if header is None:
             raise ValueError("the file is empty (a CSV location needs a header line)")
         rows = 0
+        start = reader.line_num + 1  # the line a record starts on (a quoted field may hold line breaks)
         for row in reader:
             if rows >= SAMPLE_ROWS:
                 break
+            if row and len(row) != len(header):
+                raise RaggedCsv(path, start, len(row), len(header))
+            start = reader.line_num + 1
             if not row:
                 continue
             rows += 1

@@ -4,7 +4,8 @@ docs/workspace.md's column types that reads each of them exactly.
 
 - an empty field is NULL (as the CSV loader reads it) and says nothing about the type;
 - ``true``/``false`` (any case): boolean;
-- digits with an optional sign: integer when every value fits 32 bits, else bigint, else a decimal;
+- ASCII digits with an optional sign: integer when every value fits 32 bits, else bigint, else a decimal;
+  digits of other scripts (Arabic-Indic, full-width) are text, as Spark reads them: a string;
   a value with a leading zero (``007``) is a code, so the column stays a string;
 - digits with a decimal point: ``decimal(p,s)``, ``s`` the most digits seen after the point and ``p``
   the most seen before it plus ``s``, raised to at least 18 (:data:`MIN_PRECISION`) so that next month's
@@ -26,10 +27,13 @@ MAX_PRECISION = 38
 _INT32 = 2 ** 31
 _INT64 = 2 ** 63
 
-_INTEGER = re.compile(r"^[+-]?(\d+)$")
-_DECIMAL = re.compile(r"^[+-]?(\d*)\.(\d*)$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$")
+# re.ASCII: \d is 0-9 only. Spark reads no other digits as a number or a date (Arabic-Indic or
+# full-width digits would be typed integer here and refused by the run), so such text is a string.
+_INTEGER = re.compile(r"^[+-]?(\d+)$", re.ASCII)
+_DECIMAL = re.compile(r"^[+-]?(\d*)\.(\d*)$", re.ASCII)
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+_TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$",
+                        re.ASCII)
 
 
 def _is_date(text: str) -> bool:

@@ -12,13 +12,15 @@ import uuid
 from typing import Callable
 
 from ...compiler.errors import LedgerflowError
+from ...compiler.realpaths import outside
 from . import starter
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class InitError(LedgerflowError):
-    """``init`` refused: the folder is not empty (without ``--force``), is a file, or cannot be written."""
+    """``init`` refused: the folder is not empty (without ``--force``), is a file, cannot be written, or holds
+    a link out of it where a file would be written."""
 
 
 def _workspace_name(folder: str) -> str:
@@ -35,6 +37,17 @@ def _refuse_non_empty(folder: str) -> None:
             f"INIT-001 {folder} is not empty (it holds {shown}): `ledgerflow init` writes a new workspace into an "
             "empty or new folder. Give another folder, or add --force to write only the files that are missing "
             "(an existing file is never overwritten).")
+
+
+def _refuse_links(folder: str, rels: list[str]) -> None:
+    """Refuse (nothing written yet) when a file ``init`` would write leads out of ``folder`` through a
+    symbolic link inside it (``data -> /elsewhere``): ``--force`` writes only into the folder it was given."""
+    leaving = [f"{rel} {why}" for rel in rels if (why := outside(folder, rel))]
+    if leaving:
+        shown = "; ".join(leaving[:3]) + (f"; and {len(leaving) - 3} more" if len(leaving) > 3 else "")
+        raise InitError(f"INIT-001 {folder} holds symbolic links that lead out of it: {shown}. `ledgerflow init` "
+                        "never writes through a link; nothing was written. Remove the link, or init into another "
+                        "folder.")
 
 
 def _write_new(path: str, text: str) -> bool:
@@ -56,13 +69,15 @@ def _write_new(path: str, text: str) -> bool:
 def init_workspace(folder: str, force: bool, echo: Callable[[str], None]) -> None:
     """Write the starter workspace into ``folder`` (created when missing), reporting each file written and
     each one skipped because it exists; raises :class:`InitError` (``INIT-001``) for a non-empty folder
-    without ``force``, a folder that is a file, or a file that cannot be written."""
+    without ``force``, a folder that is a file, a file that cannot be written, or one that a symbolic link
+    in the folder would lead out of it (checked before anything is written)."""
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise InitError(f"INIT-001 {folder} is a file, not a folder: give the folder the new workspace goes into.")
     try:
         if os.path.isdir(folder) and not force:
             _refuse_non_empty(folder)
         texts = starter.files(_workspace_name(folder), str(uuid.uuid4()), str(uuid.uuid4()))
+        _refuse_links(folder, list(texts))
         written, skipped = [], []
         for rel, text in texts.items():
             path = os.path.join(folder, *rel.split("/"))

@@ -35,7 +35,8 @@ def periods_close_cmd(inv: Invocation, period, projects, note, by):
     """Close PERIOD (2026-01, a range 2026-01..2026-03 or a list) for the projects: a run of a closed
     project-period is refused (`ledgerflow restate` changes it on purpose)."""
     from .command import set_state
-    set_state(inv, "close", _periods_arg(period), projects, note, by, click.echo)
+    from ..terminal_text import echo_line
+    set_state(inv, "close", _periods_arg(period), projects, note, by, echo_line)
 
 
 @periods_group.command("reopen")
@@ -47,7 +48,8 @@ def periods_close_cmd(inv: Invocation, period, projects, note, by):
 def periods_reopen_cmd(inv: Invocation, period, projects, note, by):
     """Reopen PERIOD for the projects (each must be closed): runs of it are allowed again."""
     from .command import set_state
-    set_state(inv, "reopen", _periods_arg(period), projects, note, by, click.echo)
+    from ..terminal_text import echo_line
+    set_state(inv, "reopen", _periods_arg(period), projects, note, by, echo_line)
 
 
 @periods_group.command("list")
@@ -57,8 +59,9 @@ def periods_reopen_cmd(inv: Invocation, period, projects, note, by):
 def periods_list_cmd(inv: Invocation, projects, period):
     """Per project and period: open or closed (by whom, when, the note), the run whose outputs are published
     (the last completed one) and whether it is stale."""
+    from ..terminal_text import echo_line
     from .command import list_periods
-    list_periods(inv, projects, _periods_arg(period) if period else None, click.echo)
+    list_periods(inv, projects, _periods_arg(period) if period else None, echo_line)
 
 
 @click.command("status")
@@ -72,5 +75,5 @@ def status_cmd(inv: Invocation, period):
     periods = _periods_arg(period) if period else None
     asked = period or ""
     report = stale_report(inv.store, inv.workspace, None if periods is None else [p.identifier for p in periods])
-    for line in render_status(report, asked):
-        click.echo(line)
+    from ..terminal_text import echo_lines
+    echo_lines(render_status(report, asked))

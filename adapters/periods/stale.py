@@ -247,6 +247,7 @@ def render_status(report: StaleReport, asked: str, hint: bool = True) -> list[st
         lines.append(f"Not checked: {len(report.unchecked)} input location{'s' if len(report.unchecked) != 1 else ''} "
                      f"of {', '.join(names)} (catalog tables and remote URIs are not fingerprinted without Spark).")
     if report.gone:
-        lines.append(f"Not checked: project{'s' if len(report.gone) != 1 else ''} {', '.join(sorted(report.gone))} "
-                     "ran but are no longer in the workspace.")
+        many = len(report.gone) != 1
+        lines.append(f"Not checked: project{'s' if many else ''} {', '.join(sorted(report.gone))} "
+                     f"ran but {'are' if many else 'is'} no longer in the workspace.")
     return lines

@@ -242,9 +242,25 @@ def judge_output(spark, checks: list[CheckPlan], frame) -> tuple[dict[str, dict]
 
 
 # ---------------------------------------------------------------------------------------- the report
-def describe_failure(results: list[dict], checks: list[CheckPlan]) -> str:
-    """The failed checks of ``results`` in one paragraph: each check, what it is on, its violating rows,
-    their amount impact and up to 5 identifying keys."""
+SHOWN_FAILURES = 5  # failed checks a report spells out; the rest are counted
+
+
+def failure_report(intro: str, texts: list[str], rest: str = "") -> str:
+    """``intro`` (``run ... failed its checks, so nothing was published``) and the failed checks' ``texts``
+    (:func:`describe_failures`): one paragraph for one check; else a paragraph per check, the first
+    :data:`SHOWN_FAILURES` of them, then how many more (``rest``: where to read them)."""
+    if len(texts) == 1:
+        return f"{intro}: {texts[0]}."
+    lines = [f"{intro}: {len(texts)} checks failed."] + [f"  {t}." for t in texts[:SHOWN_FAILURES]]
+    more = len(texts) - SHOWN_FAILURES
+    if more > 0:
+        lines.append(f"  and {more} more failed check{'s' if more != 1 else ''}" + (f" ({rest})" if rest else "") + ".")
+    return "\n".join(lines)
+
+
+def describe_failures(results: list[dict], checks: list[CheckPlan]) -> list[str]:
+    """The failed checks of ``results``, a text each: the check, what it is on, its violating rows, their
+    amount impact and up to 5 identifying keys."""
     plans = {c.name: c for c in checks}
     parts = []
     for r in results:
@@ -258,7 +274,7 @@ def describe_failure(results: list[dict], checks: list[CheckPlan]) -> str:
         if r["sample"] and r["kind"] != "row_count":
             text += "; first " + "; ".join("(" + ", ".join(f"{k}={v}" for k, v in s.items()) + ")" for s in r["sample"])
         parts.append(text)
-    return "; ".join(parts)
+    return parts
 
 
 def _violations(r: dict, plan: Optional[CheckPlan]) -> str:

@@ -156,12 +156,13 @@ class RunChecks:
                 self.echo(f"  check '{r['name']}' warned: " + (f"{r['quarantined']} rows quarantined"
                           if r["quarantined"] else f"{r['violations']} violations"))
         if any(r["status"] == "failed" for r in results):
-            judged = check_eval.describe_failure([r for r in results if "error" not in r], self.checks)
-            unknown = "; ".join(f"check '{r['name']}' ({r['kind']} on "
-                                f"{'the input' if r['on'] == 'input' else 'output ' + str(r['on'])}) could not be "
-                                f"judged: {r['error']}" for r in results if r["status"] == "failed" and "error" in r)
-            raise ChecksFailed(f"run {self.ctx.run_id} failed its checks, so nothing was published: "
-                               f"{'; '.join(t for t in (judged, unknown) if t)}.", results)
+            judged = check_eval.describe_failures([r for r in results if "error" not in r], self.checks)
+            unknown = [f"check '{r['name']}' ({r['kind']} on "
+                       f"{'the input' if r['on'] == 'input' else 'output ' + str(r['on'])}) could not be "
+                       f"judged: {r['error']}" for r in results if r["status"] == "failed" and "error" in r]
+            raise ChecksFailed(check_eval.failure_report(
+                f"run {self.ctx.run_id} failed its checks, so nothing was published", judged + unknown,
+                f"`ledgerflow runs show {self.ctx.run_id}` lists every check"), results)
 
     def cancel(self) -> None:
         """The run failed before its checks were judged: the input's checks stop, their Spark jobs cancelled."""

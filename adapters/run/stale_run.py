@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...compiler.periods import Period
+from ...compiler.visible_text import visible
 from ..periods.stale import render_status, stale_report
 from .batch import choose_modes, execute, start_batch
 from .closed import closed_blocks
@@ -31,7 +32,7 @@ def run_stale(runner, root: str, periods: list[Period], select: Optional[str] = 
         f"{periods[0].identifier}..{periods[-1].identifier}"
     report = stale_report(runner.store, graph.workspace, [p.identifier for p in periods], names, graph=graph)
     for line in render_status(report, asked, hint=False):
-        echo(line)
+        echo(visible(line))  # names, paths and close notes from the store: the one rule for hidden characters
     pairs = {(e.project, e.period) for e in report.entries}
     if all(e.closure is not None for e in report.entries):
         if pairs:

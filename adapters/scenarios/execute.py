@@ -148,8 +148,8 @@ def _judge_input(spark, prepared: PreparedTest, args: dict, outcome: Outcome) ->
     ordered = [outcome.checks[c.name] for c in checks if c.name in outcome.checks]
     outcome.checks = {r["name"]: r for r in ordered}
     if any(r["status"] == "failed" for r in ordered):
-        outcome.checks_failed = f"the run would fail its checks, publishing nothing (exit 4): " \
-                                f"{check_eval.describe_failure(ordered, checks)}"
+        outcome.checks_failed = check_eval.failure_report("the run would fail its checks, publishing nothing (exit 4)",
+                                                          check_eval.describe_failures(ordered, checks))
 
 
 def drop_views(spark, views: list[str]) -> None:

@@ -25,6 +25,7 @@ from contextlib import closing
 from typing import Iterable, Optional
 
 from ...compiler.errors import LedgerflowError
+from ...compiler.visible_text import visible
 from . import liveness
 from .database import StateDatabase
 
@@ -53,8 +54,10 @@ class PeriodStateError(LedgerflowError):
 def describe(closure: dict) -> str:
     """Who closed (or reopened) a project-period, when, and the note: ``closed by alice at ... (note: ...)``."""
     verb = "closed" if closure["action"] == CLOSE else "reopened"
-    note = f' (note: "{closure["note"]}")' if closure.get("note") else " (no note)"
-    return f"{verb} by {closure['by']} at {closure['at']}{note}"
+    # free text someone typed: shown by the one rule (an escape sequence or a line break written as \uXXXX),
+    # wherever this lands (periods list, status, a PERIOD-001 error, a run's skipped line)
+    note = f' (note: "{visible(closure["note"])}")' if closure.get("note") else " (no note)"
+    return f"{verb} by {visible(str(closure['by']))} at {closure['at']}{note}"
 
 
 def _row(r: tuple) -> dict:
