@@ -279,3 +279,43 @@ def test_a_restatement_is_headed_as_one_with_the_same_figures_in_its_record(spar
     balance = next(t for t in recorded["totals"] if t["column"] == "balance")
     assert (balance["change"], balance["gross"]) == ("0.00", "136.00")
     assert recorded == dry_tb | {"seq": recorded["seq"]}  # the record says what the dry run said
+
+
+# ------------------------------------------------------------------------------- without Spark: the rules
+def test_the_plan_says_which_outputs_are_keyed_by_group_by_and_which_columns_are_copied(tmp_path):
+    from conftest import copy_workspace
+    from ledgerflow.compiler.compile import compile_project
+    from ledgerflow.compiler.diff.data_match import output_matches
+    from ledgerflow.compiler.workspace import load_workspace
+    ws_root = copy_workspace("finance", tmp_path / "ws")
+    write_projects(ws_root, correction=True)
+    ws = load_workspace(str(ws_root))
+
+    def matches(name):
+        return output_matches(compile_project(ws, ws.find_project(name)).plan)
+    # the registered totals leave _row_id out and write both group-by columns
+    assert matches("close_consolidation")[3].group_by == ("region", "account_type")
+    assert matches("tb")[9].group_by == ("account_code",) and "fx_rate" not in matches("tb")[9].copied
+    lines = matches("tb_lines")[9]
+    assert lines.group_by == () and "fx_rate" in lines.copied  # copied as it is from the joined rates
+    assert not {"amount_reporting", "amount_local"} & lines.copied  # computed from the rate, or not from a join
+    assert matches("ts05_aggregate_by_type")[3].group_by == ()  # it writes _row_id: matched by it
+    assert "amount_reporting" not in matches("ts03_fx_conversion")[2].copied
+
+
+def test_a_row_compared_whole_shows_its_values_and_no_id():
+    from ledgerflow.adapters.diff.data_formats import render_markdown, render_text
+    from ledgerflow.adapters.diff.data_result import (DataDiff, OutputDataDiff, ProjectDataDiff, SampleRow,
+                                                      WorkspaceDataDiff)
+    o = OutputDataDiff("slim", match="rows", base_rows=1, head_rows=1, added=1, removed=1, samples=[
+        SampleRow(None, "removed", {"account": ("1000", None), "amount": (D("5.00"), None)}),
+        SampleRow(None, "added", {"account": (None, "1000"), "amount": (None, D("6.00"))})])
+    report = WorkspaceDataDiff("a", "b", "2026-01", [], [ProjectDataDiff("p", "compared", DataDiff([o]))])
+    text = render_text(report)
+    assert "    removed row: account 1000, amount 5.00" in text and "    added row: account 1000, amount 6.00" in text
+    assert "-> NULL" not in text and "rows matched as whole rows (no _row_id, no key)" in text
+    md = render_markdown(report)
+    assert "| status | column | BASE | HEAD |" in md and "_row_id |" not in md
+    assert "| removed | `account` | `1000` | — |" in md and "| added | `amount` | — | `6.00` |" in md
+    assert md.rstrip().endswith("_Rows matched as whole rows (no `_row_id`, no key); not compared: `_updated_at`, "
+                                "`_operation_seq`._")
