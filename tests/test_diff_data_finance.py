@@ -19,7 +19,6 @@ import pytest
 
 from cli_support import cli, describe, edit, record, run_id_of, write
 from ledgerflow.adapters.diff.data_diff import data_diff
-from ledgerflow.compiler.diff.data_match import OutputMatch
 
 D = Decimal
 CONVERT = """
@@ -186,6 +185,7 @@ def test_markdown_has_no_blank_ids_and_says_how_rows_were_matched(reports):
 
 
 def test_group_by_keys_that_repeat_fall_back_to_whole_rows_and_say_so(spark):
+    from ledgerflow.compiler.diff.data_match import OutputMatch
     schema = "account string, balance decimal(10,2)"
     base = spark.createDataFrame([("1000", D("1.00")), ("1000", D("2.00"))], schema)
     head = spark.createDataFrame([("1000", D("1.00")), ("1000", D("2.50"))], schema)
@@ -195,6 +195,7 @@ def test_group_by_keys_that_repeat_fall_back_to_whole_rows_and_say_so(spark):
 
 
 def test_null_group_keys_match_each_other(spark):
+    from ledgerflow.compiler.diff.data_match import OutputMatch
     schema = "account string, balance decimal(10,2)"
     base = spark.createDataFrame([(None, D("1.00")), ("1000", D("2.00"))], schema)
     head = spark.createDataFrame([(None, D("1.50")), ("1000", D("2.00"))], schema)
