@@ -340,8 +340,11 @@ def lineage_cmd(inv: Invocation, target, output, fmt):
 @click.option("--period", default=None, help="With --data: the period both sides run for.")
 @click.option("--by", "by", multiple=True, help="With --data: total the decimal changes per value of this output "
                                                 "column too (repeatable).")
+@click.option("--key", "key", multiple=True, help="With --data: match rows by these output columns instead of "
+                                                  "_row_id or an aggregate's group-by keys (repeatable, or a comma "
+                                                  "list).")
 @command
-def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, by):
+def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, by, key):
     """Compare the compiled pipelines of two git revisions (default HEAD and the working tree) or folders;
     with --data, the rows their outputs compute."""
     from ..compiler.workspace import WorkspaceNotFound
@@ -352,9 +355,9 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, 
         if base is None or head is None:
             raise
         root = None  # two workspace folders need no current workspace
-    if data or period or by:
+    if data or period or by or key:
         from .diff.data_cli import data_diff_command
-        sys.exit(data_diff_command(inv, root, base, head, projects, fmt, fail_on, data, period, by))
+        sys.exit(data_diff_command(inv, root, base, head, projects, fmt, fail_on, data, period, by, key))
     code = run_diff(root, base, head, projects, fmt, fail_on, click.echo,
                     extra_datasets=inv._registered() if root else None)
     sys.exit(code)

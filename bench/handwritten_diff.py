@@ -11,7 +11,8 @@ written: ``bench/diff_floor.py`` times it against ``bench/handwritten_source.py`
 - rows are matched on their identity (the operation that made them and its key columns: the line key, the
   total's group, the budget's group), a full outer join;
 - one aggregation gives the rows added, removed and changed, the changed rows per column and the decimal
-  columns' totals on each side; one query over the kept joined rows gives up to 10 differing rows.
+  columns' totals on each side and their gross change (the sum of each row's absolute change, as ledgerflow
+  reports it); one query over the kept joined rows gives up to 10 differing rows.
 
 ``--figures-only``: the aggregation alone, joined rows not kept, no sample rows: the least any comparison
 that matches rows can do.
@@ -61,7 +62,9 @@ def data_diff(spark, data: str, layout: str, period: str, started_at: datetime.d
     figures = joined.agg(F.count(F.lit(1)).alias("rows"), F.count_if(added).alias("added"),
                          F.count_if(removed).alias("removed"), F.count_if(any_differs).alias("changed"),
                          *[F.count_if(cond).alias(f"changed_{c}") for c, cond in differs.items()],
-                         *[F.sum(f"{s}_{c}").alias(f"sum_{s}_{c}") for c in decimals for s in "bh"]).collect()[0]
+                         *[F.sum(f"{s}_{c}").alias(f"sum_{s}_{c}") for c in decimals for s in "bh"],
+                         *[F.sum(F.abs(F.coalesce(f"h_{c}", F.lit(0)) - F.coalesce(f"b_{c}", F.lit(0))))
+                           .alias(f"gross_{c}") for c in decimals]).collect()[0]
     rows = (joined.where(added | removed | any_differs).orderBy(F.coalesce("h_key", "b_key")).limit(10).collect()
             if samples else [])
     return {"figures": figures.asDict(), "samples": rows, "decimals": decimals}
@@ -85,7 +88,7 @@ def main() -> int:
           f"removed, {f['changed']} changed")
     for c in result["decimals"]:
         base, head = f[f"sum_b_{c}"] or 0, f[f"sum_h_{c}"] or 0
-        print(f"  total {c}: {base:,} -> {head:,} ({head - base:+,})")
+        print(f"  total {c}: {base:,} -> {head:,} (net {head - base:+,}, gross {f[f'gross_{c}'] or 0:,})")
     print(f"  changed rows per column: " + ", ".join(f"{k[8:]} {v}" for k, v in f.items()
                                                       if k.startswith("changed_") and v))
     print(f"  {len(result['samples'])} sample rows, the first: {result['samples'][0]['h_key'] if result['samples'] else '-'}")

@@ -107,4 +107,6 @@ def test_the_hand_written_data_diff_finds_what_diff_data_finds(spark, bench_data
     assert lf_changed == {k[len("changed_"):]: v for k, v in f.items() if k.startswith("changed_") and v}
     assert {t["column"]: (Decimal(t["base"]), Decimal(t["head"])) for t in output["totals"]} == {
         c: (f[f"sum_b_{c}"] or 0, f[f"sum_h_{c}"] or 0) for c in hand["decimals"]}
+    assert {t["column"]: Decimal(t["gross"]) for t in output["totals"]} == {  # gross: the sum of |HEAD - BASE|
+        c: f[f"gross_{c}"] or 0 for c in hand["decimals"]}
     assert len(hand["samples"]) == len(output["samples"]) == 10

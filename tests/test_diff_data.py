@@ -165,6 +165,9 @@ def test_changed_selector_every_figure_and_the_pull_request_comment(spark, repo)
     reporting = sum(Decimal(r["amount_reporting"]) for r in lines if r["amount_reporting"])
 
     assert len(moved) == 4 and sum(head) - sum(base) == Decimal("-250000.00")  # JE-002 and JE-005, CC-200
+    gross = sum(abs(head[i] - base[i]) for i in moved)  # JE-002's -425.00 and +425.00 net to nothing
+    assert gross == Decimal("250850.00")
+    assert Decimal(next(t for t in out["totals"] if t["column"] == "amount_local")["gross"]) == gross
     assert out["rows"] == {"base": len(lines), "head": len(lines), "added": 0, "removed": 0, "changed": len(moved)}
     assert changed_counts(out) == {"amount_local": len(moved)}  # _updated_at differs too: not compared
     assert totals(out) == {"amount_local": (sum(base), sum(head), sum(head) - sum(base)),
@@ -177,12 +180,13 @@ def test_changed_selector_every_figure_and_the_pull_request_comment(spark, repo)
     markdown = run(ws, *args, "--format", "markdown")
     assert markdown.exit_code == 4, markdown.output
     assert ("- January 2026: `ts08_named_selector` `Write uplifted lines` `amount_local` moves by **-250,000.00** "
-            "in 4 rows") in markdown.stdout
-    assert "| `cost_center_code` | rows | `amount_local` | `amount_reporting` |" in markdown.stdout
-    assert "| `CC-200` | 4 | -250,000.00 | +0.00 |" in markdown.stdout
+            "net (**250,850.00** gross) in 4 rows") in markdown.stdout
+    assert ("| `cost_center_code` | rows | `amount_local` net | `amount_local` gross | `amount_reporting` net | "
+            "`amount_reporting` gross |") in markdown.stdout
+    assert "| `CC-200` | 4 | -250,000.00 | 250,850.00 | +0.00 | 0.00 |" in markdown.stdout
     text = run(ws, *args)
-    assert "amount_local moves by -250,000.00 in 4 rows" in text.stdout
-    assert "by cost_center_code=CC-200: 4 rows; amount_local -250,000.00" in text.stdout
+    assert "amount_local moves by -250,000.00 net (250,850.00 gross) in 4 rows" in text.stdout
+    assert "by cost_center_code=CC-200: 4 rows; amount_local net -250,000.00, gross 250,850.00" in text.stdout
     nothing_written(repo)
 
 
@@ -324,7 +328,7 @@ def test_exit_4_from_the_real_process_and_nothing_written(repo, tmp_path):
                            repo["c0"], repo["c1"], "--project", "ts03_fx_conversion", "--format", "markdown"],
                           cwd=repo["ws"], capture_output=True, text=True, env=cli_env(TMPDIR=str(scratch)))
     assert proc.returncode == 4, proc.stderr
-    assert "`ts03_fx_conversion` `Write converted lines` `amount_reporting` moves by **+396.00** in 2 rows" \
+    assert "`ts03_fx_conversion` `Write converted lines` `amount_reporting` moves by **+396.00** net (**396.00** gross) in 2 rows" \
         in proc.stdout
     assert list(scratch.iterdir()) == []  # the revisions' exports are removed
     nothing_written(repo)

@@ -104,7 +104,7 @@ def test_restate_publishes_the_new_rows_records_why_and_the_diff_and_keeps_the_s
         (base, head, head - base) and head - base == Decimal("396.00")
     assert {s["status"] for s in out["samples"]} == {"changed"} and len(out["samples"]) == 2
     assert "'Write converted lines': 10 -> 10 rows: 0 added, 0 removed, 2 changed" in r.stdout
-    assert "amount_reporting moves by +396.00 in 2 rows" in r.stdout
+    assert "amount_reporting moves by +396.00 net (396.00 gross) in 2 rows" in r.stdout
     assert f"superseded output 2 'Write converted lines' stays readable at {old_folder}" in r.stdout
 
     # the superseded version folder is still there and readable, with the rows it published
@@ -142,7 +142,7 @@ def test_a_dry_run_prints_the_diff_and_changes_nothing_on_disk(spark, closed):
     assert text.exit_code == 0, describe(text)
     assert "Dry run: nothing was published or recorded" in text.stdout
     assert f"would supersede run {closed['run']}" in text.stdout
-    assert "amount_reporting moves by +396.00 in 2 rows" in text.stdout
+    assert "amount_reporting moves by +396.00 net (396.00 gross) in 2 rows" in text.stdout
     assert "only on HEAD" not in text.stdout  # the computed rows compared as the published ones are read
     assert _tree(ws) == before
 

@@ -8,16 +8,18 @@ from typing import Optional
 import click
 
 from ...compiler.periods import parse_period
+from .data_keys import split_keys
 from .data_sides import NoRegistrations
 
 
 def data_diff_command(inv, root: Optional[str], base, head, projects: tuple, fmt: str, fail_on, data: bool,
-                      period: Optional[str], by: tuple) -> int:
-    """``diff --data``: a usage error (exit 2) for ``--period``/``--by`` without ``--data``, ``--data``
+                      period: Optional[str], by: tuple, key: tuple = ()) -> int:
+    """``diff --data``: a usage error (exit 2) for ``--period``/``--by``/``--key`` without ``--data``, ``--data``
     without ``--period``, or ``--fail-on`` with it (a data diff exits 4 on any difference); else the exit code
-    of the data diff."""
+    of the data diff. ``key``: ``--key`` as given (repeatable, each a comma-separated list)."""
     if not data:
-        raise click.UsageError(f"{'--period' if period else '--by'} belongs to `ledgerflow diff --data`: add "
+        raise click.UsageError(f"{'--period' if period else '--by' if by else '--key'} belongs to `ledgerflow diff "
+                               "--data`: add "
                                "--data to compare the rows the outputs compute, or leave it out to compare the SQL.")
     if period is None:
         raise click.UsageError("diff --data needs --period P: the period both sides run for (e.g. --period 2026-01).")
@@ -36,4 +38,4 @@ def data_diff_command(inv, root: Optional[str], base, head, projects: tuple, fmt
         return session_factory()[0]()
 
     return run_data_diff(root, base, head, tuple(projects), parsed, tuple(by), fmt, click.echo, session, store,
-                         registered)
+                         registered, split_keys(key))

@@ -1,4 +1,4 @@
-"""``ledgerflow diff --data --period P [BASE [HEAD]] [--by COL]...``: how the numbers move.
+"""``ledgerflow diff --data --period P [BASE [HEAD]] [--by COL]... [--key COL]...``: how the numbers move.
 
 The sides are opened, loaded and compared as the compiled diff does (:mod:`.command`); the projects whose
 compiled SQL differs are compiled, their inputs resolved once for both sides (:mod:`.data_sides`), every
@@ -7,13 +7,15 @@ as a run computes them (:func:`..run.compute.compute`, stopped before any write)
 (:func:`.data_diff.data_diff`). Nothing is written: no staging folder, no run record, no version.
 
 Exit codes: 0 nothing differs; 1 a side does not compile, reads a dataset the other lacks, ``--by`` names a
-column an output lacks, or an input cannot be resolved; 3 Spark failed; 4 a difference was found.
+column an output lacks, ``--key`` values repeat on a side, or an input cannot be resolved; 2 ``--key`` names a
+column an output lacks; 3 Spark failed; 4 a difference was found.
 """
 from __future__ import annotations
 
 from typing import Callable, Optional
 
 from ...compiler.compile import gc_paused
+from ...compiler.diff.data_match import OutputMatch, output_matches
 from ...compiler.diff.result import Category, Status
 from ...compiler.errors import ExecutionError, LedgerflowError
 from ...compiler.periods import Period
@@ -25,6 +27,7 @@ from ..spark.scoped_conf import session_settings
 from . import data_sides as sides
 from .command import EXIT_FOUND, compare_sides
 from .data_diff import check_by, data_diff
+from .data_keys import check_key
 from .data_formats import render_data
 from .data_inputs import SharedInputs
 from .data_result import ProjectDataDiff, WorkspaceDataDiff, output_labels
@@ -39,7 +42,7 @@ class _Deferred:
 
 
 def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str],
-                   projects: tuple, period: Period, store, registered=None, by: tuple = ()):
+                   projects: tuple, period: Period, store, registered=None, by: tuple = (), key: tuple = ()):
     """Everything before Spark: (the report to fill, the project pairs to run, the open sides to close).
     Raises :class:`SideError` (a side does not compile) or :class:`.data_sides.DataInputError`."""
     registered = list(registered() if callable(registered) else registered or [])
@@ -66,12 +69,14 @@ def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head
                 compiled.append((p.name, sides.compile_side(base, p.name, "base", labels["base"]),
                                  sides.compile_side(head, p.name, "head", labels["head"])))
         sides.check_same_datasets(compiled, base, head, labels)
-        if by:
+        if by or key:
             for name, b, h in compiled:
                 columns = {role: {st.operation.name: [c for c, _ in st.columns] for st in c.outputs}
                            for role, c in (("base", b), ("head", h))}
                 for out in dict.fromkeys([*columns["head"], *columns["base"]]):
-                    check_by(out, {role: cols[out] for role, cols in columns.items() if out in cols}, by, project=name)
+                    present = {role: cols[out] for role, cols in columns.items() if out in cols}
+                    check_key(out, present, key, project=name)
+                    check_by(out, present, by, project=name)
         started = sides.started_now()
         pairs = []
         for name, b, h in compiled:
@@ -124,7 +129,25 @@ COMPARISON_SETTINGS = {"spark.sql.adaptive.maxShuffledHashJoinLocalMapThreshold"
                        "spark.sql.codegen.useIdInClassName": "false"}
 
 
-def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.ProjectPair], by: tuple) -> WorkspaceDataDiff:
+def pair_matches(pair: sides.ProjectPair) -> dict[str, OutputMatch]:
+    """Output name (as compared) -> how its rows are matched and which columns are copied from a join
+    (:mod:`...compiler.diff.data_match`): HEAD's plan decides the group-by keys (BASE's for an output HEAD
+    lacks); a column copied from a join on either side is not totalled."""
+    found: dict[str, OutputMatch] = {}
+    for side in (pair.base, pair.head):  # HEAD's last: its group-by keys win
+        compiled = side.ctx.compiled
+        labels = output_keys([st.operation for st in compiled.outputs])
+        for seq, match in output_matches(compiled.plan).items():
+            label = labels.get(seq)
+            if label is None:
+                continue
+            copied = match.copied | (found[label].copied if label in found else frozenset())
+            found[label] = OutputMatch(match.group_by, copied)
+    return found
+
+
+def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.ProjectPair], by: tuple,
+                      key: tuple = ()) -> WorkspaceDataDiff:
     """Run each pair's two sides in ``spark`` and compare their outputs into ``report``. An input the sides
     load alike is read once for all of them (:class:`.data_inputs.SharedInputs`)."""
     shared = SharedInputs([side.ctx for pair in pairs for side in (pair.head, pair.base)])
@@ -136,7 +159,8 @@ def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.Projec
                 # plans they were analysed with (a classic session analyses a frame when it is made)
                 base_frames, base_seqs = output_frames(spark, pair.base, shared)
                 try:
-                    result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs})
+                    result = data_diff(base_frames, head_frames, by, {**base_seqs, **head_seqs}, pair_matches(pair),
+                                       key)
                 except LedgerflowError:
                     raise
                 except Exception as exc:  # noqa: BLE001
@@ -151,18 +175,18 @@ def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.Projec
 
 def run_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str], projects: tuple,
                   period: Period, by: tuple, fmt: str, echo: Callable[[str], None], session: Callable[[], object],
-                  store, registered=None) -> int:
+                  store, registered=None, key: tuple = ()) -> int:
     """Print the data diff with ``echo``; returns the exit code (4 when a difference was found).
-    ``session``: the SparkSession factory, called only when a project is to be run."""
+    ``session``: the SparkSession factory, called only when a project is to be run; ``key``: ``--key``."""
     report, pairs, opened = plan_data_diff(workspace_root, base_spec, head_spec, projects, period, store, registered,
-                                           by)
+                                           by, key)
     try:
-        report.by = list(by)
+        report.by, report.key = list(by), list(key)
         if pairs:
             # the first side's statements parsed while the driver JVM starts, as a run's are: in a cold process
             # the parser met pipeline P's SQL slowly (the first side took 7 s to load and analyse, the second 1 s)
             warm_parser(pairs[0].head.ctx.compiled)
-            compute_data_diff(session(), report, pairs, by)
+            compute_data_diff(session(), report, pairs, by, key)
     finally:
         for side in opened:
             side.close()

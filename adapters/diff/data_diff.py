@@ -1,11 +1,13 @@
 """Compare two sides' output DataFrames row by row: :func:`data_diff`, independent of the command line
 (``diff --data`` calls it on two computed sides; ``restate`` on the published rows and the new ones).
 
-Rows are matched by ``_row_id`` (a full outer join); a matched row is ``changed`` when a compared column
-differs, NULL-safe (``<=>``). Per output two Spark jobs: one aggregation over the join giving the row
-counts, the changed rows per column and the sums of the decimal columns, per ``--by`` group and overall
+Rows are matched by ``_row_id``, an aggregate output's group-by keys or ``--key`` (a full outer join;
+:mod:`.data_keys` chooses); a matched row is ``changed`` when a compared column differs, NULL-safe (``<=>``).
+Per output two Spark jobs: one aggregation over the join giving the row counts, the changed rows per column,
+the sums of the decimal columns and their gross change (the sum of each row's absolute change; a column copied
+from a join is not totalled), per ``--by`` group and overall
 (grouping sets: the overall row and the groups come out of the same pass; only groups with a difference
-are brought back), and one small query for up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order,
+are brought back), and one small query for up to :data:`SAMPLE_ROWS` differing rows, in key order,
 over the joined rows the first job kept (a lazy ``localCheckpoint``), so the sides are computed once. (The
 sample rows' keys found by the aggregation itself, ``min_by(key, key, 10)``, cost more than this query in a
 cold process: the aggregation is then no longer generated code; pipeline P, about 1.7 s of CPU.)
@@ -16,6 +18,7 @@ from decimal import Decimal
 from typing import Mapping, Optional, Sequence
 
 from ...compiler.errors import LedgerflowError
+from .data_keys import check_key, choose_match, quoted  # noqa: F401 (quoted: data_inputs reads it from here)
 from .data_result import (IGNORED_COLUMNS, KEY, MAX_GROUPS, SAMPLE_ROWS, ColumnCount, DataDiff, DecimalTotal,
                           GroupChange, OutputDataDiff, SampleRow)
 
@@ -53,16 +56,20 @@ def check_by(name: str, columns_by_side: Mapping[str, Sequence[str]], by: Sequen
 
 
 def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, object], by: Sequence[str] = (),
-              seqs: Mapping[str, int] = None) -> DataDiff:
+              seqs: Mapping[str, int] = None, matches: Mapping[str, object] = None, key: Sequence[str] = ()) -> DataDiff:
     """Compare each output of ``head_frames`` with the output of the same name in ``base_frames`` (name ->
     pyspark DataFrame); an output on one side only is ``added`` or ``removed`` with its row count. ``by``:
     columns to total the decimal changes by (every output must have them: :class:`ByColumnError`).
-    ``seqs``: output name -> its operation seq, reported."""
-    seqs = seqs or {}
+    ``seqs``: output name -> its operation seq, reported. ``matches``: output name -> its
+    :class:`...compiler.diff.data_match.OutputMatch` (group-by keys, columns copied from a join); ``key``:
+    ``--key``, the columns to match every output's rows by (:mod:`.data_keys`)."""
+    seqs, matches = seqs or {}, matches or {}
     names = list(head_frames) + [n for n in base_frames if n not in head_frames]
     for name in names:
-        check_by(name, {role: [f.name for f in frame.schema.fields] for role, frame in
-                        (("base", base_frames.get(name)), ("head", head_frames.get(name))) if frame is not None}, by)
+        present = {role: [f.name for f in frame.schema.fields] for role, frame in
+                   (("base", base_frames.get(name)), ("head", head_frames.get(name))) if frame is not None}
+        check_by(name, present, by)
+        check_key(name, present, key)
     outputs = []
     for name in names:
         base, head = base_frames.get(name), head_frames.get(name)
@@ -72,41 +79,55 @@ def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, objec
                                           base_rows=0 if base is None else rows, head_rows=rows if base is None else 0,
                                           added=rows if base is None else 0, removed=rows if head is None else 0))
         else:
-            outputs.append(compare_output(name, base, head, by, seqs.get(name)))
+            outputs.append(compare_output(name, base, head, by, seqs.get(name), matches.get(name), key))
     return DataDiff(outputs)
 
 
-def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = None) -> OutputDataDiff:
-    """One output's :class:`OutputDataDiff` (two Spark jobs: the aggregation, the sample rows)."""
+def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = None, match=None,
+                   key: Sequence[str] = ()) -> OutputDataDiff:
+    """One output's :class:`OutputDataDiff` (two Spark jobs: the aggregation, the sample rows; one more to see
+    that a key other than ``_row_id`` does not repeat)."""
     from pyspark.sql import functions as F
 
+    chosen = choose_match(name, base, head, key, match.group_by if match is not None else ())
     btypes, htypes = _types(base), _types(head)
-    if KEY not in btypes or KEY not in htypes:
-        return compare_whole_rows(name, base, head, seq)
-    compared = [c for c in htypes if c in btypes and c != KEY and c not in IGNORED_COLUMNS]
+    copied = set(match.copied) if match is not None else set()
+    if chosen.kind == "rows":
+        return compare_whole_rows(name, base, head, seq, chosen.note, copied)
+    keys = list(chosen.columns)
+    compared = [c for c in htypes if c in btypes and c not in keys and c != KEY and c not in IGNORED_COLUMNS]
     decimals = [c for c in compared if _is_decimal(htypes[c]) and _is_decimal(btypes[c])]
-    out = OutputDataDiff(name, seq=seq, by=list(by),
+    out = OutputDataDiff(name, seq=seq, by=list(by), match=chosen.kind, key=keys, match_note=chosen.note,
+                         copied=[c for c in decimals if c in copied],
                          columns_added=[c for c in htypes if c not in btypes and c not in IGNORED_COLUMNS],
                          columns_removed=[c for c in btypes if c not in htypes and c not in IGNORED_COLUMNS])
     # positional aliases: a column's name may hold any character, and the two sides' names meet in one row
-    wanted = [KEY, *compared, *[c for c in by if c not in compared]]
+    wanted = [*keys, *compared, *[c for c in by if c not in compared and c not in keys]]
     alias = {c: i for i, c in enumerate(wanted)}
-    b = base.select(*[F.col(quoted(c)).alias(f"b{alias[c]}") for c in wanted])
-    h = head.select(*[F.col(quoted(c)).alias(f"h{alias[c]}") for c in wanted])
+    flags = [] if keys == [KEY] else [F.lit(True)]  # a key column may be NULL: a row's presence is its own flag
+    b = base.select(*[F.col(quoted(c)).alias(f"b{alias[c]}") for c in wanted], *[f.alias("bp") for f in flags])
+    h = head.select(*[F.col(quoted(c)).alias(f"h{alias[c]}") for c in wanted], *[f.alias("hp") for f in flags])
+    if keys == [KEY]:
+        on = F.col("b0") == F.col("h0")
+    else:  # NULL-safe: a group of NULL keys is a group like any other
+        on = F.lit(True)
+        for c in keys:
+            on = on & F.col(f"b{alias[c]}").eqNullSafe(F.col(f"h{alias[c]}"))
     # kept by the aggregation's job for the sample rows' query, which otherwise computed both sides again
     # (pipeline P: 40% of a diff); Spark frees the kept rows once no frame refers to them
-    joined = b.join(h, F.col("b0") == F.col("h0"), "full_outer").localCheckpoint(eager=False)
-    _compare_joined(out, joined, compared, decimals, by, alias, htypes)
+    joined = b.join(h, on, "full_outer").localCheckpoint(eager=False)
+    _compare_joined(out, joined, compared, [c for c in decimals if c not in copied], by, alias, htypes, btypes)
     return out
 
 
 def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: list[str], by: Sequence[str],
-                    alias: dict, htypes: dict) -> None:
+                    alias: dict, htypes: dict, btypes: dict) -> None:
     """Fill ``out`` from the full outer join of the two sides' rows (``b<i>``, ``h<i>``: column ``i`` of
-    ``alias`` on each side)."""
+    ``alias`` on each side; ``bp``/``hp`` a side's presence when the key is not ``_row_id``). ``decimals``: the
+    decimal columns totalled."""
     from pyspark.sql import functions as F
 
-    bk, hk = F.col("b0"), F.col("h0")
+    bk, hk = (F.col("b0"), F.col("h0")) if out.key == [KEY] else (F.col("bp"), F.col("hp"))
     both = bk.isNotNull() & hk.isNotNull()
     differs = {c: both & ~F.col(f"b{alias[c]}").eqNullSafe(F.col(f"h{alias[c]}")) for c in compared}
     any_differs = F.lit(False)
@@ -115,22 +136,21 @@ def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: 
     # a row's state as the report counts it: removed (no HEAD row), added (no BASE row), changed, same
     removed, added = hk.isNull(), hk.isNotNull() & bk.isNull()
     differing = removed | added | any_differs
-    key = F.coalesce(hk, bk)
     keys = [F.when(hk.isNotNull(), F.col(f"h{alias[c]}")).otherwise(F.col(f"b{alias[c]}")) for c in by]
+
+    def zero(c: str, side: str, types: dict):  # a side without the row (or NULL) counts 0 at the column's type
+        return F.coalesce(F.col(f"{side}{alias[c]}"), F.lit(0).cast(types[c]))
     measures = [F.count(F.lit(1)).alias("n_rows"), F.count_if(added).alias("n_added"),
                 F.count_if(removed).alias("n_removed"), F.count_if(any_differs).alias("n_changed"),
                 *[F.count_if(cond).alias(f"c{alias[c]}") for c, cond in differs.items()],
                 *[F.sum(F.col(f"b{alias[c]}")).alias(f"sb{alias[c]}") for c in decimals],
-                *[F.sum(F.col(f"h{alias[c]}")).alias(f"sh{alias[c]}") for c in decimals]]
+                *[F.sum(F.col(f"h{alias[c]}")).alias(f"sh{alias[c]}") for c in decimals],
+                *[F.sum(F.abs(zero(c, "h", htypes) - zero(c, "b", btypes))).alias(f"sg{alias[c]}") for c in decimals]]
     scales = {c: htypes[c].scale for c in decimals}
     _aggregate(out, joined, measures, keys, decimals, by, alias, scales, compared)
     if out.rows_differing:
-        _samples(out, joined, compared, differs, differing, key, alias)
-
-
-def quoted(column: str) -> str:
-    """``column`` as a backquoted Spark identifier."""
-    return "`" + column.replace("`", "``") + "`"
+        sample_keys = [F.coalesce(F.col(f"h{alias[c]}"), F.col(f"b{alias[c]}")) for c in out.key]
+        _samples(out, joined, compared, differs, differing, sample_keys, alias, (bk, hk))
 
 
 def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, decimals: list[str], by: Sequence[str],
@@ -161,14 +181,15 @@ def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, decimals
             groups = groups[:MAX_GROUPS]
         out.groups = [GroupChange({c: g[f"g{k}"] for k, c in enumerate(by)}, g["n_added"] or 0, g["n_removed"] or 0,
                                   g["n_changed"] or 0, {c: _dec(g[f"sh{alias[c]}"], scales[c]) - _dec(g[f"sb{alias[c]}"], scales[c])
-                                                        for c in decimals}) for g in groups]
+                                                        for c in decimals},
+                                  {c: _dec(g[f"sg{alias[c]}"], scales[c]) for c in decimals}) for g in groups]
     out.added, out.removed, out.changed = (overall["n_added"] or 0), (overall["n_removed"] or 0), (overall["n_changed"] or 0)
     same = (overall["n_rows"] or 0) - out.added - out.removed - out.changed
     out.base_rows = same + out.changed + out.removed
     out.head_rows = same + out.changed + out.added
     out.columns = [ColumnCount(c, overall[f"c{alias[c]}"] or 0) for c in compared]
-    out.totals = [DecimalTotal(c, _dec(overall[f"sb{alias[c]}"], scales[c]), _dec(overall[f"sh{alias[c]}"], scales[c]))
-                  for c in decimals]
+    out.totals = [DecimalTotal(c, _dec(overall[f"sb{alias[c]}"], scales[c]), _dec(overall[f"sh{alias[c]}"], scales[c]),
+                               _dec(overall[f"sg{alias[c]}"], scales[c])) for c in decimals]
 
 
 def _dec(value, scale: int = 0) -> Decimal:
@@ -176,37 +197,40 @@ def _dec(value, scale: int = 0) -> Decimal:
     return value if value is not None else Decimal(0).scaleb(-scale)
 
 
-def _samples(out: OutputDataDiff, joined, compared: list[str], differs: dict, differing, key, alias: dict) -> None:
-    """Up to :data:`SAMPLE_ROWS` differing rows, in ``_row_id`` order (one small query over the kept joined
-    rows)."""
+def _samples(out: OutputDataDiff, joined, compared: list[str], differs: dict, differing, keys: list, alias: dict,
+             present: tuple) -> None:
+    """Up to :data:`SAMPLE_ROWS` differing rows, in key order (one small query over the kept joined rows)."""
     from pyspark.sql import functions as F
 
-    rows = (joined.where(differing).select("b0", "h0", *[F.col(f"{side}{alias[c]}") for c in compared for side in "bh"],
-                        *[cond.alias(f"d{alias[c]}") for c, cond in differs.items()])
-            .orderBy(key).limit(SAMPLE_ROWS).collect())
+    bk, hk = present
+    rows = (joined.where(differing).select(bk.isNotNull().alias("in_b"), hk.isNotNull().alias("in_h"),
+                                           *[k.alias(f"k{i}") for i, k in enumerate(keys)],
+                                           *[F.col(f"{side}{alias[c]}") for c in compared for side in "bh"],
+                                           *[cond.alias(f"d{alias[c]}") for c, cond in differs.items()])
+            .orderBy(*[F.col(f"k{i}").asc_nulls_first() for i in range(len(keys))]).limit(SAMPLE_ROWS).collect())
     for r in rows:
-        if r["h0"] is None:
-            state = "removed"
-        elif r["b0"] is None:
-            state = "added"
-        else:
-            state = "changed"
+        state = "removed" if not r["in_h"] else "added" if not r["in_b"] else "changed"
         shown = [c for c in compared if r[f"d{alias[c]}"]] if state == "changed" else compared
         values = {c: (r[f"b{alias[c]}"], r[f"h{alias[c]}"]) for c in shown}
-        out.samples.append(SampleRow(r["h0"] if r["h0"] is not None else r["b0"], state, values))
+        if out.key == [KEY]:
+            out.samples.append(SampleRow(r["k0"], state, values))
+        else:
+            out.samples.append(SampleRow(None, state, values, {c: r[f"k{i}"] for i, c in enumerate(out.key)}))
 
 
-def compare_whole_rows(name: str, base, head, seq: int = None) -> OutputDataDiff:
-    """An output whose columns leave ``_row_id`` out (``columns: [...]``): its rows cannot be matched, so the
-    sides are compared as multisets of whole rows (their common columns): a row HEAD has more often than
-    BASE is ``added``, less often ``removed``; nothing is ``changed`` and no ``--by`` groups are made. One
-    aggregation job, and one for the sample rows."""
+def compare_whole_rows(name: str, base, head, seq: int = None, note: str = "", copied=()) -> OutputDataDiff:
+    """An output whose columns leave ``_row_id`` out (``columns: [...]``) and that has no key to match by: its
+    rows cannot be matched, so the sides are compared as multisets of whole rows (their common columns): a row
+    HEAD has more often than BASE is ``added``, less often ``removed``; nothing is ``changed`` and no ``--by``
+    groups are made. ``note``: why (a key that repeats); ``copied``: columns never totalled. One aggregation
+    job, and one for the sample rows."""
     from pyspark.sql import functions as F
 
     btypes, htypes = _types(base), _types(head)
     common = [c for c in htypes if c in btypes and c not in IGNORED_COLUMNS]
-    decimals = [c for c in common if _is_decimal(htypes[c]) and _is_decimal(btypes[c])]
-    out = OutputDataDiff(name, seq=seq, match="rows",
+    all_decimals = [c for c in common if _is_decimal(htypes[c]) and _is_decimal(btypes[c])]
+    decimals = [c for c in all_decimals if c not in copied]
+    out = OutputDataDiff(name, seq=seq, match="rows", match_note=note, copied=[c for c in all_decimals if c in copied],
                          columns_added=[c for c in htypes if c not in btypes and c not in IGNORED_COLUMNS],
                          columns_removed=[c for c in btypes if c not in htypes and c not in IGNORED_COLUMNS])
     values = [f"v{i}" for i in range(len(common))]
@@ -221,18 +245,18 @@ def compare_whole_rows(name: str, base, head, seq: int = None) -> OutputDataDiff
                          F.sum(F.greatest(F.col("nb") - F.col("nh"), F.lit(0))).alias("removed"),
                          F.sum("nb").alias("base_rows"), F.sum("nh").alias("head_rows"),
                          *[F.sum(F.col(f"v{index[c]}") * F.col("nb")).alias(f"sb{index[c]}") for c in decimals],
-                         *[F.sum(F.col(f"v{index[c]}") * F.col("nh")).alias(f"sh{index[c]}") for c in decimals]
-                         ).collect()[0]
+                         *[F.sum(F.col(f"v{index[c]}") * F.col("nh")).alias(f"sh{index[c]}") for c in decimals],
+                         *[F.sum(F.abs(F.col(f"v{index[c]}")) * F.abs(F.col("nh") - F.col("nb"))).alias(f"sg{index[c]}")
+                           for c in decimals]).collect()[0]
     out.added, out.removed = totals["added"] or 0, totals["removed"] or 0
     out.base_rows, out.head_rows = totals["base_rows"] or 0, totals["head_rows"] or 0
-    out.totals = [DecimalTotal(c, _dec(totals[f"sb{index[c]}"], htypes[c].scale), _dec(totals[f"sh{index[c]}"],
-                                                                                         htypes[c].scale))
+    out.totals = [DecimalTotal(c, *[_dec(totals[f"{m}{index[c]}"], htypes[c].scale) for m in ("sb", "sh", "sg")])
                   for c in decimals]
     if out.added or out.removed:
         rows = per_row.where(F.col("nb") != F.col("nh")).orderBy(*[F.col(v).asc_nulls_first() for v in values],
                                                                   "nb").limit(SAMPLE_ROWS).collect()
         for r in rows:
             state = "added" if r["nh"] > r["nb"] else "removed"
-            out.samples.append(SampleRow("", state, {c: (None, r[f"v{index[c]}"]) if state == "added"
+            out.samples.append(SampleRow(None, state, {c: (None, r[f"v{index[c]}"]) if state == "added"
                                                      else (r[f"v{index[c]}"], None) for c in common}))
     return out

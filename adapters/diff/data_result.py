@@ -48,10 +48,11 @@ class DecimalTotal:
     column: str
     base: Decimal
     head: Decimal
+    gross: Optional[Decimal] = None  # the sum of every row's absolute change (added and removed rows: whole value)
 
     @property
     def change(self) -> Decimal:
-        """HEAD sum − BASE sum."""
+        """HEAD sum − BASE sum: the net change."""
         return self.head - self.base
 
 
@@ -64,6 +65,7 @@ class GroupChange:
     removed: int
     changed: int
     changes: dict[str, Decimal]  # decimal column -> HEAD sum − BASE sum in the group
+    gross: dict[str, Decimal] = field(default_factory=dict)  # decimal column -> its gross change in the group
 
     @property
     def rows(self) -> int:
@@ -76,18 +78,21 @@ class SampleRow:
     """A row that differs: ``values`` maps a column to (BASE value, HEAD value); a changed row lists the
     columns that changed, an added or removed row every compared column."""
 
-    row_id: str
+    row_id: Optional[str]  # None when rows are matched otherwise (key columns, whole rows)
     status: str  # added | removed | changed
     values: dict[str, tuple]
+    key: Optional[dict] = None  # the match key's values (group-by keys or --key), HEAD's or BASE's
 
 
 @dataclass
 class OutputDataDiff:
-    """One output compared: BASE's rows against HEAD's, matched by ``_row_id``."""
+    """One output compared: BASE's rows against HEAD's, matched by ``_row_id``, by key columns or as whole rows."""
 
     name: str
     status: str = "compared"  # compared | added (HEAD only) | removed (BASE only)
-    match: str = "_row_id"  # how rows were matched: _row_id, or "rows" (an output without _row_id: whole rows)
+    # how rows were matched: _row_id; group_by (an aggregate output's group-by keys); key (--key); or rows (whole
+    # rows: no _row_id and no key)
+    match: str = "_row_id"
     seq: Optional[int] = None
     base_rows: int = 0
     head_rows: int = 0
@@ -102,6 +107,9 @@ class OutputDataDiff:
     groups: list[GroupChange] = field(default_factory=list)
     groups_left_out: int = 0
     samples: list[SampleRow] = field(default_factory=list)
+    key: list[str] = field(default_factory=list)  # the match's columns (group_by, key); [_row_id]; [] for rows
+    match_note: str = ""  # why rows were matched as they were when the plain rule did not apply
+    copied: list[str] = field(default_factory=list)  # decimal columns copied from a join: per row, never totalled
 
     @property
     def rows_differing(self) -> int:
@@ -121,14 +129,17 @@ class OutputDataDiff:
                      "changed": self.changed},
             "columns": [{"column": c.column, "changed_rows": c.changed_rows} for c in self.columns],
             "columns_added": list(self.columns_added), "columns_removed": list(self.columns_removed),
-            "totals": [{"column": t.column, "base": str(t.base), "head": str(t.head), "change": str(t.change)}
-                       for t in self.totals],
+            "key": list(self.key), "match_note": self.match_note, "copied_columns": list(self.copied),
+            "totals": [{"column": t.column, "base": str(t.base), "head": str(t.head), "change": str(t.change),
+                        "gross": None if t.gross is None else str(t.gross)} for t in self.totals],
             "by": list(self.by),
             "groups": [{"key": {k: json_value(v) for k, v in g.key.items()}, "rows": g.rows, "added": g.added,
                         "removed": g.removed, "changed": g.changed,
-                        "changes": {c: str(v) for c, v in g.changes.items()}} for g in self.groups],
+                        "changes": {c: str(v) for c, v in g.changes.items()},
+                        "gross": {c: str(v) for c, v in g.gross.items()}} for g in self.groups],
             "groups_left_out": self.groups_left_out,
             "samples": [{"row_id": s.row_id, "status": s.status,
+                         "key": None if s.key is None else {k: json_value(v) for k, v in s.key.items()},
                          "values": {c: {"base": json_value(b), "head": json_value(h)} for c, (b, h) in s.values.items()}}
                         for s in self.samples],
         }
@@ -162,6 +173,24 @@ class ProjectDataDiff:
 
 
 @dataclass
+class Restated:
+    """What a restatement's data diff is about: the project, period, reason, who, the run it supersedes and
+    the restating run (None for a dry run)."""
+
+    project: str
+    period: str
+    reason: str
+    by: str
+    supersedes_run_id: Optional[str]
+    run_id: Optional[str] = None
+
+    def to_json(self) -> dict:
+        """``{project, period, reason, by, supersedes_run_id, run_id, dry_run}``."""
+        return {"project": self.project, "period": self.period, "reason": self.reason, "by": self.by,
+                "supersedes_run_id": self.supersedes_run_id, "run_id": self.run_id, "dry_run": self.run_id is None}
+
+
+@dataclass
 class WorkspaceDataDiff:
     """What ``ledgerflow diff --data`` prints."""
 
@@ -170,6 +199,8 @@ class WorkspaceDataDiff:
     period: str
     by: list[str]
     projects: list[ProjectDataDiff] = field(default_factory=list)
+    key: list[str] = field(default_factory=list)  # --key
+    restatement: Optional[Restated] = None  # set when the report is a restatement's
 
     @property
     def found(self) -> bool:
@@ -179,6 +210,8 @@ class WorkspaceDataDiff:
     def to_json(self) -> dict:
         """The JSON document (docs/commands.md, "The data diff")."""
         return {"base": self.base, "head": self.head, "period": self.period, "by": list(self.by),
+                "key": list(self.key),
+                "restatement": None if self.restatement is None else self.restatement.to_json(),
                 "ignored_columns": list(IGNORED_COLUMNS),
                 "projects": [{"name": p.name, "status": p.status, "note": p.note,
                               "outputs": [o.to_json() for o in p.diff.outputs] if p.diff else []}

@@ -26,7 +26,7 @@ from ...compiler.compile import compile_project, require_project
 from ...compiler.errors import ExecutionError, LedgerflowError
 from ...compiler.model import Workspace
 from ...compiler.periods import Period
-from ..diff.data_result import DataDiff, ProjectDataDiff, WorkspaceDataDiff, output_labels
+from ..diff.data_result import DataDiff, ProjectDataDiff, Restated, WorkspaceDataDiff, output_labels
 from ..periods.command import who
 from ..store.closure_table import describe
 from ..store.restatements import emptied_line
@@ -56,10 +56,14 @@ class Restatement:
     would_empty: list = field(default_factory=list)  # a dry run: the superseded outputs it would publish empty
 
     def report(self) -> WorkspaceDataDiff:
-        """The data diff as ``diff --data`` reports one project (BASE: the published run, HEAD: the restatement)."""
+        """The data diff as ``diff --data`` reports one project (BASE: the published run, HEAD: the restatement),
+        headed as the restatement it is (project, period, reason, by)."""
         base = f"published run {self.superseded.run_id}" if self.superseded.run_id else "nothing published"
         head = "restatement (dry run)" if self.dry_run else f"restatement run {self.record['run_id']}"
-        return WorkspaceDataDiff(base, head, self.period, [], [ProjectDataDiff(self.project, "compared", self.diff)])
+        restated = Restated(self.project, self.period, self.reason, self.by, self.superseded.run_id,
+                            None if self.dry_run else self.record["run_id"])
+        return WorkspaceDataDiff(base, head, self.period, [], [ProjectDataDiff(self.project, "compared", self.diff)],
+                                 restatement=restated)
 
 
 def plan(runner, project_ref: str, period: Period, reason: Optional[str], workspace: Optional[Workspace] = None,
@@ -193,7 +197,7 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
             base = {o.label or o.name: read_published(spark, o.folder, o.format, head.get(o.label or o.name))
                     for o in superseded.outputs}
             return compare(base, head, {**{o.label or o.name: o.seq for o in superseded.outputs},
-                                        **{label: seq for seq, label in labels.items()}})
+                                        **{label: seq for seq, label in labels.items()}}, compiled)
         except LedgerflowError:
             raise
         except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors
@@ -209,8 +213,6 @@ def render(result: Restatement, fmt: str = "text") -> str:
     text = render_data(result.report(), fmt)
     if fmt == "json":
         return text
-    if fmt == "text":  # its first line names `diff --data`'s sides: the summary says what they are
-        text = f"Data diff, {result.report().base} -> {result.report().head}:" + text[text.index("\n"):]
     return "\n".join(summary_lines(result) + ["", text])
 
 

@@ -184,11 +184,23 @@ def keyed(frame):
     return frame.withColumn(KEY, F.when(made, F.substring(F.col(KEY), _TIME_PREFIX + 1, 36)).otherwise(F.col(KEY)))
 
 
-def compare(base: dict, head: dict, seqs: dict):
+def compare(base: dict, head: dict, seqs: dict, compiled=None):
     """The data diff of the published rows ``base`` and the restated ``head`` (output name -> frame), rows
-    matched by :func:`keyed` ids."""
+    matched by :func:`keyed` ids (or, for an output without ``_row_id``, by the group-by keys ``compiled``'s plan
+    gives it; columns it copies from a join are not totalled)."""
     from ..diff.data_diff import data_diff
-    return data_diff({n: keyed(f) for n, f in base.items()}, {n: keyed(f) for n, f in head.items()}, (), seqs)
+    return data_diff({n: keyed(f) for n, f in base.items()}, {n: keyed(f) for n, f in head.items()}, (), seqs,
+                     restated_matches(compiled))
+
+
+def restated_matches(compiled) -> dict:
+    """Output label (:func:`..diff.data_result.output_labels`) -> its
+    :class:`...compiler.diff.data_match.OutputMatch`, from the restating project's plan (empty without one)."""
+    if compiled is None:
+        return {}
+    from ...compiler.diff.data_match import output_matches
+    labels = output_labels((st.operation.seq, st.operation.name) for st in compiled.outputs)
+    return {labels[seq]: m for seq, m in output_matches(compiled.plan).items() if seq in labels}
 
 
 class RestatementPublishing:
@@ -242,7 +254,8 @@ class RestatementPublishing:
                 for name, (frame, folder, fmt) in self.staged.items()}
         base = {o.label or o.name: read_published(spark, o.folder, o.format, head.get(o.label or o.name))
                 for o in self.superseded.outputs}
-        self.diff = compare(base, head, {**{o.label or o.name: o.seq for o in self.superseded.outputs}, **self.seqs})
+        self.diff = compare(base, head, {**{o.label or o.name: o.seq for o in self.superseded.outputs}, **self.seqs},
+                            self.ctx.compiled)
         self.block["data_diff"] = self.diff.to_json()
 
     def ctx_spark(self):
