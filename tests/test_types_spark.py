@@ -165,3 +165,37 @@ def test_the_compilers_type_is_sparks_type(row, texts):
           "AVG(fine * 2)", "SUM(NULL)", "AVG(NULL)"])
 def test_the_compilers_type_of_an_aggregate_is_sparks_type(row, texts):
     assert_same_types(row, texts, aggregates=True)
+
+
+# ------------------------------------------------------------------------------------------ CAST on a run
+CAST_OPS = """
+- seq: 1
+  name: Amounts in hundreds
+  type: update
+  arguments:
+    assignments:
+      - column: amount_small
+        expression: 'CAST(transactions.amount_local / 100 AS decimal({precision},2))'
+- seq: 2
+  name: Lines
+  type: output
+  arguments:
+    destination: {{path: "out/cast", format: parquet}}
+    columns: [journal_id, line_number, amount_small]
+"""
+
+
+def test_a_cast_that_fits_is_exact_and_one_that_does_not_fails_the_run_naming_it(spark, finance):
+    from cli_support import add_project, describe, output_entry, record, run, run_id_of
+    add_project(finance, "cast_fits", CAST_OPS.format(precision=10))
+    rec = record(finance, run_id_of(run(finance, "cast_fits")))
+    frame = spark.read.parquet(output_entry(rec, 2)["location"])
+    assert frame.schema["amount_small"].dataType.simpleString() == "decimal(10,2)"
+    rows = {(r["journal_id"], r["line_number"]): str(r["amount_small"]) for r in frame.collect()}
+    assert rows[("JE-001", 1)] == "150.00"
+    add_project(finance, "cast_overflows", CAST_OPS.format(precision=3))  # 150.00 needs 5 digits: no silent NULL
+    result = run(finance, "cast_overflows", expect=3)
+    assert ("ledgerflow: CAST(transactions.amount_local / 100 AS decimal(3,2)) in operation 1 'Amounts in hundreds', "
+            "column 'amount_small' (projects/cast_overflows.yml line ") in result.output, describe(result)
+    assert "does not convert to decimal(3,2)" in result.output and "the value '" in result.output
+    assert record(finance, run_id_of(result))["status"] == "failed"

@@ -42,8 +42,9 @@ def target_type(text: str) -> Optional[SqlType]:
     return None
 
 
-def translate_cast(node: Call, operand: Typed, source: Source) -> Typed:
-    """The checked SQL of ``CAST(x AS type)`` with ``x`` already translated into ``operand``."""
+def translate_cast(node: Call, operand: Typed, source: Source, context: str = "") -> Typed:
+    """The checked SQL of ``CAST(x AS type)`` with ``x`` already translated into ``operand``; ``context`` (the
+    operation and column, when known) goes into the message of a value that does not convert."""
     target = target_type(node.target or "")
     if target is None:
         hint = "write decimal(p,s) with 1 <= p <= 38 and s <= p" if (node.target or "").lower().startswith(
@@ -51,7 +52,7 @@ def translate_cast(node: Call, operand: Typed, source: Source) -> Typed:
         raise ExprError("type", f"CAST cannot make a '{node.target}'", source, node.target_pos, node.target or "",
                         hint)
     if target.kind in _REFUSED.get(operand.type.kind, ()):
-        raise ExprError("type", f"CAST cannot turn a {operand.type} into a {target}", source, node.pos, "CAST",
+        raise ExprError("type", f"CAST cannot turn {operand.type} values into {target}", source, node.pos, "CAST",
                         "Spark converts dates only to and from strings and timestamps, and booleans only to and "
                         "from numbers and strings")
     nested = 1 + max((n.meta.get(_NESTED, 0) for n in operand.sql.walk()), default=0)
@@ -62,17 +63,17 @@ def translate_cast(node: Call, operand: Typed, source: Source) -> Typed:
     if operand.type.kind == "null":
         sql: exp.Expression = exp.Cast(this=operand.sql, to=dtype)
     else:
-        sql = _checked(operand.sql, dtype, _message(node, source, target))
+        sql = _checked(operand.sql, dtype, _message(node, source, target, context))
     sql.meta[_NESTED] = nested
     sql.meta["lf_kind"] = target.kind
     return Typed(sql, target, operand.aggregate)
 
 
-def _message(node: Call, source: Source, target: SqlType) -> str:
+def _message(node: Call, source: Source, target: SqlType, context: str) -> tuple[str, str]:
+    """The message of a value that does not convert: the text before the value and the text after it."""
     loc = source_location(source, node.pos)
-    written = _written(node, source)
-    return (f"ledgerflow: {written} at {loc.file} line {loc.line}, column {loc.column}: the value '{{}}' does not "
-            f"convert to {target}")
+    where = f"{context} ({loc.file} line {loc.line})" if context else f"{loc.file} line {loc.line}, column {loc.column}"
+    return f"ledgerflow: {_written(node, source)} in {where}: the value '", f"' does not convert to {target}"
 
 
 def _written(node: Call, source: Source) -> str:
@@ -87,9 +88,9 @@ def _written(node: Call, source: Source) -> str:
     return f"CAST(... AS {node.target})"
 
 
-def _checked(value: exp.Expression, dtype: exp.DataType, message: str) -> exp.Expression:
+def _checked(value: exp.Expression, dtype: exp.DataType, message: tuple[str, str]) -> exp.Expression:
     """``COALESCE(TRY_CAST(v AS t), CASE WHEN v IS NULL THEN NULL ELSE raise_error(...) END)``."""
-    before, _, after = message.partition("{}")
+    before, after = message
     text = exp.Anonymous(this="concat", expressions=[
         exp.Literal.string(before), exp.Cast(this=value.copy(), to=data_type("string")), exp.Literal.string(after)])
     fail = exp.Cast(this=exp.Anonymous(this="raise_error", expressions=[text]), to=dtype.copy())

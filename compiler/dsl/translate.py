@@ -84,6 +84,7 @@ class Translator:
         self.aggregates = aggregates
         self.group_keys = group_keys  # column names allowed outside aggregate functions
         self._parsed: dict[str, Node] = {}
+        self.context = ""  # the operation and column being translated, named by a CAST that fails at run time
 
     # ------------------------------------------------------------------ entry points
     def parse(self, source: Source) -> Node:
@@ -216,7 +217,8 @@ class Translator:
         if node.name == "DATE":  # takes a literal only, checked here rather than in Spark
             return _date_call(node, source)
         if node.name == "CAST":
-            return casts.translate_cast(node, self._tr(node.args[0], source, in_aggregate), source)
+            return casts.translate_cast(node, self._tr(node.args[0], source, in_aggregate), source,
+                                      self.context)
         fn = functions.lookup(node.name)
         if fn is None:
             raise ExprError("function", f"unknown function '{node.name}'", source, node.pos, node.name,
