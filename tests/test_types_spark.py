@@ -199,3 +199,44 @@ def test_a_cast_that_fits_is_exact_and_one_that_does_not_fails_the_run_naming_it
             "column 'amount_small' (projects/cast_overflows.yml line ") in result.output, describe(result)
     assert "does not convert to decimal(3,2)" in result.output and "the value '" in result.output
     assert record(finance, run_id_of(result))["status"] == "failed"
+
+
+# ------------------------------------------------------------ one type: compile, registered dataset, the run
+CONVERTED = """
+- seq: 1
+  name: Convert to USD
+  type: update
+  arguments:
+    joins:
+      - alias: fx
+        dataset_id: exchange_rates
+        on: 'transactions.currency = fx.from_currency AND fx.to_currency = "USD" AND fx.rate_type = "closing"'
+    assignments:
+      - {column: amount_usd, expression: 'ROUND(transactions.amount_local * fx.rate, 2)'}
+      - {column: amount_raw, expression: 'transactions.amount_local * fx.rate'}
+- seq: 2
+  name: Register converted lines
+  type: output
+  arguments:
+    destination: {path: "out/usd/v{{version}}", format: parquet}
+    columns: [journal_id, line_number, amount_usd, amount_raw]
+    register_as_dataset: usd_lines
+"""
+
+
+def test_a_computed_column_has_one_type_before_and_after_the_run(spark, finance):
+    """The issue's ROUND(amount * rate, 2): ``number`` on the project page, ``decimal(38,2)`` once registered."""
+    from cli_support import add_project, output_entry, record, run, run_id_of
+
+    from ledgerflow.compiler.compile import plan_project
+    from ledgerflow.compiler.workspace import load_workspace
+    add_project(finance, "usd", CONVERTED)
+    ws = load_workspace(str(finance))
+    output = plan_project(ws, ws.find_project("usd")).operations[1]
+    compiled = {name: str(col.type) for name, col in output.columns.items() if not name.startswith("_")}
+    assert compiled == {"journal_id": "string", "line_number": "int", "amount_usd": "decimal(32,2)",
+                        "amount_raw": "decimal(37,8)"}  # decimal(18,2) * decimal(18,6), rounded to 2 places
+    registered = {c.name: c.type for c in ws.find_dataset("usd_lines").columns}
+    assert registered == compiled
+    written = spark.read.parquet(output_entry(record(finance, run_id_of(run(finance, "usd"))), 2)["location"])
+    assert {f.name: f.dataType.simpleString() for f in written.schema.fields if f.name in compiled} == compiled
