@@ -237,6 +237,7 @@ def test_a_literal_of_more_than_38_digits_is_a_type_error_not_a_crash():
     for text in ["1" * 5000 + " + a", "1" * 39, "0." + "1" * 39]:
         err = error_of(text)
         assert err.kind == "type" and "more than 38 digits" in err.message
+    assert translate("0" * 5000 + "7 + a").type == T.INTEGER  # leading zeros are not digits
 
 
 def test_not_equal_spellings_are_the_same():

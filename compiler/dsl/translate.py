@@ -345,7 +345,7 @@ def _literal(node: Literal, source: Source, negative: bool = False) -> Typed:
             raise ExprError("type", f"the number {text} has more than {R.MAX_PRECISION} digits, more than Spark "
                             "holds exactly", source, node.pos, text, "write it with at most 38 digits")
         sql = exp.Literal.number(text)
-        value = None if "." in text else int(text) * (-1 if negative else 1)
+        value = None if "." in text else int(text.lstrip("0") or "0") * (-1 if negative else 1)  # 5000 zeros: fine
         return Typed(exp.Neg(this=sql) if negative else sql, typ, literal=value)
     if node.kind == "string":
         return Typed(_tag(exp.Literal.string(str(node.value)), T.STRING), T.STRING)
