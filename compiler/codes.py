@@ -153,7 +153,7 @@ CODES: tuple[Code, ...] = (
          f"{CHECKS} (Codes)"),
     Code("CHK-004", "on_violation: quarantine on a check that does not judge single rows of an output",
          f"{CHECKS} (Codes)"),
-    Code("CHK-005", "a tolerance that is not a non-negative decimal", f"{CHECKS} (Codes)"),
+    Code("CHK-005", "a tolerance that is not a non-negative decimal of at most 38 digits", f"{CHECKS} (Codes)"),
     Code("CHK-006", "a check name that is not a name, or used by two checks", f"{CHECKS} (Codes)"),
     Code("CHK-007", "a quarantine destination missing, unused, outside the workspace, or overlapping a dataset's "
          "location, an output's destination or another check's quarantine destination", f"{CHECKS} (Codes)"),

@@ -1,8 +1,10 @@
 """Types of the DSL and their Spark SQL spellings.
 
 A :class:`SqlType` has a coarse ``kind`` used for type checking (boolean, number, string, date,
-timestamp, null, unknown) and, when it is known exactly, the Spark ``sql`` type. Exact types come
-from declarations and system columns; computed numbers keep ``sql=None`` and let Spark decide.
+timestamp, null, unknown) and the exact Spark ``sql`` type. Declarations and system columns give it,
+and every DSL expression has the type Spark gives it (:mod:`ledgerflow.compiler.type_rules`);
+``sql=None`` is left for a NULL, a value of unknown type, and a registered column recorded before
+types were exact. ``str()`` of a type is the one spelling every command and page shows.
 """
 from __future__ import annotations
 
@@ -58,23 +60,10 @@ def from_sql(sql: str) -> SqlType:
 
 
 def compatible(a: SqlType, b: SqlType) -> bool:
-    """Whether values of ``a`` and ``b`` can be compared or mixed in IF/COALESCE branches."""
+    """Whether values of ``a`` and ``b`` can be compared or mixed in IF/COALESCE branches (their common type
+    is :func:`ledgerflow.compiler.type_rules.wider`)."""
     if "null" in (a.kind, b.kind) or "unknown" in (a.kind, b.kind):
         return True
     if {a.kind, b.kind} <= {"date", "timestamp"}:
         return True
     return a.kind == b.kind
-
-
-def unify(types: list[SqlType]) -> SqlType:
-    """The common type of compatible branches (exact only when every branch agrees)."""
-    concrete = [t for t in types if t.kind not in ("null", "unknown")]
-    if not concrete:
-        return UNKNOWN if any(t.kind == "unknown" for t in types) else NULL
-    first = concrete[0]
-    if all(t == first for t in concrete):
-        return first
-    kinds = {t.kind for t in concrete}
-    if kinds == {"date", "timestamp"}:
-        return TIMESTAMP
-    return SqlType(first.kind)

@@ -12,6 +12,7 @@ from ..checks.load import located
 from ..checks.plan import CheckKind, CheckPlan
 from ..dsl.translate import Scope, date_literal
 from ..errors import Location, did_you_mean
+from ..type_rules import MAX_PRECISION
 from ..yaml_reader import text_of
 from .context import BindContext, loc_of
 
@@ -57,8 +58,15 @@ def names_of(ctx: BindContext, plan: CheckPlan, value: Any, loc: Optional[Locati
     return list(dict.fromkeys(str(v) for v, _ in items)) if ok else None
 
 
+def _digits(value: Decimal) -> int:
+    """How many digits ``value`` has written out in full (1e3: 4, 0.001: 4 counting the 0 before the point)."""
+    _, digits, exponent = value.as_tuple()
+    return len(digits) + exponent if exponent >= 0 else max(len(digits), -exponent)
+
+
 def tolerance(ctx: BindContext, plan: CheckPlan, value: Any, loc: Optional[Location]) -> Optional[Decimal]:
-    """The tolerance as an exact Decimal ("0.00" when not given); CHK-005 when it is not a non-negative decimal."""
+    """The tolerance as an exact Decimal ("0.00" when not given); CHK-005 when it is not a non-negative decimal
+    a Spark decimal holds (at most 38 digits written out in full)."""
     if value is None:
         return Decimal("0.00")
     if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
@@ -66,8 +74,14 @@ def tolerance(ctx: BindContext, plan: CheckPlan, value: Any, loc: Optional[Locat
             found = Decimal(str(value).strip())
         except InvalidOperation:
             found = None
-        if found is not None and found.is_finite() and found >= 0:
+        if found is not None and found.is_finite() and found >= 0 and _digits(found) <= MAX_PRECISION:
             return found
+        if found is not None and found.is_finite() and found >= 0:
+            ctx.errors.add("CHK-005", f"the tolerance of check '{plan.name}' has {_digits(found)} digits written out "
+                           f"in full, more than the {MAX_PRECISION} a Spark decimal holds",
+                           loc_of(value, loc) if isinstance(value, str) else loc or Location("?"), text_of(value),
+                           'write a decimal of at most 38 digits, e.g. tolerance: "0.01"')
+            return None
     hint = ('quote it, e.g. tolerance: "0.01": a YAML number is binary floating point, not an exact decimal'
             if isinstance(value, float) else 'write a non-negative decimal as a string, e.g. tolerance: "0.00"')
     ctx.errors.add("CHK-005", f"the tolerance of check '{plan.name}' is not a non-negative decimal",
@@ -162,7 +176,8 @@ def bind_unique(ctx: BindContext, plan: CheckPlan) -> bool:
 
 
 def bind_balanced(ctx: BindContext, plan: CheckPlan) -> bool:
-    """``balanced``: per group, SUM(amount) is within tolerance of zero (an all-NULL group violates)."""
+    """``balanced``: per group, SUM(amount) is within tolerance of zero (an all-NULL group violates); without
+    ``group_by``, the sum over all the checked rows."""
     args, where = plan.check.args, plan.check.where
     group = names_of(ctx, plan, args.get("group_by"), where.get("group_by"), "group_by")
     amount = args.get("amount")

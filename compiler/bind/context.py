@@ -253,6 +253,7 @@ class BindContext:
                                 loc_of(a.column, a.location), col)
                 ok = False
                 continue
+            tr.context = f"operation {op.seq} '{op.name}', column '{a.column}'"  # what a failing CAST names
             typed = self.compile_expr(tr, a.expression, a.location, codes)
             if typed is None:
                 ok = False

@@ -78,6 +78,7 @@ def bind_update(ctx: BindContext, op: UpdateOperation) -> Optional[UpdatePlan]:
             ctx.errors.add("UPD-VR-002", f"column '{col}' is assigned twice in operation {seq}",
                            loc_of(a.column, a.location), col, "assign each column once per update")
             continue
+        tr.context = f"operation {seq} '{op.name}', column '{col}'"  # what a failing CAST names
         typed = ctx.compile_expr(tr, a.expression, a.location,
                                  {"syntax": "UPD-VR-005", "unknown_alias": "JOIN-VR-008",
                                   "selector_undefined": "UPD-VR-003"})

@@ -17,7 +17,7 @@ from ..yaml_source import YList, YMap
 BASE_KEYS = ("name", "on", "severity", "on_violation", "quarantine", "key", "description")
 # The keys of each kind written as a mapping: (allowed, required).
 MAPPING_KINDS = {
-    "balanced": (("group_by", "amount", "tolerance"), ("group_by", "amount")),
+    "balanced": (("group_by", "amount", "tolerance"), ("amount",)),  # no group_by: the whole of the rows
     "accepted_values": (("column", "values"), ("column", "values")),
     "row_count": (("min", "max"), ()),
     "reconcile": (("from", "to", "by", "measures", "explained_by", "tolerance"), ("from", "to")),

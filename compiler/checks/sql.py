@@ -12,15 +12,19 @@ For the runner:
 from __future__ import annotations
 
 import hashlib
+from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Callable, Optional
 
 from sqlglot import exp
 
+from .. import type_rules
+from .. import types as T
 from ..render import comment, pretty, sql
 from .plan import Action, CheckKind, CheckPlan
 
 ROWS = "_lf_rows"  # the number of rows of a group (set checks), or of the view (row_count)
 VIOLATIONS = "_lf_violations"  # the number of violating rows (row_metrics_sql)
+MAX_DIGITS = type_rules.MAX_PRECISION
 
 
 def _col(name: str) -> exp.Column:
@@ -93,13 +97,29 @@ def set_check_tree(check: CheckPlan, view: str) -> exp.Select:
         return _ordered(query, keys)
     if check.kind == CheckKind.BALANCED:
         total = exp.Sum(this=_col(check.amount))
-        within = exp.LTE(this=exp.Abs(this=total.copy()), expression=exp.Literal.number(str(check.tolerance)))
+        bound = exp.Literal.number(format(balanced_bound(check), "f"))
+        within = exp.LTE(this=exp.Abs(this=total.copy()), expression=bound)
         failing = exp.Not(this=exp.Coalesce(this=within, expressions=[exp.false()]))
         if not keys:  # one overall group: no rows at all is nothing unbalanced
             failing = exp.and_(exp.GT(this=count.copy(), expression=exp.Literal.number(0)), failing)
         query = _grouped(keys, [_alias(count, ROWS), _alias(total, check.amount)], view).having(failing)
         return _ordered(query, keys)
     raise ValueError(f"check '{check.name}' is a {check.kind.value} check, not a set check")
+
+
+def balanced_bound(check: CheckPlan) -> Decimal:
+    """The tolerance a ``balanced`` check's SQL compares |SUM(amount)| with: the tolerance cut down to the
+    scale of the sum (a sum of decimal(p,s) values is a multiple of 10^-s, so nothing it passes or fails
+    changes) and to the largest value the sum's type holds. Spark compares a decimal(38,s) sum with a
+    literal of a finer scale by rounding the literal to fit 38 digits, which could pass a sum over the
+    tolerance; and a literal wider than 38 digits is a Spark error."""
+    assert check.amount is not None and check.tolerance is not None
+    precision, scale = T.decimal_parts(type_rules.summed(check.row_columns[check.amount]).sql)
+    with localcontext() as exact:
+        exact.prec = 2 * MAX_DIGITS  # a tolerance of 38 digits cut to a scale of 38 (the default keeps 28)
+        step = Decimal(1).scaleb(-scale)
+        largest = Decimal(1).scaleb(precision - scale) - step
+        return min(check.tolerance.quantize(step, rounding=ROUND_FLOOR), largest)
 
 
 def set_check_query(check: CheckPlan, view: str) -> str:

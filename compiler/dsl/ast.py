@@ -49,12 +49,15 @@ class Binary:
 
 @dataclass(frozen=True)
 class Call:
-    """``NAME(args)``; ``star`` is true for ``COUNT(*)``."""
+    """``NAME(args)``; ``star`` is true for ``COUNT(*)``; ``CAST(x AS type)`` is the call CAST of ``x`` with
+    the type as written in ``target`` and where it is written in ``target_pos``."""
 
     name: str
     args: tuple
     pos: int
     star: bool = False
+    target: Optional[str] = None
+    target_pos: int = 0
 
 
 @dataclass(frozen=True)

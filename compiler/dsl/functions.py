@@ -10,6 +10,7 @@ from typing import Callable, Optional
 
 from sqlglot import exp
 
+from .. import type_rules as R
 from .. import types as T
 from ..types import SqlType
 from ..render import data_type
@@ -25,7 +26,7 @@ class Function:
     min_args: int
     max_args: Optional[int]
     arg_kinds: tuple  # kinds accepted for each argument ("any" = anything); the last repeats
-    result: Callable[[list[SqlType]], SqlType]
+    result: Callable[[list[SqlType], list], SqlType]  # (argument types, integer literal values or None)
     build: Builder
     aggregate: bool = False
     signature: str = ""
@@ -36,35 +37,32 @@ def _anon(name: str) -> Builder:
 
 
 def _fixed(t: SqlType):
-    return lambda _types: t
+    return lambda _types, _literals: t
 
 
-def _same_as_first(types: list[SqlType]) -> SqlType:
-    return types[0] if types[0].kind != "null" else T.NUMBER
+def _first(rule: Callable[[SqlType], SqlType]):
+    return lambda types, _literals: rule(types[0])
 
 
-def _number_of(types: list[SqlType]) -> SqlType:
-    return SqlType("number")
+def _same_as_first(types: list[SqlType], _literals) -> SqlType:
+    return types[0]
 
 
-def _sum_of(types: list[SqlType]) -> SqlType:
-    """SUM's type as Spark gives it: of a decimal(p, s), a decimal(min(38, p + 10), s); of an int or a bigint, a
-    bigint; otherwise a number whose exact type only a run knows."""
-    t = types[0]
-    if t.is_decimal:
-        precision, scale = T.decimal_parts(t.sql)
-        return SqlType("number", f"decimal({min(38, precision + 10)},{scale})")
-    if t.sql in ("int", "bigint"):
-        return T.BIGINT
-    return SqlType("number")
+def _mod(types: list[SqlType], literals: list) -> SqlType:
+    return R.arithmetic("%", types[0], types[1], literals[0], literals[1])
 
 
-def _unify_all(types: list[SqlType]) -> SqlType:
-    return T.unify(types)
+def _round(types: list[SqlType], literals: list) -> SqlType:
+    # the translator has checked that the places are an integer literal
+    return R.rounded(types[0], literals[1] if literals[1] is not None else 0)
 
 
-def _if_result(types: list[SqlType]) -> SqlType:
-    return T.unify(types[1:])
+def _wider(types: list[SqlType], _literals) -> SqlType:
+    return R.wider(types)
+
+
+def _if_result(types: list[SqlType], _literals) -> SqlType:
+    return R.wider(types[1:])
 
 
 def _both_or_null(fn: str) -> Builder:
@@ -123,17 +121,17 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     # NOT(x) where an operand is expected (a = NOT(b)); elsewhere the parser reads it as the NOT operator
     F("NOT", 1, 1, ("boolean",), _fixed(T.BOOLEAN), lambda a: exp.Not(this=exp.Paren(this=a[0])), signature="NOT(x)"),
     F("ISNULL", 1, 1, ("any",), _fixed(T.BOOLEAN), lambda a: _is_null(a), signature="ISNULL(x)"),
-    F("COALESCE", 1, None, ("any",), _unify_all, lambda a: exp.Coalesce(this=a[0], expressions=a[1:]),
+    F("COALESCE", 1, None, ("any",), _wider, lambda a: exp.Coalesce(this=a[0], expressions=a[1:]),
       signature="COALESCE(x, ...)"),
     # math
-    F("ABS", 1, 1, ("number",), _same_as_first, lambda a: exp.Abs(this=a[0]), signature="ABS(x)"),
-    F("FLOOR", 1, 1, ("number",), _number_of, lambda a: exp.Floor(this=a[0]), signature="FLOOR(x)"),
-    F("CEIL", 1, 1, ("number",), _number_of, lambda a: exp.Ceil(this=a[0]), signature="CEIL(x)"),
-    F("ROUND", 2, 2, ("number", "number"), _number_of, lambda a: exp.Round(this=a[0], decimals=a[1]),
+    F("ABS", 1, 1, ("number",), _first(R.negated), lambda a: exp.Abs(this=a[0]), signature="ABS(x)"),
+    F("FLOOR", 1, 1, ("number",), _first(R.floored), lambda a: exp.Floor(this=a[0]), signature="FLOOR(x)"),
+    F("CEIL", 1, 1, ("number",), _first(R.floored), lambda a: exp.Ceil(this=a[0]), signature="CEIL(x)"),
+    F("ROUND", 2, 2, ("number", "number"), _round, lambda a: exp.Round(this=a[0], decimals=a[1]),
       signature="ROUND(x, n)"),
-    F("MOD", 2, 2, ("number", "number"), _number_of, _anon("try_mod"), signature="MOD(a, b)"),
-    F("MIN", 2, 2, ("number", "number"), _unify_all, _both_or_null("least"), signature="MIN(a, b)"),
-    F("MAX", 2, 2, ("number", "number"), _unify_all, _both_or_null("greatest"), signature="MAX(a, b)"),
+    F("MOD", 2, 2, ("number", "number"), _mod, _anon("try_mod"), signature="MOD(a, b)"),
+    F("MIN", 2, 2, ("number", "number"), _wider, _both_or_null("least"), signature="MIN(a, b)"),
+    F("MAX", 2, 2, ("number", "number"), _wider, _both_or_null("greatest"), signature="MAX(a, b)"),
     # string
     F("CONCAT", 1, None, ("any",), _fixed(T.STRING), _concat, signature="CONCAT(s, ...)"),
     F("UPPER", 1, 1, ("string",), _fixed(T.STRING), lambda a: exp.Upper(this=a[0]), signature="UPPER(s)"),
@@ -155,8 +153,8 @@ FUNCTIONS: dict[str, Function] = {f.name: f for f in [
     F("DATEDIFF", 2, 2, ("date", "date"), _fixed(T.INTEGER), _anon("datediff"), signature="DATEDIFF(end, start)"),
     F("DATEADD", 2, 2, ("date", "number"), _fixed(T.DATE), lambda a: _date_add(a), signature="DATEADD(date, n_days)"),
     # aggregate
-    F("SUM", 1, 1, ("number",), _sum_of, lambda a: exp.Sum(this=a[0]), aggregate=True, signature="SUM(x)"),
-    F("AVG", 1, 1, ("number",), _number_of, lambda a: exp.Avg(this=a[0]), aggregate=True, signature="AVG(x)"),
+    F("SUM", 1, 1, ("number",), _first(R.summed), lambda a: exp.Sum(this=a[0]), aggregate=True, signature="SUM(x)"),
+    F("AVG", 1, 1, ("number",), _first(R.averaged), lambda a: exp.Avg(this=a[0]), aggregate=True, signature="AVG(x)"),
     F("MIN_AGG", 1, 1, ("any",), _same_as_first, lambda a: exp.Min(this=a[0]), aggregate=True,
       signature="MIN_AGG(x)"),
     F("MAX_AGG", 1, 1, ("any",), _same_as_first, lambda a: exp.Max(this=a[0]), aggregate=True,

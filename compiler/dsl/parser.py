@@ -178,6 +178,8 @@ class Parser:
             return Paren(inner, tok.pos)
         if tok.kind == "ident":
             upper = tok.value.upper()
+            if self.peek().kind == "lparen" and upper == "CAST":
+                return self.parse_cast(tok)
             if self.peek().kind == "lparen" and "." not in tok.value:
                 return self.parse_call(tok)
             if upper in ("TRUE", "FALSE"):
@@ -207,6 +209,28 @@ class Parser:
                 args.append(self.parse_or())
         self.expect("rparen", "')' or ','")
         return Call(name_tok.value.upper(), tuple(args), name_tok.pos, star)
+
+
+    def parse_cast(self, name_tok: Token) -> Node:
+        """``CAST(x AS type)``, the type a name with an optional ``(p,s)``; the translator judges the name."""
+        self.expect("lparen", "'('")
+        value = self.parse_or()
+        if not self.keyword("AS"):
+            found = self.peek().value or "end of expression"
+            raise DslSyntaxError(f"expected AS and a type in CAST, found '{found}'", self.peek().pos, found)
+        self.next()
+        type_tok = self.expect("ident", "a type name after AS")
+        target = type_tok.value
+        if self.peek().kind == "lparen":
+            self.next()
+            numbers = [self.expect("num", "a whole number").value]
+            while self.peek().kind == "comma":
+                self.next()
+                numbers.append(self.expect("num", "a whole number").value)
+            self.expect("rparen", "')'")
+            target += "(" + ",".join(numbers) + ")"
+        self.expect("rparen", "')' after the type")
+        return Call("CAST", (value,), name_tok.pos, target=target, target_pos=type_tok.pos)
 
 
 def parse_expression(text: str) -> Node:

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from sqlglot import exp
 
+from .. import type_rules as R
 from .. import types as T
 from ..codes import EXPRESSION_DEFAULTS
-from ..errors import Diagnostic, LedgerflowError, Location, did_you_mean
+from ..errors import did_you_mean
 from ..types import SqlType
 from ..render import data_type
-from . import functions
+from . import casts, functions
 from .ast import Binary, Call, ColumnRef, Expanded, Literal, Node, Paren, SelectorRef, Source, Unary
+from .typed import ExprError, Typed, source_location  # noqa: F401 (source_location: re-exported)
 from .parser import DslSyntaxError, parse_expression
 
 MAX_SELECTOR_DEPTH = 10
@@ -32,28 +34,6 @@ _ARITH = {"+": exp.Add, "-": exp.Sub, "*": exp.Mul}
 
 # Default codes (the registry's); callers override per context (e.g. {"syntax": "UPD-VR-005"}).
 DEFAULT_CODES = EXPRESSION_DEFAULTS
-
-
-class ExprError(LedgerflowError):
-    """A located problem in one expression (the binder turns it into a coded :class:`Diagnostic`)."""
-
-    def __init__(self, kind: str, message: str, source: Source, pos: int, text: str = "", hint: str = ""):
-        super().__init__(message)
-        self.kind, self.message, self.source, self.pos, self.text, self.hint = kind, message, source, pos, text, hint
-
-    def diagnostic(self, codes: dict) -> Diagnostic:
-        """The diagnostic for this error under the caller's code table."""
-        return Diagnostic(codes.get(self.kind, DEFAULT_CODES[self.kind]), self.message,
-                          source_location(self.source, self.pos), self.text, self.hint)
-
-
-def source_location(source: Source, pos: int) -> Location:
-    """File location of character ``pos`` of an expression's text."""
-    before = source.text[:pos]
-    newlines = before.count("\n")
-    if newlines:
-        return Location(source.file, source.line + newlines, pos - before.rfind("\n"))
-    return Location(source.file, source.line, source.column + pos)
 
 
 @dataclass
@@ -94,15 +74,6 @@ class Scope:
                         ref.pos, ref.text, did_you_mean(ref.table, known))
 
 
-@dataclass
-class Typed:
-    """A translated expression: sqlglot node, DSL type, and whether it aggregates."""
-
-    sql: exp.Expression
-    type: SqlType
-    aggregate: bool = False
-
-
 class Translator:
     """Translates expressions of one context (scope, selectors, aggregate rules)."""
 
@@ -113,6 +84,7 @@ class Translator:
         self.aggregates = aggregates
         self.group_keys = group_keys  # column names allowed outside aggregate functions
         self._parsed: dict[str, Node] = {}
+        self.context = ""  # the operation and column being translated, named by a CAST that fails at run time
 
     # ------------------------------------------------------------------ entry points
     def parse(self, source: Source) -> Node:
@@ -175,7 +147,7 @@ class Translator:
         if isinstance(node, Paren):
             return Paren(self._expand(node.expr, source, stack), node.pos)
         if isinstance(node, Call):
-            return Call(node.name, tuple(self._expand(a, source, stack) for a in node.args), node.pos, node.star)
+            return replace(node, args=tuple(self._expand(a, source, stack) for a in node.args))
         return node
 
     # ------------------------------------------------------------------ translation
@@ -190,10 +162,10 @@ class Translator:
             return Typed(_tag(sql, typ), typ)
         if isinstance(node, Paren):
             inner = self._tr(node.expr, source, in_aggregate)
-            return Typed(exp.Paren(this=inner.sql), inner.type, inner.aggregate)
+            return Typed(exp.Paren(this=inner.sql), inner.type, inner.aggregate, inner.literal)
         if isinstance(node, Expanded):
             inner = self._tr(node.body, node.source, in_aggregate)
-            return Typed(exp.Paren(this=inner.sql), inner.type, inner.aggregate)
+            return Typed(exp.Paren(this=inner.sql), inner.type, inner.aggregate, inner.literal)
         if isinstance(node, Unary):
             return self._unary(node, source, in_aggregate)
         if isinstance(node, Binary):
@@ -203,14 +175,15 @@ class Translator:
         raise ExprError("syntax", f"unsupported expression {type(node).__name__}", source, 0)  # pragma: no cover
 
     def _unary(self, node: Unary, source: Source, in_aggregate: bool) -> Typed:
+        if node.op == "-" and isinstance(node.operand, Literal) and node.operand.kind == "number":
+            return _literal(node.operand, source, negative=True)  # Spark reads -2 as one literal
         operand = self._tr(node.operand, source, in_aggregate)
         if node.op == "NOT":
             _require(operand, "boolean", source, node.pos, "NOT")
             return Typed(exp.Not(this=_paren_if(operand.sql, node.operand, 3)), T.BOOLEAN, operand.aggregate)
         _require(operand, "number", source, node.pos, "unary '-'")
         # Spark casts an untyped NULL to DOUBLE for unary minus: -NULL is a double, not a NULL
-        typ = SqlType("number", "double") if operand.type.kind == "null" else operand.type
-        return Typed(exp.Neg(this=_paren_if(operand.sql, node.operand, 7)), typ, operand.aggregate)
+        return Typed(exp.Neg(this=_paren_if(operand.sql, node.operand, 7)), R.negated(operand.type), operand.aggregate)
 
     def _binary(self, node: Binary, source: Source, in_aggregate: bool) -> Typed:
         left = self._tr(node.left, source, in_aggregate)
@@ -238,11 +211,14 @@ class Translator:
             sql = exp.Anonymous(this="try_divide", expressions=[left.sql, right.sql])
         else:
             sql = _ARITH[node.op](this=lsql, expression=rsql)
-        return Typed(sql, _arith_type(node.op, left.type, right.type), agg)
+        return Typed(sql, R.arithmetic(node.op, left.type, right.type, left.literal, right.literal), agg)
 
     def _call(self, node: Call, source: Source, in_aggregate: bool) -> Typed:
         if node.name == "DATE":  # takes a literal only, checked here rather than in Spark
             return _date_call(node, source)
+        if node.name == "CAST":
+            return casts.translate_cast(node, self._tr(node.args[0], source, in_aggregate), source,
+                                      self.context)
         fn = functions.lookup(node.name)
         if fn is None:
             raise ExprError("function", f"unknown function '{node.name}'", source, node.pos, node.name,
@@ -275,6 +251,8 @@ class Translator:
                 raise ExprError("type", f"argument {i + 1} of {fn.name} must be {want}, got {arg.type.kind}", source,
                                 getattr(argnode, "pos", node.pos), fn.signature)
         types = [a.type for a in args]
+        if fn.name == "ROUND":
+            _round_places(args[1], node.args[1], source)
         if fn.name == "IF" and types[0].kind == "null":  # CASE WHEN NULL is a Spark analysis error
             args[0] = Typed(_as_boolean(args[0].sql), T.BOOLEAN, args[0].aggregate)
         if fn.name == "IF" and not T.compatible(types[1], types[2]):
@@ -283,7 +261,7 @@ class Translator:
         if fn.name == "COALESCE" and not all(T.compatible(types[0], t) for t in types):
             raise ExprError("type", "COALESCE arguments have incompatible types", source, node.pos, "COALESCE")
         sql = fn.build([a.sql for a in args])
-        typ = fn.result(types)
+        typ = fn.result(types, [a.literal for a in args])
         return Typed(_tag(sql, typ), typ, fn.aggregate or any(a.aggregate for a in args))
 
 
@@ -346,10 +324,12 @@ def _paren_if(sql: exp.Expression, node: Node, min_prec: int) -> exp.Expression:
 _SQL_PRECEDENCE = {exp.Or: 1, exp.And: 2, exp.Not: 3, exp.Is: 3}
 
 
-def _arith_type(op: str, a: SqlType, b: SqlType) -> SqlType:
-    if a.sql in ("int", "bigint") and b.sql in ("int", "bigint") and op != "/":
-        return T.BIGINT if "bigint" in (a.sql, b.sql) else T.INTEGER
-    return T.NUMBER
+def _round_places(places: Typed, node: Node, source: Source) -> None:
+    """ROUND's places: Spark takes a constant int only, and the result's scale depends on it."""
+    if places.literal is None or places.type != T.INTEGER:
+        raise ExprError("type", "the places of ROUND must be a whole number written as it is, e.g. 2 or -3",
+                        source, getattr(node, "pos", 0), source.text[getattr(node, "pos", 0):][:20],
+                        "write ROUND(x, 2)")
 
 
 def _tag(sql: exp.Expression, typ: SqlType) -> exp.Expression:
@@ -357,16 +337,16 @@ def _tag(sql: exp.Expression, typ: SqlType) -> exp.Expression:
     return sql
 
 
-def _literal(node: Literal, source: Source) -> Typed:
+def _literal(node: Literal, source: Source, negative: bool = False) -> Typed:
     if node.kind == "number":
         text = str(node.value)
-        if "." in text:
-            typ = SqlType("number")  # exact decimal in Spark: 3.14 is decimal(3,2)
-        else:
-            digits = text.lstrip("0") or "0"  # int() of thousands of digits raises ValueError
-            typ = SqlType("number") if len(digits) > 19 else (
-                T.INTEGER if int(digits) < 2 ** 31 else (T.BIGINT if int(digits) < 2 ** 63 else SqlType("number")))
-        return Typed(exp.Literal.number(text), typ)
+        typ = R.literal_type(text, negative)
+        if typ is None:
+            raise ExprError("type", f"the number {text} has more than {R.MAX_PRECISION} digits, more than Spark "
+                            "holds exactly", source, node.pos, text, "write it with at most 38 digits")
+        sql = exp.Literal.number(text)
+        value = None if "." in text else int(text.lstrip("0") or "0") * (-1 if negative else 1)  # 5000 zeros: fine
+        return Typed(exp.Neg(this=sql) if negative else sql, typ, literal=value)
     if node.kind == "string":
         return Typed(_tag(exp.Literal.string(str(node.value)), T.STRING), T.STRING)
     if node.kind == "boolean":

@@ -219,7 +219,7 @@ WITH `input` AS (
     '0c000000-0000-4000-8000-000000000001' AS `_source_dataset`,
     3 AS `_operation_seq`,
     CAST(NULL AS STRING) AS `customer_tier`,
-    NULL AS `discounted_price`,
+    CAST(NULL AS DECIMAL(20, 3)) AS `discounted_price`,
     `total_sales`,
     `order_count`,
     3 AS `_lf_origin`,
