@@ -132,3 +132,26 @@ def test_a_line_appended_before_a_periods_own_read_fails_it(spark, finance, monk
     rec = _runs(finance)["2026-03"]
     _, rows = read_output(spark, rec, 1)
     assert len(rows) == 3 and rec["resolver_snapshot"]["input_fingerprints"][0]["total_bytes"] == 366
+
+
+def test_a_file_every_period_reads_fails_every_period_after_its_change(spark, finance, monkeypatch):
+    """One GL file holds every month (its `_period` column): a line appended after January committed fails
+    February and March, whose rows came from the range's read of that file; January, committed before, records
+    the file as the range read it, which `status` then finds changed."""
+    from fused_support import extend_finance
+    extend_finance(finance)
+    add_project(finance, PROJECT, """
+        - {seq: 1, name: Write, type: output, arguments: {destination: {path: out/gl_by_month, format: csv}}}""")
+    flat = "data/gl/v1/transactions.csv"
+    before = (finance / flat).stat().st_size
+    _append_after(monkeypatch, finance, "2026-01", flat, LINE.rstrip("\n") + ",2026-03\n")
+    result = cli(finance, "run", PROJECT, "--period", MONTHS, "--mode", "fused")
+    assert "gl_by_month: 3 periods fused" in result.stdout and result.exit_code == 3, describe(result)
+    runs = _runs(finance)
+    assert [runs[p]["status"] for p in ("2026-01", "2026-02", "2026-03")] == ["completed", "failed", "failed"]
+    for period in ("2026-02", "2026-03"):
+        assert "INPUT-004" in runs[period]["error"] and "changed transactions.csv" in runs[period]["error"]
+    [fp] = runs["2026-01"]["resolver_snapshot"]["input_fingerprints"]
+    assert fp["total_bytes"] == before  # the file as the range read it, not as it is now
+    status = " ".join(cli(finance, "status", "--period", MONTHS).stdout.split())
+    assert "Stale: 1 of 1 published" in status and "changed transactions.csv" in status, status
