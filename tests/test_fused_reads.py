@@ -77,6 +77,10 @@ def test_a_line_appended_during_a_fused_range_fails_the_period_it_touches(spark,
     # status: March is not up to date (never completed); January and February, whose files did not change, are
     status = cli(finance, "status", "--period", MONTHS)
     assert status.exit_code == 0 and "none of the 2 published project-periods" in status.stdout, describe(status)
+    # March's failed run recorded the file as the range read it: its replay refuses, naming the change
+    refused = cli(finance, "replay", march["run_id"])
+    assert refused.exit_code == 1 and "changed 2026-03.csv (size 294 -> 366" in " ".join(refused.stderr.split()), \
+        describe(refused)
 
     # a file changed after its period completed: status says so, replay refuses (it would give other rows)
     with open(finance / "data/gl/monthly/2026-02.csv", "a", encoding="utf-8") as fh:
