@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cli_support import add_project, cli, describe, read_output, record
 from ledgerflow.adapters.run.runner import Runner
 
@@ -159,3 +161,30 @@ def test_a_file_every_period_reads_fails_every_period_after_its_change(spark, fi
     assert fp["total_bytes"] == before  # the file as the range read it, not as it is now
     status = " ".join(cli(finance, "status", "--period", MONTHS).stdout.split())
     assert "Stale: 1 of 1 published" in status and "changed transactions.csv" in status, status
+
+
+def test_a_range_fingerprints_each_location_once_as_each_period_would(tmp_path, monkeypatch):
+    """fingerprint_range gives each period what fingerprint_inputs gives it, a shared location walked once;
+    refuse_changed names what changed since and passes what did not (no Spark)."""
+    from ledgerflow.adapters.inputs import fingerprint as fp
+    from ledgerflow.adapters.inputs.read_check import InputChanged, fingerprint_range, refuse_changed
+    from ledgerflow.compiler.resolver import Resolution, ResolvedLocation
+    for name in ("rates.csv", "2026-01.csv", "2026-02.csv"):
+        (tmp_path / name).write_text("x\n1\n")
+
+    def res(*names):
+        return Resolution("id", "gl", 1, "monthly", "dataset_resolver", "files",
+                          [ResolvedLocation("path", str(tmp_path / n), "csv") for n in names])
+    periods = {p: {"ds_gl": res(f"{p}.csv"), "ds_rates": res("rates.csv")} for p in ("2026-01", "2026-02")}
+    walked = []
+    real = fp.fingerprint_path
+    monkeypatch.setattr(fp, "fingerprint_path", lambda path, budget=None: walked.append(path) or real(path, budget))
+    got = fingerprint_range(periods)
+    assert sorted(walked) == sorted(str(tmp_path / n) for n in ("rates.csv", "2026-01.csv", "2026-02.csv"))
+    assert got == {p: fp.fingerprint_inputs(r) for p, r in periods.items()}
+    refuse_changed(got["2026-01"], periods["2026-01"], "2026-01", "r1")  # nothing changed
+    with open(tmp_path / "2026-02.csv", "a") as fh:
+        fh.write("2\n")
+    refuse_changed(got["2026-01"], periods["2026-01"], "2026-01", "r1")  # not a file January read
+    with pytest.raises(InputChanged, match=r"INPUT-004 run r2 \(period 2026-02\).*changed 2026-02.csv \(size 4 -> 6"):
+        refuse_changed(got["2026-02"], periods["2026-02"], "2026-02", "r2")

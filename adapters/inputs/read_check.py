@@ -54,8 +54,8 @@ def refuse_changed(recorded: Optional[list[dict]], resolutions: dict[str, Resolu
     if not changed:
         return
     raise InputChanged(
-        f"INPUT-004 run {run_id} (period {period}): its input changed while its rows were computed: "
-        + "; ".join(describe_change(c) for c in changed)
-        + ". The rows were computed from the files as they were before (a period of a fused range: when the range "
-        "read every period's files, with its first period's run), so they may lack the change or hold part of it; "
-        f"nothing was published for period {period}. Run the period again once the input is final.")
+        f"INPUT-004 run {run_id} (period {period}): an input changed between its fingerprint, taken before the run "
+        "read it, and the run's publication: " + "; ".join(describe_change(c) for c in changed)
+        + ". The rows were computed from the input as it was then (a period of a fused range: as the range read it, "
+        "with its first period's run) and may lack the change or hold part of it; nothing was published for period "
+        f"{period}. Run the period again once the input is final.")
