@@ -118,6 +118,9 @@ CODES: tuple[Code, ...] = (
          "after a closing quote, a record with the wrong number of fields, a multi-line file whose records "
          "end with different line breaks (file and line named)",
          f"{GUARANTEES} (Data is read exactly or not at all)"),
+    Code("INPUT-004", "an input file changed between the fingerprint a run records and the end of its read (for "
+         "a period of a fused range: since the range read every period's files); nothing is published for the "
+         "period", f"{GUARANTEES} (Replay checks its inputs)"),
     # runs (one writer per destination partition)
     Code("RUN-001", "a destination partition the run needs is being written by another live run (named with "
          "its process and host); `run --wait` waits for it", f"{GUARANTEES} (One writer per partition)"),

@@ -1,7 +1,8 @@
 """Input fingerprints: what a run read, recorded so that a replay can tell whether it still reads the same.
 
 A run records one fingerprint per resolved location (``resolver_snapshot.input_fingerprints``), taken
-when the inputs are resolved, before Spark executes anything:
+when the inputs are resolved, before Spark executes anything, and checked again before the run publishes
+(:mod:`.read_check`, which also takes a fused range's, once for the range):
 
 - a local path (absolute or ``file:``): every file Spark would read under it — relative path, size,
   modification time (ns) and, for files up to :data:`HASH_FILE_LIMIT` while the run's

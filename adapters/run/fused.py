@@ -5,9 +5,11 @@ computing them (:meth:`FusedRange.compute`, the runner's ``computation``).
 
 Every period's run resolves its inputs as usual. The fused statements read what the periods resolve
 to beforehand (:func:`resolve_range`); a period whose own resolution differs (a file appeared in
-between) computes its rows itself. When a fused statement fails, every period of the range computes
-its own rows (the ordinary :func:`.compute.compute`): the failing period fails by name and the others
-commit.
+between) computes its rows itself. A period given the fused rows records the fingerprints of its inputs
+taken just before the fused statements read them (not those of its own start), which its run compares with
+its inputs again before publishing (:mod:`..inputs.read_check`): a file changed since fails the period.
+When a fused statement fails, every period of the range computes its own rows (the ordinary
+:func:`.compute.compute`): the failing period fails by name and the others commit.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from ...compiler.periods import Period
 from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders
+from ..inputs.read_check import fingerprint_range
 from ..inputs.resolution import resolve_inputs
 from ...compiler.checks.bridge import bridge_plan, recorded
 from . import compute as period_compute
@@ -202,6 +205,7 @@ class FusedRange:
         self.started = started
         self.row_identity = row_identity
         self.result: Optional[FusedResult] = None
+        self.read: dict[str, list[dict]] = {}  # period identifier -> its inputs' fingerprints, taken before the read
         self.failure: Optional[BaseException] = None  # the fused statements' error: the range runs period by period
 
     def compute(self, spark, ctx: RunContext, metrics, echo: Echo,
@@ -214,6 +218,7 @@ class FusedRange:
             if broadcast:
                 self.fused = fuse(self.fused.compiled, self.fused.periods, uniform=uniform_views(self.resolutions),
                                   broadcast=broadcast)
+            self.read = fingerprint_range(self.resolutions, lambda: spark)
             try:
                 with metrics.measure(metrics.statement("fused", "stage", [])):
                     self.result = compute_fused(spark, self.fused, self.resolutions, self.started, echo,
@@ -223,6 +228,7 @@ class FusedRange:
                 echo(f"  fused statements failed ({type(exc).__name__}): running the periods one by one")
         if self.result is None or not same:
             return period_compute.compute(spark, ctx, metrics, echo, destinations)
+        ctx.fingerprints = self.read[ctx.period.identifier]  # what its rows were computed from
         pending = period_outputs(self.fused, self.result, ctx.period, destinations or {})
         if self.result.bridge is not None:  # the period's bridge, as its own run records it (run/bridge.py)
             ctx.bridge = self.result.bridge.for_period(ctx.period, {p.statement.operation.seq: p.frame

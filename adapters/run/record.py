@@ -60,6 +60,13 @@ class RunRecord:
         """The session the run's Spark work uses (``label``: its master or remote)."""
         self.data["spark"] = {"master_or_remote": label, "version": spark.version, "app_id": _app_id(spark)}
 
+    def read(self, fingerprints: Optional[list]) -> None:
+        """The input fingerprints the run records: those of what its Spark work read (a period of a fused range:
+        taken when the range read every period's files, adapters/run/fused.py)."""
+        snapshot = self.data.get("resolver_snapshot")
+        if snapshot is not None and fingerprints is not None:
+            snapshot["input_fingerprints"] = fingerprints
+
     def timed(self, timings: Optional[dict]) -> None:
         """The run's ``timings`` (None: it failed before its Spark work began)."""
         self.data["timings"] = timings

@@ -27,7 +27,7 @@ from ..commit import publish
 from ..commit.destinations import OutputDestination
 from ..commit.journal import CommitJournal
 from ..commit.signals import signals_deferred
-from ..inputs import fingerprint
+from ..inputs import fingerprint, read_check
 from ..inputs.resolution import resolve_inputs
 from ..open_store import open_store
 from ..store import liveness
@@ -49,6 +49,27 @@ def _with_more_places(publishing, ctx: RunContext, places: dict, record: dict) -
     notes in the run's ``record`` from the start, restate.py)."""
     more = getattr(publishing, "places", None)
     return {**places, **(more(ctx, places, record) if more is not None else {})}
+
+
+def _may_publish(store, ctx: RunContext, data: dict, session: Callable[[], object]) -> None:
+    """Raise when the run of ``ctx`` (its record ``data``), its outputs staged, may not publish them: its period
+    was closed meanwhile, or an input changed since the fingerprints it records were taken
+    (:mod:`..inputs.read_check`)."""
+    store.refuse_closed_now(data)
+    read_check.refuse_changed(ctx.fingerprints, ctx.resolutions, ctx.period.identifier, ctx.run_id, session)
+
+
+def _interrupted(record: RunRecord, ctx: RunContext) -> interrupts.RunInterrupted:
+    """What Ctrl-C before the commit point did to the run, as the exception the caller raises."""
+    if record.get("status") != "failed":  # the run store could not tell whether it committed
+        return interrupts.RunInterrupted(
+            f"run {ctx.run_id} was stopped at its commit point, and the run store could not tell whether it "
+            "committed; the next ledgerflow command (e.g. `ledgerflow runs clean`) settles it.")
+    done = record.get("rolled_back")
+    outputs = (f"; {publish.rollback_sentence(record.data)}" if done
+               else "; nothing it wrote was made visible")
+    return interrupts.RunInterrupted(f"run {ctx.run_id} was stopped before its commit point and is recorded "
+                                     f"failed{outputs.rstrip('.')}.")
 
 
 class Runner:
@@ -156,7 +177,7 @@ class Runner:
             if isinstance(exc, KeyboardInterrupt) and record is not None:
                 self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that "
                                                        "ran it, before it started"))
-                raise self._interrupted(record, ctx) from exc
+                raise _interrupted(record, ctx) from exc
             self.store.release(ctx.run_id)
             liveness.release(ctx.run_id)
             if isinstance(exc, KeyboardInterrupt):
@@ -219,12 +240,14 @@ class Runner:
             record.on_spark(self.spark_label, spark)
             metrics = RunMetrics(spark, ctx.run_id)
             pending = (self.computation or compute)(spark, ctx, metrics, self.echo, destinations)
+            record.read(ctx.fingerprints)
             checks = RunChecks(spark, ctx, quarantines, self.echo) if ctx.compiled.plan and ctx.compiled.plan.checks \
                 else None  # judged on the staged outputs, before anything is swapped in (run/checks.py)
             checks = self.publishing(record.data, ctx, checks) if self.publishing else checks
             outputs, registrations, journal = publish.write_outputs(
                 pending, destinations, record.data, period=ctx.period.identifier, save_run=self.store.save_run,
-                stops=interrupts, echo=self.echo, metrics=metrics, checks=checks, refuse=self.store.refuse_closed_now)
+                stops=interrupts, echo=self.echo, metrics=metrics, checks=checks,
+                refuse=lambda data: _may_publish(self.store, ctx, data, self._session))
             bridge.collect(ctx, record.data)  # record["bridge"] (already there when checks were judged)
             late = publish.commit_point(
                 self.store, record.data, outputs, registrations, journal, lineage,
@@ -237,7 +260,7 @@ class Runner:
         except Exception as exc:  # Spark/Py4J/Connect errors: the run failed on Spark
             if interrupts.requested():  # the failure of a job Ctrl-C cancelled
                 self._fail(record, ctx, ExecutionError("interrupted: KeyboardInterrupt in the process that ran it"))
-                raise self._interrupted(record, ctx) from exc
+                raise _interrupted(record, ctx) from exc
             err = ExecutionError(f"run {ctx.run_id} failed on Spark: {spark_error_message(exc, ctx)}")
             err.__cause__ = exc
             record.timed(run_timings(metrics, clock))
@@ -247,22 +270,10 @@ class Runner:
             if self.store.run_status(ctx.run_id) != "completed":
                 self._fail(record, ctx, ExecutionError(f"interrupted: {type(exc).__name__} in the process that ran it"))
                 if isinstance(exc, KeyboardInterrupt):
-                    raise self._interrupted(record, ctx) from exc
+                    raise _interrupted(record, ctx) from exc
                 raise
             late = exc  # it arrived just after the commit point, which went through: the run stands
         return outputs, journal, late
-
-    def _interrupted(self, record: RunRecord, ctx: RunContext) -> interrupts.RunInterrupted:
-        """What Ctrl-C before the commit point did to the run, as the exception the caller raises."""
-        if record.get("status") != "failed":  # the run store could not tell whether it committed
-            return interrupts.RunInterrupted(
-                f"run {ctx.run_id} was stopped at its commit point, and the run store could not tell whether it "
-                "committed; the next ledgerflow command (e.g. `ledgerflow runs clean`) settles it.")
-        done = record.get("rolled_back")
-        outputs = (f"; {publish.rollback_sentence(record.data)}" if done
-                   else "; nothing it wrote was made visible")
-        return interrupts.RunInterrupted(f"run {ctx.run_id} was stopped before its commit point and is recorded "
-                                         f"failed{outputs.rstrip('.')}.")
 
     def _fail(self, record: RunRecord, ctx: RunContext, err: LedgerflowError) -> None:
         """Record the run failed with ``err`` (its local outputs rolled back first, when it got to its swaps)
