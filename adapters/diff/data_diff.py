@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Mapping, Optional, Sequence
 
 from ...compiler.errors import LedgerflowError
-from .data_keys import check_key, choose_match, quoted  # noqa: F401 (quoted: data_inputs reads it from here)
+from .data_keys import check_key, choose_match, lacking_columns, quoted  # noqa: F401 (quoted: data_inputs reads it from here)
 from .data_result import (IGNORED_COLUMNS, KEY, MAX_GROUPS, SAMPLE_ROWS, ColumnCount, DataDiff, DecimalTotal,
                           GroupChange, OutputDataDiff, SampleRow)
 
@@ -41,18 +41,10 @@ def check_by(name: str, columns_by_side: Mapping[str, Sequence[str]], by: Sequen
              project: Optional[str] = None) -> None:
     """Refuse ``by`` columns that output ``name`` (of ``project``) lacks on a side (``columns_by_side``: role
     -> its columns)."""
-    where = f"output '{name}'" + (f" of project '{project}'" if project else "")
-    lacking = {role: [c for c in by if c not in columns] for role, columns in columns_by_side.items()}
-    missing = list(dict.fromkeys(c for cols in lacking.values() for c in cols))
-    if not missing:
-        return
-    roles = [role for role, cols in lacking.items() if cols]
-    side = "on either side" if len(roles) > 1 else f"on the {roles[0]} side"
-    columns = columns_by_side.get("head") or next(iter(columns_by_side.values()))
-    raise ByColumnError(
-        f"diff --data: --by {', '.join(missing)}: {where} has no such column {side} (its columns: "
-        f"{', '.join(c for c in columns if not c.startswith('_'))}). Group by columns every compared output "
-        "has, or choose the outputs with --project.")
+    said = lacking_columns(name, columns_by_side, by, "--by", project)
+    if said:
+        raise ByColumnError(f"{said} Group by columns every compared output has, or choose the outputs with "
+                            "--project.")
 
 
 def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, object], by: Sequence[str] = (),

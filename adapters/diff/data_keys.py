@@ -47,22 +47,31 @@ def split_keys(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c.strip() for v in values for c in v.split(",") if c.strip()))
 
 
-def check_key(name: str, columns_by_side: Mapping[str, Sequence[str]], key: Sequence[str],
-              project: Optional[str] = None) -> None:
-    """Refuse ``key`` columns that output ``name`` (of ``project``) lacks on a side (``columns_by_side``: role
-    -> its columns): :class:`KeyColumnError`."""
-    lacking = {role: [c for c in key if c not in columns] for role, columns in columns_by_side.items()}
+def lacking_columns(name: str, columns_by_side: Mapping[str, Sequence[str]], wanted: Sequence[str], option: str,
+                    project: Optional[str] = None) -> Optional[str]:
+    """What to say when output ``name`` (of ``project``) lacks some of the ``wanted`` columns (of ``--key`` or
+    ``--by``, ``option``) on a side (``columns_by_side``: role -> its columns): the start of the message, naming
+    the columns, the side and the output's columns; None when it has them all."""
+    lacking = {role: [c for c in wanted if c not in columns] for role, columns in columns_by_side.items()}
     missing = list(dict.fromkeys(c for cols in lacking.values() for c in cols))
     if not missing:
-        return
+        return None
     roles = [role for role, cols in lacking.items() if cols]
     side = "on either side" if len(roles) > 1 else f"on the {roles[0]} side"
     where = f"output '{name}'" + (f" of project '{project}'" if project else "")
     columns = columns_by_side.get("head") or next(iter(columns_by_side.values()))
-    raise KeyColumnError(
-        f"diff --data: --key {', '.join(missing)}: {where} has no such column {side} (its columns: "
-        f"{', '.join(c for c in columns if not c.startswith('_'))}). Match rows by columns every compared output "
-        "has, or choose the outputs with --project.")
+    return (f"diff --data: {option} {', '.join(missing)}: {where} has no such column {side} (its columns: "
+            f"{', '.join(c for c in columns if not c.startswith('_'))}).")
+
+
+def check_key(name: str, columns_by_side: Mapping[str, Sequence[str]], key: Sequence[str],
+              project: Optional[str] = None) -> None:
+    """Refuse ``key`` columns that output ``name`` (of ``project``) lacks on a side (``columns_by_side``: role
+    -> its columns): :class:`KeyColumnError`."""
+    said = lacking_columns(name, columns_by_side, key, "--key", project)
+    if said:
+        raise KeyColumnError(f"{said} Match rows by columns every compared output has, or choose the outputs "
+                             "with --project.")
 
 
 def repeated_key(base, head, columns: Sequence[str]) -> Optional[tuple[str, dict, int]]:
