@@ -40,7 +40,14 @@ def test_a_cast_names_the_operation_column_and_place_and_keeps_no_silent_null():
     assert sql.startswith("COALESCE(TRY_CAST(`amount` * `rate` AS DECIMAL(10, 2)), CASE WHEN (`amount` * `rate`) IS NULL")
     assert ("RAISE_ERROR(CONCAT('ledgerflow: CAST(amount * rate AS decimal(10,2)) in operation 2 \\'Convert\\', "
             "column \\'amount_eur\\' (projects/p.yml line 7): the value \\'', CAST(`amount` * `rate` AS STRING), "
-            "'\\' does not convert to decimal(10,2)')") in sql
+            "'\\'', ' (in a row where amount = ', COALESCE(CAST(`amount` AS STRING), 'NULL'), ', rate = ', "
+            "COALESCE(CAST(`rate` AS STRING), 'NULL'), ')', ' does not convert to decimal(10,2)')") in sql
+
+
+def test_a_failing_cast_names_no_column_inside_an_aggregate_function():
+    tr = Translator(SCOPE, aggregates=True)
+    sql = tr.translate(Source("CAST(SUM(amount) AS decimal(4,2))", "projects/p.yml", 7, 21)).sql.sql("spark")
+    assert "in a row where" not in sql and "RAISE_ERROR" in sql
 
 
 @pytest.mark.parametrize("text,words", [

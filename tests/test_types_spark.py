@@ -197,7 +197,8 @@ def test_a_cast_that_fits_is_exact_and_one_that_does_not_fails_the_run_naming_it
     result = run(finance, "cast_overflows", expect=3)
     assert ("ledgerflow: CAST(transactions.amount_local / 100 AS decimal(3,2)) in operation 1 'Amounts in hundreds', "
             "column 'amount_small' (projects/cast_overflows.yml line ") in result.output, describe(result)
-    assert "does not convert to decimal(3,2)" in result.output and "the value '" in result.output
+    assert ("the value '150.000000' (in a row where transactions.amount_local = 15000.00) does not convert to "
+            "decimal(3,2)") in result.output, describe(result)
     assert record(finance, run_id_of(result))["status"] == "failed"
 
 

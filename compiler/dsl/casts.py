@@ -25,6 +25,7 @@ TYPES_HINT = "CAST takes decimal(p,s), integer, bigint, double, string, date, ti
 _DECIMAL = re.compile(r"decimal\((\d{1,3}),(\d{1,3})\)")
 MAX_NESTED = 3  # each checked CAST writes its operand three times: CASTs nested deeper grow the SQL too fast
 _NESTED = "lf_casts"
+WRITTEN = "lf_written"  # a column reference's meta: the reference as the DSL text wrote it
 
 # Conversions Spark's ANSI CAST refuses (kind of the value -> kinds it cannot become), measured on Spark 4.
 _REFUSED = {"date": {"number", "boolean"}, "timestamp": {"boolean"}, "boolean": {"date", "timestamp"},
@@ -73,7 +74,7 @@ def _message(node: Call, source: Source, target: SqlType, context: str) -> tuple
     """The message of a value that does not convert: the text before the value and the text after it."""
     loc = source_location(source, node.pos)
     where = f"{context} ({loc.file} line {loc.line})" if context else f"{loc.file} line {loc.line}, column {loc.column}"
-    return f"ledgerflow: {_written(node, source)} in {where}: the value '", f"' does not convert to {target}"
+    return f"ledgerflow: {_written(node, source)} in {where}: the value '", f" does not convert to {target}"
 
 
 def _written(node: Call, source: Source) -> str:
@@ -89,14 +90,38 @@ def _written(node: Call, source: Source) -> str:
 
 
 def _checked(value: exp.Expression, dtype: exp.DataType, message: tuple[str, str]) -> exp.Expression:
-    """``COALESCE(TRY_CAST(v AS t), CASE WHEN v IS NULL THEN NULL ELSE raise_error(...) END)``."""
+    """``COALESCE(TRY_CAST(v AS t), CASE WHEN v IS NULL THEN NULL ELSE raise_error(...) END)``; the message holds
+    the value and the row's values of the columns ``v`` reads (:func:`_sample_row`)."""
     before, after = message
     text = exp.Anonymous(this="concat", expressions=[
-        exp.Literal.string(before), exp.Cast(this=value.copy(), to=data_type("string")), exp.Literal.string(after)])
+        exp.Literal.string(before), exp.Cast(this=value.copy(), to=data_type("string")), exp.Literal.string("'"),
+        *_sample_row(value),
+        exp.Literal.string(after)])
     fail = exp.Cast(this=exp.Anonymous(this="raise_error", expressions=[text]), to=dtype.copy())
     guard = exp.Case(ifs=[exp.If(this=exp.Is(this=_operand(value.copy()), expression=exp.Null()), true=exp.Null())],
                      default=fail)
     return exp.Coalesce(this=exp.TryCast(this=value, to=dtype, safe=True), expressions=[guard])
+
+
+def _as_text(value: exp.Expression) -> exp.Expression:
+    """``v`` as a string, ``NULL`` written out when it is NULL (CONCAT of a NULL is NULL)."""
+    return exp.Coalesce(this=exp.Cast(this=value.copy(), to=data_type("string")),
+                        expressions=[exp.Literal.string("NULL")])
+
+
+def _sample_row(value: exp.Expression) -> list[exp.Expression]:
+    """The failing row as far as the CAST reads it: `` (in a row where a = ', a, ', b = ', b, ')'`` for each column
+    ``v`` reads (as written in the DSL), once each; none inside an aggregate function, which a grouped query
+    cannot name outside one. These columns are already the CAST's inputs, so lineage stays as it is."""
+    seen: dict[str, exp.Expression] = {}
+    for column in value.find_all(exp.Column):
+        written = column.meta.get(WRITTEN)
+        if written and written not in seen and column.find_ancestor(exp.AggFunc) is None:
+            seen[written] = column
+    parts: list[exp.Expression] = []
+    for i, (written, column) in enumerate(seen.items()):
+        parts += [exp.Literal.string((" (in a row where " if i == 0 else ", ") + f"{written} = "), _as_text(column)]
+    return parts + [exp.Literal.string(")")] if parts else parts
 
 
 def _operand(value: exp.Expression) -> exp.Expression:

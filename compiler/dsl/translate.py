@@ -159,6 +159,7 @@ class Translator:
             if self.group_keys is not None and not in_aggregate and node.name not in self.group_keys:
                 raise ExprError("not_grouped", f"'{node.text}' is neither grouped by nor inside an aggregate function",
                                 source, node.pos, node.text, "add it to group_by or wrap it in SUM/MIN_AGG/...")
+            sql.meta[casts.WRITTEN] = node.text  # how a failing CAST names the column in its sample row
             return Typed(_tag(sql, typ), typ)
         if isinstance(node, Paren):
             inner = self._tr(node.expr, source, in_aggregate)
