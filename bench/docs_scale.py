@@ -92,7 +92,7 @@ def build(root: Path, runs: int) -> str:
             "period": {"identifier": period, "start": start, "end": end},
             "started_at": f"{start}T02:00:00.000", "run_started_at": f"{start}T02:00:00.000",
             "finished_at": f"{start}T02:01:10.000", "sql_sha256": compiled.sha256(),
-            "outputs": [{"operation_seq": 501, "location": f"{root}/target/out/chain/_period={period}", "rows": rows,
+            "outputs": [{"operation_seq": 501, "location": f"{root}/target/out/chain_500/_period={period}", "rows": rows,
                          "registered_dataset": None, "registered_version": None, "lineage": lineage}],
             "checks": [], "bridge": [],
             "timings": {"total_s": 70.0, "setup_s": 20.0, "load_inputs_s": 2.1, "statements": statements,
