@@ -127,7 +127,8 @@ CODES: tuple[Code, ...] = (
     Code("RUN-001", "a destination partition the run needs is being written by another live run (named with "
          "its process and host); `run --wait` waits for it", f"{GUARANTEES} (One writer per partition)"),
     # closed periods (ledgerflow periods close | reopen)
-    Code("PERIOD-001", "a run of a closed project-period (who closed it, when, the note; `restate` changes it)",
+    Code("PERIOD-001", "a run of a closed project-period (who closed it, when, the note; `restate` changes it), or "
+         "a run of another project that would replace a partition a closed project-period published",
          f"{COMMANDS} (Closed periods)"),
     Code("PERIOD-002", "closing a project-period that is already closed (who closed it and when)",
          f"{COMMANDS} (Closed periods)"),

@@ -104,6 +104,32 @@ def test_a_project_no_longer_in_the_workspace_is_listed_as_removed(finance):
 
 
 # ------------------------------------------------------------------------------------ Spark
+def test_another_project_cannot_replace_a_closed_project_periods_partition(spark, finance):
+    """The red team's critical case: a copy (its own id) of a project writes the destination the original
+    published and closed. With both in the workspace, validate refuses the pair; with the original gone
+    from it, the run of the copy is refused by the close (PERIOD-001), and the closed partition, its version
+    folder and the close all stand (restate of the original's rows stays possible)."""
+    first = cli(finance, "run", TS01, "--period", PERIOD)
+    assert first.exit_code == 0, describe(first)
+    published = record(finance, run_id_of(first))["outputs"][0]["location"]
+    assert cli(finance, "periods", "close", PERIOD, "--project", TS01, "--by", "alice").exit_code == 0
+    destination = Path(published).parent
+    before = _tree(destination)
+    text = (finance / "projects" / f"{TS01}.yml").read_text()
+    (finance / "projects" / "ts01_copy.yml").write_text(
+        text.replace(TS01_ID, COPY_ID).replace(f"name: {TS01}\n", "name: ts01_copy\n"))
+    both = cli(finance, "run", "ts01_copy", "--period", PERIOD)
+    assert both.exit_code == 1 and "OUT-VR-003" in both.stderr, describe(both)
+    (finance / "projects" / f"{TS01}.yml").unlink()
+    r = cli(finance, "run", "ts01_copy", "--period", PERIOD)
+    assert r.exit_code == 1, describe(r)
+    assert "PERIOD-001 period 2026-01 of project 'ts01_output_only' is closed: closed by alice" in r.stderr
+    assert f"Project 'ts01_copy' would replace the partition {os.path.realpath(destination)}/_period=2026-01" in r.stderr
+    assert _tree(destination) == before  # the partition link, its version folder and every file as they were
+    listed = cli(finance, "periods", "list").stdout
+    assert _line(listed, TS01).split()[:4] == [PERIOD, TS01, "(removed)", "closed"]
+
+
 def test_a_renamed_project_with_a_run_is_refused_restated_and_reopened_by_its_new_name(spark, finance):
     """The red team's dead end: with a run recorded, the renamed project's run was refused, restate said the
     period was open (RESTATE-002) and reopen took neither name."""

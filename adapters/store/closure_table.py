@@ -43,11 +43,15 @@ _BY_NAME = "project = :name"
 class PeriodClosed(LedgerflowError):
     """A run of a closed project-period (exit 1): ``closure`` is the close that holds it."""
 
-    def __init__(self, closure: dict):
+    def __init__(self, closure: dict, through: Optional[tuple[str, str, str]] = None):
         self.closure = closure
         p, period = closure["project"], closure["period"]
+        # through: (the project that would run, a partition the close's published run wrote, that run's id)
+        by = "" if through is None else (
+            f" Project '{through[0]}' would replace the partition {through[1]}, which run {through[2]} of '{p}' "
+            "published: a close keeps the partitions it published, whichever project writes them.")
         super().__init__(
-            f"PERIOD-001 period {period} of project '{p}' is closed: {describe(closure)}. Its published outputs "
+            f"PERIOD-001 period {period} of project '{p}' is closed: {describe(closure)}.{by} Its published outputs "
             f"stand, so nothing was run or written. A restatement changes a closed period on purpose, with a "
             f"reason and the data diff in its record: `ledgerflow restate {p} --period {period} --reason TEXT`; "
             f"or reopen it first (`ledgerflow periods reopen {period} --project {p} --note TEXT`).")
@@ -103,6 +107,31 @@ class ClosureTable(StateDatabase):
             if want_p is None or name in want_p:
                 out[(name, period)] = row
         return out
+
+    def closed_publications(self, period: str) -> list[tuple[dict, dict]]:
+        """(close, what the run it keeps published wrote: ``{run_id, period, outputs}`` of the project-period's
+        last completed run) of every closed project-period of ``period`` that has a completed run (one query
+        of the runs of the closed projects: a run of another project checks them before it writes)."""
+        closes = [c for c in self.closures(periods=[period]).values() if c["action"] == CLOSE]
+        if not closes:
+            return []
+        ids = [c["project_id"] for c in closes if c.get("project_id")]
+        names = [c["project"] for c in closes if not c.get("project_id")]
+        where = " OR ".join(f"{column} IN ({','.join('?' * len(values))})"
+                            for column, values in (("project_id", ids), ("project_name", names)) if values)
+        with closing(self._connect()) as conn:
+            rows = conn.execute(f"SELECT project_id, project_name, run_id, record FROM runs WHERE status = 'completed' "
+                                f"AND period = ? AND ({where}) ORDER BY finished_at, run_id",
+                                [period, *ids, *names]).fetchall()
+        by_id = {r[0]: r for r in rows}  # the newest last
+        by_name = {r[1]: r for r in rows}
+        found = []
+        for closure in closes:
+            row = by_id.get(closure["project_id"]) if closure.get("project_id") else by_name.get(closure["project"])
+            if row is not None:
+                outputs = json.loads(row[3]).get("outputs") or []
+                found.append((closure, {"run_id": row[2], "period": {"identifier": period}, "outputs": outputs}))
+        return found
 
     def names_ran_as(self) -> dict[str, str]:
         """Project name -> the id of the project whose runs were recorded under it (the newest run's)."""
