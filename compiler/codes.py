@@ -109,7 +109,8 @@ CODES: tuple[Code, ...] = (
     Code("OUT-VR-003", "an output's destination that another output or a check's quarantine destination of the "
          "workspace may also write (the same folder as a real path, one inside the other, or the same table)",
          f"{WORKSPACE} (One writer per destination)"),
-    Code("OUT-VR-004", "an output's destination in (or holding) ledgerflow's own folders, target/ or .ledgerflow/",
+    Code("OUT-VR-004", "an output's destination in (or holding) ledgerflow's own folders: .ledgerflow/, target/runs "
+         "and the other folders of target/ ledgerflow writes",
          f"{WORKSPACE} (One writer per destination)"),
     Code("TABLE-001", "a table name Spark cannot take (a destination's catalog_table, or the name a resolver's table "
          "rule gives an output's table or a dataset read through it), or a destination table that cannot fill a "

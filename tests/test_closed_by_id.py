@@ -45,7 +45,8 @@ def _tree(folder: Path) -> dict[str, str]:
 def test_a_period_closed_before_any_run_stays_closed_for_the_renamed_project(finance):
     """The red team's rename (same id) with no run recorded: closes were kept by name, so the renamed project
     published into the period closed under its old name."""
-    assert cli(finance, "periods", "close", PERIOD, "--project", TS01, "--by", "alice", "--note", "Q1 audit").exit_code == 0
+    closed = cli(finance, "periods", "close", PERIOD, "--project", TS01, "--by", "alice", "--note", "Q1 audit")
+    assert closed.exit_code == 0, describe(closed)
     _rename(finance, TS01, "ts01_renamed")
     r = cli(finance, "run", "ts01_renamed", "--period", PERIOD)
     assert r.exit_code == 1, describe(r)
@@ -83,7 +84,8 @@ def test_closes_recorded_by_name_before_ids_still_hold_for_the_renamed_project(f
     _rename(finance, TS01, "ts01_renamed")
     r = cli(finance, "run", "ts01_renamed", "--period", PERIOD)
     assert r.exit_code == 1, describe(r)
-    assert "PERIOD-001 period 2026-01 of project 'ts01_renamed' is closed: closed as project 'ts01_output_only'" in r.stderr
+    assert ("PERIOD-001 period 2026-01 of project 'ts01_renamed' is closed: closed as project 'ts01_output_only'"
+            in r.stderr)
     listed = cli(finance, "periods", "list")
     assert _line(listed.stdout, "ts01_renamed").split()[:3] == [PERIOD, "ts01_renamed", "closed"]
     with sqlite3.connect(state / "state.db") as conn:  # the old row is as it was; the column was added
@@ -124,7 +126,8 @@ def test_another_project_cannot_replace_a_closed_project_periods_partition(spark
     r = cli(finance, "run", "ts01_copy", "--period", PERIOD)
     assert r.exit_code == 1, describe(r)
     assert "PERIOD-001 period 2026-01 of project 'ts01_output_only' is closed: closed by alice" in r.stderr
-    assert f"Project 'ts01_copy' would replace the partition {os.path.realpath(destination)}/_period=2026-01" in r.stderr
+    partition = f"{os.path.realpath(destination)}/_period=2026-01"
+    assert f"Project 'ts01_copy' would replace the partition {partition}, which run {run_id_of(first)}" in r.stderr
     assert _tree(destination) == before  # the partition link, its version folder and every file as they were
     listed = cli(finance, "periods", "list").stdout
     assert _line(listed, TS01).split()[:4] == [PERIOD, TS01, "(removed)", "closed"]

@@ -82,7 +82,8 @@ def test_catalog_tables_are_compared_by_name_whatever_their_case(finance):
     add_project(finance, "cat_c", OUTPUT.format(destination="{catalog_table: other.gl_out}"))
     r = cli(finance, "validate", "cat_a", "cat_c")
     assert r.exit_code == 1, describe(r)
-    assert "OUT-VR-003 output 1 of project 'cat_a' writes to 'fin.GL_Out', where output 1 of project 'cat_b'" in r.stderr
+    assert ("OUT-VR-003 output 1 of project 'cat_a' writes to 'fin.GL_Out', where output 1 of project 'cat_b'"
+            in r.stderr)
     assert "'cat_c'" not in r.stderr.split("Error:")[1].split("where")[0]  # other.gl_out is another table
     assert r.stderr.count("OUT-VR-003") == 1
 

@@ -34,9 +34,10 @@ def published_partitions(record: dict) -> set[str]:
     return out
 
 
-def refuse_closed_partitions(store, record: dict, needed: list[str]) -> None:
+def refuse_closed_partitions(store, record: dict, needed: list[str]) -> list[str]:
     """Raise :class:`PeriodClosed` when one of the partitions ``needed`` (:func:`.leases.resources` of the run
-    ``record`` describes) was published by a closed project-period of another project."""
+    ``record`` describes) was published by a closed project-period of another project; else ``needed``, the
+    leases the run takes next."""
     me = record["project"]
     wanted = set(needed)
     for closure, published in store.closed_publications(record["period"]["identifier"]):
@@ -46,3 +47,4 @@ def refuse_closed_partitions(store, record: dict, needed: list[str]) -> None:
         shared = sorted(wanted & published_partitions(published))
         if shared:
             raise PeriodClosed(closure, through=(me["name"], shared[0].split(" ", 1)[1], published["run_id"]))
+    return needed

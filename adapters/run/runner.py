@@ -146,10 +146,8 @@ class Runner:
             places = _with_more_places(self.publishing, ctx, {**destinations, **quarantines}, record.data)
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
             record.claimed(process, CommitJournal.staging_entries(places, ctx.period.identifier))
-            needed = leases.resources(places, ctx.period.identifier)
-            refuse_closed_partitions(self.store, record.data, needed)  # another project's close keeps them
-            leases.take(self.store, ctx.run_id, process, needed, self.wait,
-                        self.echo)  # one writer per destination partition, before any Spark query
+            needed = refuse_closed_partitions(self.store, record.data, leases.resources(places, ctx.period.identifier))
+            leases.take(self.store, ctx.run_id, process, needed, self.wait, self.echo)  # one writer per partition
             self.store.save_run(record.data, ctx.compiled.script())
         except LedgerflowError as err:
             record = record or RunRecord.start(ctx)
