@@ -19,6 +19,7 @@ Only links are read here; nothing is created.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import weakref
@@ -125,11 +126,17 @@ def own_folder_problem(root: str, place: Place) -> Optional[str]:
     if place.kind != "path":
         return None
     for name, what in OWN_FOLDERS.items():
-        own = Place("path", os.path.realpath(os.path.join(root, name)), (), name)
-        if overlap(place, own):
+        if overlap(place, _own_place(root, name)):
             return (f"is or holds '{name}/', ledgerflow's own folder ({what}): a run would write its partitions "
                     "among ledgerflow's files")
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _own_place(root: str, name: str) -> Place:
+    """One of ledgerflow's own folders of the workspace at ``root`` as a place (its real path: read once per
+    process, as a workspace's folders do not move while a command runs)."""
+    return Place("path", os.path.realpath(os.path.join(root, name)), (), name)
 
 
 def output_places(ws: Workspace, op: OutputOperation) -> tuple[Place, ...]:
@@ -169,30 +176,83 @@ def project_writers(ws: Workspace, project: Project) -> Iterator[Writer]:
                          f"the quarantine destination of check '{check.name}' of project '{name}'", (place,))
 
 
-_CACHE: dict[int, tuple[weakref.ref, list[Writer]]] = {}
+class _Index:
+    """The places of a workspace's writers, found by where they may meet: a folder by its real path and each
+    folder holding it (two folders overlap only when one fixed part holds the other), a table by the last
+    part of its name; a templated table name or a URI is compared with every one of its kind. So each writer
+    is compared with the few places near it, not with every place of the workspace."""
+
+    def __init__(self, writers: list[Writer]):
+        self.writers = writers
+        self.order = {id(w): n for n, w in enumerate(writers)}  # the workspace's order: the first one is named
+        self.at: dict[str, list[tuple[Writer, Place]]] = {}  # a folder -> the places whose fixed part it is
+        self.under: dict[str, list[tuple[Writer, Place]]] = {}  # a folder -> the places at or below it
+        self.tables: dict[str, list[tuple[Writer, Place]]] = {}
+        self.anywhere: list[tuple[Writer, Place]] = []
+        for writer in writers:
+            for place in writer.places:
+                entry = (writer, place)
+                if place.kind == "path":
+                    self.at.setdefault(place.fixed, []).append(entry)
+                    for folder in _folders(place.fixed):
+                        self.under.setdefault(folder, []).append(entry)
+                elif place.kind == "table" and "{{" not in place.fixed:
+                    self.tables.setdefault(place.fixed.rsplit(".", 1)[-1], []).append(entry)
+                else:
+                    self.anywhere.append(entry)
+
+    def near(self, place: Place) -> Iterator[tuple[Writer, Place]]:
+        """The places that may overlap ``place`` (a superset: :func:`overlap` decides)."""
+        if place.kind == "path":
+            for folder in _folders(place.fixed):
+                yield from self.at.get(folder, ())
+            yield from self.under.get(place.fixed, ())
+        elif place.kind == "table" and "{{" not in place.fixed:
+            yield from self.tables.get(place.fixed.rsplit(".", 1)[-1], ())
+            yield from (e for e in self.anywhere if e[1].kind == "table")
+        else:
+            yield from (e for e in self.anywhere if e[1].kind == place.kind)
+            if place.kind == "table":
+                yield from (e for entries in self.tables.values() for e in entries)
 
 
-def workspace_writers(ws: Workspace) -> list[Writer]:
-    """Every writer of every project of ``ws`` (worked out once per loaded workspace)."""
+def _folders(path: str) -> Iterator[str]:
+    """``path`` and every folder holding it, up to the root."""
+    while True:
+        yield path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        path = parent
+
+
+_CACHE: dict[int, tuple[weakref.ref, _Index]] = {}
+
+
+def workspace_writers(ws: Workspace) -> _Index:
+    """Every writer of every project of ``ws``, indexed (worked out once per loaded workspace)."""
     kept = _CACHE.get(id(ws))
     if kept is not None and kept[0]() is ws:
         return kept[1]
     for key in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
         del _CACHE[key]
-    found = [w for project in ws.projects for w in project_writers(ws, project)]
+    found = _Index([w for project in ws.projects for w in project_writers(ws, project)])
     _CACHE[id(ws)] = (weakref.ref(ws), found)
     return found
 
 
 def shared_with(ws: Workspace, mine: Writer) -> Optional[tuple[Writer, Place, Place]]:
-    """The first other writer of ``ws`` that may write where ``mine`` writes, with the two places
-    (``mine``'s first), or None. A writer of a project of the same name is ``mine``'s own project as the
-    workspace holds it (a run's snapshot of it included): its other writers count, ``mine`` itself not."""
-    for other in workspace_writers(ws):
-        if other.key == mine.key:
-            continue
-        for a in mine.places:
-            for b in other.places:
-                if overlap(a, b):
-                    return other, a, b
-    return None
+    """The first other writer of ``ws`` (in the order of the workspace's projects) that may write where
+    ``mine`` writes, with the two places (``mine``'s first), or None. A writer of a project of the same name
+    is ``mine``'s own project as the workspace holds it (a run's snapshot of it included): its other writers
+    count, ``mine`` itself not."""
+    index = workspace_writers(ws)
+    best: Optional[tuple[int, tuple[Writer, Place, Place]]] = None
+    for a in mine.places:
+        for other, b in index.near(a):
+            if other.key == mine.key or not overlap(a, b):
+                continue
+            rank = index.order[id(other)]
+            if best is None or rank < best[0]:
+                best = (rank, (other, a, b))
+    return None if best is None else best[1]
