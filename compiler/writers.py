@@ -4,12 +4,13 @@ check's quarantine destination) and whether two of them overlap, the one home of
 
 A place is a folder or a table name, as far as it is known before a run. A folder is compared as a real
 path (:func:`os.path.realpath` of its folders before the first ``{{token}}``: a symbolic link inside the
-workspace leads where it leads, whatever its text says), then folder by folder after that, a folder
-name holding a token matching any other (``out/{{YYYY}}/a`` and ``out/{{YYYY}}/b`` never overlap,
-``out/{{YYYY}}`` and ``out/2026`` may). Two folders overlap when they may be one, or one may hold the
-other: a run replaces its partition of a period, so one writer's rows would be lost to the other's run.
-A table is compared by its name's parts in lower case (Spark compares names so), only the last part when
-one of the two names is not qualified. ``{{dataset}}`` and ``{{table_name}}`` are filled as a run fills
+workspace leads where it leads, whatever its text says), then folder by folder after that, a token
+standing for any text (``out/{{YYYY}}/a`` and ``out/{{YYYY}}/b`` never overlap, ``out/{{YYYY}}`` and
+``out/2026`` may, ``out/r_v{{version}}`` and ``out/d_v{{version}}`` never). Two folders overlap when they
+may be one, or one may hold the other: a run replaces its partition of a period, so one writer's rows would be lost to the other's run.
+A table is compared by its name's parts in lower case (Spark compares names so), from the last: the parts
+one name leaves out are the session's (``gl``, ``db.gl`` and ``spark_catalog.db.gl`` may be one table,
+``db1.gl`` and ``db2.gl`` are two). ``{{dataset}}`` and ``{{table_name}}`` are filled as a run fills
 them (a destination table's name through its resolver's rules, a check's name in its quarantine path).
 
 ledgerflow's own folders, ``.ledgerflow/`` (the run store) and the folders of ``target/`` its commands
@@ -84,8 +85,24 @@ def table_place(name: str) -> Place:
     return Place("table", text.lower(), (), name)
 
 
+_TOKEN = re.compile(r"\{\{[^}]*\}\}")
+
+
 def _may_be_one(a: str, b: str) -> bool:
-    return a == b or "{{" in a or "{{" in b
+    """Whether two folder names, a ``{{token}}`` standing for any text, may name one folder: a name without a
+    token matched against the other; two with tokens compared by the text before their first token and
+    after their last (``report_r_v{{version}}`` and ``report_d_v{{version}}`` never meet)."""
+    if a == b:
+        return True
+    if "{{" not in a and "{{" not in b:
+        return False
+    if "{{" not in a or "{{" not in b:
+        name, template = (a, b) if "{{" not in a else (b, a)
+        pattern = ".*".join(re.escape(part) for part in _TOKEN.split(template))
+        return re.fullmatch(pattern, name, re.S) is not None
+    (head_a, *_, tail_a), (head_b, *_, tail_b) = _TOKEN.split(a), _TOKEN.split(b)
+    return (head_a.startswith(head_b) or head_b.startswith(head_a)) and \
+        (tail_a.endswith(tail_b) or tail_b.endswith(tail_a))
 
 
 def _paths_overlap(a: Place, b: Place) -> bool:
@@ -102,10 +119,10 @@ def _tables_overlap(a: Place, b: Place) -> bool:
     if "{{" in a.fixed or "{{" in b.fixed:
         head_a, head_b = a.fixed.split("{{")[0], b.fixed.split("{{")[0]
         return head_a.startswith(head_b) or head_b.startswith(head_a)
-    if a.fixed == b.fixed:
-        return True
-    qualified = "." in a.fixed and "." in b.fixed
-    return not qualified and a.fixed.rsplit(".", 1)[-1] == b.fixed.rsplit(".", 1)[-1]
+    # a name's missing leading parts are the session's catalog and database: one name may be the other's end
+    parts_a, parts_b = a.fixed.split("."), b.fixed.split(".")
+    n = min(len(parts_a), len(parts_b))
+    return parts_a[-n:] == parts_b[-n:]
 
 
 def overlap(a: Place, b: Place) -> bool:

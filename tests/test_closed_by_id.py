@@ -144,6 +144,9 @@ def test_a_renamed_project_with_a_run_is_refused_restated_and_reopened_by_its_ne
     assert refused.exit_code == 1, describe(refused)
     assert "PERIOD-001 period 2026-01 of project 'ts01_renamed' is closed: closed as project 'ts01_output_only'" \
         in refused.stderr
+    before = cli(finance, "periods", "list").stdout  # the run published under the old name, listed under the new
+    assert _line(before, "ts01_renamed").split()[:4] == [PERIOD, "ts01_renamed", "closed", run_id_of(first)]
+    assert "(removed)" not in before
     restated = cli(finance, "restate", "ts01_renamed", "--period", PERIOD, "--reason", "renamed project's rerun")
     assert restated.exit_code == 0, describe(restated)
     rec = record(finance, run_id_of(restated))

@@ -76,7 +76,7 @@ def test_folders_apart_and_period_folders_that_never_meet_are_accepted(finance):
     assert clash.exit_code == 1 and "where output 1 of project 'by_year_a' may also write" in clash.stderr
 
 
-def test_catalog_tables_are_compared_by_name_whatever_their_case(finance):
+def test_catalog_tables_are_compared_by_name_whatever_their_case_and_qualifier(finance):
     add_project(finance, "cat_a", OUTPUT.format(destination="{catalog_table: fin.GL_Out}"))
     add_project(finance, "cat_b", OUTPUT.format(destination="{catalog_table: fin.gl_out}"))
     add_project(finance, "cat_c", OUTPUT.format(destination="{catalog_table: other.gl_out}"))
@@ -86,6 +86,10 @@ def test_catalog_tables_are_compared_by_name_whatever_their_case(finance):
             in r.stderr)
     assert "'cat_c'" not in r.stderr.split("Error:")[1].split("where")[0]  # other.gl_out is another table
     assert r.stderr.count("OUT-VR-003") == 1
+    add_project(finance, "cat_d", OUTPUT.format(destination="{catalog_table: spark_catalog.fin.gl_out}"))
+    (finance / "projects" / "cat_b.yml").unlink()
+    full = cli(finance, "validate", "cat_d")  # the session's catalog written out: still fin.gl_out
+    assert full.exit_code == 1 and "where output 1 of project 'cat_a' may also write ('fin.GL_Out')" in full.stderr
 
 
 def test_a_quarantine_through_a_link_into_another_projects_output_is_chk_007(finance):

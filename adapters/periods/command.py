@@ -95,10 +95,9 @@ def list_periods(inv, refs: tuple, periods: Optional[list[Period]], echo: Echo) 
                     key=lambda r: r["finished_at"] or ""):
         key = (renamed.get(r["project"], r["project"]), r["period"])
         if names is None or key[0] in names:
-            published[key] = r  # the newest under either name wins
+            published[key] = {**r, "project": key[0]}  # the newest under either name wins
     live = set(current.values())
-    report = stale_report(store, ws, wanted, names,
-                          published=[r for k, r in published.items() if k[0] == r["project"]])
+    report = stale_report(store, ws, wanted, names, published=list(published.values()))
     stale = {(e.project, e.period) for e in report.entries}
     keys = sorted(set(closures) | set(published), key=lambda k: (k[1], k[0]))
     if not keys:
