@@ -103,6 +103,12 @@ def test_a_project_no_longer_in_the_workspace_is_listed_as_removed(finance):
             "recorded.") in listed.stdout
     assert cli(finance, "periods", "close", PERIOD, "--project", TS01).exit_code == 0  # a live one is not marked
     assert _line(cli(finance, "periods", "list").stdout, TS01).split()[:3] == [PERIOD, TS01, "closed"]
+    # the removed project's close can be lifted by the name it is listed under (it keeps what it published)
+    reopened = cli(finance, "periods", "reopen", PERIOD, "--project", "ts07_output_columns", "--by", "bob")
+    assert reopened.exit_code == 0, describe(reopened)
+    assert _line(cli(finance, "periods", "list").stdout, "ts07_output_columns").split()[2:4] == ["(removed)", "open"]
+    unknown = cli(finance, "periods", "reopen", PERIOD, "--project", "never_was")
+    assert unknown.exit_code == 1 and "never_was" in unknown.stderr, describe(unknown)
 
 
 # ------------------------------------------------------------------------------------ Spark

@@ -47,11 +47,20 @@ def project_names(inv, refs: tuple) -> list[str]:
 def set_state(inv, action: str, periods: list[Period], refs: tuple, note: Optional[str], by: Optional[str],
               echo: Echo) -> None:
     """``periods close`` (``action`` close) or ``periods reopen``: every named project (default: every project
-    of the workspace now, each recorded on its own) for every one of ``periods``, in one transaction."""
-    names = project_names(inv, refs)
+    of the workspace now, each recorded on its own) for every one of ``periods``, in one transaction. A reopen
+    also takes the name of a closed project no longer in the workspace (``periods list`` shows it removed),
+    so that its close, which keeps the partitions it published, can be lifted."""
+    ids = {p.name: p.id for p in inv.workspace.projects}
+    gone: dict[str, Optional[str]] = {}
+    if action != CLOSE and refs:
+        gone = {c["project"]: c.get("project_id") for c in inv.store.closures(
+            current=current_names(inv.workspace)).values() if c["removed"]}
+    names = list(dict.fromkeys(ref if ref in gone and ref not in ids else inv.project(ref).name for ref in refs)) \
+        if refs else project_names(inv, refs)
     pairs = [(n, p.identifier) for p in periods for n in names]
     person, at = who(by), now()
-    inv.store.set_closed(pairs, action, person, at, note, ids={p.name: p.id for p in inv.workspace.projects})
+    inv.store.set_closed(pairs, action, person, at, note,
+                         ids={**{n: pid for n, pid in gone.items() if pid}, **ids})
     verb = "Closed" if action == CLOSE else "Reopened"
     span = ", ".join(p.identifier for p in periods)
     echo(f"{verb} {len(pairs)} project-period{'s' if len(pairs) != 1 else ''} by {person} at {at}"
