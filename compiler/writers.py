@@ -5,9 +5,10 @@ check's quarantine destination) and whether two of them overlap, the one home of
 A place is a folder or a table name, as far as it is known before a run. A folder is compared as a real
 path (:func:`os.path.realpath` of its folders before the first ``{{token}}``: a symbolic link inside the
 workspace leads where it leads, whatever its text says), then folder by folder after that, a token
-standing for any text (``out/{{YYYY}}/a`` and ``out/{{YYYY}}/b`` never overlap, ``out/{{YYYY}}`` and
-``out/2026`` may, ``out/r_v{{version}}`` and ``out/d_v{{version}}`` never). Two folders overlap when they
-may be one, or one may hold the other: a run replaces its partition of a period, so one writer's rows would be lost to the other's run.
+standing for the values it can take (``out/{{YYYY}}/a`` and ``out/{{YYYY}}/b`` never overlap, nor do
+``out/{{YYYY}}`` and ``out/lines``, nor ``out/r_v{{version}}`` and ``out/d_v{{version}}``; ``out/{{YYYY}}``
+and ``out/2026`` may). Two folders overlap when they may be one, or one may hold the other: a run
+replaces its partition of a period, so one writer's rows would be lost to the other's run.
 A table is compared by its name's parts in lower case (Spark compares names so), from the last: the parts
 one name leaves out are the session's (``gl``, ``db.gl`` and ``spark_catalog.db.gl`` may be one table,
 ``db1.gl`` and ``db2.gl`` are two). ``{{dataset}}`` and ``{{table_name}}`` are filled as a run fills
@@ -86,20 +87,31 @@ def table_place(name: str) -> Place:
 
 
 _TOKEN = re.compile(r"\{\{[^}]*\}\}")
+_NAMED_TOKEN = re.compile(r"\{\{\s*([^}]*?)\s*\}\}")
+# what a token's value can be (compiler.resolver.token_values); a name (dataset, table) can be any text
+_VALUES = {"version": r"\d+", "YYYY": r"\d{4}", "MM": r"\d{2}", "DD": r"\d{2}", "QQ": r"Q[1-4]",
+           "identifier": r"\d{4}(?:-(?:\d{2}|Q[1-4]))?(?:-\d{2})?"}
+
+
+def _pattern(template: str) -> str:
+    """A folder name template as a regular expression: its text as is, each token as the values it can take."""
+    parts = _NAMED_TOKEN.split(template)  # text, token name, text, ...
+    return "".join(re.escape(part) if n % 2 == 0 else f"(?:{_VALUES.get(part, '.*')})"
+                   for n, part in enumerate(parts))
 
 
 def _may_be_one(a: str, b: str) -> bool:
-    """Whether two folder names, a ``{{token}}`` standing for any text, may name one folder: a name without a
-    token matched against the other; two with tokens compared by the text before their first token and
-    after their last (``report_r_v{{version}}`` and ``report_d_v{{version}}`` never meet)."""
+    """Whether two folder names may name one folder: a name without a token matched against the other, a token
+    standing for the values it can take (``{{YYYY}}`` four digits: never ``journal_lines``); two with tokens
+    compared by the text before their first token and after their last (``report_r_v{{version}}`` and
+    ``report_d_v{{version}}`` never meet)."""
     if a == b:
         return True
     if "{{" not in a and "{{" not in b:
         return False
     if "{{" not in a or "{{" not in b:
         name, template = (a, b) if "{{" not in a else (b, a)
-        pattern = ".*".join(re.escape(part) for part in _TOKEN.split(template))
-        return re.fullmatch(pattern, name, re.S) is not None
+        return re.fullmatch(_pattern(template), name, re.S) is not None
     (head_a, *_, tail_a), (head_b, *_, tail_b) = _TOKEN.split(a), _TOKEN.split(b)
     return (head_a.startswith(head_b) or head_b.startswith(head_a)) and \
         (tail_a.endswith(tail_b) or tail_b.endswith(tail_a))

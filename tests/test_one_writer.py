@@ -69,6 +69,7 @@ def test_folders_apart_and_period_folders_that_never_meet_are_accepted(finance):
     add_project(finance, "by_year_a", OUTPUT.format(destination='{path: "out/years/{{YYYY}}/a"}'))
     add_project(finance, "by_year_b", OUTPUT.format(destination='{path: "out/years/{{YYYY}}/b"}'))
     add_project(finance, "beside", OUTPUT.format(destination='{path: "out/journal_lines_2"}'))
+    add_project(finance, "by_year_gl", OUTPUT.format(destination='{path: "out/{{YYYY}}/gl"}'))  # YYYY: 4 digits
     r = cli(finance, "validate")
     assert r.exit_code == 0, describe(r)
     add_project(finance, "a_year", OUTPUT.format(destination='{path: "out/years/2026"}'))
