@@ -55,7 +55,8 @@ def run(workspace: str, project: str, period: str, data: Optional[dict[str, Any]
     root = find_workspace(explicit=workspace)
     ws = _workspace(root)
     # refused before Spark, as `ledgerflow run` refuses it
-    open_store(root).refuse_if_closed(require_project(ws, project).name, parsed.identifier)
+    chosen = require_project(ws, project)
+    open_store(root).refuse_if_closed(chosen.name, parsed.identifier, chosen.id)
     data = dict(data or {})
     if data:
         require_project(ws, project)

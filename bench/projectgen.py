@@ -27,7 +27,8 @@ GL_DATASET = {
 
 
 def chain_operations(n: int, with_output: bool = True) -> list[dict]:
-    """``n`` dependent updates and a final output.
+    """``n`` dependent updates and a final output (to ``target/out/chain_<n>``: a folder of its own, one writer
+    per destination).
 
     Operation 1 creates ``acc_a`` and ``acc_b``; every later operation rewrites both from the values
     the previous one wrote, so each step depends on the one before while the schema stays small.
@@ -47,7 +48,7 @@ def chain_operations(n: int, with_output: bool = True) -> list[dict]:
         ops.append(op)
     if with_output:
         ops.append({"seq": n + 1, "name": "write", "type": "output",
-                    "arguments": {"destination": {"path": "target/out/chain", "format": "parquet"},
+                    "arguments": {"destination": {"path": f"target/out/chain_{n}", "format": "parquet"},
                                   "columns": ["journal_id", "amount_local", "acc_a", "acc_b"]}})
     return ops
 

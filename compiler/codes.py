@@ -106,6 +106,12 @@ CODES: tuple[Code, ...] = (
     Code("OUT-VR-001", "a registered output's destination without {{version}} in its path, or a catalog table", f"{GUARANTEES} (A registered version never changes)"),
     Code("OUT-VR-002", "an output path outside the workspace (absolute, a URI, a '..' climb, the workspace folder "
          "itself, a symbolic link out of it or one that loops)", f"{GUARANTEES} (It deletes only what it wrote)"),
+    Code("OUT-VR-003", "an output's destination that another output or a check's quarantine destination of the "
+         "workspace may also write (the same folder as a real path, one inside the other, or the same table)",
+         f"{WORKSPACE} (One writer per destination)"),
+    Code("OUT-VR-004", "an output's destination in (or holding) ledgerflow's own folders: .ledgerflow/, target/runs "
+         "and the other folders of target/ ledgerflow writes",
+         f"{WORKSPACE} (One writer per destination)"),
     Code("TABLE-001", "a table name Spark cannot take (a destination's catalog_table, or the name a resolver's table "
          "rule gives an output's table or a dataset read through it), or a destination table that cannot fill a "
          "path token", f"{GUARANTEES} (Table names are Spark's)"),
@@ -125,7 +131,8 @@ CODES: tuple[Code, ...] = (
     Code("RUN-001", "a destination partition the run needs is being written by another live run (named with "
          "its process and host); `run --wait` waits for it", f"{GUARANTEES} (One writer per partition)"),
     # closed periods (ledgerflow periods close | reopen)
-    Code("PERIOD-001", "a run of a closed project-period (who closed it, when, the note; `restate` changes it)",
+    Code("PERIOD-001", "a run of a closed project-period (who closed it, when, the note; `restate` changes it), or "
+         "a run of another project that would replace a partition a closed project-period published",
          f"{COMMANDS} (Closed periods)"),
     Code("PERIOD-002", "closing a project-period that is already closed (who closed it and when)",
          f"{COMMANDS} (Closed periods)"),
@@ -158,8 +165,9 @@ CODES: tuple[Code, ...] = (
          f"{CHECKS} (Codes)"),
     Code("CHK-005", "a tolerance that is not a non-negative decimal of at most 38 digits", f"{CHECKS} (Codes)"),
     Code("CHK-006", "a check name that is not a name, or used by two checks", f"{CHECKS} (Codes)"),
-    Code("CHK-007", "a quarantine destination missing, unused, outside the workspace, or overlapping a dataset's "
-         "location, an output's destination or another check's quarantine destination", f"{CHECKS} (Codes)"),
+    Code("CHK-007", "a quarantine destination missing, unused, outside the workspace, in ledgerflow's own folders, or "
+         "overlapping (as a real path) a dataset's location, an output's destination or another check's quarantine "
+         "destination", f"{CHECKS} (Codes)"),
     Code("CHK-008", "row_count bounds that are not non-negative integers, absent, or min above max",
          f"{CHECKS} (Codes)"),
     Code("CHK-009", "an accepted value not of its column's type, or no values", f"{CHECKS} (Codes)"),

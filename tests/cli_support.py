@@ -267,8 +267,15 @@ MARKED_UPSTREAM = """
 
 
 def add_project(root, name: str, operations: str, input_dataset: str = "gl", extra: str = "") -> str:
-    """Write ``projects/<name>.yml``; returns the text."""
-    return write(root, f"projects/{name}.yml", project_yaml(name, operations, input_dataset, extra))
+    """Write ``projects/<name>.yml``; returns the text. A project file written again (the project changed) keeps
+    its id: it is the same project (closes, for one, are kept by project id)."""
+    text = project_yaml(name, operations, input_dataset, extra)
+    path = Path(root) / "projects" / f"{name}.yml"
+    if path.exists():
+        kept = re.search(r"^id: (.*)$", path.read_text(encoding="utf-8"), re.M)
+        if kept:
+            text = re.sub(r"^id: .*$", lambda _: f"id: {kept.group(1)}", text, count=1, flags=re.M)
+    return write(root, f"projects/{name}.yml", text)
 
 
 def versions_dir(location: str) -> Path:

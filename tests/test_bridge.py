@@ -93,6 +93,7 @@ def _add(finance: Path, name: str, body: str) -> None:
     text = (finance / "projects/ts04_delete_inactive.yml").read_text().split("checks:")[0]
     text = text.replace("0b000000-0000-4000-8000-000000000004", "0b000000-0000-4000-8000-0000000000b4")
     text = text.replace("name: ts04_delete_inactive", f"name: {name}")
+    text = text.replace("{table: ts04_", f"{{table: {name}_")  # tables of its own: one writer per destination
     (finance / f"projects/{name}.yml").write_text(text + dedent(body))
 
 

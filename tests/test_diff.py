@@ -254,7 +254,8 @@ def test_resolver_change_reaches_projects(repo):
 def test_new_and_removed_project(repo):
     (ws(repo) / "projects" / "ts07_output_columns.yml").unlink()
     text = ts(repo, "ts01_output_only").read_text().replace("ts01_output_only", "ts09_new").replace(
-        "0b000000-0000-4000-8000-000000000001", "0b000000-0000-4000-8000-000000000009")
+        "0b000000-0000-4000-8000-000000000001", "0b000000-0000-4000-8000-000000000009").replace(
+        "ts01_transactions", "ts09_transactions")  # a destination of its own (OUT-VR-003)
     (ws(repo) / "projects" / "ts09_new.yml").write_text(text)
     doc = diff_json(repo)
     added, removed = project(doc, "ts09_new"), project(doc, "ts07_output_columns")

@@ -25,10 +25,11 @@ ADVERSARIAL = ["", ".", "..", "...", "a b", "a_b", "a_b-c8687a08", "a/b", "a\\b"
 
 
 def clone_project(ws: Path, name: str, source: str = "ts01_output_only", n: int = 1) -> Path:
-    """A copy of ``projects/<source>.yml`` as a project of its own called ``name``."""
+    """A copy of ``projects/<source>.yml`` as a project of its own called ``name``, writing tables of its own."""
     text = (ws / "projects" / f"{source}.yml").read_text(encoding="utf-8")
     text = re.sub(r"^id: .*$", f"id: 0e000000-0000-4000-8000-{n:012d}", text, count=1, flags=re.M)
     text = re.sub(r"^name: .*$", lambda _: "name: " + json.dumps(name), text, count=1, flags=re.M)
+    text = re.sub(r"\{table: (\w+)\}", lambda m: f"{{table: {m.group(1)}_clone_{n}}}", text)  # one writer each
     path = ws / "projects" / f"clone_{n}.yml"
     path.write_text(text, encoding="utf-8")
     return path

@@ -232,13 +232,16 @@ def test_registration_through_a_resolver_rule_without_version_is_out_vr_001(spar
 
 
 def test_later_output_may_not_replace_a_registered_versions_partition(spark, finance):
-    """``{table: gl_snapshot}`` without registering resolves to version 1's location: refused, v1 intact."""
+    """``{table: gl_snapshot}`` without registering resolves to version 1's location: refused, v1 intact (by
+    validate while the registering project writes there too; by the run once it is gone from the workspace)."""
     add_project(finance, "snap", REGISTER.format(stamp="first", name="gl_snapshot",
                                                  destination="{table: gl_snapshot}"))
     v1 = run_ok(finance, "snap", "2026-01")
     location = output_entry(v1, 2)["location"]
     before = tree(Path(location).parent)
     add_project(finance, "overwrite_snap", INLINE.replace("{{path: {path}, format: csv}}", "{table: gl_snapshot}"))
+    assert "OUT-VR-003" in run(finance, "overwrite_snap", "2026-01", expect=1).stderr
+    (finance / "projects" / "snap.yml").unlink()
     result = run(finance, "overwrite_snap", "2026-01", expect=1)
     assert "overlaps the location" in result.stderr and "registered dataset 'gl_snapshot' version 1" in result.stderr
     assert tree(Path(location).parent) == before
@@ -259,6 +262,8 @@ def test_registered_version_never_replaces_an_existing_partition(spark, finance)
     assert output_entry(squat, 1)["location"] == str(finance / "out" / "snap" / "v1" / "_period=2026-01")
     add_project(finance, "reg_inline", REGISTER.format(stamp="first", name="inline_snap",
                                                        destination='{path: "out/snap/v{{version}}", format: csv}'))
+    assert "OUT-VR-003" in run(finance, "reg_inline", "2026-01", expect=1).stderr  # both in the workspace
+    (finance / "projects" / "squatter.yml").unlink()
     result = run(finance, "reg_inline", "2026-01", expect=1)
     assert "already exists, and an output registering a dataset version" in result.stderr
     check_row_ids(read_output(spark, squat, 1)[1], squat)

@@ -179,7 +179,8 @@ def test_replay_refuses_a_changed_catalog_table(spark, finance, tmp_path):
     edit(finance, "ledgerflow.yml", "  monthly:", '  catalog:\n    rules:\n      - name: cat\n        data_level: any\n'
          '        strategy: {type: table, table: "default.lf_h3_{{table_name}}"}\n  monthly:')
     text = (finance / "projects" / f"{PROJECT}.yml").read_text()
-    add_project(finance, "fx_from_catalog", text.split("operations:\n", 1)[1],
+    add_project(finance, "fx_from_catalog", text.split("operations:\n", 1)[1].replace(
+        "{table: ts03_fx_converted}", "{table: fx_from_catalog}"),  # a table of its own: one writer per destination
                 extra="resolver_overrides: {exchange_rates: catalog}\n")
     rates = spark.read.option("header", "true").csv(str(finance / RATES))
     spark.sql("DROP TABLE IF EXISTS default.lf_h3_exchange_rates")

@@ -377,14 +377,27 @@ def test_two_outputs_of_a_run_may_not_write_the_same_destination(spark, runs):
         - {{seq: 6, name: Catalog too, type: output,
             arguments: {{destination: {{catalog_table: spark_catalog.{DB}.qualified_t}}}}}}
         """, input_dataset="sales")
-    for project, pair in [("same_folder", "outputs 1 and 2"), ("same_table", "outputs 3 and 4"),
-                          ("same_table_qualified", "outputs 5 and 6")]:
+    # refused by validate (one writer per destination, docs/workspace.md), before the run's own check
+    for project, (one, other) in [("same_folder", (1, 2)), ("same_table", (3, 4)), ("same_table_qualified", (5, 6))]:
         result = cli(root, "run", project, "--period", "2026-01")
-        assert result.exit_code != 0, describe(result)
-        assert f"{pair} both write" in result.output + result.stderr, describe(result)
-    assert f"both write the catalog table `spark_catalog`.`{DB}`.`qualified_t` for period 2026-01" in result.stderr
+        assert result.exit_code == 1, describe(result)
+        assert f"OUT-VR-003 output {one} of project '{project}' writes to" in result.stderr, describe(result)
+        assert f"where output {other} of project '{project}' may also write" in result.stderr, describe(result)
     assert not (root / "out" / "same").exists() and not spark.catalog.tableExists(f"{DB}.same_t")
     assert not spark.catalog.tableExists(f"{DB}.qualified_t")
+
+
+def test_a_run_still_refuses_two_of_its_outputs_resolved_to_one_place(tmp_path):
+    """The run's own check, behind validate's (OUT-VR-003): two destinations it resolved to one place."""
+    from ledgerflow.adapters.commit.destinations import OutputDestination, refuse_shared_destinations
+    from ledgerflow.compiler.errors import ResolutionError
+    one = OutputDestination("path", str(tmp_path / "out" / "same"), "parquet", 1)
+    same = OutputDestination("path", str(tmp_path / "out" / "." / "same") + "/", "parquet", 1)
+    with pytest.raises(ResolutionError, match="outputs 1 and 2 both write"):
+        refuse_shared_destinations({1: one, 2: same}, "2026-01")
+    tables = {3: OutputDestination("table", "db.t", "table", 1), 4: OutputDestination("table", "DB.T", "table", 1)}
+    with pytest.raises(ResolutionError, match="outputs 3 and 4 both write"):
+        refuse_shared_destinations(tables, "2026-01")
 
 
 @pytest.mark.parametrize("kind", ["catalog table", "uri"])

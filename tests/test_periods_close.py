@@ -14,6 +14,7 @@ from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.store.runstore import RunStore
 
 FINANCE_PROJECTS = 12
+TS01_ID = "0b000000-0000-4000-8000-000000000001"
 
 
 def _history(ws) -> list[tuple]:
@@ -120,8 +121,9 @@ def test_a_run_of_a_closed_project_period_is_refused_before_spark(finance):
 
 def test_a_replay_of_a_run_of_a_closed_period_is_refused_before_spark(finance):
     from ledgerflow.adapters.store.runstore import RunStore
-    RunStore(str(finance)).save_run({**_record("r-jan", "ts01_output_only", "2026-01", "completed"),
-                                     "finished_at": "2026-02-01T00:00:01.000"})
+    rec = _record("r-jan", "ts01_output_only", "2026-01", "completed")
+    rec["project"]["id"] = TS01_ID  # a close is of the project's id
+    RunStore(str(finance)).save_run({**rec, "finished_at": "2026-02-01T00:00:01.000"})
     assert cli(finance, "periods", "close", "2026-01", "--by", "alice").exit_code == 0
     r = cli(finance, "replay", "r-jan")
     assert r.exit_code == 1, describe(r)
@@ -130,8 +132,9 @@ def test_a_replay_of_a_run_of_a_closed_period_is_refused_before_spark(finance):
 
 
 def test_a_renamed_project_is_still_refused_for_the_periods_closed_under_its_old_name(tmp_path):
-    """Closes are kept by project name; a project renamed (same id, same outputs) would otherwise republish the
-    period closed under its old name: the commit point refuses the project's id's earlier names' closes too."""
+    """A close recorded before closes held the project's id (kept by name): a project renamed (same id, same
+    outputs) would otherwise republish the period closed under its old name. The commit point refuses the
+    closes of the names the project's id ran under, naming the project by its name now."""
     store = RunStore(str(tmp_path))
     store.save_run({**_record("r1", "a", "2026-01", "completed"), "finished_at": "2026-02-01T00:00:01.000"})
     store.set_closed([("a", "2026-01")], "close", "alice", "2026-02-03T10:00:00Z", None)
@@ -139,7 +142,8 @@ def test_a_renamed_project_is_still_refused_for_the_periods_closed_under_its_old
     renamed["project"] = {**renamed["project"], "name": "a_renamed"}  # the same project id, p-a
     store.save_run(renamed)
     done = {**renamed, "status": "completed", "finished_at": "2026-02-04T00:00:01.000"}
-    with pytest.raises(PeriodClosed, match="PERIOD-001 period 2026-01 of project 'a' is closed: closed by alice"):
+    with pytest.raises(PeriodClosed, match="PERIOD-001 period 2026-01 of project 'a_renamed' is closed: closed as "
+                       "project 'a' by alice"):
         store.complete(done, [], "2026-02-04T00:00:00Z")
     assert store.run_status("r2") == "running"
     other = _record("r3", "b", "2026-01")  # another project (its own id) is open

@@ -181,8 +181,8 @@ def test_a_run_published_meanwhile_fails_the_restatement_before_its_swaps():
     from types import SimpleNamespace
 
     from ledgerflow.adapters.run.restate_publish import RestatementPublishing, RestateError, Superseded
-    store = SimpleNamespace(last_completed=lambda periods, projects: [{"run_id": "run-b"}])
-    ctx = SimpleNamespace(project=SimpleNamespace(name=PROJECT), period=SimpleNamespace(identifier=PERIOD))
+    store = SimpleNamespace(last_published=lambda project, period, project_id=None: {"run_id": "run-b"})
+    ctx = SimpleNamespace(project=SimpleNamespace(name=PROJECT, id="p-1"), period=SimpleNamespace(identifier=PERIOD))
     record: dict = {}
     hook = RestatementPublishing(record, ctx, None, {"reason": "r"}, Superseded("run-a"), store, print)
     assert record["restatement"] == {"reason": "r"}  # in the record from the start of the writes

@@ -85,7 +85,7 @@ def periods_data(store, ws, records: list[dict]) -> list[dict]:
     """Per project-period that was closed or has a completed run: open or closed (by whom, when, the note), its
     published run (the last completed one) and, when stale, why (as ``periods list`` and ``status``)."""
     from ..periods.stale import stale_report
-    closures = store.closures()
+    closures = store.closures(current={p.id: p.name for p in ws.projects})  # closes are kept by project id
     published = {(r["project"], r["period"]): r for r in store.last_completed()}
     report = stale_report(store, ws, published=list(published.values()))
     stale = {(e.project, e.period): e.reasons for e in report.entries}

@@ -31,6 +31,11 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def current_names(ws) -> dict[str, str]:
+    """Project id -> its name, of every project of the workspace ``ws`` now (closes are kept by id)."""
+    return {p.id: p.name for p in ws.projects}
+
+
 def project_names(inv, refs: tuple) -> list[str]:
     """The names of the projects ``refs`` names (each a name, id or path: an unknown one is the usual
     one-paragraph error listing the projects), or every project of the workspace now when none is named."""
@@ -42,11 +47,20 @@ def project_names(inv, refs: tuple) -> list[str]:
 def set_state(inv, action: str, periods: list[Period], refs: tuple, note: Optional[str], by: Optional[str],
               echo: Echo) -> None:
     """``periods close`` (``action`` close) or ``periods reopen``: every named project (default: every project
-    of the workspace now, each recorded on its own) for every one of ``periods``, in one transaction."""
-    names = project_names(inv, refs)
+    of the workspace now, each recorded on its own) for every one of ``periods``, in one transaction. A reopen
+    also takes the name of a closed project no longer in the workspace (``periods list`` shows it removed),
+    so that its close, which keeps the partitions it published, can be lifted."""
+    ids = {p.name: p.id for p in inv.workspace.projects}
+    gone: dict[str, Optional[str]] = {}
+    if action != CLOSE and refs:
+        gone = {c["project"]: c.get("project_id") for c in inv.store.closures(
+            current=current_names(inv.workspace)).values() if c["removed"]}
+    names = list(dict.fromkeys(ref if ref in gone and ref not in ids else inv.project(ref).name for ref in refs)) \
+        if refs else project_names(inv, refs)
     pairs = [(n, p.identifier) for p in periods for n in names]
     person, at = who(by), now()
-    inv.store.set_closed(pairs, action, person, at, note)
+    inv.store.set_closed(pairs, action, person, at, note,
+                         ids={**{n: pid for n, pid in gone.items() if pid}, **ids})
     verb = "Closed" if action == CLOSE else "Reopened"
     span = ", ".join(p.identifier for p in periods)
     echo(f"{verb} {len(pairs)} project-period{'s' if len(pairs) != 1 else ''} by {person} at {at}"
@@ -60,40 +74,57 @@ def set_state(inv, action: str, periods: list[Period], refs: tuple, note: Option
 def refuse_closed(inv, project_ref: str, period: Period) -> None:
     """Raise :class:`.closure_table.PeriodClosed` (exit 1) when ``project_ref``'s ``period`` is closed: before
     ``run PROJECT --period P`` starts Spark."""
-    inv.store.refuse_if_closed(inv.project(project_ref).name, period.identifier)
+    project = inv.project(project_ref)
+    inv.store.refuse_if_closed(project.name, period.identifier, project.id)
 
 
 def refuse_closed_replay(inv, run_id: str) -> None:
     """Raise :class:`.closure_table.PeriodClosed` (exit 1) when the project-period of run ``run_id`` (a unique
     prefix) is closed: before ``replay`` starts Spark (an unknown run: the usual error)."""
     rec = inv.store.get_run(run_id)
-    inv.store.refuse_if_closed(rec["project"]["name"], rec["period"]["identifier"])
+    inv.store.refuse_if_closed(rec["project"]["name"], rec["period"]["identifier"], rec["project"].get("id"))
 
 
 def list_periods(inv, refs: tuple, periods: Optional[list[Period]], echo: Echo) -> None:
     """``periods list``: per project and period that was ever closed or has a completed run, its state (open or
     closed, by whom, when, the note), the run whose outputs are published (its last completed run) and
-    whether that run is stale (``status``)."""
+    whether that run is stale (``status``). Closes and runs are listed under their project's name now (a
+    renamed project's under its new name, found by id); a project no longer in the workspace is marked
+    ``(removed)`` and never judged stale."""
     from .stale import stale_report
     names = project_names(inv, refs) if refs else None
     wanted = None if periods is None else [p.identifier for p in periods]
-    store = inv.store
-    closures = store.closures(names, wanted)
-    published = {(r["project"], r["period"]): r for r in store.last_completed(wanted, names)}
-    report = stale_report(store, inv.workspace, wanted, names, published=list(published.values()))
+    store, ws = inv.store, inv.workspace
+    current = current_names(ws)
+    closures = store.closures(names, wanted, current=current)
+    renamed = {old: current[pid] for old, pid in store.names_ran_as().items()
+               if pid in current and current[pid] != old}
+    published: dict[tuple[str, str], dict] = {}
+    for r in sorted(store.last_completed(wanted, None if names is None else list(names) + list(renamed)),
+                    key=lambda r: r["finished_at"] or ""):
+        key = (renamed.get(r["project"], r["project"]), r["period"])
+        if names is None or key[0] in names:
+            published[key] = {**r, "project": key[0]}  # the newest under either name wins
+    live = set(current.values())
+    report = stale_report(store, ws, wanted, names, published=list(published.values()))
     stale = {(e.project, e.period) for e in report.entries}
     keys = sorted(set(closures) | set(published), key=lambda k: (k[1], k[0]))
     if not keys:
         echo("no project-period closed or run yet" + (" (of those asked)" if refs or periods else ""))
         return
+    shown = {k: k[0] if k[0] in live else f"{k[0]} (removed)" for k in keys}
     pw = max(len("period"), *(len(k[1]) for k in keys))
-    nw = max(len("project"), *(len(k[0]) for k in keys))
+    nw = max(len("project"), *(len(v) for v in shown.values()))
     echo(f"{'period':<{pw}}  {'project':<{nw}}  {'state':<6}  {'published run':<36}  {'stale':<5}  closed / reopened")
     for key in keys:
         closure, run = closures.get(key), published.get(key)
         state = "closed" if closure and closure["action"] == CLOSE else "open"
-        stale_text = "-" if run is None else ("yes" if key in stale else "no")
-        echo(f"{key[1]:<{pw}}  {key[0]:<{nw}}  {state:<6}  {(run or {}).get('run_id') or '-':<36}  {stale_text:<5}  "
-             f"{describe(closure) if closure else '-'}")
+        stale_text = "-" if run is None or key[0] not in live else ("yes" if key in stale else "no")
+        echo(f"{key[1]:<{pw}}  {shown[key]:<{nw}}  {state:<6}  {(run or {}).get('run_id') or '-':<36}  "
+             f"{stale_text:<5}  {describe(closure) if closure else '-'}")
     if stale:
         echo(f"{len(stale)} stale: `ledgerflow status` says why.")
+    gone = sorted({k[0] for k in keys if k[0] not in live})
+    if gone:
+        echo(f"Removed: project{'s' if len(gone) != 1 else ''} {', '.join(gone)} no longer in the workspace; "
+             "their closes and published runs stay recorded.")

@@ -166,7 +166,7 @@ def stale_report(store, ws, periods: Optional[list[str]] = None, projects: Optio
     now = _Now(store, ws)
     report = StaleReport()
     rows = published if published is not None else store.last_completed(periods, projects)
-    closures = store.closures(projects, periods)
+    closures = store.closures(projects, periods, current={p.id: p.name for p in ws.projects})
     by_key = {}
     for row in rows:
         if row["project"] not in now.projects:

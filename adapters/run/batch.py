@@ -56,7 +56,7 @@ def run_batch(runner, root: str, periods: list[Period], select: Optional[str] = 
     period (:func:`.many.run_periods`) when no project is fused, else project by project
     (:func:`.fused_batch.run_by_project`) through :func:`execute`; returns one outcome per project-period."""
     graph, names = plan_selection(root, select, project=project)
-    closed = closed_blocks(runner.store, names, periods)  # listed `closed`, not run (run/closed.py)
+    closed = closed_blocks(runner.store, names, periods, graph.workspace)  # listed `closed`, not run (run/closed.py)
     answers = choose_modes(mode, graph, names, periods, closed=closed, echo=echo)
     if len(periods) < 2 and mode not in ("auto", EACH):
         echo("running period by period: one period")
@@ -133,7 +133,7 @@ def retry_batch(runner, root: str, batch_ref: str, echo: Echo = print, fail_fast
                 upstream.setdefault(r["period"]["identifier"], {})[o["registered_dataset"]] = {
                     "dataset": o["registered_dataset"], "version": o["registered_version"], "run_id": r["run_id"],
                     "project": r["project"]["name"]}
-    closed = closed_blocks(runner.store, names, periods)
+    closed = closed_blocks(runner.store, names, periods, graph.workspace)
     answers = choose_modes(mode, graph, names, periods, todo, closed, echo)
     return execute(runner, graph, names, periods, answers, bool(plan.get("allow_draft")), echo, batch_id, fail_fast,
                    closed, todo=todo, upstream=upstream)

@@ -17,10 +17,12 @@ class ClosedReason(str):
     ``closed``, not ``skipped``)."""
 
 
-def closed_blocks(store, names: list[str], periods: list[Period]) -> dict[str, dict[str, ClosedReason]]:
+def closed_blocks(store, names: list[str], periods: list[Period], ws=None) -> dict[str, dict[str, ClosedReason]]:
     """Period identifier -> project -> why it is not run, for every closed project-period among ``names`` x
-    ``periods`` (one query of the run store)."""
-    found = store.closures(names, [p.identifier for p in periods])
+    ``periods`` (one query of the run store); ``ws``: the workspace, whose projects' closes are found by id
+    (under an earlier name of theirs too)."""
+    current = None if ws is None else {p.id: p.name for p in ws.projects}
+    found = store.closures(names, [p.identifier for p in periods], current=current)
     out: dict[str, dict[str, ClosedReason]] = {}
     for (project, period), closure in found.items():
         if closure["action"] == "close":

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from ...compiler.errors import ResolutionError
 from ...compiler.table_names import split_parts
 from ..store import liveness
-from ..commit.partitions import PARTITION, local_path
+from ..commit.partitions import PARTITION, is_local, local_path
 from ..commit import recovery
 
 if TYPE_CHECKING:
@@ -47,16 +47,22 @@ def resources(destinations: dict[int, OutputDestination], period: str) -> list[s
     """The leases a run writing ``destinations`` for ``period`` needs, one per destination partition."""
     out: list[str] = []
     for dest in destinations.values():
-        partition = f"{PARTITION}={period}"
-        if dest.kind == "table":
-            key = f"table {_table_name(dest.target)} {partition}"
-        elif dest.local:
-            key = f"path {os.path.join(os.path.realpath(local_path(dest.target)), partition)}"
-        else:
-            key = f"uri {dest.target.rstrip('/')}/{partition}"
+        key = partition_key(dest.kind, dest.target, period)
         if key not in out:
             out.append(key)
     return out
+
+
+def partition_key(kind: str, target: str, period: str) -> str:
+    """The one name of the partition ``period`` of a destination (``kind`` "table" or "path", ``target`` its
+    table, folder or URI), as leases and closed partitions (:mod:`.closed_partitions`) compare it: a table's
+    name, a local folder's real path, a URI's text."""
+    partition = f"{PARTITION}={period}"
+    if kind == "table":
+        return f"table {_table_name(target)} {partition}"
+    if kind == "path" and is_local(target):
+        return f"path {os.path.join(os.path.realpath(local_path(target)), partition)}"
+    return f"uri {target.rstrip('/')}/{partition}"
 
 
 def _table_name(table: str) -> str:

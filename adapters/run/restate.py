@@ -80,9 +80,9 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
     project = require_project(ws, project_ref)
     if project.status == "draft" and not allow_draft:
         raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to restate it anyway.")
-    closure = runner.store.closed(project.name, period.identifier)
+    closure = runner.store.closed(project.name, period.identifier, project.id)  # by id: under an earlier name too
     if closure is None:
-        history = runner.store.history(project.name, period.identifier)
+        history = runner.store.history(project.name, period.identifier, project.id)
         when = f" (it was {describe(history[-1])})" if history else ""
         raise RestateError(
             f"RESTATE-002 period {period.identifier} of project '{project.name}' is open{when}: a restatement "
@@ -107,7 +107,7 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
                 "written. Restate only projects whose outputs are local folders; reopen the period and run it "
                 f"instead (`ledgerflow periods reopen {period.identifier} --project {project.name} --note TEXT`).")
         formats[st.operation.seq] = dest.format
-    return ws, project, compiled, superseded_run(runner.store, project.name, period.identifier, formats)
+    return ws, project, compiled, superseded_run(runner.store, project.name, period.identifier, formats, project.id)
 
 
 def restate(runner, project_ref: str, period: Period, reason: Optional[str], by: Optional[str] = None,

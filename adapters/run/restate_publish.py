@@ -64,16 +64,18 @@ class Superseded:
     outputs: list[PublishedOutput] = field(default_factory=list)
 
 
-def superseded_run(store, project: str, period: str, formats: dict[int, str]) -> Superseded:
-    """The last completed run of ``project``'s ``period`` and where its outputs' rows are: each output's
+def superseded_run(store, project: str, period: str, formats: dict[int, str],
+                   project_id: Optional[str] = None) -> Superseded:
+    """The last completed run of ``project``'s ``period`` (``project_id``: under any name the project ran under,
+    a renamed project's runs included) and where its outputs' rows are: each output's
     version folder as its record's commit journal names it (else the folder its partition link shows now).
     ``formats``: output seq -> the format the restating run writes it in (for a folder without data files).
     Raises :class:`RestateError` for an output it wrote to a catalog table or URI (those are replaced in
     place: its rows could not stay readable) or whose version folder is gone."""
-    last = store.last_completed([period], [project])
-    if not last:
+    last = store.last_published(project, period, project_id)
+    if last is None:
         return Superseded()
-    rec = store.get_run(last[0]["run_id"])
+    rec = store.get_run(last["run_id"])
     names = {op.get("seq"): op.get("name") for op in (rec.get("project_snapshot") or {}).get("operations") or []
              if isinstance(op, dict)}
     journal = {e.get("link"): e.get("staged") for e in ((rec.get("commit") or {}).get("partitions") or [])
@@ -242,8 +244,8 @@ class RestatementPublishing:
         if self.inner is not None:
             self.inner.evaluate(record)
         p, period = self.ctx.project.name, self.ctx.period.identifier
-        last = self.store.last_completed([period], [p])
-        now = last[0]["run_id"] if last else None
+        last = self.store.last_published(p, period, self.ctx.project.id)
+        now = last["run_id"] if last else None
         if now != self.superseded.run_id:
             raise RestateError(
                 f"RESTATE-005 run {now} published period {period} of project '{p}' while this restatement ran "

@@ -33,6 +33,7 @@ from ..open_store import open_store
 from ..store import liveness
 from . import bridge, interrupts, leases
 from .checks import RunChecks, quarantine_destinations
+from .closed_partitions import refuse_closed_partitions
 from .compute import compute, spark_error_message
 from .context import RunContext, new_run_id, utcnow, warm_parser
 from .destinations import resolve_destinations
@@ -166,8 +167,8 @@ class Runner:
             places = _with_more_places(self.publishing, ctx, {**destinations, **quarantines}, record.data)
             lineage = output_lineage(ctx)  # pure, before Spark: a completed run always records it
             record.claimed(process, CommitJournal.staging_entries(places, ctx.period.identifier))
-            leases.take(self.store, ctx.run_id, process, leases.resources(places, ctx.period.identifier),
-                        self.wait, self.echo)  # one writer per destination partition, before any Spark query
+            needed = refuse_closed_partitions(self.store, record.data, leases.resources(places, ctx.period.identifier))
+            leases.take(self.store, ctx.run_id, process, needed, self.wait, self.echo)  # one writer per partition
             self.store.save_run(record.data, ctx.compiled.script())
         except LedgerflowError as err:
             record = record or RunRecord.start(ctx)

@@ -42,7 +42,7 @@ def run_stale(runner, root: str, periods: list[Period], select: Optional[str] = 
     run_periods_ = [p for p in periods if any(p.identifier == period for _, period in pairs)]
     ordered = [(n, p.identifier) for p in run_periods_ for n in run_names if (n, p.identifier) in pairs]
     echo("")
-    closed = closed_blocks(runner.store, run_names, run_periods_)
+    closed = closed_blocks(runner.store, run_names, run_periods_, graph.workspace)
     answers = choose_modes(mode, graph, run_names, run_periods_, pairs, closed, echo)
     batch_id = start_batch(runner.store, run_names, run_periods_, allow_draft, pairs=ordered, mode=mode)
     return execute(runner, graph, run_names, run_periods_, answers, allow_draft, echo, batch_id, fail_fast, closed,

@@ -15,6 +15,10 @@ project-period is under way (recorded ``running``, its process alive). The check
 transaction, and a run saves itself ``running`` before it looks for a close the last time (before its
 first in-place write): whichever comes first, the other sees it. A record carrying ``restatement``
 (``ledgerflow restate``) is the one run of a closed period that commits.
+
+Closes are kept by project id (``project_id``; ``project`` is the name it had then): a renamed project keeps
+its closed periods under its new name. A close recorded before ids were (``project_id`` NULL) belongs to the
+project of that name, or to the project whose runs were recorded under that name (its id in ``runs``).
 """
 from __future__ import annotations
 
@@ -30,18 +34,25 @@ from . import liveness
 from .database import StateDatabase
 
 CLOSE, REOPEN = "close", "reopen"
-_STATE = ("SELECT project, period, action, by_name, at, note FROM period_closures WHERE seq IN "
-          "(SELECT MAX(seq) FROM period_closures GROUP BY project, period)")
+_COLUMNS = "project, period, action, by_name, at, note"
+# the closes of one project: by its id, or (recorded before ids) by its name or a name its runs were recorded under
+_OF_PROJECT = ("(project_id = :id OR (project_id IS NULL AND (project = :name OR project IN "
+               "(SELECT project_name FROM runs WHERE project_id = :id))))")
+_BY_NAME = "project = :name"
 
 
 class PeriodClosed(LedgerflowError):
     """A run of a closed project-period (exit 1): ``closure`` is the close that holds it."""
 
-    def __init__(self, closure: dict):
+    def __init__(self, closure: dict, through: Optional[tuple[str, str, str]] = None):
         self.closure = closure
         p, period = closure["project"], closure["period"]
+        # through: (the project that would run, a partition the close's published run wrote, that run's id)
+        by = "" if through is None else (
+            f" Project '{through[0]}' would replace the partition {through[1]}, which run {through[2]} of '{p}' "
+            "published: a close keeps the partitions it published, whichever project writes them.")
         super().__init__(
-            f"PERIOD-001 period {period} of project '{p}' is closed: {describe(closure)}. Its published outputs "
+            f"PERIOD-001 period {period} of project '{p}' is closed: {describe(closure)}.{by} Its published outputs "
             f"stand, so nothing was run or written. A restatement changes a closed period on purpose, with a "
             f"reason and the data diff in its record: `ledgerflow restate {p} --period {period} --reason TEXT`; "
             f"or reopen it first (`ledgerflow periods reopen {period} --project {p} --note TEXT`).")
@@ -57,7 +68,9 @@ def describe(closure: dict) -> str:
     # free text someone typed: shown by the one rule (an escape sequence or a line break written as \uXXXX),
     # wherever this lands (periods list, status, a PERIOD-001 error, a run's skipped line)
     note = f' (note: "{visible(closure["note"])}")' if closure.get("note") else " (no note)"
-    return f"{verb} by {visible(str(closure['by']))} at {closure['at']}{note}"
+    was = closure.get("recorded_as")
+    named = f" as project '{visible(str(was))}'" if was and was != closure.get("project") else ""
+    return f"{verb}{named} by {visible(str(closure['by']))} at {closure['at']}{note}"
 
 
 def _row(r: tuple) -> dict:
@@ -67,45 +80,102 @@ def _row(r: tuple) -> dict:
 class ClosureTable(StateDatabase):
     """The closes and reopens of project-periods."""
 
-    def closures(self, projects: Optional[Iterable[str]] = None,
-                 periods: Optional[Iterable[str]] = None) -> dict[tuple[str, str], dict]:
-        """(project, period identifier) -> its newest close or reopen ``{project, period, action, by, at,
-        note}``, for every project-period ever closed (only of ``projects`` / ``periods`` when given)."""
+    def closures(self, projects: Optional[Iterable[str]] = None, periods: Optional[Iterable[str]] = None,
+                 current: Optional[dict[str, str]] = None) -> dict[tuple[str, str], dict]:
+        """(project, period identifier) -> its newest close or reopen ``{project, period, action, by, at, note,
+        project_id, removed}``, for every project-period ever closed (only of ``projects`` / ``periods`` when
+        given). ``current`` (project id -> its name in the workspace now): each close is listed under its
+        project's name now, and ``removed`` says its project is no longer in the workspace; without it, under
+        the name its newest close or reopen recorded."""
+        if not os.path.exists(self.db_path):
+            return {}
+        want_t = None if periods is None else list(dict.fromkeys(periods))
+        only = "" if want_t is None else f" WHERE period IN ({','.join('?' * len(want_t))})"
+        with closing(self._connect()) as conn:
+            rows = conn.execute(f"SELECT {_COLUMNS}, project_id FROM period_closures{only} ORDER BY seq",
+                                want_t or ()).fetchall()
+        ran_as = self.names_ran_as() if rows else {}
+        now = current or {}
+        id_of_name = {name: pid for pid, name in now.items()}
+        newest: dict[tuple[str, str], dict] = {}
+        for r in rows:
+            row = {**_row(r), "project_id": r[6]}
+            identity = r[6] or id_of_name.get(r[0]) or ran_as.get(r[0]) or "name:" + r[0]
+            newest[(identity, r[1])] = row
+        want_p = None if projects is None else set(projects)
+        out = {}
+        for (identity, period), row in newest.items():
+            name = now.get(identity, row["project"])
+            row = {**row, "project": name, "removed": current is not None and identity not in now}
+            if want_p is None or name in want_p:
+                out[(name, period)] = row
+        return out
+
+    def closed_publications(self, period: str) -> list[tuple[dict, dict]]:
+        """(close, what the run it keeps published wrote: ``{run_id, period, outputs}`` of the project-period's
+        last completed run) of every closed project-period of ``period`` that has a completed run (one query
+        of the runs of the closed projects: a run of another project checks them before it writes)."""
+        closes = [c for c in self.closures(periods=[period]).values() if c["action"] == CLOSE]
+        if not closes:
+            return []
+        ids = [c["project_id"] for c in closes if c.get("project_id")]
+        names = [c["project"] for c in closes if not c.get("project_id")]
+        where = " OR ".join(f"{column} IN ({','.join('?' * len(values))})"
+                            for column, values in (("project_id", ids), ("project_name", names)) if values)
+        with closing(self._connect()) as conn:
+            rows = conn.execute(f"SELECT project_id, project_name, run_id, record FROM runs WHERE status = 'completed' "
+                                f"AND period = ? AND ({where}) ORDER BY finished_at, run_id",
+                                [period, *ids, *names]).fetchall()
+        by_id = {r[0]: r for r in rows}  # the newest last
+        by_name = {r[1]: r for r in rows}
+        found = []
+        for closure in closes:
+            row = by_id.get(closure["project_id"]) if closure.get("project_id") else by_name.get(closure["project"])
+            if row is not None:
+                outputs = json.loads(row[3]).get("outputs") or []
+                found.append((closure, {"run_id": row[2], "period": {"identifier": period}, "outputs": outputs}))
+        return found
+
+    def names_ran_as(self) -> dict[str, str]:
+        """Project name -> the id of the project whose runs were recorded under it (the newest run's)."""
         if not os.path.exists(self.db_path):
             return {}
         with closing(self._connect()) as conn:
-            rows = conn.execute(_STATE).fetchall()
-        want_p = None if projects is None else set(projects)
-        want_t = None if periods is None else set(periods)
-        return {(r[0], r[1]): _row(r) for r in rows
-                if (want_p is None or r[0] in want_p) and (want_t is None or r[1] in want_t)}
+            return dict(conn.execute("SELECT project_name, project_id FROM runs WHERE project_id IS NOT NULL "
+                                     "ORDER BY started_at, run_id").fetchall())
 
-    def closed(self, project: str, period: str) -> Optional[dict]:
-        """The close holding ``project``'s ``period`` (its identifier), or None when it is open."""
+    def closed(self, project: str, period: str, project_id: Optional[str] = None) -> Optional[dict]:
+        """The close holding ``project``'s ``period`` (its identifier), or None when it is open. With
+        ``project_id``, the project's closes under any earlier name count too (named ``project`` here)."""
         if not os.path.exists(self.db_path):
             return None
         with closing(self._connect()) as conn:
-            found = _newest(conn, project, period)
+            found = _newest(conn, project, period, project_id)
         return found if found and found["action"] == CLOSE else None
 
-    def history(self, project: str, period: str) -> list[dict]:
-        """Every close and reopen of ``project``'s ``period``, oldest first."""
+    def history(self, project: str, period: str, project_id: Optional[str] = None) -> list[dict]:
+        """Every close and reopen of ``project``'s ``period`` (by ``project_id`` too, as :meth:`closed`), oldest
+        first."""
         if not os.path.exists(self.db_path):
             return []
         with closing(self._connect()) as conn:
-            rows = conn.execute("SELECT project, period, action, by_name, at, note FROM period_closures "
-                                "WHERE project = ? AND period = ? ORDER BY seq", (project, period)).fetchall()
-        return [_row(r) for r in rows]
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM period_closures WHERE period = :period AND "
+                                f"{_OF_PROJECT if project_id else _BY_NAME} ORDER BY seq",
+                                {"period": period, "name": project, "id": project_id}).fetchall()
+        return [{**_row(r), "project": project} for r in rows]
 
-    def set_closed(self, pairs: list[tuple[str, str]], action: str, by: str, at: str, note: Optional[str]) -> None:
+    def set_closed(self, pairs: list[tuple[str, str]], action: str, by: str, at: str, note: Optional[str],
+                   ids: Optional[dict[str, str]] = None) -> None:
         """Close (``action`` :data:`CLOSE`) or reopen (:data:`REOPEN`) every ``(project, period)`` of ``pairs``
-        in one transaction, recording ``by``, ``at`` and ``note``; raises :class:`PeriodStateError`, nothing
-        written, when one of them is already closed (closing) or open (reopening), naming each such one."""
+        in one transaction, recording ``by``, ``at``, ``note`` and the project's id (``ids``: name -> id); raises
+        :class:`PeriodStateError`, nothing written, when one of them is already closed (closing) or open
+        (reopening), naming each such one."""
+        ids = ids or {}
         with self._immediate() as conn:
             wrong: list[str] = []
             busy: list[str] = []
             for project, period in pairs:
-                newest = _newest(conn, project, period)
+                newest = _newest(conn, project, period, ids.get(project))
                 is_closed = newest is not None and newest["action"] == CLOSE
                 if action == CLOSE and is_closed:
                     wrong.append(f"{period} of '{project}' ({describe(newest)})")
@@ -118,8 +188,8 @@ class ClosureTable(StateDatabase):
                 raise _state_error(action, wrong, len(pairs))
             if busy:
                 raise _busy_error(busy, len(pairs))
-            conn.executemany("INSERT INTO period_closures (project, period, action, by_name, at, note) "
-                             "VALUES (?,?,?,?,?,?)", [(p, t, action, by, at, note) for p, t in pairs])
+            conn.executemany("INSERT INTO period_closures (project, period, action, by_name, at, note, project_id) "
+                             "VALUES (?,?,?,?,?,?,?)", [(p, t, action, by, at, note, ids.get(p)) for p, t in pairs])
 
     def _runs_in_flight(self, conn: sqlite3.Connection, project: str, period: str) -> list[tuple[str, str]]:
         """``(run id, where it runs)`` of each run of ``project``'s ``period`` recorded ``running`` whose process
@@ -138,10 +208,11 @@ class ClosureTable(StateDatabase):
                 found.append((run_id, where))
         return found
 
-    def refuse_if_closed(self, project: str, period: str) -> None:
-        """Raise :class:`PeriodClosed` (exit 1) when ``project``'s ``period`` (its identifier) is closed: what
-        ``run``, ``replay`` and the Python API check before Spark starts."""
-        found = self.closed(project, period)
+    def refuse_if_closed(self, project: str, period: str, project_id: Optional[str] = None) -> None:
+        """Raise :class:`PeriodClosed` (exit 1) when ``project``'s ``period`` (its identifier) is closed (by
+        ``project_id`` too, as :meth:`closed`): what ``run``, ``replay`` and the Python API check before Spark
+        starts."""
+        found = self.closed(project, period, project_id)
         if found is not None:
             raise PeriodClosed(found)
 
@@ -160,20 +231,18 @@ class ClosureTable(StateDatabase):
         if record.get("restatement"):
             return
         project, period = record["project"], record["period"]["identifier"]
-        # closes are kept by name: the names the project's id ran under before count too (a renamed project)
-        names = [project["name"]] + [r[0] for r in conn.execute(
-            "SELECT DISTINCT project_name FROM runs WHERE project_id = ? AND project_name != ?",
-            (project.get("id"), project["name"]))]
-        for name in names:
-            found = _newest(conn, name, period)
-            if found is not None and found["action"] == CLOSE:
-                raise PeriodClosed(found)
+        found = _newest(conn, project["name"], period, project.get("id"))  # by id: a renamed project's too
+        if found is not None and found["action"] == CLOSE:
+            raise PeriodClosed(found)
 
 
-def _newest(conn: sqlite3.Connection, project: str, period: str) -> Optional[dict]:
-    row = conn.execute("SELECT project, period, action, by_name, at, note FROM period_closures WHERE project = ? "
-                       "AND period = ? ORDER BY seq DESC LIMIT 1", (project, period)).fetchone()
-    return _row(row) if row else None
+def _newest(conn: sqlite3.Connection, project: str, period: str, project_id: Optional[str] = None) -> Optional[dict]:
+    """The newest close or reopen of ``project``'s ``period``: by ``project_id`` when given (:data:`_OF_PROJECT`;
+    named ``project``, its name now), else by name."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM period_closures WHERE period = :period AND "
+                       f"{_OF_PROJECT if project_id else _BY_NAME} ORDER BY seq DESC LIMIT 1",
+                       {"period": period, "name": project, "id": project_id}).fetchone()
+    return {**_row(row), "project": project, "recorded_as": row[0]} if row else None
 
 
 def _busy_error(busy: list[str], asked: int) -> PeriodStateError:

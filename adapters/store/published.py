@@ -104,3 +104,20 @@ class PublishedTable(StateDatabase):
             out.append({"project": project, "period": period, "run_id": run_id, "finished_at": finished_at,
                         "inputs": facts, "keys": keys})
         return sorted(out, key=lambda r: (r["period"], r["project"]))
+
+    def names_of(self, project_id: str, name: str) -> list[str]:
+        """``name`` (the project's name now) and every other name runs of the project ``project_id`` were
+        recorded under (a renamed project's earlier names)."""
+        if not os.path.exists(self.db_path):
+            return [name]
+        with closing(self._connect()) as conn:
+            rows = conn.execute("SELECT DISTINCT project_name FROM runs WHERE project_id = ? AND project_name != ? "
+                                "ORDER BY project_name", (project_id, name)).fetchall()
+        return [name] + [r[0] for r in rows]
+
+    def last_published(self, project: str, period: str, project_id: Optional[str] = None) -> Optional[dict]:
+        """The last completed run of ``project``'s ``period`` (as :meth:`last_completed` gives it), under any name
+        the project ``project_id`` ran under when given (a renamed project's run under its earlier name)."""
+        names = self.names_of(project_id, project) if project_id else [project]
+        rows = self.last_completed([period], names)
+        return max(rows, key=lambda r: (r["finished_at"] or "", r["run_id"])) if rows else None

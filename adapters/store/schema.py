@@ -25,8 +25,11 @@ ADDED_COLUMNS = (("status", "TEXT NOT NULL DEFAULT 'committed'"),  # rows writte
                  ("pid", "INTEGER"), ("host", "TEXT"))  # the process holding a pending reservation
 # every table's added columns; runs.batch_id (issue 30): NULL for runs recorded before batches; runs.inputs and
 # runs.input_files (issue 31, :mod:`.published`): what a stale check compares, NULL for runs recorded before
+# period_closures.project_id (issue 43): the id of the project closed, NULL for a close recorded before (kept by
+# name: :mod:`.closure_table` finds its project through the names the project's runs were recorded under)
 ADDED = {"registered_datasets": ADDED_COLUMNS,
-         "runs": (("batch_id", "TEXT"), ("inputs", "TEXT"), ("input_files", "TEXT"))}
+         "runs": (("batch_id", "TEXT"), ("inputs", "TEXT"), ("input_files", "TEXT")),
+         "period_closures": (("project_id", "TEXT"),)}
 # made once the added columns are there (an index on an added column fails on an older file before)
 INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);\n"
            "CREATE INDEX IF NOT EXISTS runs_published ON runs (project_name, period, finished_at) "

@@ -13,6 +13,7 @@ from ..realpaths import LOOP, fixed_part, inside, outside
 from ..registered import registered_id
 from ..resolver import climbs, is_absolute_or_uri, rule_table_problem, rule_where
 from ..table_names import HINT as TABLE_HINT, table_name_problem
+from ..writers import Writer, output_places, own_folder_problem, shared_with
 from .context import IDENTIFIER, BindContext, and_all, loc_of, not_deleted
 
 
@@ -37,6 +38,7 @@ def bind_output(ctx: BindContext, op: OutputOperation) -> Optional[OutputPlan]:
                        loc_of(name, op.location), str(name), "registered datasets need their own name")
     check_destination_path(ctx, op)
     check_rule_paths(ctx, op)
+    check_one_writer(ctx, op)
     check_table_names(ctx, op)
     if name:
         check_version_folder(ctx, op)
@@ -71,6 +73,36 @@ def check_destination_path(ctx: BindContext, op: OutputOperation) -> None:
     if problem is not None:
         ctx.errors.add("OUT-VR-002", f"output {op.seq} writes to '{path}', which {problem}", where, path,
                        _LOOP_HINT if LOOP in problem else hint)
+
+
+def check_one_writer(ctx: BindContext, op: OutputOperation) -> None:
+    """OUT-VR-004: an output does not write into ledgerflow's own folders; OUT-VR-003: no other output or
+    check quarantine of the workspace may write where it writes (:mod:`..writers`, real paths compared)."""
+    d = op.destination
+    if d is None:
+        return
+    written = d.path if d.kind == "path" else d.catalog_table if d.kind == "catalog_table" else d.table
+    if written is None:
+        return
+    where, text = loc_of(written, d.location), str(written)
+    places = output_places(ctx.ws, op)
+    for place in places:
+        problem = own_folder_problem(ctx.ws.root, place)
+        if problem is not None:
+            through = "" if place.shown == text else f" (through its resolver, the path '{place.shown}')"
+            ctx.errors.add("OUT-VR-004", f"output {op.seq} writes to '{text}'{through}, which {problem}", where,
+                           text, "write the output to a folder of its own, e.g. out/<name>")
+            return
+    name = str(ctx.project.name)
+    found = shared_with(ctx.ws, Writer((name, "output", str(op.seq)), "", places))
+    if found is not None:
+        other, mine, theirs = found
+        through = "" if mine.shown == text else f" (through its resolver, the path '{mine.shown}')"
+        same = "" if mine.shown == theirs.shown else f" ('{theirs.shown}')"
+        ctx.errors.add("OUT-VR-003", f"output {op.seq} of project '{name}' writes to '{text}'{through}, where "
+                       f"{other.what} may also write{same}: each run would replace the other's partition of a "
+                       "period, a closed one included", where, text,
+                       "give each output and quarantine a destination of its own (one writer per destination)")
 
 
 _LOOP_HINT = "remove the looping link (or replace it by a folder), or write the output elsewhere"
