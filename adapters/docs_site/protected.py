@@ -4,9 +4,9 @@ later would put them at risk, so an ``--out`` that is one of these places, holds
 refused before anything is written (:class:`DocsOutOverlap`, a usage error).
 
 The places: the run store's records (``target/runs``) and state (``.ledgerflow``); each dataset location and
-output destination (their folders before the first ``{{token}}``, as CHK-007 takes them:
-:func:`...compiler.bind.check_places.places`), each check's quarantine folder, the folders of absolute resolver
-rule paths, and every location a recorded run published or a registered dataset version holds (so a place a
+output destination (their folders before the first ``{{token}}``, as one writer per destination takes them:
+:func:`...compiler.writers.project_writers`, which also gives each check's quarantine folder), the folders of
+absolute resolver rule paths, and every location a recorded run published or a registered dataset version holds (so a place a
 project wrote before its YAML changed stays protected). They are compared as text and as real paths (every
 symbolic link resolved), so a link cannot hide an overlap."""
 from __future__ import annotations
@@ -14,11 +14,12 @@ from __future__ import annotations
 import os
 from typing import Iterator, Optional
 
-from ...compiler.bind.check_places import places, quarantine_places
+from ...compiler.bind.check_places import dataset_places
 from ...compiler.errors import LedgerflowError
 from ...compiler.model import Workspace
 from ...compiler.realpaths import fixed_part, inside
 from ...compiler.resolver import is_absolute_or_uri
+from ...compiler.writers import project_writers
 
 
 class DocsOutOverlap(LedgerflowError):
@@ -30,9 +31,13 @@ class DocsOutOverlap(LedgerflowError):
 
 def _workspace_places(ws: Workspace) -> Iterator[tuple[str, str]]:
     """(what, folder) of the workspace's declared places; relative folders are relative to the workspace."""
-    yield from places(ws)
-    for project, check, path in quarantine_places(ws):
-        yield f"the quarantine folder of check '{check}' of project '{project}'", fixed_part(path)
+    yield from dataset_places(ws)
+    for project in ws.projects:  # outputs and quarantines, as one writer per destination sees them
+        for writer in project_writers(ws, project):
+            for place in writer.places:
+                if place.kind == "path":
+                    what = f"the destination of {writer.what}" if writer.key[1] == "output" else writer.what
+                    yield what, place.fixed  # the real folder before the first token
     for rid, resolver in ws.config.resolvers.items():
         for rule in resolver.rules:
             path = str(rule.strategy.path or "")
