@@ -320,3 +320,18 @@ def test_a_row_compared_whole_shows_its_values_and_no_id():
     assert "| removed | `account` | `1000` | — |" in md and "| added | `amount` | — | `6.00` |" in md
     assert md.rstrip().endswith("_Rows matched as whole rows (no `_row_id`, no key); not compared: `_updated_at`, "
                                 "`_operation_seq`._")
+
+
+def test_runs_show_of_a_restatement_shows_a_correction_that_nets_to_zero_and_how_rows_were_matched():
+    from ledgerflow.adapters.store.restatements import restatement_lines
+    diff = {"outputs": [{"name": "Trial balance", "rows": {"base": 4, "head": 4, "added": 0, "removed": 0, "changed": 2},
+                         "match": "group_by", "key": ["account"],
+                         "totals": [{"column": "amount", "base": "0.00", "head": "0.00", "change": "0.00",
+                                     "gross": "136.00"},
+                                    {"column": "other", "base": "1.00", "head": "1.00", "change": "0.00",
+                                     "gross": "0.00"}]}]}
+    rec = {"status": "completed", "restatement": {"reason": "JE-7", "by": "ann", "supersedes_run_id": "r1",
+                                                  "data_diff": diff}}
+    line = [x for x in restatement_lines(rec, []) if "data diff" in x][0]
+    assert line == ("  data diff, output 'Trial balance': 4 -> 4 rows: 0 added, 0 removed, 2 changed; "
+                    "amount 0.00 -> 0.00 (gross 136.00); rows matched by the group-by keys account")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from ...compiler.errors import LedgerflowError
+from ...compiler.diff.data_match import match_words  # noqa: F401 (data_formats reads it from here)
 from .data_result import KEY
 
 
@@ -120,15 +121,3 @@ def choose_match(name: str, base, head, key: Sequence[str] = (), group_by: Seque
         return Match("rows", (), f"the group-by keys {', '.join(group_by)} repeat ({rows} rows on the {side} side "
                                  f"have {describe_key(values)}): compared as whole rows")
     return Match("rows")
-
-
-def match_words(kind: str, columns: Sequence[str]) -> str:
-    """How rows were matched, in words: ``by _row_id``, ``by the group-by keys a, b``, ``by --key a``, ``as whole
-    rows``."""
-    if kind == "group_by":
-        return f"by the group-by keys {', '.join(columns)}"
-    if kind == "key":
-        return f"by --key {', '.join(columns)}"
-    if kind == KEY:
-        return "by _row_id"
-    return "as whole rows (no _row_id, no key)"

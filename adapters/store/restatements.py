@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 from contextlib import closing
+from decimal import Decimal
 
+from ...compiler.diff.data_match import match_words
 from ...compiler.visible_text import visible
 
 
@@ -79,13 +81,24 @@ def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
                   for o in block.get("emptied_outputs") or []]
         for o in (block.get("data_diff") or {}).get("outputs") or []:  # computed before the commit, published or not
             r = o["rows"]
-            totals = "; ".join(f"{t['column']} {t['base']} -> {t['head']}" for t in o.get("totals") or []
-                               if t["base"] != t["head"])
+            totals = "; ".join(_total(t) for t in o.get("totals") or [] if t["base"] != t["head"] or _moved(t))
             lines.append(f"  data diff, output '{o['name']}': {r['base']} -> {r['head']} rows: {r['added']} added, "
-                         f"{r['removed']} removed, {r['changed']} changed" + (f"; {totals}" if totals else ""))
+                         f"{r['removed']} removed, {r['changed']} changed" + (f"; {totals}" if totals else "")
+                         + (f"; rows matched {match_words(o['match'], o.get('key') or ())}" if o.get("match") else ""))
     for s in superseding:
         lines.append(f"Superseded by restatement run {s['run_id']} at {s['finished_at']} (reason: {s['reason']!r}, "
                      f"by {s['by']}); this run's rows stay readable:")
         lines += [f"  {e['link']} as published by this run: {e['staged']}"
                   for e in (rec.get("commit") or {}).get("partitions") or [] if isinstance(e, dict) and e.get("staged")]
     return lines
+
+
+def _moved(total: dict) -> bool:
+    """Whether a decimal column's rows moved although its total may not (a +68 and a -68): its gross change."""
+    return total.get("gross") not in (None, "") and Decimal(total["gross"]) != 0
+
+
+def _total(total: dict) -> str:
+    """A decimal column's total in ``runs show``: base -> head, and the gross change when the record has it."""
+    gross = f" (gross {total['gross']})" if total.get("gross") not in (None, "") else ""
+    return f"{total['column']} {total['base']} -> {total['head']}{gross}"

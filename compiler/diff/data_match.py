@@ -14,7 +14,7 @@ amounts. Pure: decided from the typed plan and its column lineage (:mod:`..linea
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..lineage_walk import VALUE_KINDS, column_edges
 from ..plan import AggregatePlan, AppendPlan, OutputPlan, Plan, Role
@@ -58,3 +58,15 @@ def copied_columns(plan: Plan) -> dict[int, set]:
         if values and all(kind == "identity" for _, kind in values) and any(ds in joined for (ds, _), _ in values):
             out.setdefault(seq, set()).add(name)
     return out
+
+
+def match_words(kind: str, columns: Sequence[str]) -> str:
+    """How rows were matched, in words: ``by _row_id``, ``by the group-by keys a, b``, ``by --key a``, ``as whole
+    rows``."""
+    if kind == "group_by":
+        return f"by the group-by keys {', '.join(columns)}"
+    if kind == "key":
+        return f"by --key {', '.join(columns)}"
+    if kind == ROW_ID:
+        return "by _row_id"
+    return "as whole rows (no _row_id, no key)"
