@@ -241,3 +241,18 @@ def test_a_computed_column_has_one_type_before_and_after_the_run(spark, finance)
     assert registered == compiled
     written = spark.read.parquet(output_entry(record(finance, run_id_of(run(finance, "usd"))), 2)["location"])
     assert {f.name: f.dataType.simpleString() for f in written.schema.fields if f.name in compiled} == compiled
+
+
+def test_the_docs_sites_project_and_dataset_pages_show_a_computed_column_by_one_type(tmp_path):
+    """The issue's site: ``number`` on the project page, ``decimal(38,2)`` on the registered dataset's page."""
+    from cli_support import add_project
+    from docs_site_support import docs, page_data, page_of, sample_copy
+    root = sample_copy(tmp_path)
+    add_project(root, "usd", CONVERTED)
+    assert docs(root).exit_code == 0
+    site = root / "target" / "docs"
+    shown = {"journal_id": "string", "line_number": "int", "amount_usd": "decimal(32,2)", "amount_raw": "decimal(37,8)"}
+    project = page_data(site, page_of(site, "project", "usd"))
+    assert {c["name"]: c["type"] for c in project["outputs"][0]["columns"]} == shown
+    dataset = page_data(site, page_of(site, "dataset", "usd_lines"))
+    assert {c["name"]: c["type"] for c in dataset["columns"] if c["name"] in shown} == shown
