@@ -180,7 +180,7 @@ CAST_OPS = """
   name: Lines
   type: output
   arguments:
-    destination: {{path: "out/cast", format: parquet}}
+    destination: {{path: "out/cast_{precision}", format: parquet}}
     columns: [journal_id, line_number, amount_small]
 """
 
