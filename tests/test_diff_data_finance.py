@@ -109,13 +109,23 @@ def diff(sides: dict, *args: str):
 
 @pytest.fixture(scope="module")
 def reports(spark, sides) -> dict:
-    """The data diff in the three formats."""
-    out = {}
-    for fmt in ("json", "text", "markdown"):
-        r = diff(sides, "--format", fmt)
-        assert r.exit_code == 4, describe(r)
-        out[fmt] = r.stdout
-    return out
+    """The data diff in the three formats: computed once by the command (``--format json``), and the text and
+    markdown rendered from that same report by the function the command prints with (each computed on its own,
+    the three diffs took a minute of the suite)."""
+    from ledgerflow.adapters.diff import data_command
+    from ledgerflow.adapters.diff.data_formats import render_data
+    computed = []
+
+    def keep(report, fmt):
+        computed.append(report)
+        return render_data(report, fmt)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(data_command, "render_data", keep)
+        r = diff(sides, "--format", "json")
+    assert r.exit_code == 4, describe(r)
+    (report,) = computed
+    assert json.loads(r.stdout) == json.loads(render_data(report, "json"))
+    return {"json": r.stdout, "text": render_data(report, "text"), "markdown": render_data(report, "markdown")}
 
 
 def outputs(report: dict) -> dict:
