@@ -2,7 +2,8 @@
 
     python -m bench.range_cost                              # 1M GL rows, flat + folders, 3 pairs + 1 warm-up
     python -m bench.range_cost --rows 10000000 --pairs 3    # the 10M figures (quiet machine)
-    python -m bench.range_cost --quick [--layout flat]      # 20,000 rows, 1 pair of (a) and (b): asserts the rows agree
+    python -m bench.range_cost --quick [--layout flat]      # 20,000 rows, the first quarter, 1 pair of (a) and (b):
+                                                            # asserts the rows agree (--months N: the first N months)
 
 Five sides, each its own cold process (or processes) with its own ``local[2]`` SparkSession:
 
@@ -53,6 +54,14 @@ RESULTS = os.path.join(HERE, "results")
 HANDWRITTEN = os.path.join(HERE, "handwritten_range.py")
 MONTHS = [f"2026-{m:02d}" for m in range(1, 13)]
 RANGE = f"{MONTHS[0]}..{MONTHS[-1]}"
+QUICK_MONTHS = 3  # --quick (in .ci/run) runs the first quarter: the same equivalence, a quarter of the CI minutes
+
+
+def use_months(n: int) -> None:
+    """Run and compare the first ``n`` months of the year (the year by default; ``--quick`` a quarter)."""
+    global MONTHS, RANGE
+    MONTHS = [f"2026-{m:02d}" for m in range(1, n + 1)]
+    RANGE = f"{MONTHS[0]}..{MONTHS[-1]}"
 LAYOUTS = ("flat", "folders")
 SIDES = ("fused", "each", "twelve", "loop", "onepass")
 TARGETS = {"fused/onepass": 1.10, "fused/loop": 0.5}
@@ -180,7 +189,7 @@ NO_SIDE = "-"  # the comparison's folder of a side that did not run: (e) in --qu
 
 def compare(fused_dir: str, each_dir: str, onepass_dir: str, driver_memory: str, env: Optional[dict] = None) -> dict:
     cmd = [sys.executable, "-m", "bench.range_cost", "--compare", fused_dir, each_dir, onepass_dir,
-           "--driver-memory", driver_memory]
+           "--driver-memory", driver_memory, "--months", str(len(MONTHS))]
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env={**os.environ, **(env or {})})
     if proc.returncode != 0:
@@ -261,8 +270,11 @@ def main(argv=None) -> int:
                         help="the ledgerflow command (default: this python -m ledgerflow.adapters.cli)")
     parser.add_argument("--driver-memory", default=os.environ.get("LEDGERFLOW_BENCH_DRIVER_MEMORY", "4g"))
     parser.add_argument("--out", default=None, help="results file (default bench/results/range_<rows>.txt)")
+    parser.add_argument("--months", type=int, choices=range(1, 13), default=None,
+                        help=f"run the first N months (default 12; --quick {QUICK_MONTHS})")
     parser.add_argument("--compare", nargs=3, metavar=("FUSED", "EACH", "ONEPASS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    use_months(args.months or (QUICK_MONTHS if args.quick else 12))
     if args.compare:
         compare_main(*args.compare, args.driver_memory)
         return 0

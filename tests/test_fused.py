@@ -231,7 +231,7 @@ def _random_workspace(rng: random.Random, root: Path) -> None:
         (folder / f"{name}.csv").write_text("\n".join(rows) + "\n")
 
 
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", range(16))
 def test_property_fused_equals_each_on_random_data_and_periods(spark, tmp_path, seed):
     rng = random.Random(seed)
     root = tmp_path / "ws"
