@@ -16,7 +16,7 @@ declaring the checks costs, bridge included. A pair runs both (who goes first al
 checked / plain; the headline is the median of the pairs. After the timed pairs, each side's ``run.json`` is
 read: the checked run must have passed or warned every check, both outputs must hold the same rows (count
 and decimal sums read back from the written files, equal to the checked run's bridge).
-Output: ``bench/results/checks_cost_<rows>.txt``. Times are printed, never asserted.
+Output: ``bench/results/checks_cost_<rows>_<date>.txt``. Times are printed, never asserted.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from bench.common import cache_root, ensure_source, loadavg, rounds_parser
+from bench.common import dated_result, cache_root, ensure_source, loadavg, rounds_parser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -198,7 +198,7 @@ def main(argv=None) -> int:
         f"max {max(ratios):.3f}); target <= {TARGET:.2f}")
     out(f"median CPU ratio (process trees, user + system): {statistics.median(cpu_ratios):.3f} "
         f"(min {min(cpu_ratios):.3f}, max {max(cpu_ratios):.3f})")
-    path = args.out or os.path.join(RESULTS, f"checks_cost_{args.rows}.txt")
+    path = args.out or dated_result(f"checks_cost_{args.rows}")
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"written {path}")

@@ -15,7 +15,7 @@ has it (the SUM of every decimal column at each point: here ``amount_reporting``
 update, removed, added and written), which a ledgerflow run with checks records. The data is the cold-process benchmark's (``src-<layout>-<rows>`` under
 ``$LEDGERFLOW_BENCH_DATA``); CPU time of each process and its Spark JVM is counted (subreaper, as
 ``bench.diff_data_cost``). After the pairs both outputs are read back: the same rows.
-Output: ``bench/results/checks_floor_<rows>.txt``. Times are printed, never asserted.
+Output: ``bench/results/checks_floor_<rows>_<date>.txt``. Times are printed, never asserted.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import os
 import sys
 
 from bench.common import (Report, alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg,
-                          median_lines, rounds_parser)
+                          dated_result, median_lines, rounds_parser)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     out(f"the three scripts wrote the same rows: {same_rows(list(outs.values()))}")
     for line in median_lines(result, "plain"):
         out(line)
-    out.write(args.out or os.path.join(RESULTS, f"checks_floor_{args.rows}.txt"))
+    out.write(args.out or dated_result(f"checks_floor_{args.rows}"))
     return 0
 
 

@@ -18,7 +18,7 @@ a separate process when missing, into ``$LEDGERFLOW_BENCH_DATA``. After the time
 timing, a separate Spark process compares the two outputs on every column the hand-written script
 writes (every column of ledgerflow's output but ``_row_id``) with ``exceptAll`` both ways; the
 hand-written run it compares was given ledgerflow's run start (``--started-at``), so ``_updated_at``
-compares exactly. Raw output: ``bench/results/cold_<rows>.txt`` (``--quick``: the data cache). Times
+compares exactly. Raw output: ``bench/results/cold_<rows>_<date>.txt`` (``--quick``: the data cache). Times
 are printed, never asserted; the load average is printed beside each pair.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ import subprocess
 import sys
 import time
 
-from bench.common import Report, cache_root, loadavg
+from bench.common import Report, cache_root, dated_result, loadavg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -244,7 +244,7 @@ def main(argv=None) -> int:
     parser.add_argument("--ledgerflow", default=None,
                         help="the ledgerflow command (default: this python -m ledgerflow.adapters.cli)")
     parser.add_argument("--driver-memory", default=os.environ.get("LEDGERFLOW_BENCH_DRIVER_MEMORY", "4g"))
-    parser.add_argument("--out", default=None, help="results file (default bench/results/cold_<rows>.txt)")
+    parser.add_argument("--out", default=None, help="results file (default bench/results/cold_<rows>_<date>.txt)")
     parser.add_argument("--handwritten-archive", action="store_true",
                         help="give the hand-written script's JVM ledgerflow's class archive too (a fairness check)")
     parser.add_argument("--compare", nargs=2, metavar=("LEDGERFLOW_DIR", "HANDWRITTEN_DIR"), help=argparse.SUPPRESS)
@@ -266,8 +266,8 @@ def main(argv=None) -> int:
         f"{pairs} pair(s) + {warmup} warm-up; load average at start {loadavg()}")
     ok = True
     results = []
-    out = args.out or os.path.join(cache_root() if args.quick else RESULTS,
-                                   f"cold_{'quick' if args.quick else '_'.join(str(r) for r in rows_list)}.txt")
+    out = args.out or (os.path.join(cache_root(), "cold_quick.txt") if args.quick
+                       else dated_result("_".join(["cold", *map(str, rows_list), *(layouts if len(layouts) == 1 else [])])))
     for rows in rows_list:
         ensure_data(rows, layouts, log)
         hw_java_options = handwritten_archive_options(lf_base, rows, layouts[0], args.driver_memory) \

@@ -8,6 +8,14 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+
+
+def dated_result(name: str, ext: str = "txt", folder: str = RESULTS) -> str:
+    """The results file of a benchmark measured today: ``<folder>/<name>_<YYYY-MM-DD>.<ext>`` (UTC date),
+    ``name`` saying the benchmark and its size (``cold_1000000``); a figure is known by its date."""
+    import datetime
+    return os.path.join(folder, f"{name}_{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d}.{ext}")
 
 
 def cache_root() -> str:

@@ -3,13 +3,13 @@
 Prints milliseconds per size (median of several compilations, workspace loading excluded), the
 per-operation cost and the growth ratio; target: 500 operations in under 1 s, growing linearly.
 Run: ``python -m bench.compile_speed`` (``--quick`` for fewer repetitions). Latest output:
-``bench/results/compile_speed.txt``.
+``bench/results/compile_speed_<date>.txt``.
 
 ``--process`` (issue 9): the whole cold ``ledgerflow compile`` process of the 500-operation project
 (what a user waits for: interpreter start, imports, YAML, compile, printing), median of 5, with
 ``ledgerflow --version`` (start-up and imports alone) beside it; target under 1.5 s. The command
 defaults to this interpreter's ``-m ledgerflow.adapters.cli`` (its ``PYTHONPATH``); ``--command
-"ledgerflow"`` times another installation. Latest output: ``bench/results/compile_process.txt``.
+"ledgerflow"`` times another installation. Latest output: ``bench/results/compile_process_<date>.txt``.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ HEAD changes one expression of pipeline P: the FX rate its first operation joins
 HEAD's side. A pair runs both processes (who goes first alternates); the ratio is diff / run; the headline
 is the median of the pairs. After the timed pairs the last diff's output is checked: exit 4, every output
 row matched (none added or removed) and changed lines counted. Output:
-``bench/results/diff_data_cost_<rows>.txt``. Times are printed, never asserted.
+``bench/results/diff_data_cost_<rows>_<date>.txt``. Times are printed, never asserted.
 
 Besides wall time, each process's CPU time (user + system) is measured, its Spark JVM's included: the
 benchmark makes itself the subreaper of what it starts (``PR_SET_CHILD_SUBREAPER``), so the JVM a
@@ -32,7 +32,7 @@ import statistics
 import subprocess
 import sys
 
-from bench.common import become_subreaper, cache_root, ensure_source, loadavg, rounds_parser, timed
+from bench.common import dated_result, become_subreaper, cache_root, ensure_source, loadavg, rounds_parser, timed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     out(f"median CPU ratio diff / run: {statistics.median(cpu_ratios):.3f} (min {min(cpu_ratios):.3f}, max "
         f"{max(cpu_ratios):.3f})")
     out(f"# load average at the end {loadavg()}")
-    path = args.out or os.path.join(RESULTS, f"diff_data_cost_{args.rows}.txt")
+    path = args.out or dated_result(f"diff_data_cost_{args.rows}")
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
     print(f"written {path}")

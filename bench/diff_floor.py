@@ -12,7 +12,7 @@ input read once for both sides, one full outer join, one aggregation and one sam
 careful engineer's own script pays for the figures ``diff --data`` reports; ``figures`` is the same
 script without its sample rows (the joined rows not kept): the least a comparison that matches rows does. The data is the cold-process
 benchmark's (``src-<layout>-<rows>`` under ``$LEDGERFLOW_BENCH_DATA``); CPU time of each process and its
-Spark JVM is counted (subreaper). Output: ``bench/results/diff_floor_<rows>.txt``. Times are printed,
+Spark JVM is counted (subreaper). Output: ``bench/results/diff_floor_<rows>_<date>.txt``. Times are printed,
 never asserted.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import os
 import sys
 
 from bench.common import (Report, alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg,
-                          median_lines, rounds_parser)
+                          dated_result, median_lines, rounds_parser)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
         out(f"  {line}")
     for line in median_lines(result, "run"):
         out(line)
-    out.write(args.out or os.path.join(RESULTS, f"diff_floor_{args.rows}.txt"))
+    out.write(args.out or dated_result(f"diff_floor_{args.rows}"))
     return 0
 
 

@@ -6,7 +6,7 @@ The repository holds the generated ``chain_500`` workspace (:mod:`bench.projectg
 commit changes the expression of operation 250, so both sides must be compiled and every later step
 is reached. Prints the median wall and CPU seconds of 5 runs with the load average; target under 3 s.
 Run: ``python -m bench.diff_speed`` (``--quick`` for 3 runs). Latest output:
-``bench/results/diff_speed.txt``.
+``bench/results/diff_speed_<date>.txt``.
 """
 from __future__ import annotations
 

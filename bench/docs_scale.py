@@ -23,7 +23,7 @@ Measured:
 - for information: the 500-operation project's page until drawn (its SQL highlighted), and the sizes of the
   data scripts (each page loads only its own).
 
-Raw output: ``bench/results/docs_scale.txt``. Times are printed, never asserted.
+Raw output: ``bench/results/docs_scale_<date>.txt``. Times are printed, never asserted.
 """
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ from ledgerflow.compiler.periods import parse_period
 from ledgerflow.compiler.resolver import ResolvedLocation
 
 from .cold_process import PERIOD, ensure_data, loadavg, source_root
+from .common import dated_result
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -63,9 +64,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sink", choices=["noop", "parquet"], default="noop")
-    parser.add_argument("--out", help="default: bench/results/row_id_cost.txt (row_id_cost_parquet.txt with --sink parquet)")
+    parser.add_argument("--out", help="default: bench/results/row_id_cost_<date>.txt (row_id_cost_parquet_<date>.txt with --sink parquet)")
     args = parser.parse_args(argv)
-    out = args.out or os.path.join(HERE, "results", "row_id_cost.txt" if args.sink == "noop" else "row_id_cost_parquet.txt")
+    out = args.out or dated_result("row_id_cost" if args.sink == "noop" else "row_id_cost_parquet")
     lines: list[str] = []
 
     def log(text: str) -> None:

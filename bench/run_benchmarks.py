@@ -7,8 +7,8 @@ number of operations, and the marginal cost of an append.
 
 One SparkSession (bench/session.py) serves every measurement; session start is excluded. Data is
 generated once into ``$LEDGERFLOW_BENCH_DATA`` (default /tmp/ledgerflow-bench), never into the repo.
-A full run writes its report to bench/results/benchmarks.txt, the figures to
-bench/results/benchmarks.json and the growth plot to bench/results/growth.png. Times are printed,
+A full run writes its report to bench/results/benchmarks_<date>.txt, the figures to
+bench/results/benchmarks_<date>.json and the growth plot to bench/results/growth_<date>.png. Times are printed,
 never asserted: this machine is shared, so every time is a median and still noisy.
 """
 from __future__ import annotations
@@ -351,7 +351,8 @@ def main(argv=None) -> int:
                 f"{r['output_rows']:,} rows; identical: {c['identical']} {'' if c['identical'] else c}")
             ok = ok and c["identical"]
             if args.explain:
-                path = os.path.join(RESULTS if not args.quick else datagen.cache_root(), f"pipeline_p_explain_{rows}.txt")
+                path = os.path.join(RESULTS if not args.quick else datagen.cache_root(),
+                                    f"pipeline_p_explain_{rows}_{report['date']}.txt")
                 explain_pipeline(spark, rows, path)
                 log(f"  plans written to {path}")
     if "growth" in sections:
@@ -363,7 +364,7 @@ def main(argv=None) -> int:
             ratio = by[500]["run_ms"] / by[100]["run_ms"]
             report["growth"]["ratio_500_100"] = ratio
             log(f"  time(500)/time(100) = {ratio:.2f} (target <= 6)")
-        png = os.path.join(RESULTS if not args.quick else datagen.cache_root(), "growth.png")
+        png = os.path.join(RESULTS if not args.quick else datagen.cache_root(), f"growth_{report['date']}.png")
         growth_plot(g, png, cfg["growth_rows"])
         log(f"  plot: {png}")
     if "marginal" in sections:
@@ -377,7 +378,7 @@ def main(argv=None) -> int:
     log(f"\n# total {took:.0f} s; results identical: {ok}")
     report["total_s"] = took
     if not args.quick and not args.only:
-        with open(os.path.join(RESULTS, "benchmarks.json"), "w") as fh:
+        with open(os.path.join(RESULTS, f"benchmarks_{report['date']}.json"), "w") as fh:
             json.dump(report, fh, indent=2, default=str)
     if args.quick:
         assert ok, "ledgerflow and the hand-written pipeline wrote different rows"

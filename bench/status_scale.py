@@ -15,7 +15,7 @@ published), written straight into ``state.db`` (no Spark). Then:
 - the same after one month's file changed (N project-periods stale, reasons rendered);
 - in-process, the run store's query alone (:meth:`PublishedTable.last_completed`).
 
-Raw output: ``bench/results/status_scale_<projects>x<periods>.txt``. Times are printed, never asserted.
+Raw output: ``bench/results/status_scale_<projects>x<periods>_<date>.txt``. Times are printed, never asserted.
 """
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from bench.common import dated_result  # noqa: E402  (after the path the script is run with)
 
 
 def months(n: int) -> list[str]:
@@ -148,7 +150,7 @@ def main() -> None:
                          f"(median {statistics.median(times):.2f} s); first line: {out.splitlines()[0][:110]}")
     text = "\n".join(lines)
     print(text)
-    out = REPO / "bench" / "results" / f"status_scale_{args.projects}x{args.periods}.txt"
+    out = Path(dated_result(f"status_scale_{args.projects}x{args.periods}"))
     out.write_text(text + "\n")
 
 

@@ -13,7 +13,7 @@ shipped (the test command's driver JVM, ``spark.TEST_JAVA_OPTIONS``, mapping its
 The archive lives in a cache folder of the benchmark's own; one untimed process writes it first (its
 seconds are printed: a user pays them once). Alternating pairs; prints each process's seconds and the
 median of the per-pair ratios.
-Run: ``python -m bench.test_process [--pairs 3] [--against no-archive | --against-commit REV] [--out bench/results/test_speed.txt]``.
+Run: ``python -m bench.test_process [--pairs 3] [--against no-archive | --against-commit REV] [--out bench/results/test_speed_<date>.txt]``.
 """
 from __future__ import annotations
 

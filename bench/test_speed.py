@@ -4,7 +4,7 @@ Runs the finance sample's scenario tests (TS-01..TS-08, ``projects/finance/tests
 and one SparkSession, ``--rounds`` times (default 3), and prints the session start, each test's
 seconds per round and the per-test median and mean of every test after the first of the process
 (the first pays Spark's one-time warm-up: code generation, class loading). Target: under 1 s per
-further test. Run: ``python -m bench.test_speed [--rounds N] [--out bench/results/test_speed.txt]``
+further test. Run: ``python -m bench.test_speed [--rounds N] [--out bench/results/test_speed_<date>.txt]``
 (``--out`` also appends the output to that file as a dated ``== run`` block).
 Timings include everything ``ledgerflow test`` does per test (read and check the file, compile,
 build the given data, load, run, collect, compare), nothing of the session start.

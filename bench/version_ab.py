@@ -2,7 +2,7 @@
 on source-shaped data (the cold-process benchmark's workspaces), alternating, pair by pair.
 
     python -m bench.version_ab --a /path/to/new/venv/bin/ledgerflow --b /path/to/old/venv/bin/ledgerflow \
-        --layout csv --layout flat --layout folders --pairs 3 --out bench/results/x.txt
+        --layout csv --layout flat --layout folders --pairs 3 --out bench/results/version_ab_<date>.txt
 
 Each side runs in its own copy of the workspace (``<cache>/ab-a-<layout>``, ``<cache>/ab-b-<layout>``, copied
 from ``<cache>/src-<layout>-<rows>`` when missing; ``bench/datagen.py --source LAYOUT`` writes that), so the

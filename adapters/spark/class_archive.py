@@ -3,9 +3,9 @@
 A cold ``ledgerflow run`` loads and verifies some 20,000 JVM classes (Spark's planner, Parquet, the
 Python gateway) before and while its job runs; the JVM's class-data sharing (JDK 13+, ``-XX:
 ArchiveClassesAtExit`` / ``-XX:SharedArchiveFile``) stores them, already parsed and verified, in a
-file that later JVMs map instead. Measured on the benchmark machine (bench/results/history.md "Session 8"): a
-cold run of pipeline P at 1M rows ~32 s -> ~26 s; a whole ``ledgerflow test`` of the sample 0.77 of
-the time without it (the session up in ~5 s instead of ~10 s).
+file that later JVMs map instead. Measured on the benchmark machine on 2026-11-27 (bench/results/history.md,
+"the driver JVM's class archive"): a cold run of pipeline P at 1M rows ~32 s -> ~26 s; a whole
+``ledgerflow test`` of the sample 0.77 of the time without it (the session up in ~5 s instead of ~10 s).
 
 How it works, per command kind (``run``: run, replay, test --record; ``test``: ledgerflow test):
 
