@@ -17,11 +17,8 @@ from __future__ import annotations
 import datetime
 import os
 import shutil
-from decimal import Decimal
 
-GL_ID = "0c000000-0000-4000-8000-000000000001"
-BUDGETS_ID = "0c000000-0000-4000-8000-000000000004"
-DEC = "decimal(18,2)"
+from bench.handwritten_common import BUDGETS_ID, DEC, GL_ID, converted, discounted, unknown_customer
 
 
 def _in_period(F, period: str):
@@ -58,28 +55,11 @@ def run(spark, data: str, out: str, period: str, period_start: datetime.date,
                  .select("customer_id", "segment", "region", "is_active"))
 
     # 1. convert to USD and enrich, for posted (non-manual) lines
-    df = gl.join(F.broadcast(fx), "currency", "left").join(F.broadcast(customers), "customer_id", "left")
-    posted = F.coalesce(F.col("source_system") != "MANUAL", F.lit(False))
-    df = df.select(
-        "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id", "currency",
-        "amount_local",
-        F.when(posted, (F.col("amount_local") * F.col("rate")).cast(DEC)).otherwise(F.col("amount_reporting"))
-        .alias("amount_reporting"),
-        "description", "source_system", "_row_id",
-        F.when(posted, started).alias("_updated_at"),
-        F.when(posted, F.col("segment")).alias("customer_segment"),
-        F.when(posted, F.col("region")).alias("customer_region"),
-        F.when(posted, F.col("is_active")).alias("customer_active"),
-        "_period")
+    df = converted(F, gl, fx, customers, started, carried=("_row_id",), last=("_period",))
     # 2. enterprise discount
-    discount = F.coalesce((F.col("customer_segment") == "ENTERPRISE") & (F.col("amount_reporting") > 0), F.lit(False))
-    df = (df.withColumn("_updated_at", F.when(discount, started).otherwise(F.col("_updated_at")))
-            .withColumn("discounted", F.when(discount, F.lit(True)))
-            .withColumn("amount_reporting", F.when(discount, F.round(F.col("amount_reporting") * F.lit(Decimal("0.98")), 2)
-                                                   .cast(DEC)).otherwise(F.col("amount_reporting"))))
+    df = discounted(F, df, started)
     # 3. delete lines of unknown or inactive customers (not written, so simply dropped)
-    df = df.where(~F.coalesce(F.col("customer_region").isNull() | (F.col("customer_active") == F.lit(False)),
-                              F.lit(False)))
+    df = df.where(~unknown_customer(F))
     lines = df.select(
         "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id", "currency",
         "amount_local", "amount_reporting", "description", "source_system", "_row_id",

@@ -23,12 +23,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 
-from bench.common import dated_result, cache_root, ensure_source, loadavg, rounds_parser
+from bench.common import Report, cache_root, dated_result, ensure_source, loadavg, rounds_parser
+from bench.pairing import pair_summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -153,11 +153,7 @@ def main(argv=None) -> int:
     base = os.path.join(cache_root(), f"checks-{args.layout}-{args.rows}")
     plain = make_workspace(src, os.path.join(base, "plain"), checks=False)
     checked = make_workspace(src, os.path.join(base, "checked"), checks=True)
-    lines: list[str] = []
-
-    def out(text: str = "") -> None:
-        print(text, flush=True)
-        lines.append(text)
+    out = Report()
     out(f"# checks cost: pipeline P ({args.rows:,} GL rows, {args.layout}), period {PERIOD}, "
         f"{args.pairs} pairs after {args.warmup} warm-up; whole cold processes; ratio = checked / plain")
     out(f"# target (issue 29): <= {TARGET:.2f}")
@@ -193,15 +189,9 @@ def main(argv=None) -> int:
     out(f"both runs wrote the same rows (read back), as the checked run's bridge says: "
         f"{', '.join(f'{m} {v}' for m, v in sorted(written['plain'].items()))}")
     out()
-    med = statistics.median(ratios)
-    out(f"median ratio checked / plain: {med:.3f} over {len(ratios)} pairs (min {min(ratios):.3f}, "
-        f"max {max(ratios):.3f}); target <= {TARGET:.2f}")
-    out(f"median CPU ratio (process trees, user + system): {statistics.median(cpu_ratios):.3f} "
-        f"(min {min(cpu_ratios):.3f}, max {max(cpu_ratios):.3f})")
-    path = args.out or dated_result(f"checks_cost_{args.rows}")
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"written {path}")
+    for line in pair_summary("checked / plain", ratios, cpu_ratios, TARGET):
+        out(line)
+    out.write(args.out or dated_result(f"checks_cost_{args.rows}"))
     return 0
 
 

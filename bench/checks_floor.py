@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 import sys
 
-from bench.common import (Report, alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg,
-                          dated_result, median_lines, rounds_parser)
+from bench.common import alternating_rounds, dated_result, finish_rounds, rounds_setup
+from bench.pairing import rounds_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -57,28 +57,18 @@ def same_rows(folders: list[str]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = rounds_parser(__doc__.splitlines()[0], pairs=5)
-    args = parser.parse_args(argv)
-    data = os.path.join(ensure_source(args.rows, args.layout), "data")
-    root = os.path.join(cache_root(), f"checks-floor-{args.layout}-{args.rows}")
-    os.makedirs(root, exist_ok=True)
+    args, data, root = rounds_setup(argv, __doc__.splitlines()[0], "checks-floor")
     outs = {name: os.path.join(root, name) for name in VARIANTS}
     cmds = {name: command(name, data, args.layout, outs[name]) for name in VARIANTS}
-    counted = become_subreaper()
-    out = Report()
-    out(f"# checks floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period {PERIOD}, "
-        f"{args.pairs} rounds after {args.warmup} warm-up; whole cold processes; ratio = with the six checks "
-        "(checked; bridged: and the whole bridge) / without (plain)")
-    out(f"# issue 29 point 6 asks <= {TARGET:.2f} of ledgerflow's checked run; load average at start {loadavg()}; "
-        f"CPU time {'of each process and its Spark JVM' if counted else 'of each process only'}")
+    out = rounds_report([f"# checks floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period "
+                         f"{PERIOD}, {args.pairs} rounds after {args.warmup} warm-up; whole cold processes; ratio = "
+                         "with the six checks (checked; bridged: and the whole bridge) / without (plain)"],
+                        f"# issue 29 point 6 asks <= {TARGET:.2f} of ledgerflow's checked run")
     result = alternating_rounds({name: (cmd, 0) for name, cmd in cmds.items()}, "plain", args.pairs, args.warmup,
                                 root, out)
     out()
     out(f"the three scripts wrote the same rows: {same_rows(list(outs.values()))}")
-    for line in median_lines(result, "plain"):
-        out(line)
-    out.write(args.out or dated_result(f"checks_floor_{args.rows}"))
-    return 0
+    return finish_rounds(out, result, "plain", args.out or dated_result(f"checks_floor_{args.rows}"))
 
 
 if __name__ == "__main__":

@@ -24,19 +24,16 @@ are printed, never asserted; the load average is printed beside each pair.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
-import re
-import shlex
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 
-from bench.common import Report, cache_root, dated_result, loadavg
+from bench.common import cache_root, dated_result, loadavg
+from bench.pairing import (compare_apart, comparison_session, ledgerflow_base, run_started_at, started_report,
+                           write_table)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -111,16 +108,6 @@ def handwritten_archive_options(lf_base: list[str], rows: int, layout: str, driv
     return class_archive.mapping_options(class_archive.existing("run"))
 
 
-def run_started_at(ws: str, stdout: str) -> str:
-    """``run_started_at`` of the ledgerflow run whose output is ``stdout`` (from its run record)."""
-    m = re.search(r"Run ([0-9a-f-]{36})", stdout)
-    if not m:
-        raise RuntimeError(f"no run id in ledgerflow's output:\n{stdout}")
-    with open(os.path.join(ws, "target", "runs", m.group(1), "run.json")) as fh:
-        rec = json.load(fh)
-    return rec.get("run_started_at") or rec["started_at"]
-
-
 def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[str], driver_memory: str,
                  log, hw_java_options: str | None = None) -> dict:
     ws = source_root(rows, layout)
@@ -167,19 +154,13 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
 
 # ------------------------------------------------------------------ comparison (its own Spark process)
 def compare(lf_dir: str, hw_dir: str, driver_memory: str) -> dict:
-    cmd = [sys.executable, "-m", "bench.cold_process", "--compare", lf_dir, hw_dir, "--driver-memory", driver_memory]
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if proc.returncode != 0:
-        return {"identical": False, "reason": proc.stderr[-2000:]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """The two outputs compared by :func:`compare_main` in a process of its own."""
+    return compare_apart("bench.cold_process", [lf_dir, hw_dir], driver_memory)
 
 
 def compare_main(lf_dir: str, hw_dir: str, driver_memory: str) -> None:
     """Every column the hand-written job writes, in ledgerflow's output, row for row (exceptAll both ways)."""
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", driver_memory).getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = comparison_session(driver_memory)
     lf, hw = spark.read.parquet(lf_dir), spark.read.parquet(hw_dir)
     lf_types = {f.name: f.dataType.simpleString() for f in lf.schema.fields}
     hw_types = {f.name: f.dataType.simpleString() for f in hw.schema.fields}
@@ -201,23 +182,7 @@ def compare_main(lf_dir: str, hw_dir: str, driver_memory: str) -> None:
 
 
 # ------------------------------------------------------------------ report
-def machine(driver_memory: str) -> str:
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    cpu = "unknown cpu"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    try:
-        from importlib.metadata import version
-        spark = version("pyspark")
-    except Exception:  # pragma: no cover
-        spark = "?"
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM; "
-            f"python {platform.python_version()}, pyspark {spark}; each process local[2], driver memory {driver_memory}")
-
-
-def write_results(log, results: list[dict], out: str) -> None:
+def write_results(log, results: list[dict], out: str) -> list[str]:
     """The table of the results so far, printed and written with the raw log (after each layout)."""
     table = ["", "| layout | GL rows | pairs | ledgerflow (median) | hand-written (median) | median of per-pair ratios "
              "| target | identical rows |", "|---|---|---|---|---|---|---|---|"]
@@ -227,11 +192,7 @@ def write_results(log, results: list[dict], out: str) -> None:
                      f"{r['handwritten_median_s']:.2f} s | **{r['median_ratio']:.2f}** "
                      f"({', '.join(f'{x:.2f}' for x in r['ratios'])}) | {'<= %.2f' % t if t else 'reported'} | "
                      f"{'yes' if r['check']['identical'] else 'NO'} ({r['check'].get('rows', '?')} rows) |")
-    table.append(f"# load average now {loadavg()}")
-    with open(out, "w") as fh:
-        fh.write("\n".join(log.lines + table) + "\n")
-        fh.write("\n# raw\n" + json.dumps(results, indent=1) + "\n")
-    return table
+    return write_table(out, log, table, results)
 
 
 def main(argv=None) -> int:
@@ -256,11 +217,8 @@ def main(argv=None) -> int:
     layouts = args.layout or list(LAYOUTS)
     pairs = args.pairs or (1 if args.quick else 5)
     warmup = args.warmup if args.warmup is not None else (0 if args.quick else 1)
-    lf_base = shlex.split(args.ledgerflow) if args.ledgerflow else [sys.executable, "-m", "ledgerflow.adapters.cli"]
-    log = Report()
-    log(f"# ledgerflow cold-process benchmark{' (--quick)' if args.quick else ''}, "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-    log(f"# {machine(args.driver_memory)}")
+    lf_base = ledgerflow_base(args.ledgerflow)
+    log = started_report("cold-process", args.quick, args.driver_memory)
     log(f"# ledgerflow: {' '.join(lf_base)}; PYTHONPATH={os.environ.get('PYTHONPATH', '')}")
     log(f"# pipeline P on source-shaped data (no system columns), period {PERIOD} of three months; "
         f"{pairs} pair(s) + {warmup} warm-up; load average at start {loadavg()}")

@@ -145,6 +145,26 @@ class Report:
         print(f"wrote {path}")
 
 
+def rounds_setup(argv, description: str, folder: str) -> tuple:
+    """Parse a rounds benchmark's options (:func:`rounds_parser`, 5 pairs); make sure its source-shaped data
+    exists; return (the options, the data folder, the benchmark's own folder ``<cache>/<folder>-<layout>-<rows>``,
+    created)."""
+    args = rounds_parser(description, pairs=5).parse_args(argv)
+    data = os.path.join(ensure_source(args.rows, args.layout), "data")
+    root = os.path.join(cache_root(), f"{folder}-{args.layout}-{args.rows}")
+    os.makedirs(root, exist_ok=True)
+    return args, data, root
+
+
+def finish_rounds(out: "Report", result: dict, base: str, path: str) -> int:
+    """Print the medians of :func:`alternating_rounds`' ``result`` against ``base``, write the report to ``path``;
+    the exit code (0)."""
+    for line in median_lines(result, base):
+        out(line)
+    out.write(path)
+    return 0
+
+
 def rounds_parser(description: str, pairs: int):
     """The options of a benchmark of alternating whole processes on source-shaped data: ``--rows``,
     ``--layout``, ``--pairs`` (default ``pairs``), ``--warmup``, ``--out``."""

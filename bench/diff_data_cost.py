@@ -32,7 +32,9 @@ import statistics
 import subprocess
 import sys
 
-from bench.common import dated_result, become_subreaper, cache_root, ensure_source, loadavg, rounds_parser, timed
+from bench.common import (Report, become_subreaper, cache_root, dated_result, ensure_source, loadavg, rounds_parser,
+                          timed)
+from bench.pairing import pair_summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -88,11 +90,7 @@ def main(argv=None) -> int:
     base, head = make_repository(src, repo)
     diff_cmd = diff_lf + ["--workspace", repo, "diff", "--data", "--period", PERIOD, base, head]
     run_cmd = lf + ["--workspace", repo, "run", "pipeline_p", "--period", PERIOD]
-    lines: list[str] = []
-
-    def out(text: str = "") -> None:
-        print(text, flush=True)
-        lines.append(text)
+    out = Report()
     out(f"# diff --data cost: pipeline P ({args.rows:,} GL rows, {args.layout}), period {PERIOD}, {args.pairs} pairs "
         f"after {args.warmup} warm-up; whole cold processes; ratio = diff / run")
     out(f"# diff: ledgerflow diff --data --period {PERIOD} BASE HEAD (HEAD: {AVERAGE} instead of {CLOSING}); "
@@ -128,16 +126,10 @@ def main(argv=None) -> int:
         raise SystemExit(f"unexpected diff output:\n{diff_out}")
     out("the last diff: " + next(line.strip() for line in diff_out.splitlines() if "rows:" in line))
     out("               " + next(line.strip() for line in diff_out.splitlines() if "moves by" in line))
-    med = statistics.median(ratios)
-    out(f"median ratio diff / run: {med:.3f} over {len(ratios)} pairs (min {min(ratios):.3f}, max {max(ratios):.3f}); "
-        f"medians: diff {statistics.median(diffs):.2f} s, run {statistics.median(runs):.2f} s; target <= {TARGET:.2f}")
-    out(f"median CPU ratio diff / run: {statistics.median(cpu_ratios):.3f} (min {min(cpu_ratios):.3f}, max "
-        f"{max(cpu_ratios):.3f})")
-    out(f"# load average at the end {loadavg()}")
-    path = args.out or dated_result(f"diff_data_cost_{args.rows}")
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"written {path}")
+    medians = f"medians: diff {statistics.median(diffs):.2f} s, run {statistics.median(runs):.2f} s; "
+    for line in pair_summary("diff / run", ratios, cpu_ratios, TARGET, medians):
+        out(line)
+    out.write(args.out or dated_result(f"diff_data_cost_{args.rows}"))
     return 0
 
 

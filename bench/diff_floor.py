@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import sys
 
-from bench.common import (Report, alternating_rounds, become_subreaper, cache_root, ensure_source, loadavg,
-                          dated_result, median_lines, rounds_parser)
+from bench.common import alternating_rounds, dated_result, finish_rounds, rounds_setup
+from bench.pairing import rounds_report
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
@@ -31,32 +31,22 @@ STARTED_AT = "2026-11-26T08:00:00"
 
 
 def main(argv=None) -> int:
-    parser = rounds_parser(__doc__.splitlines()[0], pairs=5)
-    args = parser.parse_args(argv)
-    data = os.path.join(ensure_source(args.rows, args.layout), "data")
-    root = os.path.join(cache_root(), f"diff-floor-{args.layout}-{args.rows}")
-    os.makedirs(root, exist_ok=True)
+    args, data, root = rounds_setup(argv, __doc__.splitlines()[0], "diff-floor")
     common = ["--data", data, "--layout", args.layout, "--period", PERIOD, "--started-at", STARTED_AT]
     cmds = {"diff": ([sys.executable, os.path.join(HERE, "handwritten_diff.py"), *common], 4),
             "figures": ([sys.executable, os.path.join(HERE, "handwritten_diff.py"), *common, "--figures-only"], 4),
             "run": ([sys.executable, os.path.join(HERE, "handwritten_source.py"), *common,
                      "--out", os.path.join(root, "run")], 0)}
-    counted = become_subreaper()
-    out = Report()
-    out(f"# diff floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period {PERIOD}, {args.pairs} "
-        f"rounds after {args.warmup} warm-up; whole cold processes; ratio = hand-written data diff (diff; figures: "
-        "without sample rows) / hand-written run")
-    out(f"# issue 31 point 5 asks <= {TARGET:.2f} of ledgerflow's diff --data against its run; load average at start "
-        f"{loadavg()}; CPU time {'of each process and its Spark JVM' if counted else 'of each process only'}")
+    out = rounds_report([f"# diff floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period "
+                         f"{PERIOD}, {args.pairs} rounds after {args.warmup} warm-up; whole cold processes; ratio = "
+                         "hand-written data diff (diff; figures: without sample rows) / hand-written run"],
+                        f"# issue 31 point 5 asks <= {TARGET:.2f} of ledgerflow's diff --data against its run")
     result = alternating_rounds(cmds, "run", args.pairs, args.warmup, root, out)
     out()
     out("the last diff printed:")
     for line in result["stdout"]["diff"].strip().splitlines():
         out(f"  {line}")
-    for line in median_lines(result, "run"):
-        out(line)
-    out.write(args.out or dated_result(f"diff_floor_{args.rows}"))
-    return 0
+    return finish_rounds(out, result, "run", args.out or dated_result(f"diff_floor_{args.rows}"))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ bridge the contract asks of a run with checks (the SUM of ``amount_reporting`` a
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import shutil
@@ -30,7 +29,8 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from handwritten_source import pipeline, read, session  # noqa: E402  (a script beside this one)
+from handwritten_common import script_arguments, started_at_of  # noqa: E402  (scripts beside this one)
+from handwritten_source import pipeline, read, session  # noqa: E402
 
 
 def checked_run(spark, data: str, layout: str, out: str, period: str, started_at: datetime.datetime,
@@ -115,18 +115,13 @@ def checked_run(spark, data: str, layout: str, out: str, period: str, started_at
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="pipeline P with six checks, hand-written, on source-shaped data")
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--layout", choices=["flat", "folders", "csv"], required=True)
+    parser = script_arguments("pipeline P with six checks, hand-written, on source-shaped data", period="2026-02")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--period", default="2026-02")
-    parser.add_argument("--started-at", default=None, help="ISO timestamp for _updated_at (default: now, UTC)")
     parser.add_argument("--bridge", action="store_true", help="record the whole bridge too (SUM(amount_reporting))")
     args = parser.parse_args()
-    started_at = (datetime.datetime.fromisoformat(args.started_at) if args.started_at
-                  else datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
     spark = session()
-    failed, figures = checked_run(spark, args.data, args.layout, args.out, args.period, started_at, args.bridge)
+    failed, figures = checked_run(spark, args.data, args.layout, args.out, args.period, started_at_of(args),
+                                  args.bridge)
     spark.stop()
     for measure, points in figures.items():
         print(f"bridge of {measure}: " + ", ".join(f"{k if isinstance(k, str) else f'operation {k}'} {v}"

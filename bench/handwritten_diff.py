@@ -19,13 +19,13 @@ that matches rows can do.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from handwritten_source import pipeline, session  # noqa: E402  (a script beside this one)
+from handwritten_common import script_arguments, started_at_of  # noqa: E402  (scripts beside this one)
+from handwritten_source import pipeline, session  # noqa: E402
 
 KEY = ["_operation_seq", "journal_id", "line_number", "customer_region", "currency", "account_code",
        "cost_center_code"]
@@ -71,17 +71,11 @@ def data_diff(spark, data: str, layout: str, period: str, started_at: datetime.d
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="pipeline P's data diff, hand-written, on source-shaped data")
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--layout", choices=["flat", "folders", "csv"], required=True)
-    parser.add_argument("--period", default="2026-01")
-    parser.add_argument("--started-at", default=None, help="ISO timestamp for _updated_at (default: now, UTC)")
+    parser = script_arguments("pipeline P's data diff, hand-written, on source-shaped data", period="2026-01")
     parser.add_argument("--figures-only", action="store_true", help="no sample rows (the joined rows not kept)")
     args = parser.parse_args()
-    started_at = (datetime.datetime.fromisoformat(args.started_at) if args.started_at
-                  else datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
     spark = session()
-    result = data_diff(spark, args.data, args.layout, args.period, started_at, samples=not args.figures_only)
+    result = data_diff(spark, args.data, args.layout, args.period, started_at_of(args), samples=not args.figures_only)
     spark.stop()
     f = result["figures"]
     print(f"{f['rows'] - f['added']:,} -> {f['rows'] - f['removed']:,} rows: {f['added']} added, {f['removed']} "

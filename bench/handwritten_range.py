@@ -15,12 +15,10 @@ and columns ``ledgerflow run pipeline_p`` writes for each month (except ``_row_i
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import shutil
 import sys
-from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import handwritten_source as one  # noqa: E402 - the single-month job, its schemas and session settings
@@ -54,26 +52,8 @@ def onepass(spark, data: str, layout: str, out: str, periods: list[str], started
           .select("_period", F.col("from_currency").alias("currency"), "rate"))
     customers = one.read(spark, data, layout, "customers").select("customer_id", "segment", "region", "is_active")
 
-    df = gl.join(F.broadcast(fx), ["_period", "currency"], "left").join(F.broadcast(customers), "customer_id", "left")
-    posted = F.coalesce(F.col("source_system") != "MANUAL", F.lit(False))
-    df = df.select(
-        "_period", "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id",
-        "currency", "amount_local",
-        F.when(posted, (F.col("amount_local") * F.col("rate")).cast(DEC)).otherwise(F.col("amount_reporting"))
-        .alias("amount_reporting"),
-        "description", "source_system",
-        F.when(posted, started).alias("_updated_at"),
-        F.when(posted, F.col("segment")).alias("customer_segment"),
-        F.when(posted, F.col("region")).alias("customer_region"),
-        F.when(posted, F.col("is_active")).alias("customer_active"))
-    discount = F.coalesce((F.col("customer_segment") == "ENTERPRISE") & (F.col("amount_reporting") > 0), F.lit(False))
-    df = (df.withColumn("_updated_at", F.when(discount, started).otherwise(F.col("_updated_at")))
-            .withColumn("discounted", F.when(discount, F.lit(True)))
-            .withColumn("amount_reporting",
-                        F.when(discount, F.round(F.col("amount_reporting") * F.lit(Decimal("0.98")), 2).cast(DEC))
-                        .otherwise(F.col("amount_reporting"))))
-    df = df.where(~F.coalesce(F.col("customer_region").isNull() | (F.col("customer_active") == F.lit(False)),
-                              F.lit(False)))
+    df = one.converted(F, gl, fx, customers, started, join_keys=("_period", "currency"), first=("_period",))
+    df = one.discounted(F, df, started).where(~one.unknown_customer(F))
     lines = df.select(
         "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id", "currency",
         "amount_local", "amount_reporting", "description", "source_system",
@@ -84,53 +64,25 @@ def onepass(spark, data: str, layout: str, out: str, periods: list[str], started
               .agg(F.sum("amount_local").cast(DEC).alias("amount_local"),
                    F.sum("amount_reporting").cast(DEC).alias("amount_reporting"),
                    F.count("journal_id").alias("line_count")))
-    none = {t: F.lit(None).cast(t) for t in ("string", "int", "date", DEC, "boolean", "bigint")}
-    totals = totals.select(
-        none["string"].alias("journal_id"), none["int"].alias("line_number"), none["date"].alias("posting_date"),
-        none["string"].alias("account_code"), none["string"].alias("cost_center_code"),
-        none["string"].alias("customer_id"), "currency", "amount_local", "amount_reporting",
-        none["string"].alias("description"), none["string"].alias("source_system"),
-        F.lit(False).alias("_deleted"), started.alias("_updated_at"), F.lit("").alias("_labels"),
-        F.lit(one.GL_ID).alias("_source_dataset"), F.lit(4).alias("_operation_seq"),
-        none["string"].alias("customer_segment"), "customer_region", none["boolean"].alias("customer_active"),
-        none["boolean"].alias("discounted"), "line_count", "_period")
+    totals = one.total_rows(F, totals, started, last=("_period",))
     budgets = (one.read(spark, data, layout, "budgets").where(F.col("_period").isin(periods))
                .groupBy("_period", "account_code", "cost_center_code", "currency")
                .agg(F.sum("amount").cast(DEC).alias("amount_local")))
-    budgets = budgets.select(
-        none["string"].alias("journal_id"), none["int"].alias("line_number"), none["date"].alias("posting_date"),
-        "account_code", "cost_center_code", none["string"].alias("customer_id"), "currency", "amount_local",
-        none[DEC].alias("amount_reporting"), none["string"].alias("description"),
-        none["string"].alias("source_system"), F.lit(False).alias("_deleted"), started.alias("_updated_at"),
-        F.lit("").alias("_labels"), F.lit(one.BUDGETS_ID).alias("_source_dataset"), F.lit(5).alias("_operation_seq"),
-        none["string"].alias("customer_segment"), none["string"].alias("customer_region"),
-        none["boolean"].alias("customer_active"), none["boolean"].alias("discounted"),
-        none["bigint"].alias("line_count"), "_period")
+    budgets = one.budget_rows(F, budgets, started, last=("_period",))
     for p in periods:
         shutil.rmtree(os.path.join(out, f"_period={p}"), ignore_errors=True)
     (lines.unionByName(totals).unionByName(budgets).write.mode("append").partitionBy("_period").parquet(out))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="pipeline P over a range of months, hand-written")
+    parser = one.script_arguments("pipeline P over a range of months, hand-written", period=None)
     parser.add_argument("--how", choices=["loop", "onepass"], required=True)
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--layout", choices=["flat", "folders", "csv"], required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--periods", default="2026-01..2026-12")
-    parser.add_argument("--started-at", default=None, help="ISO timestamp for _updated_at (default: now, UTC)")
     parser.add_argument("--driver-memory", default=None)
     args = parser.parse_args()
-    started_at = (datetime.datetime.fromisoformat(args.started_at) if args.started_at
-                  else datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
-    from pyspark.sql import SparkSession
-    builder = SparkSession.builder.master("local[2]").appName(f"handwritten-{args.how}")
-    for k, v in one.SESSION.items():
-        builder = builder.config(k, v)
-    if args.driver_memory:
-        builder = builder.config("spark.driver.memory", args.driver_memory)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    started_at = one.started_at_of(args)
+    spark = one.local_session(one.SESSION, f"handwritten-{args.how}", args.driver_memory)
     periods = months(args.periods)
     if args.how == "loop":
         for p in periods:

@@ -1,7 +1,8 @@
 """Pipeline P on source-shaped data, hand-written with the PySpark DataFrame API: a standalone script.
 
 This file is what the cold-process benchmark (``bench/cold_process.py``) runs as its own ``python``
-process against a whole ``ledgerflow run`` process. It imports nothing from ledgerflow or bench:
+process against a whole ``ledgerflow run`` process. It imports nothing from ledgerflow (the steps it shares
+with the other hand-written scripts are in ``handwritten_common.py`` beside it, plain PySpark too):
 
     python bench/handwritten_source.py --data WS/data --layout flat|folders|csv --out DIR --period 2026-02
         [--started-at 2026-11-26T08:00:00.123] [--driver-memory 4g]
@@ -18,15 +19,15 @@ declared schema for CSV, the period filter on ``_period``, broadcast dimension j
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import shutil
-from decimal import Decimal
+import sys
 
-GL_ID = "0c000000-0000-4000-8000-000000000001"
-BUDGETS_ID = "0c000000-0000-4000-8000-000000000004"
-DEC = "decimal(18,2)"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from handwritten_common import (DEC, GL_ID, budget_rows, converted, discounted, local_session,  # noqa: E402,F401
+                                script_arguments, started_at_of, total_rows, unknown_customer)
+
 SCHEMAS = {  # declared column order = the CSV header order of bench/datagen.py
     "gl": "journal_id string, line_number int, posting_date date, account_code string, cost_center_code string, "
           "customer_id string, currency string, amount_local decimal(18,2), amount_reporting decimal(18,2), "
@@ -73,29 +74,14 @@ def pipeline(spark, data: str, layout: str, period: str, started_at: datetime.da
                                                                                   "is_active")
 
     # 1. convert to USD and enrich, for posted (non-manual) lines
-    df = gl.join(F.broadcast(fx), "currency", "left").join(F.broadcast(customers), "customer_id", "left")
-    posted = F.coalesce(F.col("source_system") != "MANUAL", F.lit(False))
-    df = df.select(
-        "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id", "currency",
-        "amount_local",
-        F.when(posted, (F.col("amount_local") * F.col("rate")).cast(DEC)).otherwise(F.col("amount_reporting"))
-        .alias("amount_reporting"),
-        "description", "source_system",
-        F.when(posted, started).alias("_updated_at"),
-        F.when(posted, F.col("segment")).alias("customer_segment"),
-        F.when(posted, F.col("region")).alias("customer_region"),
-        F.when(posted, F.col("is_active")).alias("customer_active"),
-        *([F.col("amount_reporting").alias("_before_1")] if bridge_rows else []))
+    df = converted(F, gl, fx, customers, started,
+                   last=[F.col("amount_reporting").alias("_before_1")] if bridge_rows else [])
     # 2. enterprise discount
-    discount = F.coalesce((F.col("customer_segment") == "ENTERPRISE") & (F.col("amount_reporting") > 0), F.lit(False))
     if bridge_rows:
         df = df.withColumn("_before_2", F.col("amount_reporting"))
-    df = (df.withColumn("_updated_at", F.when(discount, started).otherwise(F.col("_updated_at")))
-            .withColumn("discounted", F.when(discount, F.lit(True)))
-            .withColumn("amount_reporting", F.when(discount, F.round(F.col("amount_reporting") * F.lit(Decimal("0.98")), 2)
-                                                   .cast(DEC)).otherwise(F.col("amount_reporting"))))
+    df = discounted(F, df, started)
     # 3. delete lines of unknown or inactive customers (not written, so simply dropped)
-    unknown = F.coalesce(F.col("customer_region").isNull() | (F.col("customer_active") == F.lit(False)), F.lit(False))
+    unknown = unknown_customer(F)
     lines = df if bridge_rows else (df if observe_delete is None else observe_delete(df, unknown)).where(~unknown)
     df = df.where(~unknown)
     lines = lines.select(
@@ -109,28 +95,12 @@ def pipeline(spark, data: str, layout: str, period: str, started_at: datetime.da
               .agg(F.sum("amount_local").cast(DEC).alias("amount_local"),
                    F.sum("amount_reporting").cast(DEC).alias("amount_reporting"),
                    F.count("journal_id").alias("line_count")))
-    none = {t: F.lit(None).cast(t) for t in ("string", "int", "date", DEC, "boolean", "bigint")}
-    totals = totals.select(
-        none["string"].alias("journal_id"), none["int"].alias("line_number"), none["date"].alias("posting_date"),
-        none["string"].alias("account_code"), none["string"].alias("cost_center_code"),
-        none["string"].alias("customer_id"), "currency", "amount_local", "amount_reporting",
-        none["string"].alias("description"), none["string"].alias("source_system"),
-        F.lit(False).alias("_deleted"), started.alias("_updated_at"), F.lit("").alias("_labels"),
-        F.lit(GL_ID).alias("_source_dataset"), F.lit(4).alias("_operation_seq"),
-        none["string"].alias("customer_segment"), "customer_region", none["boolean"].alias("customer_active"),
-        none["boolean"].alias("discounted"), "line_count")
+    totals = total_rows(F, totals, started)
     # 5. budgets of the period summed per account, cost center and currency
     budgets = (keep(read(spark, data, layout, "budgets").where(F.col("_period") == period), "budgets")
                .groupBy("account_code", "cost_center_code", "currency")
                .agg(F.sum("amount").cast(DEC).alias("amount_local")))
-    budgets = budgets.select(
-        none["string"].alias("journal_id"), none["int"].alias("line_number"), none["date"].alias("posting_date"),
-        "account_code", "cost_center_code", none["string"].alias("customer_id"), "currency", "amount_local",
-        none[DEC].alias("amount_reporting"), none["string"].alias("description"),
-        none["string"].alias("source_system"), F.lit(False).alias("_deleted"), started.alias("_updated_at"),
-        F.lit("").alias("_labels"), F.lit(BUDGETS_ID).alias("_source_dataset"), F.lit(5).alias("_operation_seq"),
-        none["string"].alias("customer_segment"), none["string"].alias("customer_region"),
-        none["boolean"].alias("customer_active"), none["boolean"].alias("discounted"), none["bigint"].alias("line_count"))
+    budgets = budget_rows(F, budgets, started)
     return lines.unionByName(totals, allowMissingColumns=True).unionByName(budgets, allowMissingColumns=True)
 
 
@@ -142,36 +112,20 @@ def run(spark, data: str, layout: str, out: str, period: str, started_at: dateti
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="pipeline P, hand-written, on source-shaped data")
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--layout", choices=["flat", "folders", "csv"], required=True)
+    parser = script_arguments("pipeline P, hand-written, on source-shaped data", period="2026-02")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--period", default="2026-02")
-    parser.add_argument("--started-at", default=None, help="ISO timestamp for _updated_at (default: now, UTC)")
     parser.add_argument("--driver-memory", default=None)
     parser.add_argument("--java-options", default=None,
                         help="more driver JVM options (cold_process --handwritten-archive: a class archive)")
     args = parser.parse_args()
-    started_at = (datetime.datetime.fromisoformat(args.started_at) if args.started_at
-                  else datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
     spark = session(args.driver_memory, args.java_options)
-    run(spark, args.data, args.layout, args.out, args.period, started_at)
+    run(spark, args.data, args.layout, args.out, args.period, started_at_of(args))
     spark.stop()
 
 
 def session(driver_memory=None, java_options=None):
     """The script's own ``local[2]`` SparkSession with :data:`SESSION`'s settings."""
-    from pyspark.sql import SparkSession
-    builder = SparkSession.builder.master("local[2]").appName("handwritten")
-    for k, v in SESSION.items():
-        builder = builder.config(k, v)
-    if driver_memory:
-        builder = builder.config("spark.driver.memory", driver_memory)
-    if java_options:
-        builder = builder.config("spark.driver.extraJavaOptions", java_options)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return local_session(SESSION, "handwritten", driver_memory, java_options)
 
 
 if __name__ == "__main__":

@@ -35,18 +35,17 @@ from __future__ import annotations
 from typing import Optional
 
 import argparse
-import datetime
 import json
 import os
-import re
-import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 
-from bench.cold_process import Report, loadavg, machine, timed
+from bench.cold_process import loadavg, timed
 from bench.common import cache_root, dated_result
+from bench.pairing import (compare_apart, comparison_session, ledgerflow_base, run_started_at, started_report,
+                           write_table)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -115,16 +114,6 @@ def handwritten_cmd(how: str, ws: str, layout: str, driver_memory: str, started_
             *(["--started-at", started_at] if started_at else [])]
 
 
-def fused_started_at(ws: str, stdout: str) -> str:
-    """The run start shared by the fused range's runs (from the first run record)."""
-    m = re.search(r"Run ([0-9a-f-]{36})", stdout)
-    if not m:
-        raise RuntimeError(f"no run id in ledgerflow's output:\n{stdout[-2000:]}")
-    with open(os.path.join(ws, "target", "runs", m.group(1), "run.json")) as fh:
-        rec = json.load(fh)
-    return rec.get("run_started_at") or rec["started_at"]
-
-
 def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[str], driver_memory: str,
                  log, full_pairs: Optional[int] = None, only: tuple = SIDES, helper_env: Optional[dict] = None) -> dict:
     """``full_pairs``: time every side of ``only`` in the first that many pairs only, then (a) and (e) alone
@@ -156,7 +145,7 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
                 took, out = timed(cmd, log_path, ws[side])
                 total += took
                 if side == "fused":
-                    started_at = fused_started_at(ws[side], out)
+                    started_at = run_started_at(ws[side], out)
             got[side] = total
         r = {name: got[a] / got[b] for name, (a, b) in RATIOS.items() if a in got and b in got}
         tag = f"pair {k + 1}" if k >= 0 else "warm-up"
@@ -188,22 +177,16 @@ NO_SIDE = "-"  # the comparison's folder of a side that did not run: (e) in --qu
 
 
 def compare(fused_dir: str, each_dir: str, onepass_dir: str, driver_memory: str, env: Optional[dict] = None) -> dict:
-    cmd = [sys.executable, "-m", "bench.range_cost", "--compare", fused_dir, each_dir, onepass_dir,
-           "--driver-memory", driver_memory, "--months", str(len(MONTHS))]
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env={**os.environ, **(env or {})})
-    if proc.returncode != 0:
-        return {"identical": False, "reason": proc.stderr[-2000:]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    """The sides' outputs compared by :func:`compare_main` in a process of its own (``env`` added to its
+    environment)."""
+    return compare_apart("bench.range_cost", [fused_dir, each_dir, onepass_dir], driver_memory,
+                         ("--months", str(len(MONTHS))), env)
 
 
 def compare_main(fused_dir: str, each_dir: str, onepass_dir: str, driver_memory: str) -> None:
     """Month by month: fused against each (all but ``_row_id``, ``_updated_at``) and against the one-pass
     script (every column it writes), ``exceptAll`` both ways; a side whose folder is :data:`NO_SIDE` is not compared."""
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", driver_memory).getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = comparison_session(driver_memory)
     result: dict = {"months": len(MONTHS), "rows": 0, "differences": []}
     for m in MONTHS:
         fused = spark.read.parquet(os.path.join(fused_dir, f"_period={m}"))
@@ -249,11 +232,7 @@ def write_results(log, results: list[dict], out: str) -> list[str]:
                      + f" | {ratio('fused/onepass', True)} | {ratio('fused/loop', True)} | {ratio('each/fused')} | "
                      f"{ratio('twelve/fused')} | {'yes' if r['check']['identical'] else 'NO'} "
                      f"({r['check'].get('rows', '?')} rows) |")
-    table.append(f"# load average now {loadavg()}")
-    with open(out, "w") as fh:
-        fh.write("\n".join(log.lines + table) + "\n")
-        fh.write("\n# raw\n" + json.dumps(results, indent=1) + "\n")
-    return table
+    return write_table(out, log, table, results)
 
 
 def main(argv=None) -> int:
@@ -282,11 +261,8 @@ def main(argv=None) -> int:
     layouts = args.layout or (["flat"] if args.quick else list(LAYOUTS))
     pairs = args.pairs or (1 if args.quick else 3)
     warmup = args.warmup if args.warmup is not None else (0 if args.quick else 1)
-    lf_base = shlex.split(args.ledgerflow) if args.ledgerflow else [sys.executable, "-m", "ledgerflow.adapters.cli"]
-    log = Report()
-    log(f"# ledgerflow range benchmark{' (--quick)' if args.quick else ''}, "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
-    log(f"# {machine(args.driver_memory)}")
+    lf_base = ledgerflow_base(args.ledgerflow)
+    log = started_report("range", args.quick, args.driver_memory)
     log(f"# ledgerflow: {' '.join(lf_base)}; pipeline P over {RANGE} on source-shaped data; sides "
         f"{', '.join(QUICK_SIDES if args.quick else SIDES)}; {pairs} pair(s) + {warmup} warm-up"
         + (f" (every side in the first {args.full_pairs}, then fused and onepass)" if args.full_pairs else "")

@@ -20,7 +20,6 @@ import gc
 import io
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -29,6 +28,7 @@ import uuid
 import yaml
 
 from bench import baseline, datagen
+from bench.pairing import machine as describe_machine
 from ledgerflow.adapters.inputs import loaders
 from ledgerflow.adapters.inputs.resolution import resolve_inputs
 from ledgerflow.adapters.run.context import RunContext, utcnow
@@ -305,16 +305,8 @@ def bench_marginal(spark, rows: int, counts: list[int], repeats: int) -> dict:
 
 # ------------------------------------------------------------------ report
 def machine() -> str:
-    import pyspark
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
-    cpu = "unknown cpu"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM; "
-            f"python {platform.python_version()}, pyspark {pyspark.__version__}, Spark local[2], driver memory "
-            f"{os.environ.get('LEDGERFLOW_BENCH_DRIVER_MEMORY', '8g')}")
+    """The machine line of this in-process benchmark (one session, ``local[2]``)."""
+    return describe_machine(f"Spark local[2], driver memory {os.environ.get('LEDGERFLOW_BENCH_DRIVER_MEMORY', '8g')}")
 
 
 def main(argv=None) -> int:
