@@ -29,7 +29,7 @@ from ..commit.journal import CommitJournal
 from ..commit.signals import signals_deferred
 from ..inputs import fingerprint, read_check
 from ..inputs.resolution import resolve_inputs
-from ..open_store import open_store
+from ..commit.open_store import open_store
 from ..store import liveness
 from . import bridge, interrupts, leases
 from .checks import RunChecks, quarantine_destinations
