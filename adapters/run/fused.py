@@ -30,7 +30,7 @@ from ..commit.publish import PendingOutput
 from ..inputs import loaders
 from ..inputs.read_check import fingerprint_range
 from ..inputs.resolution import resolve_inputs
-from ...compiler.checks.bridge import bridge_plan, recorded
+from ...compiler.bridge import bridge_plan, recorded
 from . import compute as period_compute
 from . import fused_writes, interrupts
 from .fused_bridge import FusedBridge
