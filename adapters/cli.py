@@ -10,7 +10,7 @@ import click
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.version import version
 from ..compiler.visible_text import visible
-from .invocation import Invocation, command, started_early
+from .console.invocation import Invocation, command, started_early
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
 # start without sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and,
@@ -252,7 +252,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
     """The run registry: `runs list [--batch BATCH_ID]`, `runs show RUN_ID [--json]` (a summary with
     per-statement timings), `runs clean` (interrupted runs and their staging)."""
     from .commit import recovery
-    from .terminal_text import echo_block, echo_line, echo_lines, shown_record
+    from .console.terminal_text import echo_block, echo_line, echo_lines, shown_record
     store = inv.store
     if action == "clean":
         for line in recovery.report(recovery.clean(store, other_hosts=other_hosts)):

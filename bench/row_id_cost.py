@@ -30,7 +30,7 @@ import time
 
 from ledgerflow.adapters.inputs.loaders import file_root, with_file_metadata
 from ledgerflow.compiler import parameters
-from ledgerflow.compiler.loading import normalised_select
+from ledgerflow.compiler.loading import RowRules, normalised_select
 from ledgerflow.compiler.model import ColumnDef, Dataset, DatasetVersion
 from ledgerflow.compiler.periods import parse_period
 from ledgerflow.compiler.resolver import ResolvedLocation
@@ -52,10 +52,10 @@ def queries(spark, data: str) -> dict[str, tuple[str, dict]]:
     root = file_root(ResolvedLocation("path", data, "parquet"))
     args = parameters.values(parse_period(PERIOD), datetime.datetime(2026, 3, 1, 12))
     out = {"no id": normalised_select(gl, 1, "gl_with_ids", {**present, "_row_id": "string"}, data, None,
-                                      period_rows=True)}
+                                      rows=RowRules(period_rows=True))}
     for identity in (3, 4):
-        out[f"row_identity {identity}"] = normalised_select(gl, 1, "gl_raw", present, data, None, file_root=root,
-                                                            period_rows=True, row_identity=identity)
+        rows = RowRules(period_rows=True, file_root=root, row_identity=identity)
+        out[f"row_identity {identity}"] = normalised_select(gl, 1, "gl_raw", present, data, None, rows=rows)
     return {name: (sql, parameters.arguments(sql, args)) for name, sql in out.items()}
 
 

@@ -161,7 +161,7 @@ def instrumented_run(spark, root: str, project_name: str) -> dict:
     t = time.perf_counter()
     for view in compiled.inputs:
         res = ctx.resolutions[view.view]
-        loaders.load_input(spark, view.view, view.dataset, res.version, res.locations, args)
+        loaders.load_input(spark, loaders.InputLoad(view.view, view.dataset, res.version, res.locations), args)
     load_ms = (time.perf_counter() - t) * 1000
     analysis = optimise = execute = 0.0
     out = os.path.join(root, "target", "instrumented", project_name)

@@ -15,7 +15,7 @@ A deleted row is never changed again (updates and deletes act on live rows only)
 so what an update changed is the sum of the values after it less the sum of the values before it, over the
 rows that existed then; the value after it is the value before the next update of that column, or the value
 at the end (:func:`value_after`). Which figures are summed from them is
-:mod:`ledgerflow.compiler.checks.bridge`'s. Copying a value costs nothing per row, where a per-row difference
+:mod:`ledgerflow.compiler.bridge`'s. Copying a value costs nothing per row, where a per-row difference
 was computed with one more digit (a wider decimal, off Spark's fast path) and computed the update's value a
 second time. The output statements name their
 columns, so these columns are never written.

@@ -9,6 +9,7 @@ is an error before Spark runs anything. System columns the data lacks are filled
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 import sqlglot
@@ -240,29 +241,42 @@ def _relative_file(root: str, as_bytes: bool) -> exp.Expression:
     return exp.Case(ifs=[exp.If(this=under, true=rest)], default=path)
 
 
-def normalised_select(dataset: Dataset, version: int, relation: str, present: dict[str, str], where: str,
-                      location_period: Optional[str], location_index: int = 0,
-                      file_root: Optional[str] = None, period_rows: bool = False,
-                      row_identity: int = sysc.ROW_IDENTITY, row_ids: bool = True,
-                      positioned: bool = False) -> str:
-    """A SELECT over ``relation`` (a view name) giving the dataset's declared + system columns.
+@dataclass(frozen=True)
+class RowRules:
+    """Which rows a normalised SELECT (:func:`normalised_select`) keeps, and how it gives a row without
+    ``_row_id`` its id.
 
-    ``present`` maps the columns the location actually has to their Spark types (simple strings).
+    ``period_rows``: keep only the run's rows (``periods.period_filter`` of the dataset's temporal mode,
+    with its parameter markers) before any row id is computed; the compiled SQL applies the same filter
+    again on the view, which costs nothing.
     ``file_root`` (Parquet only): the relation also has Spark's ``_metadata`` struct as
     :data:`FILE_METADATA_COLUMN`, and this is the location's URI prefix of its ``file_path``; rows without
     ``_row_id`` then get an id from their file and position instead of their content.
-    ``positioned`` (in-memory data only): the relation has a :data:`POSITION_COLUMN`, each row's
-    distinct and stable position, and rows without ``_row_id`` get their id from it (no window):
-    ``system_columns.positioned_row_uuidv7``, whatever ``row_identity`` says.
-    ``period_rows``: keep only the run's rows (``periods.period_filter`` of the dataset's temporal
-    mode, with its parameter markers) before any row id is computed; the compiled SQL applies the
-    same filter again on the view, which costs nothing.
-    ``row_identity``: how generated ``_row_id``s are derived (``system_columns.ROW_IDENTITIES``; a
-    replay passes the one its run recorded).
-    ``row_ids`` False: no statement reads the view's ``_row_id`` (``plan.InputView.row_ids``: a join
-    side or an aggregated append's source, whose expressions cannot name it), so rows without one get
-    NULL instead of a derived id: Spark would prune the id, but every analysis of a plan reading the
-    view still walks its expressions and window.
+    ``row_identity``: how generated ``_row_id``s are derived (``system_columns.ROW_IDENTITIES``; a replay
+    passes the one its run recorded).
+    ``row_ids`` False: no statement reads the view's ``_row_id`` (``plan.InputView.row_ids``: a join side or
+    an aggregated append's source, whose expressions cannot name it), so rows without one get NULL instead
+    of a derived id: Spark would prune the id, but every analysis of a plan reading the view still walks
+    its expressions and window.
+    ``positioned`` (in-memory data only): the relation has a :data:`POSITION_COLUMN`, each row's distinct
+    and stable position, and rows without ``_row_id`` get their id from it (no window):
+    ``system_columns.positioned_row_uuidv7``, whatever ``row_identity`` says."""
+
+    period_rows: bool = False
+    file_root: Optional[str] = None
+    row_identity: int = sysc.ROW_IDENTITY
+    row_ids: bool = True
+    positioned: bool = False
+
+
+def normalised_select(dataset: Dataset, version: int, relation: str, present: dict[str, str], where: str,
+                      location_period: Optional[str], location_index: int = 0, rows: RowRules = RowRules()) -> str:
+    """A SELECT over ``relation`` (a view name) giving the dataset's declared + system columns.
+
+    ``present`` maps the columns the location actually has to their Spark types (simple strings);
+    ``where`` names the location in messages, ``location_period`` is its period (None: not
+    period-specific) and ``location_index`` its place among the dataset's locations (a part of the ids
+    generated); ``rows``: which rows are kept and how their ids are derived (:class:`RowRules`).
     """
     missing = [c.name for c in dataset.columns if c.name not in present]
     if missing:
@@ -270,8 +284,8 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
                               f"column(s) {', '.join(missing)} (it has: {', '.join(sorted(present)) or 'nothing'}).")
     cols = [exp.alias_(_checked_cast(c.name, c.type, present[c.name], dataset.name, where), c.name, quoted=True)
             for c in dataset.columns]
-    generate_id = "_row_id" not in present and row_ids
-    hashed_as_text = row_identity == sysc.SHA256_ROW_IDENTITY  # else the fields hashed as they are
+    generate_id = "_row_id" not in present and rows.row_ids
+    hashed_as_text = rows.row_identity == sysc.SHA256_ROW_IDENTITY  # else the fields hashed as they are
     system = sysc.system_columns(dataset.temporal_mode)
     origin = sysc.loaded_row(dataset.id, location_period)
     for name, typ in system:
@@ -282,7 +296,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
                 value = exp.Coalesce(this=value, expressions=[fill])
         elif name == "_row_id" and generate_id:
             continue  # generated below, after the period filter
-        elif name == "_row_id":  # read by no statement (row_ids False)
+        elif name == "_row_id":  # read by no statement (rows.row_ids False)
             value = exp.cast(exp.null(), exp.DataType.build(typ, dialect="spark"))
         else:
             value = sysc.default_value(name, origin)
@@ -296,9 +310,9 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
                                   f"{name} column.")
         cols.append(exp.alias_(value, name, quoted=True))
     helpers: list[str] = []
-    by_position = generate_id and file_root is None and positioned
-    if generate_id and file_root is not None:
-        cols.append(exp.alias_(_relative_file(file_root, as_bytes=not hashed_as_text), FILE_COLUMN, quoted=True))
+    by_position = generate_id and rows.file_root is None and rows.positioned
+    if generate_id and rows.file_root is not None:
+        cols.append(exp.alias_(_relative_file(rows.file_root, as_bytes=not hashed_as_text), FILE_COLUMN, quoted=True))
         cols.append(exp.alias_(exp.Dot(this=exp.column(FILE_METADATA_COLUMN, quoted=True),
                                        expression=exp.to_identifier("row_index")), ROW_INDEX_COLUMN, quoted=True))
         helpers = [FILE_COLUMN, ROW_INDEX_COLUMN]
@@ -312,7 +326,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
         cols.append(exp.alias_(content, CONTENT_COLUMN, quoted=True))
         helpers = [CONTENT_COLUMN]
     query: exp.Select = exp.select(*cols).from_(exp.Table(this=exp.to_identifier(relation, quoted=True)))
-    condition = periods.period_filter(dataset.temporal_mode) if period_rows else None
+    condition = periods.period_filter(dataset.temporal_mode) if rows.period_rows else None
     if condition is not None:
         query = exp.select(exp.Star()).from_(query.subquery("normalised")).where(condition)
     if not generate_id:
@@ -334,7 +348,7 @@ def normalised_select(dataset: Dataset, version: int, relation: str, present: di
             query = exp.select(exp.Star(), exp.alias_(sysc.hex_table(), sysc.HEX_TABLE_COLUMN, quoted=True)).from_(
                 query.subquery("positioned"))
         row_id = sysc.input_row_uuidv7(dataset.id, version, location_index,
-                                       [exp.column(n, quoted=True) for n in position], row_identity)
+                                       [exp.column(n, quoted=True) for n in position], rows.row_identity)
     names = [c.name for c in dataset.columns] + [n for n, _ in system]
     out = [exp.alias_(row_id, n, quoted=True) if n == "_row_id" else exp.column(n, quoted=True) for n in names]
     return exp.select(*out).from_(query.subquery("identified")).sql("spark")

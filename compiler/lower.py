@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Optional, Union
 from sqlglot import exp
 
 from .bridge_columns import BridgeColumns
-from .checks.bridge import bridge_columns
+from .bridge import bridge_columns
 from .model import OperationKind
 from .plan import (FAN_OUT_COUNT, AggregatePlan, AppendPlan, Column, DeletePlan, InputPlan, JoinPlan, OperationPlan, OutputPlan,
                    Plan, UpdatePlan)

@@ -234,7 +234,7 @@ def test_the_bridge_sums_only_decimals_it_can_sum_exactly():
     decimal(18,2), a decimal(28,2) (a registered total), is summed."""
     from sqlglot import exp
 
-    from ledgerflow.compiler.checks.bridge import _decimal_columns
+    from ledgerflow.compiler.bridge import _decimal_columns
     from ledgerflow.compiler.plan import Column
     from ledgerflow.compiler.types import from_sql
     columns = {name: Column(name, from_sql(t), exp.column(name)) for name, t in

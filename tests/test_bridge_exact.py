@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ledgerflow.adapters.run import bridge
-from ledgerflow.compiler.checks.bridge import END, BridgeMeasure, OutputBridge
+from ledgerflow.compiler.bridge import END, BridgeMeasure, OutputBridge
 from ledgerflow.compiler.compile import compile_project
 from ledgerflow.compiler.workspace import load_workspace
 
@@ -22,7 +22,7 @@ def test_a_bridge_of_sums_wider_than_28_digits_is_exact(monkeypatch):
     m = BridgeMeasure("SUM(x)", "x", 6)
     o = OutputBridge(3, "live", (m,), (1, 2), (1, 2), False)
     figures = {END: TINY, 1: TINY, 2: MINUS_BIG}  # the end; an update's change, a delete's: the input is BIG
-    from ledgerflow.compiler.checks.bridge import input_value
+    from ledgerflow.compiler.bridge import input_value
 
     def rows(_observer):
         f = dict(figures, input=input_value(figures, o.operations))

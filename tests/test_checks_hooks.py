@@ -33,8 +33,9 @@ def test_a_failed_write_cancels_the_checks_still_judging():
     dest = SimpleNamespace(local=True, target=None, format="parquet", within=None)
     stops = SimpleNamespace(check=lambda: None, hold=lambda: None)
     with pytest.raises(RuntimeError, match="the write failed"):
-        publish.write_outputs([out], {2: dest}, {"run_id": "r1"}, period="2026-01", save_run=lambda _r: None,
-                              stops=stops, echo=lambda _s: None, checks=checks)
+        publish.write_outputs([out], {2: dest}, {"run_id": "r1"}, period="2026-01",
+                              hooks=publish.PublishHooks(save_run=lambda _r: None, stops=stops, echo=lambda _s: None,
+                                                         checks=checks))
     assert checks.calls == ["cancel"]
 
 

@@ -68,9 +68,9 @@ def test_an_input_both_sides_load_alike_is_read_once(spark, repo, monkeypatch):
     loads = []
     load_input = loaders.load_input
 
-    def counted_load(spark, view, dataset, version, *args, **kwargs):
-        loads.append((dataset.name, version))
-        return load_input(spark, view, dataset, version, *args, **kwargs)
+    def counted_load(spark, load, *args, **kwargs):
+        loads.append((load.dataset.name, load.version))
+        return load_input(spark, load, *args, **kwargs)
     monkeypatch.setattr(loaders, "load_input", counted_load)
     kept = diff_noting_checkpoints(repo, monkeypatch)
 

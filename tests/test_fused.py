@@ -19,7 +19,7 @@ from conftest import PROJECTS, REPO
 from ledgerflow.compiler import fused as fz
 from ledgerflow.compiler.fused_inputs import location_query
 from ledgerflow.compiler.compile import compile_project
-from ledgerflow.compiler.loading import normalised_select
+from ledgerflow.compiler.loading import RowRules, normalised_select
 from ledgerflow.compiler.periods import parse_period
 from ledgerflow.compiler.workspace import load_workspace
 
@@ -118,7 +118,7 @@ def test_a_location_is_read_for_the_range_with_each_period_assigned_by_its_own_f
     ws = load_workspace(str(PROJECTS / "finance"))
     gl = next(d for d in ws.datasets if d.name == "gl")
     text = normalised_select(gl, 1, "raw", {c.name: "string" for c in gl.columns} | {"_period": "string"}, "here",
-                             None, period_rows=True)
+                             None, rows=RowRules(period_rows=True))
     query = location_query(text, "period", _periods(["2026-01", "2026-02"]), subset=True)
     tree = sqlglot.parse_one(query, read="spark")
     assert {p.name for p in tree.find_all(exp.Placeholder)} == {"run_started_at"}  # in the generated ids

@@ -47,7 +47,7 @@ def values(spark, location: ResolvedLocation, target: str) -> list:
     """``v`` of every row (ordered by ``k``) as the loader reads ``location`` into a ``target`` column."""
     view = f"ds_casts_{next(_names)}"
     try:
-        loaders.load_input(spark, view, amounts(target), 1, [location], ARGS)
+        loaders.load_input(spark, loaders.InputLoad(view, amounts(target), 1, [location]), ARGS)
         return [r["v"] for r in spark.table(view).orderBy("k").collect()]
     finally:
         loaders.MEMORY.pop(location.target, None)

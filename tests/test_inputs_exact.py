@@ -61,7 +61,7 @@ def load(spark, target, fmt="csv", ds=None, period="2026-01", options=()) -> lis
     _views[0] += 1
     view = f"ds_exact_{_views[0]}"
     loc = ResolvedLocation("path", str(target), fmt, period, tuple(options))
-    loaders.load_input(spark, view, ds, 1, [loc], ARGS, row_ids=False)
+    loaders.load_input(spark, loaders.InputLoad(view, ds, 1, [loc], row_ids=False), ARGS)
     names = [c.name for c in ds.columns]
     rows = [tuple(r) for r in spark.table(view).select(*[f"`{n}`" for n in names]).collect()]
     return sorted((dict(zip(names, r)) for r in rows), key=repr)
@@ -606,7 +606,7 @@ def test_a_malformed_record_of_a_semicolon_file_is_located_on_its_line(spark, tm
     write(loc / "a.csv", ";".join(COLS) + '\n1;1.00;;"a,b";ERP\n2;2.00;;two\n')
     target = ResolvedLocation("path", str(loc), "csv", "2026-01", (("sep", ";"),))
     with pytest.raises(Exception) as err:
-        loaders.load_input(spark, "ds_semicolon", dataset(), 1, [target], ARGS, row_ids=False)
+        loaders.load_input(spark, loaders.InputLoad("ds_semicolon", dataset(), 1, [target], row_ids=False), ARGS)
         spark.table("ds_semicolon").collect()
     message = errors_text.spark_error_text(err.value, errors_text.describe_locations([("ledger", [target])]))
     assert message.startswith(f"INPUT-003 dataset 'ledger': {loc / 'a.csv'} line 3: a malformed CSV record (4 fields "

@@ -409,7 +409,7 @@ def _memory_ids(spark, ws, frame, **load: dict) -> dict:
     try:
         out = {}
         for name, keywords in load.items():
-            loaders.load_input(spark, f"lf_{name}", ds, 1, [location], args, **keywords)
+            loaders.load_input(spark, loaders.InputLoad(f"lf_{name}", ds, 1, [location], **keywords), args)
             table = spark.table(f"lf_{name}")
             out[name] = ([r[0] for r in table.select("_row_id").collect()],
                          table._jdf.queryExecution().analyzed().toString())

@@ -20,7 +20,7 @@ from ledgerflow.adapters.run import bridge, observations
 from ledgerflow.adapters.run.checks import RunChecks
 from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.summaries import bridge_table
-from ledgerflow.compiler.checks.bridge import bridge_plan
+from ledgerflow.compiler.bridge import bridge_plan
 from ledgerflow.compiler.compile import compile_project
 from ledgerflow.compiler.errors import ChecksFailed
 from ledgerflow.compiler.workspace import load_workspace

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from ledgerflow.compiler import parameters, system_columns as sysc
 from ledgerflow.compiler.compile import compile_project
-from ledgerflow.compiler.loading import normalised_select, union_all
+from ledgerflow.compiler.loading import RowRules, normalised_select, union_all
 from ledgerflow.compiler.periods import parse_period
 from ledgerflow.compiler.workspace import load_workspace
 
@@ -31,8 +31,9 @@ def _statements():
             declared = {c.name: "string" for c in ds.columns}
             system = dict(sysc.system_columns(ds.temporal_mode))
             one = normalised_select(ds, 1, "raw_0", {**declared, **{k: v for k, v in system.items() if k != "_period"}},
-                                    "data/x", "2026-01", 0, period_rows=True)  # a period-specific location
-            two = normalised_select(ds, 1, "raw_1", {**declared, **system}, "data/y", None, 1, period_rows=True)
+                                    "data/x", "2026-01", 0, RowRules(period_rows=True))  # a period-specific location
+            two = normalised_select(ds, 1, "raw_1", {**declared, **system}, "data/y", None, 1,
+                                    RowRules(period_rows=True))
             yield f"{name}/load {ds.name}", union_all([one, two])
 
 

@@ -65,7 +65,7 @@ def load(spark, target: str, fmt: str, period: str, mode: str = "period"):
     """The compiled SQL's input: the loader's view of ``target``, filtered again by the period filter."""
     args = parameters(parse_period(period), datetime.datetime(2026, 2, 1, 12))
     view = f"ds_pushed_{next(_names)}"
-    loaders.load_input(spark, view, dataset(mode), 1, [ResolvedLocation("path", target, fmt)], args)
+    loaders.load_input(spark, loaders.InputLoad(view, dataset(mode), 1, [ResolvedLocation("path", target, fmt)]), args)
     cond = period_filter(mode).sql("spark")
     used = {k: v for k, v in args.items() if f":{k}" in cond}
     return spark.sql(f"SELECT * FROM `{view}` WHERE {cond}", args=used)

@@ -145,7 +145,8 @@ def load_ids(spark, target: str, fmt: str, period: str = "2026-01", row_ids: boo
                  versions=[DatasetVersion(1)])
     view = f"ds_identity_{next(_names)}"
     args = parameters(parse_period(period), started)
-    loaders.load_input(spark, view, ds, 1, [ResolvedLocation("path", target, fmt)], args, row_ids, row_identity)
+    load = loaders.InputLoad(view, ds, 1, [ResolvedLocation("path", target, fmt)], row_ids, row_identity)
+    loaders.load_input(spark, load, args)
     df = spark.table(view)
     return df, sorted((r["k"], str(r["v"]), r["_row_id"]) for r in df.collect())
 
@@ -209,7 +210,7 @@ def test_in_memory_identical_rows_get_distinct_ids(spark):
     views = []
     for _ in range(2):
         view = f"ds_identity_{next(_names)}"
-        loaders.load_input(spark, view, ds, 1, [loc], args)
+        loaders.load_input(spark, loaders.InputLoad(view, ds, 1, [loc]), args)
         views.append(sorted((r["k"], r["_row_id"]) for r in spark.table(view).collect()))
     loaders.MEMORY.pop(loc.target, None)
     assert views[0] == views[1] and len({i for _, i in views[0]}) == 5

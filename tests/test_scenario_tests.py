@@ -449,8 +449,8 @@ def _load_given(session, ds, data, view: str):
     period = parse_period("2026-01")
     location = loaders.register_memory(view, frame(session, data, period), period.identifier)
     try:
-        loaders.load_input(session, view, ds, 1, [location], parameters.values(period, datetime.datetime(2026, 1, 31)),
-                           positioned=True)
+        loaders.load_input(session, loaders.InputLoad(view, ds, 1, [location], positioned=True),
+                           parameters.values(period, datetime.datetime(2026, 1, 31)))
     finally:
         loaders.MEMORY.pop(view, None)
     df = session.table(view)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ...compiler.errors import ResolutionError
-from .partitions import is_local, local_path
+from ..layout.partition_paths import is_local, local_path
 
 
 @dataclass(frozen=True)

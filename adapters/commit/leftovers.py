@@ -15,7 +15,8 @@ import re
 import stat
 from typing import TYPE_CHECKING
 
-from .partitions import PARTITION, VERSIONS, local_path, partition_link, remove_version, versions_dir
+from ..layout.partition_paths import PARTITION, VERSIONS, local_path, partition_link, versions_dir
+from .partitions import remove_version
 
 if TYPE_CHECKING:
     from .destinations import OutputDestination

@@ -2,7 +2,8 @@
 
 A local destination folder ``<dest>`` shows period ``P`` as ``<dest>/_period=P``, a symbolic link to one
 version folder in ``<dest>/.lf_versions/_period=P/`` (written by :mod:`.staging`, swapped in by
-:mod:`.swaps`). Spark's partition discovery ignores the hidden ``.lf_versions``.
+:mod:`.swaps`; the paths: :mod:`..layout.partition_paths`). Spark's partition discovery ignores the hidden
+``.lf_versions``.
 
 Deletion rule (month-end closes must never lose a folder): ledgerflow deletes only what it created
 itself, decided on resolved real paths. A partition ``<dest>/_period=P`` is ours only when it is a
@@ -20,38 +21,11 @@ from typing import Optional
 
 from ...compiler.errors import ResolutionError
 from ...compiler.realpaths import outside
-
-PARTITION = "_period"
-VERSIONS = ".lf_versions"
+from ..layout.partition_paths import VERSIONS, local_path, partition_link, versions_dir
 
 
 class UnsafeDestination(ResolutionError):
     """A destination holds something ledgerflow did not create where it would replace or delete."""
-
-
-def local_path(target: str) -> str:
-    """The file-system path of a local target (``file:`` prefix dropped)."""
-    return target[len("file:"):] if target.startswith("file:") else target
-
-
-def is_local(target: str) -> bool:
-    """Whether ``target`` is a local folder (written by staging and an atomic swap)."""
-    return target.startswith("/") or target.startswith("file:")
-
-
-def versions_dir(root: str, period: str) -> str:
-    """``<root>/.lf_versions/_period=P``: where the versions of one partition are written."""
-    return os.path.join(root, VERSIONS, f"{PARTITION}={period}")
-
-
-def partition_link(root: str, period: str) -> str:
-    """``<root>/_period=P``: the visible partition (a link to one version folder)."""
-    return os.path.join(root, f"{PARTITION}={period}")
-
-
-def root_period(link: str) -> tuple[str, str]:
-    """The destination folder and the period of a partition link ``<root>/_period=P``."""
-    return os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
 
 
 def check_inside(root: str, within: Optional[str], staged: bool = False) -> None:

@@ -17,8 +17,8 @@ from typing import Optional
 
 from ..inputs.files import spark_path
 from ..spark.scoped_conf import session_settings
-from .partitions import (VERSIONS, UnsafeDestination, check_inside, check_partition, local_path, partition_link,
-                         versions_dir, what)
+from ..layout.partition_paths import VERSIONS, local_path, partition_link, versions_dir
+from .partitions import UnsafeDestination, check_inside, check_partition, what
 from .staging import CSV_WRITE_OPTIONS, Staged, version_name, without_period
 
 PREFIX = ".fused-"

@@ -76,6 +76,44 @@ def _checking(metrics):
     return metrics.checking() if metrics else contextlib.nullcontext()
 
 
+@dataclass(frozen=True)
+class PublishHooks:
+    """What :func:`write_outputs` calls while it writes a run's outputs.
+
+    ``save_run`` saves the run's record (with its journal, so recovery can roll a dead run back); ``stops``:
+    where Ctrl-C may stop the run; ``echo`` prints progress; ``metrics``: the run's timings (or None).
+    ``checks``: the run's checks, judged on the staged outputs before the journal begins (a quarantine's rows
+    staged with the outputs and swapped in by the same journal). ``refuse(record)``: called once everything is
+    staged, before anything is swapped in or written in place (raises when the run may not publish)."""
+
+    save_run: Callable[[dict], None]
+    stops: StopPoints
+    echo: Callable[[str], None]
+    metrics: Any = None
+    checks: Optional[OutputChecks] = None
+    refuse: Optional[Callable[[dict], None]] = None
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_outputs` wrote: the record's outputs, the registered versions ``(name, version,
+    columns)`` to confirm at the commit point and the commit journal."""
+
+    outputs: list[dict]
+    registrations: list[tuple]
+    journal: CommitJournal
+
+
+@dataclass(frozen=True)
+class Completion:
+    """How :func:`commit_point` completes the run's record: its registered versions are created at
+    ``started_at``, ``finished_at()`` and ``timings()`` are read as the record completes."""
+
+    started_at: str
+    finished_at: Callable[[], str]
+    timings: Callable[[], Optional[dict]]
+
+
 @contextlib.contextmanager
 def timed_output(metrics, op):
     """The block writes output ``op``: its start and end go to the run's ``metrics`` (when collected)."""
@@ -103,20 +141,16 @@ def _check_tables(elsewhere: list[PendingOutput], destinations: dict[int, Output
 
 
 def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDestination], record: dict, *,
-                  period: str, save_run: Callable[[dict], None], stops: StopPoints, echo: Callable[[str], None],
-                  metrics=None, checks: Optional[OutputChecks] = None,
-                  refuse: Optional[Callable[[dict], None]] = None) -> tuple[list[dict], list[tuple], CommitJournal]:
+                  period: str, hooks: PublishHooks) -> Written:
     """Write every output of the run ``record`` describes, for ``period``: local partitions are staged,
-    then swapped in together, each swap journalled first (``record["commit"]``, saved with ``save_run``, so
-    recovery can roll a dead run back); URIs and catalog tables are written after that, one by one by
+    then swapped in together, each swap journalled first (``record["commit"]``, saved with ``hooks.save_run``,
+    so recovery can roll a dead run back); URIs and catalog tables are written after that, one by one by
     Spark. A failure anywhere rolls the local partitions back (a URI or table already written stays
-    replaced). ``stops``: where Ctrl-C may stop the run; ``metrics``: the run's timings (or None).
-    ``checks``: the run's checks, judged on the staged outputs before the journal begins (a quarantine's rows
-    staged with the outputs and swapped in by the same journal); a failing check raises before anything
-    is swapped in or written elsewhere, and the staged partitions are discarded. ``refuse(record)``: called
-    once everything is staged, before anything is swapped in or written in place (raises when the run may not
-    publish, e.g. its period was closed meanwhile: a URI or table written cannot be rolled back).
-    Returns the record's outputs, the registered versions to confirm at the commit point and the journal."""
+    replaced). A failing check (``hooks.checks``) raises before anything is swapped in or written elsewhere,
+    and the staged partitions are discarded; ``hooks.refuse`` raises when the run may not publish, e.g. its
+    period was closed meanwhile (a URI or table written cannot be rolled back)."""
+    save_run, stops, echo = hooks.save_run, hooks.stops, hooks.echo
+    metrics, checks, refuse = hooks.metrics, hooks.checks, hooks.refuse
     run_id = record["run_id"]
     local = [p for p in pending if destinations[p.statement.operation.seq].local]
     elsewhere = [p for p in pending if not destinations[p.statement.operation.seq].local]
@@ -188,7 +222,7 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
         roll_back(record, journal)
         staging.discard(staged)
         raise
-    return (*_results(written), journal)
+    return Written(*_results(written), journal)
 
 
 def _results(written: list[WrittenOutput]) -> tuple[list[dict], list[tuple]]:
@@ -207,27 +241,27 @@ def _results(written: list[WrittenOutput]) -> tuple[list[dict], list[tuple]]:
     return results, registrations
 
 
-def commit_point(store: RunStore, record: dict, outputs: list[dict], registrations: list[tuple],
-                 journal: CommitJournal, lineage: dict[int, dict], *, started_at: str,
-                 finished_at: Callable[[], str], timings: Callable[[], Optional[dict]], stops: StopPoints,
+def commit_point(store: RunStore, record: dict, written: Written, lineage: dict[int, dict], *,
+                 completion: Completion, stops: StopPoints,
                  defer_signals: Callable[[], object] = lambda: None) -> Optional[BaseException]:
-    """The run's commit point: its registered versions confirmed (created at ``started_at``) and its record
-    completed (``outputs`` with their ``lineage``, ``finished_at()``, ``timings()``), in one transaction of
-    the run store. Until that transaction commits, a failure rolls the local outputs back to the versions
-    before the run (:func:`roll_back`) and is raised. ``defer_signals`` is called as the transaction
+    """The run's commit point: its registered versions confirmed (created at ``completion.started_at``) and its
+    record completed (the ``written`` outputs with their ``lineage``, ``completion.finished_at()`` and
+    ``timings()``), in one transaction of the run store. Until that transaction commits, a failure rolls the
+    local outputs back to the versions before the run (:func:`roll_back`) and is raised. ``defer_signals`` is called as the transaction
     begins: from there to the end of the run Ctrl-C and SIGTERM wait (the caller says what a Ctrl-C
     changed), so none lands between the commit and its report. An exception that came after the
     transaction committed is returned instead: the run stands, and the caller raises it once the run
     is recorded."""
-    run_id = record["run_id"]
+    run_id, outputs, journal = record["run_id"], written.outputs, written.journal
     try:
         for out in outputs:
             out["lineage"] = lineage.get(out["operation_seq"])
-        record.update(status="completed", finished_at=finished_at(), outputs=outputs, timings=timings())
+        record.update(status="completed", finished_at=completion.finished_at(), outputs=outputs,
+                      timings=completion.timings())
         if not journal.elsewhere:
             stops.check()  # else a URI or table holds the run's rows: commit (stops.hold)
         defer_signals()
-        store.complete(record, registrations, started_at)
+        store.complete(record, written.registrations, completion.started_at)
     except BaseException as exc:
         status = store.run_status(run_id)
         if status == "completed":

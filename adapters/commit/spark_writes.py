@@ -7,7 +7,7 @@ the partition statically, so that it is emptied too. Once written, such an outpu
 from __future__ import annotations
 
 from ...compiler.errors import ResolutionError
-from .partitions import PARTITION
+from ..layout.partition_paths import PARTITION
 from .staging import CSV_WRITE_OPTIONS, without_period
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..inputs.files import spark_path
-from .partitions import (PARTITION, UnsafeDestination, check_inside, check_partition, local_path, partition_link,
-                         remove_version, root_period, versions_dir)
+from ..layout.partition_paths import PARTITION, local_path, partition_link, root_period, versions_dir
+from .partitions import UnsafeDestination, check_inside, check_partition, remove_version
 
 # How ledgerflow writes CSV: RFC 4180 (a quote inside a quoted value doubled, which ledgerflow's own
 # reading expects; Spark's default escapes it with a backslash) and every value as it is (Spark's

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from typing import Callable, Optional
 
-from .partitions import PARTITION, UnsafeDestination, check_partition, remove_version, root_period, versions_dir, what
+from ..layout.partition_paths import PARTITION, root_period, versions_dir
+from .partitions import UnsafeDestination, check_partition, remove_version, what
 from .staging import Staged, check_staged_in_place, discard
 
 

@@ -24,7 +24,7 @@ from ...compiler.checks.sql import (LIVE_INPUT, check_view, describe as describe
                                      statements as check_statements, violation)
 from ...compiler.compile import CompiledProject, describe
 from ...compiler.errors import LedgerflowError
-from ...compiler.loading import FILE_METADATA_COLUMN, normalised_select, spark_metadata_name, union_all
+from ...compiler.loading import FILE_METADATA_COLUMN, RowRules, normalised_select, spark_metadata_name, union_all
 from ...compiler.model import Project, Workspace
 from ...compiler.parameters import values as parameter_values
 from ...compiler.periods import Period
@@ -216,8 +216,9 @@ def resolved_statements(ws: Workspace, project: Project, compiled: CompiledProje
                     out.append((what, f"CREATE OR REPLACE TEMPORARY VIEW {ident(raw)} USING {loc.format} "
                                       f"OPTIONS ({options})"))
                 relation = raw
+            rows = RowRules(period_rows=True, file_root=root, row_ids=view.row_ids)
             selects.append(normalised_select(view.dataset, res.version, relation, present, loc.target, loc.period, i,
-                                             file_root=root, period_rows=True, row_ids=view.row_ids))
+                                             rows))
         query = union_all(selects)
         if any(loc.format == "csv" for loc in res.locations) and not out[:1] == [_WHOLE_RECORDS]:
             out.insert(0, _WHOLE_RECORDS)

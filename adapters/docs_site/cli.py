@@ -8,7 +8,7 @@ from typing import Callable, Optional
 import click
 
 from ...compiler.errors import CompileError
-from ..invocation import Invocation, command
+from ..console.invocation import Invocation, command
 
 
 def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None]) -> None:

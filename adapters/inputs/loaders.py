@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 from ...compiler.errors import ResolutionError
 from ...compiler.loading import (FILE_METADATA_COLUMN, JSON_TEXT, METADATA_COLUMN, POSITION_COLUMN,
-                                normalised_select, union_all)
+                                RowRules, normalised_select, union_all)
 from ...compiler import parameters, system_columns as sysc
 from ...compiler.model import Dataset
 from ...compiler.resolver import ResolvedLocation
@@ -171,23 +171,35 @@ def with_file_metadata(raw):
     return raw.select("*", raw.metadataColumn(METADATA_COLUMN).alias(FILE_METADATA_COLUMN))
 
 
-def load_input(spark, view: str, dataset: Dataset, version: int, locations: list[ResolvedLocation],
-               args: dict, row_ids: bool = True, row_identity: int = sysc.ROW_IDENTITY,
-               positioned: bool = False, rewrite: Optional[Callable[[str], str]] = None) -> int:
-    """Create the temp view ``view`` from all ``locations``; returns how many locations were read.
+@dataclass(frozen=True)
+class InputLoad:
+    """One input view to create: ``dataset`` at ``version``, read from its resolved ``locations``."""
+
+    view: str
+    dataset: Dataset
+    version: int
+    locations: list[ResolvedLocation]
+    row_ids: bool = True  # whether the SQL reads the view's _row_id (InputView.row_ids)
+    row_identity: int = sysc.ROW_IDENTITY  # how generated _row_ids are derived (system_columns.ROW_IDENTITIES)
+    positioned: bool = False  # the frames carry their rows' positions (load_input)
+
+
+def load_input(spark, load: InputLoad, args: dict, rewrite: Optional[Callable[[str], str]] = None) -> int:
+    """Create the temp view ``load.view`` from all ``load.locations``; returns how many locations were read.
 
     The view holds only the run's rows (the period filter is applied below the row identity).
-    ``row_ids`` False (a view the SQL only joins or aggregates, never reading ``_row_id``): rows
+    ``load.row_ids`` False (a view the SQL only joins or aggregates, never reading ``_row_id``): rows
     without ``_row_id`` get NULL, not a derived id; in particular Parquet rows are not given Spark's
     ``_metadata`` column, which Spark materialises for every row of every scan of a relation that has
-    it, used or not. ``row_identity``: how ids are derived (a replay passes its run's).
-    ``positioned``: the in-memory frames carry each row's position (a scenario test's given data, see
+    it, used or not. ``load.row_identity``: how ids are derived (a replay passes its run's).
+    ``load.positioned``: the in-memory frames carry each row's position (a scenario test's given data, see
     :mod:`.scenarios.given`); ids derive from it, and the view keeps every period's rows, which the
     compiled SQL filters on every read of the view as the view would have.
     ``rewrite``: applied to each location's normalised SELECT (fused execution reads a location for a whole
     range of periods: ``compiler.fused_inputs.location_query``)."""
+    view, dataset, version, row_ids = load.view, load.dataset, load.version, load.row_ids
     selects = []
-    for i, loc in enumerate(locations):
+    for i, loc in enumerate(load.locations):
         if loc.kind == "table" and not spark.catalog.tableExists(loc.target):  # a data reference: exit 1, not 3
             raise ResolutionError(f"dataset '{dataset.name}': no catalog table {loc.target} (period "
                                   f"{loc.period or 'any'}); check the resolver rule or create the table.")
@@ -199,14 +211,14 @@ def load_input(spark, view: str, dataset: Dataset, version: int, locations: list
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
             present = {k: JSON_TEXT if v == "string" else v for k, v in present.items()}
         root = None
-        numbered = positioned and loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
+        numbered = load.positioned and loc.kind == "memory" and present.pop(POSITION_COLUMN, None) is not None
         if row_ids and "_row_id" not in present and loc.kind == "path" and loc.format == "parquet":
             raw = with_file_metadata(raw)  # file path + row index: an id without a shuffle
             root = file_root(loc)
         raw.createOrReplaceTempView(raw_name)
-        selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i,
-                                         file_root=root, period_rows=not numbered, row_identity=row_identity,
-                                         row_ids=row_ids, positioned=numbered))
+        rows = RowRules(period_rows=not numbered, file_root=root, row_identity=load.row_identity, row_ids=row_ids,
+                        positioned=numbered)
+        selects.append(normalised_select(dataset, version, raw_name, present, loc.target, loc.period, i, rows))
         if rewrite is not None:
             selects[-1] = rewrite(selects[-1])
     if not selects:
@@ -221,21 +233,8 @@ def warmup_query(dataset: Dataset, row_ids: bool) -> str:
     columns as they are, ids from Parquet row positions when ``row_ids``): text for :mod:`.parser_warmup`."""
     present = {c.name: c.type for c in dataset.columns}
     present.update(dict(sysc.TEMPORAL_COLUMNS[dataset.temporal_mode]))
-    return normalised_select(dataset, 1, "lf_warmup", present, "the parser warm-up", None,
-                             file_root="file:/lf-warmup/" if row_ids else None, period_rows=True, row_ids=row_ids)
-
-
-@dataclass(frozen=True)
-class InputLoad:
-    """One input view to create: ``dataset`` at ``version``, read from its resolved ``locations``."""
-
-    view: str
-    dataset: Dataset
-    version: int
-    locations: list[ResolvedLocation]
-    row_ids: bool = True  # whether the SQL reads the view's _row_id (InputView.row_ids)
-    row_identity: int = sysc.ROW_IDENTITY  # how generated _row_ids are derived (system_columns.ROW_IDENTITIES)
-    positioned: bool = False  # the frames carry their rows' positions (load_input)
+    rows = RowRules(period_rows=True, file_root="file:/lf-warmup/" if row_ids else None, row_ids=row_ids)
+    return normalised_select(dataset, 1, "lf_warmup", present, "the parser warm-up", None, rows=rows)
 
 
 def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
@@ -246,8 +245,7 @@ def load_inputs(spark, inputs: list[InputLoad], args: dict) -> list[int]:
     several inputs starts sooner. Every load finishes before the first error, in input order, is raised.
     """
     def load(i: InputLoad) -> int:
-        return load_input(spark, i.view, i.dataset, i.version, i.locations, args, i.row_ids, i.row_identity,
-                          i.positioned)
+        return load_input(spark, i, args)
 
     if len(inputs) <= 1:
         return [load(i) for i in inputs]

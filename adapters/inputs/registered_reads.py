@@ -19,7 +19,7 @@ from ...compiler.model import AppendOperation, Dataset, DatasetRef, Project, Upd
 from ...compiler.periods import Period
 from ...compiler.plan import InputView
 from ...compiler.resolver import Resolution, ResolvedLocation
-from ..commit import partitions
+from ..layout.partition_paths import is_local, local_path, partition_link
 
 
 def versions_holding(registrations: list[dict], period: Period) -> list[int]:
@@ -69,8 +69,8 @@ def registered_resolution(dataset: Dataset, version: int, registrations: list[di
                               f"rows. Nothing was run; {advice}, or remove the pin to read the newest version "
                               "holding the period.")
     location = reg["location"]
-    if partitions.is_local(location):
-        partition = partitions.partition_link(partitions.local_path(location), p)
+    if is_local(location):
+        partition = partition_link(local_path(location), p)
         if not os.path.isdir(partition):
             raise ResolutionError(f"registered dataset '{name}' version {version}{how} holds period {p}, but its "
                                   f"partition {partition} is gone: reading it would read no rows. Nothing was run; "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from ..invocation import Invocation, command
+from ..console.invocation import Invocation, command
 
 
 @click.command("init")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..invocation import Invocation, command
+from ..console.invocation import Invocation, command
 
 
 @click.group("periods")
@@ -35,7 +35,7 @@ def periods_close_cmd(inv: Invocation, period, projects, note, by):
     """Close PERIOD (2026-01, a range 2026-01..2026-03 or a list) for the projects: a run of a closed
     project-period is refused (`ledgerflow restate` changes it on purpose)."""
     from .command import set_state
-    from ..terminal_text import echo_line
+    from ..console.terminal_text import echo_line
     set_state(inv, "close", _periods_arg(period), projects, note, by, echo_line)
 
 
@@ -48,7 +48,7 @@ def periods_close_cmd(inv: Invocation, period, projects, note, by):
 def periods_reopen_cmd(inv: Invocation, period, projects, note, by):
     """Reopen PERIOD for the projects (each must be closed): runs of it are allowed again."""
     from .command import set_state
-    from ..terminal_text import echo_line
+    from ..console.terminal_text import echo_line
     set_state(inv, "reopen", _periods_arg(period), projects, note, by, echo_line)
 
 
@@ -59,7 +59,7 @@ def periods_reopen_cmd(inv: Invocation, period, projects, note, by):
 def periods_list_cmd(inv: Invocation, projects, period):
     """Per project and period: open or closed (by whom, when, the note), the run whose outputs are published
     (the last completed one) and whether it is stale."""
-    from ..terminal_text import echo_line
+    from ..console.terminal_text import echo_line
     from .command import list_periods
     list_periods(inv, projects, _periods_arg(period) if period else None, echo_line)
 
@@ -75,5 +75,5 @@ def status_cmd(inv: Invocation, period):
     periods = _periods_arg(period) if period else None
     asked = period or ""
     report = stale_report(inv.store, inv.workspace, None if periods is None else [p.identifier for p in periods])
-    from ..terminal_text import echo_lines
+    from ..console.terminal_text import echo_lines
     echo_lines(render_status(report, asked))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..invocation import Invocation, command, started_early
+from ..console.invocation import Invocation, command, started_early
 
 
 @click.command("restate")

@@ -4,7 +4,7 @@ output, observed in the pass that computes the output; and the ``reconcile`` che
 :class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for a project that declares
 checks, or any run of a workspace with ``bridge: always``; other runs observe and record no bridge) observes
 each stage an output reads with one ``DataFrame.observe`` (Spark's CollectMetrics) of
-:func:`~ledgerflow.compiler.checks.bridge.stage_metrics`: the working rows at the end of a stage carry the
+:func:`~ledgerflow.compiler.bridge.stage_metrics`: the working rows at the end of a stage carry the
 bridge's columns, so each change and the value at the end is one aggregate of them, computed while the stage is
 materialised or the output written. The frame of an
 output with a selector carries one more, of its own rows. No second read. The row checks of an output
@@ -19,7 +19,7 @@ import uuid
 from decimal import Decimal, localcontext
 from typing import Any, Optional
 
-from ...compiler.checks.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, check_prefix,
+from ...compiler.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, check_prefix,
                                        grouped_query, input_value, metric_name, observed_output_metrics,
                                        output_metrics, stage_check_metrics, stage_metrics)
 from ...compiler.bridge_columns import EXACT
@@ -45,7 +45,7 @@ class BridgeObserver:
 
     def observe_stage(self, df, stage: str, outputs: list[int]):
         """``df``, the rows of ``stage`` (a view the outputs ``outputs`` read), carrying the observation of
-        their bridges' figures (:func:`~ledgerflow.compiler.checks.bridge.stage_metrics`)."""
+        their bridges' figures (:func:`~ledgerflow.compiler.bridge.stage_metrics`)."""
         metrics = stage_metrics(self.plan, outputs)
         checked = {seq: stage_check_metrics(self.plan, seq, self.checks) for seq in outputs}
         if not metrics:
@@ -96,7 +96,7 @@ def collect(ctx, record: Optional[dict] = None) -> list[dict]:
 
 def observed_checks(ctx, seq: int) -> Optional[tuple[Any, list]]:
     """(the stage's Observation, [(row check, its metrics' prefix)]) when output ``seq``'s row checks are
-    observed with its stage's bridge (:func:`~ledgerflow.compiler.checks.bridge.stage_check_metrics`), else
+    observed with its stage's bridge (:func:`~ledgerflow.compiler.bridge.stage_check_metrics`), else
     None: its checks observe its own rows."""
     observer: Optional[BridgeObserver] = getattr(ctx, "bridge", None)
     return None if observer is None else observer.checked.get(seq)

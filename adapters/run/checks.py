@@ -32,7 +32,8 @@ from ...compiler.errors import ChecksFailed
 from ...compiler.model import Dataset
 from ..commit import staging
 from ..commit.destinations import OutputDestination
-from ..commit.partitions import PARTITION, check_partition
+from ..layout.partition_paths import PARTITION
+from ..commit.partitions import check_partition
 from . import check_eval, observations
 from .context import RunContext
 from .input_checks import InputChecks

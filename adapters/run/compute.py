@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ...compiler import parameters
-from ...compiler.checks.bridge import bridge_plan, recorded
+from ...compiler.bridge import bridge_plan, recorded
 from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders

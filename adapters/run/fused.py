@@ -30,7 +30,7 @@ from ..commit.publish import PendingOutput
 from ..inputs import loaders
 from ..inputs.read_check import fingerprint_range
 from ..inputs.resolution import resolve_inputs
-from ...compiler.checks.bridge import bridge_plan, recorded
+from ...compiler.bridge import bridge_plan, recorded
 from . import compute as period_compute
 from . import fused_writes, interrupts
 from .fused_bridge import FusedBridge
@@ -96,8 +96,8 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
         names = []
         if view.view in fused.invariant:  # read as one period's run reads it: no period filter, no periods
             (version, locations), = groups
-            loaders.load_input(spark, view.view, view.dataset, version, list(locations), args, view.row_ids,
-                               row_identity)
+            loaders.load_input(spark, loaders.InputLoad(view.view, view.dataset, version, list(locations), view.row_ids,
+                                                        row_identity), args)
             continue
         for n, ((version, locations), members) in enumerate(groups.items()):
             name = view.view if len(groups) == 1 else f"{view.view}__lf_part_{n}"
@@ -105,8 +105,8 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
 
             def rewrite(sql: str, members=members, subset=subset) -> str:
                 return location_query(sql, view.dataset.temporal_mode, members, subset)
-            loaders.load_input(spark, name, view.dataset, version, list(locations), args, view.row_ids,
-                               row_identity, rewrite=rewrite)
+            loaders.load_input(spark, loaders.InputLoad(name, view.dataset, version, list(locations), view.row_ids,
+                                                        row_identity), args, rewrite=rewrite)
             names.append(name)
         if len(names) > 1:
             frame = spark.table(names[0])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Optional
 
-from ...compiler.checks.bridge import BridgePlan, observed_output_metrics, stage_metrics
+from ...compiler.bridge import BridgePlan, observed_output_metrics, stage_metrics
 from ...compiler.fused_bridge import period_metrics, period_values
 from ...compiler.periods import Period
 from . import observations

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 from ...compiler.errors import ResolutionError
 from ...compiler.table_names import split_parts
 from ..store import liveness
-from ..commit.partitions import PARTITION, is_local, local_path
+from ..layout.partition_paths import PARTITION, is_local, local_path
 from ..commit import recovery
 
 if TYPE_CHECKING:

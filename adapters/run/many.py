@@ -42,7 +42,7 @@ from ...compiler.selection import selected_projects
 from ...compiler.workspace import load_workspace
 from .closed import ClosedReason
 from .interrupts import RunInterrupted
-from ..open_store import open_store
+from ..commit.open_store import open_store
 from ..store.runstore import RunStore
 
 Echo = Callable[[str], None]

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
 from ..commit import staging
-from ..commit.partitions import is_local, local_path, root_period, versions_dir
+from ..layout.partition_paths import is_local, local_path, root_period, versions_dir
 from ..diff.data_result import output_labels
 from ..store.restatements import emptied_line
 from ..inputs.files import spark_path
@@ -119,7 +119,8 @@ def emptied_outputs(superseded: Superseded, places: dict, period: str, workspace
     run writes (its outputs' and its quarantines'): a partition it writes anyway is not emptied. Left as they
     are: a registered dataset's version (a published version never changes) and a partition that holds no row."""
     from ..commit.destinations import OutputDestination
-    from ..commit.partitions import check_partition, partition_link
+    from ..layout.partition_paths import partition_link
+    from ..commit.partitions import check_partition
     written = {_place(partition_link(local_path(d.target), period)) for d in places.values() if d.local}
     workspace = os.path.realpath(workspace_root)
     out = {}

@@ -29,7 +29,7 @@ from ..commit.journal import CommitJournal
 from ..commit.signals import signals_deferred
 from ..inputs import fingerprint, read_check
 from ..inputs.resolution import resolve_inputs
-from ..open_store import open_store
+from ..commit.open_store import open_store
 from ..store import liveness
 from . import bridge, interrupts, leases
 from .checks import RunChecks, quarantine_destinations
@@ -245,15 +245,16 @@ class Runner:
             checks = RunChecks(spark, ctx, quarantines, self.echo) if ctx.compiled.plan and ctx.compiled.plan.checks \
                 else None  # judged on the staged outputs, before anything is swapped in (run/checks.py)
             checks = self.publishing(record.data, ctx, checks) if self.publishing else checks
-            outputs, registrations, journal = publish.write_outputs(
-                pending, destinations, record.data, period=ctx.period.identifier, save_run=self.store.save_run,
-                stops=interrupts, echo=self.echo, metrics=metrics, checks=checks,
-                refuse=lambda data: _may_publish(self.store, ctx, data, self._session))
+            hooks = publish.PublishHooks(self.store.save_run, interrupts, self.echo, metrics, checks,
+                                         refuse=lambda data: _may_publish(self.store, ctx, data, self._session))
+            written = publish.write_outputs(pending, destinations, record.data, period=ctx.period.identifier,
+                                            hooks=hooks)
             bridge.collect(ctx, record.data)  # record["bridge"] (already there when checks were judged)
-            late = publish.commit_point(
-                self.store, record.data, outputs, registrations, journal, lineage,
-                started_at=ctx.started_at.isoformat(), finished_at=lambda: utcnow().isoformat(timespec="milliseconds"),
-                timings=lambda: run_timings(metrics, clock), stops=interrupts, defer_signals=defer_signals)
+            completion = publish.Completion(
+                ctx.started_at.isoformat(), lambda: utcnow().isoformat(timespec="milliseconds"),
+                lambda: run_timings(metrics, clock))
+            late = publish.commit_point(self.store, record.data, written, lineage, completion=completion,
+                                        stops=interrupts, defer_signals=defer_signals)
         except LedgerflowError as err:
             record.timed(run_timings(metrics, clock))
             self._fail(record, ctx, err)
@@ -274,7 +275,7 @@ class Runner:
                     raise _interrupted(record, ctx) from exc
                 raise
             late = exc  # it arrived just after the commit point, which went through: the run stands
-        return outputs, journal, late
+        return written.outputs, written.journal, late
 
     def _fail(self, record: RunRecord, ctx: RunContext, err: LedgerflowError) -> None:
         """Record the run failed with ``err`` (its local outputs rolled back first, when it got to its swaps)

@@ -30,7 +30,7 @@ from ..compile_out import folders
 from ..inputs import loaders
 from ..compile_out.paths import check_file, write_failed
 from ...compiler import parameters, system_columns as sysc
-from ..open_store import open_store
+from ..commit.open_store import open_store
 from . import execute
 from .prepare import Compiler, prepare
 from .spec import parse_test
@@ -222,7 +222,8 @@ def record_test(ws: Workspace, run_id: str, name: str, rows: int, session_factor
         for loc in res.locations:
             loaders.check_exists(loc, view.dataset)
         # every view with derived ids (not the plan's row_ids): the samples below are ordered by _row_id
-        loaders.load_input(spark, view.view, view.dataset, res.version, res.locations, args, row_identity=identity)
+        loaders.load_input(spark, loaders.InputLoad(view.view, view.dataset, res.version, res.locations,
+                                                    row_identity=identity), args)
     main = next(v for v in compiled.inputs if v.role == "input")
     sample = _rows(spark, main.view, limit=rows)
     given: dict[str, list[dict]] = {main.dataset.name: sample}

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Optional
 
 import click
 
-from ..compiler.errors import LedgerflowError
-from ..compiler.visible_text import visible
+from ...compiler.errors import LedgerflowError
+from ...compiler.visible_text import visible
 
 if TYPE_CHECKING:
-    from ..compiler.model import Project, Workspace
-    from .store.runstore import RunStore
+    from ...compiler.model import Project, Workspace
+    from ..store.runstore import RunStore
 
 
 class Invocation:
@@ -36,7 +36,7 @@ class Invocation:
     def root(self) -> str:
         """The workspace folder (``--workspace``, ``$LEDGERFLOW_WORKSPACE`` or the nearest marker)."""
         if self._root is None:
-            from ..compiler.workspace import find_workspace
+            from ...compiler.workspace import find_workspace
             self._root = find_workspace(explicit=self.workspace_option)
         return self._root
 
@@ -44,7 +44,7 @@ class Invocation:
     def store(self) -> RunStore:
         """The run store (opening it recovers interrupted runs, once per process)."""
         if self._store is None:
-            from .open_store import open_store
+            from ..commit.open_store import open_store
             self._store = open_store(self.root)
         return self._store
 
@@ -52,7 +52,7 @@ class Invocation:
     def workspace(self) -> Workspace:
         """The workspace with its registered datasets, loaded on first use."""
         if self._workspace is None:
-            from ..compiler.workspace import load_workspace
+            from ...compiler.workspace import load_workspace
             self._workspace = load_workspace(self.root, extra_datasets=self._registered())
         return self._workspace
 
@@ -61,7 +61,7 @@ class Invocation:
             return None  # nothing ever ran or registered here (the store is created by the first run)
         if not _store_optional():
             return self.store.registered_datasets
-        from .store.health import RunStoreUnusable, unusable, warning
+        from ..store.health import RunStoreUnusable, unusable, warning
         try:
             store = self.store
         except RunStoreUnusable as err:  # validate, compile, lineage, dag, diff, test: go on without the store
@@ -82,9 +82,9 @@ class Invocation:
     def session_factory(self, master: Optional[str] = None, remote: Optional[str] = None, conf: tuple = (),
                         for_tests: bool = False):
         """(a SparkSession factory, its label) from ledgerflow.yml's ``spark`` settings and the flags
-        (:func:`.spark.session.session_factory`); ``for_tests``: the driver JVM tuned for ``ledgerflow test``.
+        (:func:`..spark.session.session_factory`); ``for_tests``: the driver JVM tuned for ``ledgerflow test``.
         Spark's log goes to the workspace's ``target/logs/spark.log`` unless ``--debug``."""
-        from .spark.session import SessionChoiceError, session_factory
+        from ..spark.session import SessionChoiceError, session_factory
         try:
             return session_factory(self.workspace.config, master, remote, conf, root=self.root, quiet=not self.debug,
                                    for_tests=for_tests)
@@ -93,7 +93,7 @@ class Invocation:
 
     def project(self, ref: str) -> Project:
         """The project ``ref`` (name, id or YAML path) of the workspace, or an error listing its projects."""
-        from ..compiler.compile import require_project
+        from ...compiler.compile import require_project
         return require_project(self.workspace, ref)
 
 
@@ -112,7 +112,7 @@ def _store_damage(inv: Invocation, err: Exception) -> Optional[LedgerflowError]:
     error: ledgerflow uses SQLite for its run store only), or None."""
     if "sqlite3" not in sys.modules or inv._root is None:
         return None
-    from .store.health import unusable
+    from ..store.health import unusable
     return unusable(err, os.path.join(inv._root, ".ledgerflow", "state.db"))
 
 
@@ -156,17 +156,17 @@ def command(fn):
 
 
 def started_early(factory):
-    """``factory`` started now in the background (:func:`.spark.session.early_session`): the driver JVM
+    """``factory`` started now in the background (:func:`..spark.session.early_session`): the driver JVM
     launches while the project is compiled and resolved. The session, once waited for, is the one Ctrl-C
     cancels the running jobs of, and ledgerflow's handler is installed (on the main thread: PySpark
     installs its own only for a context made there) — never a py4j call inside the handler
-    (:mod:`.run.interrupts`)."""
-    from .spark.session import early_session
+    (:mod:`..run.interrupts`)."""
+    from ..spark.session import early_session
     wait = early_session(factory)
 
     def session():
         got = wait()
-        from .run import interrupts
+        from ..run import interrupts
         interrupts.set_cancel(interrupts.session_cancel(got))
         interrupts.install()
         return got

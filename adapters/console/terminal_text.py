@@ -2,14 +2,14 @@
 names and paths are free text someone typed (or a file held), and may carry terminal escape sequences
 (an OSC title or clipboard write), bidi overrides or line breaks. ``periods list``, ``periods close |
 reopen``, ``status`` and ``runs list | show`` print them through the one rule for hidden characters
-(:mod:`...compiler.visible_text`): each such character is written as ``\\uXXXX``, never sent."""
+(:mod:`....compiler.visible_text`): each such character is written as ``\\uXXXX``, never sent."""
 from __future__ import annotations
 
 from typing import Any
 
 import click
 
-from ..compiler.visible_text import visible
+from ...compiler.visible_text import visible
 
 
 def echo_line(text: str) -> None:

@@ -24,12 +24,12 @@ from typing import Optional
 
 from sqlglot import exp
 
-from ..bridge_columns import DELETED_BY, ORIGIN, BridgeColumns, before_name, bridgeable, decimal_parts, value_after
-from ..model import OperationKind
-from ..plan import Column, OutputPlan, Plan
-from ..render import pretty
-from .plan import Action, CheckKind, CheckPlan
-from .sql import row_metrics
+from .bridge_columns import DELETED_BY, ORIGIN, BridgeColumns, before_name, bridgeable, decimal_parts, value_after
+from .checks.plan import Action, CheckKind, CheckPlan
+from .checks.sql import row_metrics
+from .model import OperationKind
+from .plan import Column, OutputPlan, Plan
+from .render import pretty
 
 LIVE = "live"  # the rows not deleted
 ALL = "all"  # every row (an include_deleted output)

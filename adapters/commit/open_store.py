@@ -1,19 +1,19 @@
 """Opening a workspace's run store, as every command that uses it does: the file is checked, then the
-runs whose process died are recovered (once per process, :func:`.commit.recovery.on_open`).
+runs whose process died are recovered (once per process, :func:`.recovery.on_open`).
 
-:class:`.store.runstore.RunStore` itself only knows where the store lives: making one checks and
+:class:`..store.runstore.RunStore` itself only knows where the store lives: making one checks and
 recovers nothing, so the store sits below the code that recovers runs and imports none of it."""
 from __future__ import annotations
 
-from .commit import recovery
-from .store import health
-from .store.runstore import RunStore
+from . import recovery
+from ..store import health
+from ..store.runstore import RunStore
 
 
 def open_store(root: str) -> RunStore:
     """The run store of the workspace at ``root``, checked and with its interrupted runs recovered.
 
-    Raises :class:`.store.health.RunStoreDamaged` (or ``RunStoreUnreadable``) when ``state.db`` cannot be
+    Raises :class:`..store.health.RunStoreDamaged` (or ``RunStoreUnreadable``) when ``state.db`` cannot be
     used: the command's one paragraph, or the warning of a command that goes on without it."""
     store = RunStore(root)
     health.check(store.db_path)  # a damaged state.db: one paragraph (RunStoreDamaged), not a traceback
