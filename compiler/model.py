@@ -245,8 +245,6 @@ class OutputOperation(Operation):
     register_as_dataset: Optional[str] = None
 
 
-OPERATION_CLASSES: dict[OperationKind, type[Operation]] = {
-    cls.kind: cls for cls in (UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation)}
 AnyOperation = Union[UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation]
 
 
