@@ -33,7 +33,7 @@ from sqlglot import exp
 
 from .compile import CompiledProject
 from .fused_rewrite import (PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, NotFusable, RewriteContext,  # noqa: F401
-                            bind_period, period_literal, period_markers, rewrite_input, substitute)
+                            period_literal, period_markers, rewrite_input)
 from .kinds.registry import operation_kind
 from .lower import AnyStep, OutputStep, lower
 from .periods import Period

@@ -248,10 +248,6 @@ class OutputOperation(Operation):
 AnyOperation = Union[UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation]
 
 
-CHECK_KINDS = ("balanced", "unique", "expect", "row_count", "not_null", "accepted_values", "reconcile")
-ROW_CHECK_KINDS = ("expect", "not_null", "accepted_values")  # judged row by row: may quarantine
-
-
 @dataclass
 class Check:
     """One entry of a project's ``checks:`` (docs/checks.md), as written; :mod:`.bind.checks` validates

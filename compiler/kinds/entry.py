@@ -24,15 +24,6 @@ class BridgeEffect(str, Enum):
     NONE = "none"  # changes no working row (an output)
 
 
-class CheckFamily(str, Enum):
-    """How a check kind is judged: row by row (may quarantine), over the rows together by one query, or by
-    comparing the bridge's measures at two ends."""
-
-    ROW = "row"
-    SET = "set"
-    RECONCILE = "reconcile"
-
-
 class YamlShape(str, Enum):
     """How a check kind's value is written in YAML."""
 
@@ -100,8 +91,9 @@ class CheckKindEntry:
     """Everything about one check kind (docs/checks.md).
 
     - ``yaml`` and ``keys``: how its value is written (``keys``: allowed and required keys of a mapping);
-    - ``family``: how it is judged; ``binder(ctx, plan)``: binds its arguments onto the check's plan
-      (True when they are right);
+    - ``binder(ctx, plan)``: binds its arguments onto the check's plan (True when they are right; a reconcile's
+      also takes the columns and seq of its ``from`` end); how it is judged, its family (row, set or reconcile),
+      is written with its name in :class:`~ledgerflow.compiler.checks.plan.CheckKind`;
     - ``sql(check, view)``: the statements ``compile`` prints for it (``view(seq)`` names the view read);
     - ``judge``: the name of the function that judges it in the run (``adapters/run/check_eval.py``
       registers one per name: judging reads Spark values, the compiler never imports Spark)."""
@@ -109,7 +101,6 @@ class CheckKindEntry:
     kind: Any  # a checks.plan.CheckKind
     yaml: YamlShape
     keys: tuple[tuple[str, ...], tuple[str, ...]]
-    family: CheckFamily
     binder: Callable
     sql: Callable
     judge: str
@@ -119,9 +110,11 @@ class CheckKindEntry:
     def __post_init__(self):
         _refuse_missing(self)
         if not self.judge:
-            raise IncompleteKind(f"the kind {self.kind} names no judge")
+            raise IncompleteKind(f"the kind {self.name} names no judge")
+        if getattr(self.kind, "family", None) is None:
+            raise IncompleteKind(f"the kind {self.name} has no family (row, set or reconcile)")
         if (self.yaml == YamlShape.MAPPING) != bool(self.keys[0]):
-            raise IncompleteKind(f"the kind {self.kind}: keys are for a value written as a mapping, and only them")
+            raise IncompleteKind(f"the kind {self.name}: keys are for a value written as a mapping, and only them")
 
     @property
     def name(self) -> str:
