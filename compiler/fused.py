@@ -75,18 +75,17 @@ def fused_steps(compiled: CompiledProject, invariant: frozenset[str] = frozenset
     ops = {op.seq: op for op in plan.operations}
     context = RewriteContext(invariant, broadcast)
     for step in lower(plan):
-        if isinstance(step, OutputStep):
-            operation_kind(step.plan.kind).fused(step.plan, step, context)
-            yield step
-            continue
-        if step.seq == 0:
+        if not isinstance(step, OutputStep) and step.seq == 0:
             rewrite_input(step, next(v.dataset.temporal_mode for v in compiled.inputs if v.role == Role.INPUT))
         else:
-            op = ops[step.seq]
+            op = step.plan if isinstance(step, OutputStep) else ops[step.seq]
             entry = operation_kind(op.kind)
             if entry.fused is None:
                 raise NotFusable(f"operation {op.seq} of kind {op.kind.value} ({entry.not_fused})")
             entry.fused(op, step, context)
+        if isinstance(step, OutputStep):
+            yield step
+            continue
         leftover = [p.name for c in step.ctes for p in period_markers(c)]
         if leftover:
             raise NotFusable(f"operation {step.seq}: a period parameter in an unexpected place")
