@@ -12,19 +12,13 @@ from ..errors import DiagnosticCollector, Location
 from ..kinds.entry import IncompleteKind, YamlShape
 from ..kinds.registry import CHECK_NAMES, check_kind
 from ..model import Check, Destination
+from ..operation_yaml import located_list
 from ..workspace_config import FORMATS
 from ..yaml_reader import Reader, as_str, text_of
 from ..yaml_source import YList, YMap
 
 BASE_KEYS = ("name", "on", "severity", "on_violation", "quarantine", "key", "description")
 KIND_HINT = "give exactly one of " + ", ".join(CHECK_NAMES)
-
-
-def located(value: Any) -> list[tuple[Any, Location]]:
-    """The items of a YAML list with where each is written (empty for anything else)."""
-    if not isinstance(value, YList):
-        return []
-    return list(zip(value, getattr(value, "item_locations", [])))
 
 
 def names(value: Any, loc: Location, what: str, errors: DiagnosticCollector, required: bool = True) -> list[str]:
@@ -34,7 +28,7 @@ def names(value: Any, loc: Location, what: str, errors: DiagnosticCollector, req
                    "e.g. [journal_id, line_number]")
         return []
     out = []
-    for item, iloc in located(value):
+    for item, iloc in located_list(value):
         if not isinstance(item, str):
             errors.add("YAML-005", f"{what} must list column names", iloc, text_of(item))
             continue
@@ -111,7 +105,7 @@ def load_checks(value: Any, loc: Location, errors: DiagnosticCollector) -> list[
                    "write each check as '- name: ...' under checks:")
         return []
     out = []
-    for item, iloc in located(value):
+    for item, iloc in located_list(value):
         check = load_check(item, iloc, errors)
         if check is not None:
             out.append(check)
