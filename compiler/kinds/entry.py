@@ -33,7 +33,7 @@ class YamlShape(str, Enum):
 
 
 def _refuse_missing(entry: Any, optional: tuple[str, ...] = ()) -> None:
-    name = getattr(entry, "name", None) or getattr(entry, "kind", "?")
+    name = entry.name
     for f in fields(entry):
         value = getattr(entry, f.name)
         if value is None and f.name not in optional:
@@ -83,7 +83,7 @@ class OperationKindEntry:
     @property
     def name(self) -> str:
         """The kind's name as YAML writes it."""
-        return self.kind.value
+        return getattr(self.kind, "value", str(self.kind))
 
 
 @dataclass(frozen=True)
@@ -119,4 +119,4 @@ class CheckKindEntry:
     @property
     def name(self) -> str:
         """The kind's name as YAML writes it."""
-        return self.kind.value
+        return getattr(self.kind, "value", str(self.kind))
