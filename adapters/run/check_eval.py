@@ -12,9 +12,9 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable, Optional
 
 from ...compiler.checks.plan import Action, CheckPlan
-from ...compiler.kinds.registry import check_kind
 from ...compiler.checks.sql import (ROWS, VIOLATIONS, probe_sum, row_metrics_sql, set_check_query, unique_probe_query,
                                     violation_sql)
+from ...compiler.kinds.registry import check_kind
 
 SAMPLE = 5  # violating rows (or groups) a result names
 COLLECTED = 1000  # a set check's violating groups read at once; beyond that they are totalled by Spark
@@ -173,8 +173,7 @@ def judge_row_count(spark, check: CheckPlan, frame, rows: Optional[int] = None) 
 def judge_unique(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> dict:
     """A ``unique`` check: its duplicated keys (probed first by MIN and MAX, :func:`_violating_groups`), the
     impact the sums of the decimal columns that are not part of the key."""
-    impact = [c for c in check.amount_columns if c not in check.group_by]
-    found, totals = _judged_groups(spark, check, frame, impact, probe=True)
+    found, totals = _judged_groups(spark, check, frame, probe=True)
     return result(check, totals[0], totals[1], [{k: plain(r[k]) for k in check.group_by} for r in found[:SAMPLE]])
 
 
@@ -183,65 +182,73 @@ def judge_balanced(spark, check: CheckPlan, frame, rows: Optional[int] = None) -
     """A ``balanced`` check: its groups (or the whole of the rows) whose amount does not sum to zero, each
     named with its imbalance."""
     groups, amount = check.group_by, check.amount
-    found, totals = _judged_groups(spark, check, frame, [amount], probe=False)
+    found, totals = _judged_groups(spark, check, frame, probe=False)
     sample = [{**{k: plain(r[k]) for k in groups}, amount: plain(r[amount])} for r in found[:SAMPLE]]
     if not groups and found:
         sample = [{amount: plain(found[0][amount])}]
     return result(check, totals[0], totals[1], sample)
 
 
-def _judged_groups(spark, check: CheckPlan, frame, impact: list[str], probe: bool) -> tuple[list, tuple[int, dict]]:
+def _judged_groups(spark, check: CheckPlan, frame, probe: bool) -> tuple[list, tuple[int, dict]]:
     view = _temp_view(frame)
     try:
-        return _violating_groups(spark, check, view, impact, probe)
+        return _violating_groups(spark, check, view, probe)
     finally:
         spark.catalog.dropTempView(view)
 
 
-def _violating_groups(spark, check: CheckPlan, view: str, impact: list[str],
-                      probe: bool) -> tuple[list, tuple[int, dict]]:
+def _violating_groups(spark, check: CheckPlan, view: str, probe: bool) -> tuple[list, tuple[int, dict]]:
     """(the first violating groups of a set check over ``view``, ordered by key; (violations, impact)).
 
     One job: the aggregation, its first violating groups by key taken in the same pass (Spark plans ORDER BY ..
     LIMIT as a top-N per task, so no range partitioning, no sort of every group). A ``unique`` check reads
     :func:`~ledgerflow.compiler.checks.sql.unique_probe_query` (MIN, MAX and COUNT in place of SUMs): when no
     key is duplicated, or every duplicated key has two rows, that one aggregation is all; else the SUMs are
-    read by the check's own query. ``impact``: the columns whose sums over the violating rows are its impact."""
+    read by the check's own query (``probe``: a unique check's judge asks for the probe first)."""
     if probe:
         found = spark.sql(unique_probe_query(check, view)).limit(COLLECTED + 1).collect()
         if len(found) <= COLLECTED and all(int(r[ROWS]) == 2 for r in found):
-            return found, _probe_totals(found, impact)
+            return found, _probe_totals(found, check)
     groups = spark.sql(set_check_query(check, view))
     found = groups.limit(COLLECTED + 1).collect()
     if len(found) > COLLECTED:  # many violating groups: totalled by a second aggregation, the sample the first
-        return found[:SAMPLE], _totals(groups, impact)
-    return found, _sum_rows(found, impact)
+        return found[:SAMPLE], _totals(groups, check)
+    return found, _sum_rows(found, check)
 
 
-def _probe_totals(found: list, columns: list[str]) -> tuple[int, dict]:
+def _probe_totals(found: list, check: CheckPlan) -> tuple[int, dict]:
     """(violations, impact) from :func:`~ledgerflow.compiler.checks.sql.unique_probe_query`'s groups of two rows."""
     violations, impact = 0, {}
     for r in found:
         violations += int(r[ROWS])
-        for c in columns:
+        for c in _impact_columns(check):
             value = probe_sum(r.asDict(), c)
             if value is not None:
                 impact[c] = impact.get(c, Decimal(0)) + value
     return violations, {c: plain(v) for c, v in impact.items()}
 
 
-def _sum_rows(found: Iterable, columns: list[str]) -> tuple[int, dict]:
+def _impact_columns(check: CheckPlan) -> list[str]:
+    """The columns whose sums over the violating groups are a set check's impact: a balanced check's amount (the
+    one set check with an amount), else the decimal columns outside its key."""
+    if check.amount is not None:
+        return [check.amount]
+    return [c for c in check.amount_columns if c not in check.group_by]
+
+
+def _sum_rows(found: Iterable, check: CheckPlan) -> tuple[int, dict]:
     violations, impact = 0, {}
     for r in found:
         violations += int(r[ROWS])
-        for c in columns:
+        for c in _impact_columns(check):
             if r[c] is not None:
                 impact[c] = impact.get(c, Decimal(0)) + r[c]
     return violations, {c: plain(v) for c, v in impact.items()}
 
 
-def _totals(frame, columns: list[str]) -> tuple[int, dict]:
+def _totals(frame, check: CheckPlan) -> tuple[int, dict]:
     from pyspark.sql import functions as F
+    columns = _impact_columns(check)
     row = frame.agg(F.sum(quoted(ROWS)).alias(ROWS), *[F.sum(quoted(c)).alias(c) for c in columns]).collect()[0]
     return int(row[ROWS] or 0), {c: plain(row[c]) for c in columns if row[c] is not None}
 
