@@ -27,6 +27,8 @@ from sqlglot import exp
 from .bridge_columns import DELETED_BY, ORIGIN, BridgeColumns, before_name, bridgeable, decimal_parts, value_after
 from .checks.plan import Action, CheckKind, CheckPlan
 from .checks.sql import row_metrics
+from .kinds.entry import BridgeEffect, IncompleteKind
+from .kinds.registry import operation_kind
 from .model import OperationKind
 from .plan import Column, OutputPlan, Plan
 from .render import pretty
@@ -91,13 +93,15 @@ def _decimal_columns(columns: dict[str, Column]) -> dict[str, int]:
 
 
 def _changes(op, measured: set[str]) -> bool:
-    """Whether operation ``op`` (a plan) can change a measure of the working rows."""
-    kind = op.kind
-    if kind in (OperationKind.DELETE, OperationKind.AGGREGATE, OperationKind.APPEND):
+    """Whether operation ``op`` (a plan) can change a measure of the working rows (its kind's bridge effect)."""
+    effect = operation_kind(op.kind).bridge
+    if effect in (BridgeEffect.MARKS_DELETED, BridgeEffect.CREATES_ROWS):
         return True
-    if kind == OperationKind.UPDATE:
+    if effect == BridgeEffect.ASSIGNS:
         return any(not c.identity for n, c in op.columns.items() if n in measured)
-    return False
+    if effect == BridgeEffect.NONE:
+        return False
+    raise IncompleteKind(f"the bridge effect {effect} of the kind {op.kind} is not known to the bridge")
 
 
 def bridge_plan(plan: Plan) -> BridgePlan:
@@ -144,7 +148,7 @@ def _bridge_columns(plan: Plan, outputs: list[OutputBridge]) -> BridgeColumns:
             measured.setdefault(seq, set()).update(m.column for m in o.measures if m.column)
     befores: dict[int, dict[str, str]] = {}
     for op in plan.operations:
-        if op.kind != OperationKind.UPDATE:
+        if operation_kind(op.kind).bridge != BridgeEffect.ASSIGNS:
             continue
         for name in sorted(measured.get(op.seq, ())):
             col = op.columns.get(name)
@@ -202,7 +206,7 @@ def _update_change(bridge: BridgePlan, seq: int, column: str, last: int) -> exp.
     that existed then (a row an aggregate or an append creates later has no value before it, and is left out of
     the values after it). NULL values count as 0."""
     after = value_after(bridge.columns, seq, column, last)
-    created_later = any(seq < s < last and k in (OperationKind.AGGREGATE, OperationKind.APPEND)
+    created_later = any(seq < s < last and operation_kind(k).bridge == BridgeEffect.CREATES_ROWS
                         for s, k in bridge.kinds.items())
     existed = exp.LT(this=_col(ORIGIN), expression=exp.Literal.number(seq)) if created_later else None
     before = exp.Sum(this=_col(before_name(seq, column)))
@@ -221,16 +225,18 @@ def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge
         cond = exp.Not(this=_col("_deleted")) if live else None
         value = _col(m.column) if m.column else None
     else:
-        kind = bridge.kinds[what]
-        if kind == OperationKind.UPDATE:
+        effect = operation_kind(bridge.kinds[what]).bridge
+        if effect == BridgeEffect.ASSIGNS:
             if m.column is None or m.column not in columns.befores.get(what, {}):
                 return None
             return _update_change(bridge, what, m.column, o.seq)
-        if kind == OperationKind.DELETE:
+        if effect == BridgeEffect.MARKS_DELETED:
             if not live:
                 return None  # every row, deleted or not: a delete removes none
             cond, value = _eq(DELETED_BY, what), (_col(m.column) if m.column else None)
             return exp.Neg(this=exp.CountIf(this=cond) if value is None else _sum(cond, value))
+        if effect != BridgeEffect.CREATES_ROWS:
+            raise IncompleteKind(f"operation {what} changes no working row: it has no change to observe")
         cond = _eq(ORIGIN, what)  # an aggregate's or an append's rows
         value = _zero_null(value_after(columns, what, m.column, o.seq)) if m.column else None
     if value is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import emit
-from .bind import bind
+from .binding import bind
 from .emit import describe, destination_text, statement_text  # noqa: F401  (re-exported for adapters)
 from .errors import CompileError, Diagnostic, LedgerflowError
 from .gcpause import gc_paused  # adapters import it from here too

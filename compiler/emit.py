@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import parameters
 from .checks.plan import CheckPlan
-from .checks.sql import script_section
+from .check_script import script_section
 from .model import Project
 from .plan import InputView
 from .render import comment

@@ -12,7 +12,7 @@ import sqlglot
 from sqlglot import exp
 
 from . import periods as period_filters
-from .fused import PERIOD_KEY, PERIODS_VIEW, NotFusable, _col, _period_columns, bind_period, substitute
+from .fused_rewrite import PERIOD_KEY, PERIODS_VIEW, NotFusable, bind_period, period_columns, quoted_column, substitute
 from .periods import Period
 
 
@@ -67,7 +67,7 @@ def _shared_prefix(periods: Sequence[Period], rows: str, p: str) -> exp.Expressi
     def prefix(column: exp.Expression) -> exp.Expression:
         return exp.Substring(this=column, start=exp.Literal.number(1), length=exp.Literal.number(k))
 
-    return exp.EQ(this=prefix(_col("_period", rows)), expression=prefix(_col(PERIOD_KEY, p)))
+    return exp.EQ(this=prefix(quoted_column("_period", rows)), expression=prefix(quoted_column(PERIOD_KEY, p)))
 
 
 def _reparsed(node: exp.Expression) -> str:
@@ -97,10 +97,10 @@ def location_query(normalised_sql: str, temporal_mode: str, periods: Sequence[Pe
     if temporal_mode == "period":
         on = exp.and_(_shared_prefix(periods, rows, p), exp.paren(on))
     if subset:
-        ids = exp.In(this=_col(PERIOD_KEY, p), expressions=[exp.Literal.string(x.identifier) for x in periods])
+        ids = exp.In(this=quoted_column(PERIOD_KEY, p), expressions=[exp.Literal.string(x.identifier) for x in periods])
         on = exp.and_(ids, exp.paren(on)) if condition is not None else ids
     query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(rows)),
-                       *_period_columns(p)).from_(tree.subquery(exp.to_identifier(rows, quoted=True)))
+                       *period_columns(p)).from_(tree.subquery(exp.to_identifier(rows, quoted=True)))
     query = query.join(exp.Table(this=exp.to_identifier(PERIODS_VIEW, quoted=True),
                                  alias=exp.TableAlias(this=exp.to_identifier(p, quoted=True))), on=on, join_type="INNER")
     return query.sql("spark")

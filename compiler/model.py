@@ -245,18 +245,12 @@ class OutputOperation(Operation):
     register_as_dataset: Optional[str] = None
 
 
-OPERATION_CLASSES: dict[OperationKind, type[Operation]] = {
-    cls.kind: cls for cls in (UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation)}
 AnyOperation = Union[UpdateOperation, AggregateOperation, AppendOperation, DeleteOperation, OutputOperation]
-
-
-CHECK_KINDS = ("balanced", "unique", "expect", "row_count", "not_null", "accepted_values", "reconcile")
-ROW_CHECK_KINDS = ("expect", "not_null", "accepted_values")  # judged row by row: may quarantine
 
 
 @dataclass
 class Check:
-    """One entry of a project's ``checks:`` (docs/checks.md), as written; :mod:`.bind.checks` validates
+    """One entry of a project's ``checks:`` (docs/checks.md), as written; :mod:`.check_binding` validates
     it. ``kind`` is None when the entry names no kind or two (reported). ``on`` keeps what was written
     (an output's seq or name, or ``input``); ``args`` holds the kind's value as read (a list or mapping
     of :class:`~.yaml_source.YStr` and scalars) and ``where`` the location of each key's value."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .bind import bind
+from .binding import bind
 from .errors import CompileError
 from .graph import WorkspaceGraph, registrations
 from .model import ColumnDef, Dataset, OutputOperation, Project, Workspace

@@ -38,7 +38,7 @@ ADAPTERS_ORDER: list[tuple[str, ...]] = [
 ]
 
 # Lowest first; the top-level modules of compiler/ are places of their own between them.
-COMPILER_ORDER: list[str] = ["dsl", "checks", "bind", "diff"]
+COMPILER_ORDER: list[str] = ["dsl", "checks", "bind", "kinds", "diff"]
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ def test_errors_of_a_producer_are_reported_once(finance):
 def test_a_producer_is_bound_once(finance, monkeypatch):
     """load_workspace binds each producing project to type what it registers; compiling, planning or
     following lineage into it reuses that plan (it was bound twice), and the plan is a fresh bind's."""
-    import ledgerflow.compiler.bind as bind_module
+    import ledgerflow.compiler.binding as bind_module
     from ledgerflow.compiler.compile import plan_project
     from ledgerflow.compiler.lineage import project_lineage
 

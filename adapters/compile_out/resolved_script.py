@@ -20,8 +20,8 @@ import sqlglot
 from sqlglot import exp
 
 from ...compiler.checks.plan import Action, CheckKind
-from ...compiler.checks.sql import (LIVE_INPUT, check_view, describe as describe_check, input_rows_query,
-                                     statements as check_statements, violation)
+from ...compiler.check_script import statements as check_statements
+from ...compiler.checks.sql import LIVE_INPUT, check_view, describe as describe_check, input_rows_query, violation
 from ...compiler.compile import CompiledProject, describe
 from ...compiler.errors import LedgerflowError
 from ...compiler.loading import FILE_METADATA_COLUMN, RowRules, normalised_select, spark_metadata_name, union_all

@@ -25,7 +25,7 @@ from ...compiler.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBri
 from ...compiler.bridge_columns import EXACT
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from . import observations
-from .check_eval import SAMPLE
+from .check_eval import SAMPLE, judge
 
 
 class BridgeObserver:
@@ -232,6 +232,7 @@ def _grouped_rows(observer: BridgeObserver, o: OutputBridge, by: tuple) -> list[
 
 
 # ------------------------------------------------------------------------------------------- reconcile
+@judge("reconcile")
 def reconcile_results(checks: list[CheckPlan], bridge: list[dict]) -> list[dict]:
     """Each ``reconcile`` of ``checks`` judged on ``bridge`` (``record["bridge"]``), as ``record["checks"]``
     entries: per group (``by``, else the overall row) and measure, ``from + changes of explained_by = to``

@@ -9,14 +9,29 @@ from __future__ import annotations
 import datetime
 import uuid
 from decimal import Decimal
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
-from ...compiler.checks.plan import Action, CheckKind, CheckPlan
+from ...compiler.checks.plan import Action, CheckPlan
 from ...compiler.checks.sql import (ROWS, VIOLATIONS, probe_sum, row_metrics_sql, set_check_query, unique_probe_query,
                                     violation_sql)
+from ...compiler.kinds.registry import check_kind
 
 SAMPLE = 5  # violating rows (or groups) a result names
 COLLECTED = 1000  # a set check's violating groups read at once; beyond that they are totalled by Spark
+
+# judge name (a check kind's registry entry names its judge) -> the function judging a check of that kind
+JUDGES: dict[str, Callable] = {}
+
+
+def judge(name: str) -> Callable[[Callable], Callable]:
+    """Register the decorated function as the judge called ``name`` (a check kind's entry names it; a test
+    asserts every check kind of the compiler has its judge). A name registered twice is a programming error."""
+    def register(fn: Callable) -> Callable:
+        if name in JUDGES:
+            raise ValueError(f"two judges named {name}")
+        JUDGES[name] = fn
+        return fn
+    return register
 
 
 def plain(value: Any) -> Any:
@@ -119,6 +134,7 @@ def _violating_sums(frame, check: CheckPlan) -> dict:
     return frame.filter(violating(check)).agg(*sums).collect()[0].asDict() if sums else {}
 
 
+@judge("rows")
 def row_result(check: CheckPlan, metrics: dict, frame=None, quarantined: bool = False) -> dict:
     """A row check's result from its ``metrics`` (``_lf_violations`` and the violating rows' sums), with a
     sample read from ``frame`` when there are violations."""
@@ -139,40 +155,57 @@ def _temp_view(frame) -> str:
 
 
 def set_result(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> dict:
-    """A set check's result over ``frame`` (the checked rows): one aggregation
-    (:func:`~ledgerflow.compiler.checks.sql.set_check_query`); ``row_count`` uses ``rows`` when known."""
-    if check.kind == CheckKind.ROW_COUNT:
-        n = rows if rows is not None else frame.count()
-        low = check.min_rows if check.min_rows is not None else 0
-        outside = low - n if n < low else n - check.max_rows if check.max_rows is not None and n > check.max_rows else 0
-        return result(check, outside, {}, [{"rows": n}] if outside else [])
+    """A set check's result over ``frame`` (the checked rows), by the judge its kind's entry names: one
+    aggregation (:func:`~ledgerflow.compiler.checks.sql.set_check_query`); ``row_count`` uses ``rows`` when known."""
+    return JUDGES[check_kind(check.kind).judge](spark, check, frame, rows)
+
+
+@judge("row_count")
+def judge_row_count(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> dict:
+    """A ``row_count`` check: the rows counted (``rows`` when known), the violations how far outside min..max."""
+    n = rows if rows is not None else frame.count()
+    low = check.min_rows if check.min_rows is not None else 0
+    outside = low - n if n < low else n - check.max_rows if check.max_rows is not None and n > check.max_rows else 0
+    return result(check, outside, {}, [{"rows": n}] if outside else [])
+
+
+@judge("unique")
+def judge_unique(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> dict:
+    """A ``unique`` check: its duplicated keys (probed first by MIN and MAX, :func:`_violating_groups`), the
+    impact the sums of the decimal columns that are not part of the key."""
+    found, totals = _judged_groups(spark, check, frame, probe=True)
+    return result(check, totals[0], totals[1], [{k: plain(r[k]) for k in check.group_by} for r in found[:SAMPLE]])
+
+
+@judge("balanced")
+def judge_balanced(spark, check: CheckPlan, frame, rows: Optional[int] = None) -> dict:
+    """A ``balanced`` check: its groups (or the whole of the rows) whose amount does not sum to zero, each
+    named with its imbalance."""
+    groups, amount = check.group_by, check.amount
+    found, totals = _judged_groups(spark, check, frame, probe=False)
+    sample = [{**{k: plain(r[k]) for k in groups}, amount: plain(r[amount])} for r in found[:SAMPLE]]
+    if not groups and found:
+        sample = [{amount: plain(found[0][amount])}]
+    return result(check, totals[0], totals[1], sample)
+
+
+def _judged_groups(spark, check: CheckPlan, frame, probe: bool) -> tuple[list, tuple[int, dict]]:
     view = _temp_view(frame)
     try:
-        found, totals = _violating_groups(spark, check, view)
+        return _violating_groups(spark, check, view, probe)
     finally:
         spark.catalog.dropTempView(view)
-    groups = check.group_by
-    sample = []
-    for r in found[:SAMPLE]:
-        entry = {k: plain(r[k]) for k in groups}
-        if check.kind == CheckKind.BALANCED:
-            entry[check.amount] = plain(r[check.amount])  # the group's imbalance
-        sample.append(entry)
-    if check.kind == CheckKind.BALANCED and not groups and found:
-        sample = [{check.amount: plain(found[0][check.amount])}]
-    violations, impact = totals
-    return result(check, violations, impact, sample)
 
 
-def _violating_groups(spark, check: CheckPlan, view: str) -> tuple[list, tuple[int, dict]]:
+def _violating_groups(spark, check: CheckPlan, view: str, probe: bool) -> tuple[list, tuple[int, dict]]:
     """(the first violating groups of a set check over ``view``, ordered by key; (violations, impact)).
 
     One job: the aggregation, its first violating groups by key taken in the same pass (Spark plans ORDER BY ..
     LIMIT as a top-N per task, so no range partitioning, no sort of every group). A ``unique`` check reads
     :func:`~ledgerflow.compiler.checks.sql.unique_probe_query` (MIN, MAX and COUNT in place of SUMs): when no
     key is duplicated, or every duplicated key has two rows, that one aggregation is all; else the SUMs are
-    read by the check's own query."""
-    if check.kind == CheckKind.UNIQUE:
+    read by the check's own query (``probe``: a unique check's judge asks for the probe first)."""
+    if probe:
         found = spark.sql(unique_probe_query(check, view)).limit(COLLECTED + 1).collect()
         if len(found) <= COLLECTED and all(int(r[ROWS]) == 2 for r in found):
             return found, _probe_totals(found, check)
@@ -196,7 +229,9 @@ def _probe_totals(found: list, check: CheckPlan) -> tuple[int, dict]:
 
 
 def _impact_columns(check: CheckPlan) -> list[str]:
-    if check.kind == CheckKind.BALANCED:
+    """The columns whose sums over the violating groups are a set check's impact: a balanced check's amount (the
+    one set check with an amount), else the decimal columns outside its key."""
+    if check.amount is not None:
         return [check.amount]
     return [c for c in check.amount_columns if c not in check.group_by]
 

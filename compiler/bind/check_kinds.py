@@ -4,14 +4,14 @@ is valid; every problem is a located ``CHK-00x`` diagnostic in the context (one 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from sqlglot import exp
 
-from ..checks.load import located
-from ..checks.plan import CheckKind, CheckPlan
+from ..checks.plan import CheckPlan
 from ..dsl.translate import Scope, date_literal
 from ..errors import Location, did_you_mean
+from ..operation_yaml import located_list
 from ..type_rules import MAX_PRECISION
 from ..yaml_reader import text_of
 from .context import BindContext, loc_of
@@ -49,7 +49,7 @@ def names_of(ctx: BindContext, plan: CheckPlan, value: Any, loc: Optional[Locati
     Absent (None) is an empty list."""
     if value is None:
         return []
-    items = located(value)
+    items = located_list(value)
     if not items or not all(isinstance(v, str) for v, _ in items):
         ctx.errors.add("YAML-005", f"'{what}' of check '{plan.name}' must be a non-empty list of column names",
                        loc or Location("?"), text_of(value), "e.g. [journal_id]")
@@ -141,7 +141,7 @@ def bind_accepted_values(ctx: BindContext, plan: CheckPlan) -> bool:
     if name is None or not column(ctx, plan, name, where.get("column")):
         return False
     typ = plan.row_columns[name]
-    items = located(args.get("values"))
+    items = located_list(args.get("values"))
     if not items:
         ctx.errors.add("CHK-009", f"the values of check '{plan.name}' must be a non-empty list", where.get("values"),
                        text_of(args.get("values")), "e.g. values: [EUR, USD]")
@@ -219,13 +219,3 @@ def bind_row_count(ctx: BindContext, plan: CheckPlan) -> bool:
         ok = False
     plan.min_rows, plan.max_rows = low, high
     return ok
-
-
-KIND_BINDERS: dict[CheckKind, Callable[[BindContext, CheckPlan], bool]] = {
-    CheckKind.EXPECT: bind_expect,
-    CheckKind.NOT_NULL: bind_not_null,
-    CheckKind.ACCEPTED_VALUES: bind_accepted_values,
-    CheckKind.UNIQUE: bind_unique,
-    CheckKind.BALANCED: bind_balanced,
-    CheckKind.ROW_COUNT: bind_row_count,
-}

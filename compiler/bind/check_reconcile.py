@@ -9,10 +9,10 @@ from typing import Optional
 from sqlglot import exp
 
 from ..bridge_columns import bridgeable, bridgeable_text
-from ..checks.load import located
 from ..checks.plan import CheckPlan, Measure
 from ..errors import Location
 from ..model import OperationKind
+from ..operation_yaml import located_list
 from ..yaml_reader import text_of
 from .check_kinds import names_of, tolerance
 from .context import BindContext, loc_of
@@ -55,7 +55,7 @@ def _explained(ctx: BindContext, plan: CheckPlan, value: object, loc: Optional[L
             f"{', '.join(map(str, between)) or 'none'}")
     if value is None:
         return ()
-    items = located(value)
+    items = located_list(value)
     if not items and value != []:
         ctx.errors.add("CHK-011", f"'explained_by' of check '{plan.name}' must be a list of operation seqs",
                        loc or Location("?"), text_of(value), hint)
@@ -86,7 +86,7 @@ def bind_reconcile(ctx: BindContext, plan: CheckPlan, from_columns: dict, from_o
         by = found or by
     measures = []
     written = args.get("measures")
-    items = located(written) if written is not None else [("count", where.get("measures"))]
+    items = located_list(written) if written is not None else [("count", where.get("measures"))]
     if written is not None and not items:
         ctx.errors.add("CHK-010", f"'measures' of check '{plan.name}' must be a non-empty list", where.get("measures"),
                        text_of(written), MEASURE_HINT)

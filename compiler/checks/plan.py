@@ -1,6 +1,6 @@
 """The typed plan of a check (docs/checks.md): what it reads, what it asserts, what a violation does.
 
-:func:`ledgerflow.compiler.bind.checks.bind_checks` builds one :class:`CheckPlan` per check of a
+:func:`ledgerflow.compiler.check_binding.bind_checks` builds one :class:`CheckPlan` per check of a
 project into ``Plan.checks``; :mod:`.sql` renders the SQL the runner evaluates from it. Expressions
 are sqlglot nodes over the checked rows' columns, unqualified (``exp.Column(name)``): the columns the
 output writes, or the input's columns for ``on: input``.
@@ -20,26 +20,36 @@ from ..types import SqlType
 INPUT = "input"
 
 
-class CheckKind(str, Enum):
-    """What a check asserts."""
+ROW, SET, RECONCILE = "row", "set", "reconcile"  # how a kind is judged (its family)
 
-    BALANCED = "balanced"
-    UNIQUE = "unique"
-    EXPECT = "expect"
-    ROW_COUNT = "row_count"
-    NOT_NULL = "not_null"
-    ACCEPTED_VALUES = "accepted_values"
-    RECONCILE = "reconcile"
+
+class CheckKind(str, Enum):
+    """What a check asserts, and how it is judged (its family): each member is written once, with its family;
+    everything else about it is its registry entry (:mod:`ledgerflow.compiler.kinds.checks`)."""
+
+    def __new__(cls, value: str, family: str):
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.family = family
+        return member
+
+    BALANCED = "balanced", SET
+    UNIQUE = "unique", SET
+    EXPECT = "expect", ROW
+    ROW_COUNT = "row_count", SET
+    NOT_NULL = "not_null", ROW
+    ACCEPTED_VALUES = "accepted_values", ROW
+    RECONCILE = "reconcile", RECONCILE
 
     @property
     def row_check(self) -> bool:
         """Judged row by row (a violation is a row; may quarantine)."""
-        return self in (CheckKind.EXPECT, CheckKind.NOT_NULL, CheckKind.ACCEPTED_VALUES)
+        return self.family == ROW
 
     @property
     def set_check(self) -> bool:
         """Judged over the rows together by one aggregation query (:func:`.sql.set_check_query`)."""
-        return self in (CheckKind.UNIQUE, CheckKind.BALANCED, CheckKind.ROW_COUNT)
+        return self.family == SET
 
 
 class Action(str, Enum):

@@ -11,7 +11,6 @@ For the runner:
 """
 from __future__ import annotations
 
-import hashlib
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from typing import Callable, Optional
 
@@ -19,7 +18,7 @@ from sqlglot import exp
 
 from .. import type_rules
 from .. import types as T
-from ..render import comment, pretty, sql
+from ..render import pretty, sql
 from .plan import Action, CheckKind, CheckPlan
 
 ROWS = "_lf_rows"  # the number of rows of a group (set checks), or of the view (row_count)
@@ -230,38 +229,18 @@ def describe(check: CheckPlan) -> str:
     return f"check {check.name}: {text}; on violation: {action}"
 
 
-def statements(check: CheckPlan, view: Callable[[Optional[int]], str] = check_view) -> list[str]:
-    """The statements ``compile`` prints for a check: a row check's violating rows, a set check's query,
-    a reconcile's measures at both ends; ``view`` names the view read for an output seq (None: the input)."""
-    if check.kind.row_check:
-        rows = exp.select(exp.Star()).from_(_table(view(check.on))).where(violation(check))
-        return [pretty(rows)]
-    if check.kind == CheckKind.RECONCILE:
-        start = LIVE_INPUT if check.live_input else view(check.from_output)
-        return [reconcile_query(check, start), reconcile_query(check, view(check.on))]
+def row_statements(check: CheckPlan, view: Callable[[Optional[int]], str] = check_view) -> list[str]:
+    """A row check's statement for ``compile``: its violating rows of the view ``view(check.on)``."""
+    rows = exp.select(exp.Star()).from_(_table(view(check.on))).where(violation(check))
+    return [pretty(rows)]
+
+
+def reconcile_statements(check: CheckPlan, view: Callable[[Optional[int]], str] = check_view) -> list[str]:
+    """A reconcile's statements for ``compile``: its measures at both ends."""
+    start = LIVE_INPUT if check.live_input else view(check.from_output)
+    return [reconcile_query(check, start), reconcile_query(check, view(check.on))]
+
+
+def set_statements(check: CheckPlan, view: Callable[[Optional[int]], str] = check_view) -> list[str]:
+    """A set check's statement for ``compile``: its one aggregation query."""
     return [set_check_query(check, view(check.on))]
-
-
-def script_section(checks: list[CheckPlan]) -> str:
-    """The checks' part of the compiled script ("" without checks): deterministic, in the order written."""
-    if not checks:
-        return ""
-    lines = [comment("Checks (evaluated by the run on the rows it stages, before the commit point; `input` is the"),
-             comment("rows after the period filter, output_NNN the rows output NNN writes):"), ""]
-    if any(c.live_input for c in checks):
-        lines[1:2] = [comment(f"rows after the period filter, {LIVE_INPUT} those of them not deleted (what a reconcile "
-                              "from the input"),
-                      comment("to an output that leaves deleted rows out counts), output_NNN the rows output NNN "
-                              "writes):")]
-    for check in checks:
-        lines.append(comment(describe(check)))
-        for text in statements(check):
-            lines.append(text + ";")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def fingerprint(check: CheckPlan) -> str:
-    """A digest of what a check asserts and does (``diff``: modified when it changes; its name aside)."""
-    text = "\n".join([describe(check).split(":", 1)[1], *statements(check), ",".join(check.key)])
-    return hashlib.sha256(text.encode()).hexdigest()

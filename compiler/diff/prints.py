@@ -25,6 +25,8 @@ from typing import Callable, Optional
 
 from sqlglot import exp
 
+from ..kinds.operations.output import output_definition
+from ..kinds.registry import operation_kind
 from ..model import Dataset, Project, Workspace
 from ..plan import (AggregatePlan, AppendPlan, OperationPlan, OutputPlan, Plan, UpdatePlan)
 from ..resolver import resolver_precedence
@@ -165,26 +167,12 @@ class _Walker:
                 parts.append(("appended", n, c.type, _local_shape(c.expression, v)))
         for n, e in (op.summary or {}).items():
             parts.append(("summary", n, _local_shape(e, v)))
-        if isinstance(op, UpdatePlan):
-            parts += [(j.alias, _local_shape(j.on, v), _local_shape(j.where, v)) for j in op.joins]
-        if isinstance(op, AppendPlan):
-            parts.append(_local_shape(op.source_where, v))
-        if isinstance(op, OutputPlan):
-            declared = op.operation.columns  # None: every working column, whatever they are by then
-            parts += [tuple(declared) if declared is not None else "*", _local_shape(op.where, v), output_definition(op)]
+        parts += operation_kind(op.kind).fingerprint(op, lambda node: _local_shape(node, v))  # its own arguments
         return digest(*parts)
 
 
 def _typed_null(node: exp.Expression) -> bool:
     return isinstance(node, exp.Null) or (isinstance(node, exp.Cast) and isinstance(node.this, exp.Null))
-
-
-def output_definition(op: OutputPlan) -> str:
-    """Where and how an output writes: its destination and the dataset it registers."""
-    o = op.operation
-    d = o.destination
-    dest = (d.kind, d.table, d.resolver, d.path, d.format, d.catalog_table) if d is not None else None
-    return repr((dest, o.register_as_dataset, o.include_deleted))
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..checks.plan import Action
-from ..checks.sql import fingerprint
+from ..check_script import fingerprint
 from ..compile import compile_project
 from ..model import Project, Workspace
 from .prints import OperationPrint, OutputPrint, plan_prints

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..checks.plan import INPUT, Action, CheckKind, CheckPlan, Quarantine
-from ..errors import Location
-from ..model import Check, OutputOperation
-from ..plan import InputPlan, OperationPlan, OutputPlan
-from .check_kinds import KIND_BINDERS, all_columns
-from .check_places import HINT as PLACE_HINT, quarantine_problem
-from .check_reconcile import bind_reconcile, stable_groups
-from .context import IDENTIFIER, BindContext, loc_of
+from .checks.plan import INPUT, Action, CheckKind, CheckPlan, Quarantine
+from .errors import Location
+from .kinds.registry import check_kind
+from .model import Check, OutputOperation
+from .plan import InputPlan, OperationPlan, OutputPlan
+from .bind.check_kinds import all_columns
+from .bind.check_places import HINT as PLACE_HINT, quarantine_problem
+from .bind.check_reconcile import stable_groups
+from .bind.context import IDENTIFIER, BindContext, loc_of
 
 
 class Targets:
@@ -129,12 +130,12 @@ def bind_check(ctx: BindContext, targets: Targets, check: Check) -> Optional[Che
             return None
         plan = CheckPlan(check, kind, to, action, severity, to_cols)
         plan.live_input = src is None and not any(op.seq == to and op.include_deleted for op in targets.outputs)
-        return plan if bind_reconcile(ctx, plan, src_cols, src) else None
+        return plan if check_kind(kind).binder(ctx, plan, src_cols, src) else None
     found, seq, columns = targets.resolve(ctx, check, check.on, check.where.get("@on", check.location), "on")
     if not found or columns is None:
         return None
     plan = CheckPlan(check, kind, seq, action, severity, columns, quarantine=quarantine)
-    ok = KIND_BINDERS[kind](ctx, plan)
+    ok = check_kind(kind).binder(ctx, plan)
     if check.key is not None and not all_columns(ctx, plan, check.key, check.where.get("@key")):
         ok = False
     if (action == Action.QUARANTINE and quarantine is None) or (check.quarantine is not None and quarantine is None):

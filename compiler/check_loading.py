@@ -2,35 +2,23 @@
 
 Only the YAML's shape is judged here (known keys, mappings and lists where they belong, one kind per
 check: CHK-012); what the values mean (columns, outputs, tolerances, destinations) is judged when the
-project is bound (:mod:`ledgerflow.compiler.bind.checks`), where the columns are known.
+project is bound (:mod:`ledgerflow.compiler.check_binding`), where the columns are known.
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..errors import DiagnosticCollector, Location
-from ..model import CHECK_KINDS, Check, Destination
-from ..workspace_config import FORMATS
-from ..yaml_reader import Reader, as_str, text_of
-from ..yaml_source import YList, YMap
+from .errors import DiagnosticCollector, Location
+from .kinds.entry import IncompleteKind, YamlShape
+from .kinds.registry import CHECK_NAMES, check_kind
+from .model import Check, Destination
+from .operation_yaml import located_list
+from .workspace_config import FORMATS
+from .yaml_reader import Reader, as_str, text_of
+from .yaml_source import YList, YMap
 
 BASE_KEYS = ("name", "on", "severity", "on_violation", "quarantine", "key", "description")
-# The keys of each kind written as a mapping: (allowed, required).
-MAPPING_KINDS = {
-    "balanced": (("group_by", "amount", "tolerance"), ("amount",)),  # no group_by: the whole of the rows
-    "accepted_values": (("column", "values"), ("column", "values")),
-    "row_count": (("min", "max"), ()),
-    "reconcile": (("from", "to", "by", "measures", "explained_by", "tolerance"), ("from", "to")),
-}
-LIST_KINDS = ("unique", "not_null")  # a list of column names
-KIND_HINT = "give exactly one of " + ", ".join(CHECK_KINDS)
-
-
-def located(value: Any) -> list[tuple[Any, Location]]:
-    """The items of a YAML list with where each is written (empty for anything else)."""
-    if not isinstance(value, YList):
-        return []
-    return list(zip(value, getattr(value, "item_locations", [])))
+KIND_HINT = "give exactly one of " + ", ".join(CHECK_NAMES)
 
 
 def names(value: Any, loc: Location, what: str, errors: DiagnosticCollector, required: bool = True) -> list[str]:
@@ -40,7 +28,7 @@ def names(value: Any, loc: Location, what: str, errors: DiagnosticCollector, req
                    "e.g. [journal_id, line_number]")
         return []
     out = []
-    for item, iloc in located(value):
+    for item, iloc in located_list(value):
         if not isinstance(item, str):
             errors.add("YAML-005", f"{what} must list column names", iloc, text_of(item))
             continue
@@ -52,15 +40,18 @@ def _arguments(kind: str, value: Any, loc: Location, name: str, errors: Diagnost
     """The kind's value, shaped: ``{"columns": [...]}``, ``{"condition": text}`` or the mapping's values;
     and where each of them is written."""
     what = f"'{kind}' of check '{name}'"
-    if kind in LIST_KINDS:
+    entry = check_kind(kind)
+    if entry.yaml == YamlShape.COLUMNS:
         return {"columns": names(value, loc, what, errors)}, {"columns": loc}
-    if kind == "expect":
+    if entry.yaml == YamlShape.CONDITION:
         if not isinstance(value, str):
             errors.add("YAML-005", f"{what} must be a condition written as a string", loc, text_of(value),
                        "e.g. expect: 'transactions.amount_local <> 0'")
             return {"condition": None}, {"condition": loc}
         return {"condition": value}, {"condition": loc}
-    allowed, required = MAPPING_KINDS[kind]
+    if entry.yaml != YamlShape.MAPPING:
+        raise IncompleteKind(f"the check kind {kind} is written in a shape the reader does not know: {entry.yaml}")
+    allowed, required = entry.keys
     r = Reader(value, what, allowed, required, errors, loc)
     args = {key: r.data.get(key) for key in allowed}
     return args, {key: r.loc(key) for key in allowed}
@@ -68,12 +59,12 @@ def _arguments(kind: str, value: Any, loc: Location, name: str, errors: Diagnost
 
 def load_check(data: Any, loc: Location, errors: DiagnosticCollector) -> Optional[Check]:
     """One entry of ``checks:`` (None when it is not even a mapping; reported)."""
-    r = Reader(data, "check", BASE_KEYS + CHECK_KINDS, ("name",), errors, loc)
+    r = Reader(data, "check", BASE_KEYS + CHECK_NAMES, ("name",), errors, loc)
     if not r.ok:
         return None
     name = as_str(r.get("name", (str, int))) or ""
-    kinds = [k for k in CHECK_KINDS if k in r.data]
-    unknown = [k for k in r.data if k not in BASE_KEYS + CHECK_KINDS]
+    kinds = [k for k in CHECK_NAMES if k in r.data]
+    unknown = [k for k in r.data if k not in BASE_KEYS + CHECK_NAMES]
     kind, args, where = None, None, {}
     if len(kinds) > 1:
         errors.add("CHK-012", f"check '{name}' has two kinds ({', '.join(kinds)})", r.data.key_location(kinds[1]),
@@ -114,7 +105,7 @@ def load_checks(value: Any, loc: Location, errors: DiagnosticCollector) -> list[
                    "write each check as '- name: ...' under checks:")
         return []
     out = []
-    for item, iloc in located(value):
+    for item, iloc in located_list(value):
         check = load_check(item, iloc, errors)
         if check is not None:
             out.append(check)

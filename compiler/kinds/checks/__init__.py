@@ -1,0 +1,1 @@
+"""One module per check kind, each defining ``ENTRY`` (:class:`..entry.CheckKindEntry`)."""

@@ -1,0 +1,1 @@
+"""One module per operation kind, each defining ``ENTRY`` (:class:`..entry.OperationKindEntry`)."""
