@@ -1,6 +1,6 @@
-"""The order in which `pytest -n 2` hands the test files to its two workers: the longest files first, the
-files of many short tests last (tests/conftest.py longest_first, pyproject's addopts), so that the two
-workers end together instead of one running a long file alone at the end."""
+"""CI minutes: the order in which `pytest -n 2` hands the test files to its two workers (the longest files
+first, the files of many short tests last: tests/conftest.py longest_first, pyproject's addopts), so that the
+two workers end together instead of one running a long file alone at the end; and .ci/run installs once."""
 from __future__ import annotations
 
 import shlex
@@ -36,3 +36,13 @@ def test_listed_files_first_then_those_starting_spark_then_the_rest_each_file_in
         f"tests/{first}::one", f"tests/{first}::two", f"tests/{second}::one",
         "tests/test_c.py::one", "tests/test_c.py::two", "tests/test_b.py::one", "tests/test_e.py::one",
         "tests/test_a.py::one", "tests/test_a.py::two", "tests/test_a.py::three", "tests/test_d.py::one"]
+
+
+def test_ci_installs_the_package_once_then_runs_the_readme_test_command():
+    """pip builds and reinstalls a local project each time it is named: .ci/run names it once, with the extras
+    the README's test command installs, and then runs that command's pytest."""
+    script = [line.strip() for line in (REPO / ".ci" / "run").read_text().splitlines()
+              if line.strip() and not line.strip().startswith("#")]
+    installs = [line for line in script if line.startswith("pip install")]
+    assert installs == ["pip install -q '.[test]'"], installs
+    assert "python -m pytest -n 2" in script
