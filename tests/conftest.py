@@ -87,12 +87,47 @@ def pytest_sessionfinish(session):
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite tests/golden/*.sql from the current compiler output (review the diff)")
+# The test files that keep an xdist worker longest, longest first (worker seconds in `pytest -n 2`, 2026-12-05).
+# pyproject's addopts hand whole files to the two workers in collection order (--dist loadfile
+# --no-loadscope-reorder); xdist's own order (most tests first) left the files of a few long tests, such as
+# test_cluster.py's two runs, to the end, where one worker ran them alone while the other had finished.
+LONGEST_FIRST = ("test_fused.py", "test_cluster.py", "test_hardening_commit.py", "test_class_archive.py",
+                 "test_dsl_spark.py", "test_bench_parity.py")
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark every test that uses the SparkSession (directly or through a fixture) ``spark``, so that
-    ``python -m pytest -m "not spark and not cluster"`` runs the fast tests alone."""
+    ``python -m pytest -m "not spark and not cluster"`` runs the fast tests alone; then order the files
+    (:func:`longest_first`)."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    items[:] = longest_first(items)
+
+
+def longest_first(items: list) -> list:
+    """``items`` file by file (each file's tests in their order): the files of :data:`LONGEST_FIRST`, then the
+    other files with tests that start Spark or a browser (most such tests first), then the files without (most
+    tests first): many short tests last, so that the worker done first takes them while the other ends its file."""
+    def file_of(item) -> str:
+        return item.nodeid.split("::")[0]
+
+    count: dict = {}
+    heavy: dict = {}
+    for item in items:
+        name = file_of(item)
+        count[name] = count.get(name, 0) + 1
+        slow = any(item.get_closest_marker(m) for m in ("spark", "cluster", "browser"))
+        heavy[name] = heavy.get(name, 0) + (1 if slow else 0)
+
+    def rank(name: str) -> tuple:
+        base = name.rsplit("/", 1)[-1]
+        if base in LONGEST_FIRST:
+            return (0, LONGEST_FIRST.index(base), 0, name)
+        return (1 if heavy[name] else 2, 0, -(heavy[name] or count[name]), name)
+
+    position = {name: i for i, name in enumerate(sorted(count, key=rank))}
+    return sorted(items, key=lambda item: position[file_of(item)])
 
 
 PROJECTS = REPO / "projects"

@@ -70,29 +70,78 @@ def ev(spark, text: str, **kw):
     return rows[0]["v"]
 
 
-# ------------------------------------------------------------------ precedence and grouping on Spark
-@pytest.mark.parametrize("text, value", [
+def ev_each(spark, texts: list[str]) -> dict:
+    """:func:`ev` of every text, in one query (a column each, every text translated alone as :func:`ev` does):
+    a query per text took the most of this file's time. Should that query fail, every text is evaluated alone
+    and its error kept, for :func:`result_of` to raise in that text's test."""
+    try:
+        select = ", ".join(f"{to_sql(text)} AS v{i}" for i, text in enumerate(texts))
+        rows = spark.sql(f"SELECT {select} FROM dsl_row", args={"run_started_at": RUN_AT}).collect()
+    except Exception:  # noqa: BLE001 - which text failed is found below, one query each
+        rows = None
+    if rows is not None:
+        assert len(rows) == 1
+        return {text: rows[0][f"v{i}"] for i, text in enumerate(texts)}
+    values: dict = {}
+    for text in texts:
+        try:
+            values[text] = ev(spark, text)
+        except Exception as exc:  # noqa: BLE001 - raised again by that text's test
+            values[text] = exc
+    return values
+
+
+def result_of(values: dict, text: str):
+    """The value :func:`ev_each` gave ``text`` (its error raised)."""
+    got = values[text]
+    if isinstance(got, Exception):
+        raise got
+    return got
+
+
+# The texts of the tests of one expression each below, evaluated together (:func:`ev_each`).
+PRECEDENCE = [
     ("1 + 2 * 3", 7), ("(1 + 2) * 3", 9), ("10 - 4 - 3", 3), ("10 - (4 - 3)", 9), ("-n * 2", -14),
     ("- - n", 7), ("n--1", 8), ("2 * -n + 1", -13),
     ("NOT f AND f", False), ("NOT (f AND f)", True), ("t OR t AND f", True), ("(t OR t) AND f", False),
     ("NOT n = 1", True), ("{{EITHER}} AND n = 2", False), ("n = 2 AND {{EITHER}} OR t", True),
-])
-def test_precedence_on_spark(row, text, value):
-    assert ev(row, text) == value
+]
+NULL_ARITHMETIC = ["n_null + 1", "n_null * amount", "amount - amount_null", "-n_null", "NULL + 1", "n_null / 2",
+                   "2 / n_null", "ABS(n_null)", "ROUND(amount_null, 2)", "MOD(n_null, 2)", "FLOOR(amount_null)",
+                   "CEIL(amount_null)"]
+NULL_COMPARISON = ["n_null = n_null", "n_null <> 1", "n_null != 1", "s_null < 'a'", "d_null >= d", "n_null > n",
+                   "u = t", "NULL = 1"]
+FUNCTION_FORMS = [
+    ("OR(t, f) AND f", False), ("f AND OR(f, t)", False), ("NOT OR(f, t)", False), ("AND(t, f) OR t", True),
+    ("f = AND(f, t)", True), ("t = ISNULL(n_null)", True), ("ISNULL(n) = f", True), ("f = NOT(t)", True),
+    ("NOT ISNULL(n)", True),
+]
+BY_ZERO = ["n / zero", "amount / amount_zero", "amount / 0", "1 / 0", "1.5 / 0.0", "rate / zero", "MOD(n, zero)",
+           "MOD(amount, 0)", "MOD(7, 0)"]
+
+
+@pytest.fixture(scope="module")
+def values(row):
+    """The value of every text of the tests of one expression each."""
+    return ev_each(row, [t for t, _ in PRECEDENCE] + NULL_ARITHMETIC + NULL_COMPARISON
+                   + [t for t, _ in FUNCTION_FORMS] + BY_ZERO)
+
+
+# ------------------------------------------------------------------ precedence and grouping on Spark
+@pytest.mark.parametrize("text, value", PRECEDENCE)
+def test_precedence_on_spark(values, text, value):
+    assert result_of(values, text) == value
 
 
 # ------------------------------------------------------------------ NULL
-@pytest.mark.parametrize("text", ["n_null + 1", "n_null * amount", "amount - amount_null", "-n_null", "NULL + 1",
-                                  "n_null / 2", "2 / n_null", "ABS(n_null)", "ROUND(amount_null, 2)",
-                                  "MOD(n_null, 2)", "FLOOR(amount_null)", "CEIL(amount_null)"])
-def test_null_propagates_through_arithmetic(row, text):
-    assert ev(row, text) is None
+@pytest.mark.parametrize("text", NULL_ARITHMETIC)
+def test_null_propagates_through_arithmetic(values, text):
+    assert result_of(values, text) is None
 
 
-@pytest.mark.parametrize("text", ["n_null = n_null", "n_null <> 1", "n_null != 1", "s_null < 'a'", "d_null >= d",
-                                  "n_null > n", "u = t", "NULL = 1"])
-def test_null_propagates_through_comparison(row, text):
-    assert ev(row, text) is None
+@pytest.mark.parametrize("text", NULL_COMPARISON)
+def test_null_propagates_through_comparison(values, text):
+    assert result_of(values, text) is None
 
 
 KLEENE = {"t": True, "f": False, "u": None}
@@ -130,13 +179,9 @@ def test_isnull_groups_its_argument(row):
     assert ev(row, "ISNULL(s)") is False and ev(row, "ISNULL(s_null)") is True
 
 
-@pytest.mark.parametrize("text, value", [
-    ("OR(t, f) AND f", False), ("f AND OR(f, t)", False), ("NOT OR(f, t)", False), ("AND(t, f) OR t", True),
-    ("f = AND(f, t)", True), ("t = ISNULL(n_null)", True), ("ISNULL(n) = f", True), ("f = NOT(t)", True),
-    ("NOT ISNULL(n)", True),
-])
-def test_function_forms_keep_their_grouping_on_spark(row, text, value):
-    assert ev(row, text) is value
+@pytest.mark.parametrize("text, value", FUNCTION_FORMS)
+def test_function_forms_keep_their_grouping_on_spark(values, text, value):
+    assert result_of(values, text) is value
 
 
 def test_coalesce(row):
@@ -168,10 +213,9 @@ def test_raw_division_by_zero_raises_under_ansi(row):
         row.sql("SELECT n / zero FROM dsl_row").collect()
 
 
-@pytest.mark.parametrize("text", ["n / zero", "amount / amount_zero", "amount / 0", "1 / 0", "1.5 / 0.0",
-                                  "rate / zero", "MOD(n, zero)", "MOD(amount, 0)", "MOD(7, 0)"])
-def test_division_and_mod_by_zero_are_null(row, text):
-    assert ev(row, text) is None
+@pytest.mark.parametrize("text", BY_ZERO)
+def test_division_and_mod_by_zero_are_null(values, text):
+    assert result_of(values, text) is None
 
 
 def test_division_by_zero_is_null_with_ansi_off_too(row):
