@@ -133,19 +133,19 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
     from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
     runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
     from .run.interrupts import outside_a_run
+    from .run.scheduler import RUN, Request, Scheduler
+    from .run.unit import RunSettings
+    scheduler = Scheduler(runner, click.echo)
+    request = Request(RUN, root, tuple(periods), None if (run_all or project) else " ".join(select) or None,
+                      project, RunSettings(allow_draft, fail_fast, mode))
     with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
-        from .run.batch import run_batch, start_batch
         if stale:
-            from .run.stale_run import run_stale
-            run_stale(runner, root, periods, " ".join(select) or None, project, allow_draft, click.echo, fail_fast,
-                      mode)
-            return
-        if project and len(periods) == 1:  # one run, as it always was, in a batch of its own
-            batch_id = start_batch(runner.store, [inv.project(project).name], periods, allow_draft)
-            runner.run(project, periods[0], allow_draft, workspace=inv.workspace, batch_id=batch_id)
-            return
-        run_batch(runner, root, periods, None if (run_all or project) else " ".join(select), project=project,
-                  allow_draft=allow_draft, echo=click.echo, mode=mode, fail_fast=fail_fast)
+            from .periods.stale_run import stale_request
+            scheduler.submit(stale_request(request, runner.store, click.echo))
+        elif project and len(periods) == 1:  # one run, as it always was, in a batch of its own
+            scheduler.run_one(request, inv.project(project).name, inv.workspace)
+        else:
+            scheduler.submit(request)
 
 
 @main.command("retry")
@@ -168,10 +168,12 @@ def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, 
     factory = started_early(factory)
     from .run.runner import Runner  # after the JVM's launch (see run_cmd)
     runner = Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
-    from .run.batch import retry_batch
     from .run.interrupts import outside_a_run
+    from .run.scheduler import RETRY, Request, Scheduler
+    from .run.unit import RunSettings
     with outside_a_run():
-        retry_batch(runner, inv.root, batch_id, echo=click.echo, fail_fast=fail_fast, mode=mode)
+        Scheduler(runner, click.echo).submit(Request(RETRY, inv.root, settings=RunSettings(fail_fast=fail_fast, mode=mode),
+                                                     batch=batch_id))
 
 
 @main.command("dag")
@@ -204,8 +206,9 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
     factory = started_early(factory)
     from .run.runner import Runner  # after the JVM's launch (see run_cmd)
     from .run.interrupts import outside_a_run
+    from .run.scheduler import Scheduler
     with outside_a_run():
-        Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
+        Scheduler(Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label), click.echo).replay(
             run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
