@@ -17,7 +17,7 @@ from ..compiler.compile import compile_project, require_project
 from ..compiler.errors import LedgerflowError
 from ..compiler.workspace import find_workspace, load_workspace
 from .inputs import loaders
-from .open_store import open_store
+from .run.open_store import open_store
 
 __all__ = ["compile", "run"]
 

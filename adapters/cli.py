@@ -10,6 +10,7 @@ import click
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.version import version
 from ..compiler.visible_text import visible
+from .cli_options import spark_options
 from .invocation import Invocation, command, started_early
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
@@ -103,9 +104,8 @@ def validate_cmd(inv: Invocation, projects):
                    "project's stale periods.")
 @click.option("--fail-fast", is_flag=True, default=False,
               help="Several projects or periods: stop at the first failed one (the rest are skipped).")
-@click.option("--master", default=None, help="Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).")
-@click.option("--remote", default=None, help="Spark Connect URL, e.g. sc://127.0.0.1:15002.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options("Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).",
+               "Spark Connect URL, e.g. sc://127.0.0.1:15002.")
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
@@ -154,9 +154,7 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
 @click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default=None,
               help="A project with several periods to re-run: fused where it is proven equivalent (auto or fused) "
                    "or period by period (each); default: the mode the batch ran with.")
-@click.option("--master", default=None, help="Spark master URL.")
-@click.option("--remote", default=None, help="Spark Connect URL.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options()
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
 @command
@@ -192,9 +190,7 @@ def dag_cmd(inv: Invocation, select, fmt):
 
 @main.command("replay")
 @click.argument("run_id")
-@click.option("--master", default=None, help="Spark master URL.")
-@click.option("--remote", default=None, help="Spark Connect URL.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options()
 @click.option("--allow-changed-inputs", is_flag=True, default=False,
               help="Replay even though input files changed since the run (warns; the new run records what changed).")
 @command
@@ -359,10 +355,11 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, 
             raise
         root = None  # two workspace folders need no current workspace
     if data or period or by or key:
-        from .diff.data_cli import data_diff_command
-        sys.exit(data_diff_command(inv, root, base, head, projects, fmt, fail_on, data, period, by, key))
+        from .diff.data_cli import DataDiffAsk, data_diff_command
+        sys.exit(data_diff_command(inv, DataDiffAsk(root, base, head, tuple(projects), None, tuple(by), tuple(key), fmt),
+                                   period, fail_on, data))
     code = run_diff(root, base, head, projects, fmt, fail_on, click.echo,
-                    extra_datasets=inv._registered() if root else None)
+                    extra_datasets=inv.registered() if root else None)
     sys.exit(code)
 
 

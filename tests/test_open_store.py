@@ -1,5 +1,5 @@
 """Opening the run store (issue 28): ``RunStore(root)`` only knows where the store lives; the command's
-opener (:func:`ledgerflow.adapters.open_store.open_store`) checks the file and recovers the runs whose
+opener (:func:`ledgerflow.adapters.run.open_store.open_store`) checks the file and recovers the runs whose
 process died. No Spark."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ledgerflow.adapters.commit import recovery
-from ledgerflow.adapters.open_store import open_store
+from ledgerflow.adapters.run.open_store import open_store
 from ledgerflow.adapters.store import health, liveness
 from ledgerflow.adapters.store.health import RunStoreDamaged
 from ledgerflow.adapters.store.runstore import RunStore

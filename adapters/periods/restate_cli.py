@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..cli_options import spark_options
 from ..invocation import Invocation, command, started_early
 
 
@@ -17,9 +18,7 @@ from ..invocation import Invocation, command, started_early
                    "nothing.")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
               help="How to print the data diff.")
-@click.option("--master", default=None, help="Spark master URL.")
-@click.option("--remote", default=None, help="Spark Connect URL.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options()
 @click.option("--allow-draft", is_flag=True, default=False, help="Restate a project whose status is draft.")
 @command
 def restate_cmd(inv: Invocation, project, period, reason, by, dry_run, fmt, master, remote, conf, allow_draft):

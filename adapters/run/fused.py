@@ -107,14 +107,15 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
 
 def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
                   echo: Echo, row_identity: int, destinations: Optional[dict[int, OutputDestination]] = None,
-                  run_id: str = "", config=None) -> FusedResult:
+                  ctx: Optional[RunContext] = None) -> FusedResult:
     """Run ``fused``'s statements once (inputs read for every period). An output to a local folder of
-    ``destinations`` is written once for every period (:func:`.fused_writes.prestage_outputs`, named after
-    ``run_id``), as a period's run computes such an output by its write; every other output is materialised,
-    and so is a stage unless its only reader is one output. Each period's bridge (a project with checks, or any
-    with ``bridge: always`` in the workspace's ``config``) is observed on the way, as a period's run observes its
-    own (:class:`.fused_bridge.FusedBridge`: each stage an output reads, each output with a selector), in the
-    same Spark jobs; its outputs are all materialised."""
+    ``destinations`` is written once for every period (:func:`.fused_writes.prestage_outputs`, named after the
+    run id of ``ctx``, the first period's run), as a period's run computes such an output by its write; every
+    other output is materialised, and so is a stage unless its only reader is one output. Each period's bridge (a
+    project with checks, or any with ``bridge: always`` in the configuration of ``ctx``'s workspace) is observed
+    on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`: each stage an output
+    reads, each output with a selector), in the same Spark jobs; its outputs are all materialised."""
+    run_id, config = (ctx.run_id, ctx.workspace.config) if ctx is not None else ("", None)
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
     args = {"run_started_at": started}
@@ -212,7 +213,7 @@ class FusedRange(PeriodRun):
             try:
                 with metrics.measure(metrics.statement("fused", "stage", [])):
                     self.result = compute_fused(spark, self.fused, self.resolutions, self.started, echo,
-                                                self.row_identity, destinations, ctx.run_id, ctx.workspace.config)
+                                                self.row_identity, destinations, ctx)
             except Exception as exc:  # noqa: BLE001 - every period then computes its own rows, and fails by name
                 self.failure = exc
                 echo(f"  fused statements failed ({type(exc).__name__}): running the periods one by one")

@@ -62,13 +62,18 @@ def run_periods(runner, graph: WorkspaceGraph, names: list[str], periods: list[P
     return Scheduler(runner, echo).execute(batch_plan(graph, names, periods, answers, **options))
 
 
-def batch_plan(graph: WorkspaceGraph, names: list[str], periods: list[Period], answers: dict, *,
-               allow_draft: bool = False, batch_id: Optional[str] = None, fail_fast: bool = False,
-               todo: Optional[set] = None, upstream: Optional[dict] = None, closed: Optional[dict] = None) -> BatchPlan:
-    """The :class:`.batch_state.BatchPlan` of a batch planned by hand (Python code, tests): ``batch_id``
-    recorded by each run; ``todo``: only these ``(project, period identifier)`` run; ``upstream``: period
-    identifier -> registered dataset -> the version this batch registered for it earlier; ``closed``: period
-    identifier -> project -> :class:`.closed.ClosedReason` (listed ``closed``, not run)."""
-    settings = RunSettings(allow_draft, fail_fast, None, batch_id)
-    return BatchPlan(graph, list(names), list(periods), settings, answers, dict(closed or {}),
-                     None if todo is None else frozenset(todo), dict(upstream or {}))
+def batch_plan(graph: WorkspaceGraph, names: list[str], periods: list[Period], answers: dict,
+               **options) -> BatchPlan:
+    """The :class:`.batch_state.BatchPlan` of a batch planned by hand (Python code, tests). ``options``:
+    ``allow_draft``, ``fail_fast``, ``batch_id`` (recorded by each run), ``todo`` (only these ``(project, period
+    identifier)`` run), ``upstream`` (period identifier -> registered dataset -> the version this batch
+    registered for it earlier), ``closed`` (period identifier -> project -> :class:`.closed.ClosedReason`,
+    listed ``closed``, not run); any other is a TypeError."""
+    known = {"allow_draft", "fail_fast", "batch_id", "todo", "upstream", "closed"}
+    if set(options) - known:
+        raise TypeError(f"batch_plan() got unexpected options {sorted(set(options) - known)}")
+    settings = RunSettings(bool(options.get("allow_draft")), bool(options.get("fail_fast")), None,
+                           options.get("batch_id"))
+    todo = options.get("todo")
+    return BatchPlan(graph, list(names), list(periods), settings, answers, dict(options.get("closed") or {}),
+                     None if todo is None else frozenset(todo), dict(options.get("upstream") or {}))

@@ -31,6 +31,21 @@ def completed_lines(ctx: RunContext, record: RunRecord, outputs: list[dict], too
     return lines
 
 
+def settle_committed(store, record: RunRecord, ctx: RunContext, journal: CommitJournal, echo: Echo) -> None:
+    """What follows a run's commit point: its run.json written (a warning when it cannot be: the registry holds
+    the completed record), the versions it replaced retired, its lock let go."""
+    try:
+        store.write_files(record.data, ctx.compiled.script())
+    except Exception as exc:  # noqa: BLE001 - the registry holds the completed record
+        echo(f"Warning: the run completed, but its run.json could not be written ({exc}); `ledgerflow "
+             f"runs show {ctx.run_id}` reads its record from {store.db_path}")
+    try:
+        journal.retire()  # the versions the run replaced
+    except OSError:
+        pass  # a version folder left behind is not live; `ledgerflow runs clean` deletes it
+    liveness.release(ctx.run_id)
+
+
 def record_failed(store, record: RunRecord, ctx: RunContext, err: LedgerflowError, echo: Echo) -> bool:
     """Record the run failed with ``err`` (its local outputs rolled back first, when it got to its swaps)
     and let go of what it holds: its reserved versions and leases go with the failed record, then its

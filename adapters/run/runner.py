@@ -28,7 +28,7 @@ from ..commit.journal import CommitJournal
 from ..commit.signals import signals_deferred
 from ..inputs import fingerprint, read_check
 from ..inputs.resolution import resolve_inputs
-from ..open_store import open_store
+from .open_store import open_store
 from ..store import liveness
 from . import bridge, interrupts, leases
 from .checks import RunChecks, quarantine_destinations
@@ -40,7 +40,7 @@ from .evaluator import PeriodRun, Strategy
 from .metrics import RunMetrics, run_timings
 from .record import RunRecord, output_lineage
 from .replay import replay_context
-from .run_end import completed_lines, record_failed
+from .run_end import completed_lines, record_failed, settle_committed
 
 Echo = Callable[[str], None]
 
@@ -202,16 +202,7 @@ class Runner:
             finally:
                 self.stop_requested = self.stop_requested or signal.SIGINT in arrived
             # Committed: from here on nothing rolls the run back or records it failed, and Ctrl-C only adds a note.
-            try:
-                self.store.write_files(record.data, ctx.compiled.script())
-            except Exception as exc:  # noqa: BLE001 - the registry holds the completed record
-                self.echo(f"Warning: the run completed, but its run.json could not be written ({exc}); `ledgerflow "
-                          f"runs show {ctx.run_id}` reads its record from {self.store.db_path}")
-            try:
-                journal.retire()  # the versions the run replaced
-            except OSError:
-                pass  # a version folder left behind is not live; `ledgerflow runs clean` deletes it
-            liveness.release(ctx.run_id)
+            settle_committed(self.store, record, ctx, journal, self.echo)
             if late is not None and not isinstance(late, KeyboardInterrupt):
                 raise late
             for line in completed_lines(ctx, record, outputs, time.monotonic() - clock):

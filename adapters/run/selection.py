@@ -8,7 +8,7 @@ from ...compiler.errors import CompileError, LedgerflowError
 from ...compiler.graph import WorkspaceGraph
 from ...compiler.selection import selected_projects
 from ...compiler.workspace import load_workspace
-from ..open_store import open_store
+from .open_store import open_store
 
 
 def plan_selection(root: str, select: Optional[str], project: Optional[str] = None,

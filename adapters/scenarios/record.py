@@ -30,7 +30,7 @@ from ..compile_out import folders
 from ..inputs import loaders
 from ..compile_out.paths import check_file, write_failed
 from ...compiler import parameters, system_columns as sysc
-from ..open_store import open_store
+from ..run.open_store import open_store
 from . import execute
 from .prepare import Compiler, prepare
 from .spec import parse_test

@@ -43,7 +43,7 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
     :class:`.database.StateDatabase`, the leases :class:`.lease_table.LeaseTable`, the batches
     :class:`.batch_table.BatchTable`, the closed periods :class:`.closure_table.ClosureTable` and the
     published runs :class:`.published.PublishedTable`). Making one opens nothing yet and recovers nothing: a command opens
-    the store with :func:`ledgerflow.adapters.open_store.open_store`, which checks the file and recovers
+    the store with :func:`ledgerflow.adapters.run.open_store.open_store`, which checks the file and recovers
     interrupted runs first."""
 
     # ---------------------------------------------------------------- runs

@@ -1,13 +1,13 @@
 """Opening a workspace's run store, as every command that uses it does: the file is checked, then the
-runs whose process died are recovered (once per process, :func:`.commit.recovery.on_open`).
+runs whose process died are recovered (once per process, :func:`..commit.recovery.on_open`).
 
-:class:`.store.runstore.RunStore` itself only knows where the store lives: making one checks and
+:class:`..store.runstore.RunStore` itself only knows where the store lives: making one checks and
 recovers nothing, so the store sits below the code that recovers runs and imports none of it."""
 from __future__ import annotations
 
-from .commit import recovery
-from .store import health
-from .store.runstore import RunStore
+from ..commit import recovery
+from ..store import health
+from ..store.runstore import RunStore
 
 
 def open_store(root: str) -> RunStore:
