@@ -170,8 +170,8 @@ def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, 
     from .run.scheduler import RETRY, Request, Scheduler
     from .run.unit import RunSettings
     with outside_a_run():
-        Scheduler(runner, click.echo).submit(Request(RETRY, inv.root, settings=RunSettings(fail_fast=fail_fast, mode=mode),
-                                                     batch=batch_id))
+        settings = RunSettings(fail_fast=fail_fast, mode=mode)  # mode None: as the batch ran
+        Scheduler(runner, click.echo).submit(Request(RETRY, inv.root, settings=settings, batch=batch_id))
 
 
 @main.command("dag")
@@ -356,8 +356,8 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, 
         root = None  # two workspace folders need no current workspace
     if data or period or by or key:
         from .diff.data_cli import DataDiffAsk, data_diff_command
-        sys.exit(data_diff_command(inv, DataDiffAsk(root, base, head, tuple(projects), None, tuple(by), tuple(key), fmt),
-                                   period, fail_on, data))
+        ask = DataDiffAsk(root, base, head, tuple(projects), None, tuple(by), tuple(key), fmt)
+        sys.exit(data_diff_command(inv, ask, period, fail_on, data))
     code = run_diff(root, base, head, projects, fmt, fail_on, click.echo,
                     extra_datasets=inv.registered() if root else None)
     sys.exit(code)

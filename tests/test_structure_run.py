@@ -23,7 +23,7 @@ def _trees(*folders: Path):
 
 
 def _calls(tree: ast.AST, name: str) -> int:
-    return sum(isinstance(n, ast.Call) and (getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)
+    return sum(isinstance(n, ast.Call) and name in (getattr(n.func, "id", None), getattr(n.func, "attr", None))
                for n in ast.walk(tree))
 
 

@@ -46,7 +46,7 @@ class RunContext:
     fingerprints: Optional[list] = None  # resolver_snapshot.input_fingerprints
     input_check: Optional[dict] = None  # a replay's allow_changed_inputs, inputs_changed, inputs_unverified
     # `run --select/--all`: registered dataset name -> {dataset, version, run_id, project} registered earlier
-    # in this invocation; an unpinned read of it takes exactly that version (adapters/run/many.py)
+    # in this invocation; an unpinned read of it takes exactly that version (adapters/run/scheduler.py)
     upstream: dict = field(default_factory=dict)
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
     row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
