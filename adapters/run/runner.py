@@ -205,14 +205,18 @@ class Runner:
             settle_committed(self.store, record, ctx, journal, self.echo)
             if late is not None and not isinstance(late, KeyboardInterrupt):
                 raise late
-            for line in completed_lines(ctx, record, outputs, time.monotonic() - clock):
-                self.echo(line)
+            self._report(ctx, record, outputs, time.monotonic() - clock)
             # a Ctrl-C after the commit point, or during a URI's or table's write that did not stop it (interrupts.hold)
             if late is not None or signal.SIGINT in arrived or interrupts.requested():
                 self.stop_requested = True
                 self.echo(f"Interrupted after the commit point: run {ctx.run_id} is committed (completed); nothing "
                           "was rolled back.")
         return record.data
+
+    def _report(self, ctx: RunContext, record: RunRecord, outputs: list[dict], took: float) -> None:
+        """The lines saying a run completed (:func:`.run_end.completed_lines`)."""
+        for line in completed_lines(ctx, record, outputs, took):
+            self.echo(line)
 
     def _execute_spark(self, ctx: RunContext, record: RunRecord, planned: "_Planned",
                        defer_signals: Callable[[], object]) -> tuple[list[dict], CommitJournal, Optional[BaseException]]:
