@@ -8,7 +8,9 @@ each period partition swapped in atomically.
 :class:`Runner` is the run's sequence; each step is a module of its own: the context
 (:mod:`.context`), the inputs' resolution (:mod:`..inputs.resolution`), the destinations
 (:mod:`.destinations`), the record (:mod:`.record`), the Spark work (:mod:`.compute`), the writes and
-the commit point (:mod:`..commit.publish`), a replay's context (:mod:`.replay`).
+the commit point (:mod:`..commit.publish`), how a run ends (:mod:`.run_end`), a replay's context
+(:mod:`.replay`). What varies between runs (a period's own, a fused range's, a restatement) is the
+strategy handed to :meth:`Runner.execute` (:mod:`.evaluator`); batches are :mod:`.scheduler`'s.
 """
 from __future__ import annotations
 
