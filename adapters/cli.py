@@ -10,6 +10,7 @@ import click
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.version import version
 from ..compiler.visible_text import visible
+from .console.cli_options import spark_options
 from .console.invocation import Invocation, command, started_early
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
@@ -103,9 +104,8 @@ def validate_cmd(inv: Invocation, projects):
                    "project's stale periods.")
 @click.option("--fail-fast", is_flag=True, default=False,
               help="Several projects or periods: stop at the first failed one (the rest are skipped).")
-@click.option("--master", default=None, help="Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).")
-@click.option("--remote", default=None, help="Spark Connect URL, e.g. sc://127.0.0.1:15002.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options("Spark master URL, e.g. spark://127.0.0.1:7077 (default local[*]).",
+               "Spark Connect URL, e.g. sc://127.0.0.1:15002.")
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
@@ -133,19 +133,19 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
     from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
     runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
     from .run.interrupts import outside_a_run
+    from .run.scheduler import RUN, Request, Scheduler
+    from .run.unit import RunSettings
+    scheduler = Scheduler(runner, click.echo)
+    request = Request(RUN, root, tuple(periods), None if (run_all or project) else " ".join(select) or None,
+                      project, RunSettings(allow_draft, fail_fast, mode))
     with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
-        from .run.batch import run_batch, start_batch
         if stale:
-            from .run.stale_run import run_stale
-            run_stale(runner, root, periods, " ".join(select) or None, project, allow_draft, click.echo, fail_fast,
-                      mode)
-            return
-        if project and len(periods) == 1:  # one run, as it always was, in a batch of its own
-            batch_id = start_batch(runner.store, [inv.project(project).name], periods, allow_draft)
-            runner.run(project, periods[0], allow_draft, workspace=inv.workspace, batch_id=batch_id)
-            return
-        run_batch(runner, root, periods, None if (run_all or project) else " ".join(select), project=project,
-                  allow_draft=allow_draft, echo=click.echo, mode=mode, fail_fast=fail_fast)
+            from .periods.stale_run import stale_request
+            scheduler.submit(stale_request(request, runner.store, click.echo))
+        elif project and len(periods) == 1:  # one run, as it always was, in a batch of its own
+            scheduler.run_one(request, inv.project(project).name, inv.workspace)
+        else:
+            scheduler.submit(request)
 
 
 @main.command("retry")
@@ -154,9 +154,7 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
 @click.option("--mode", type=click.Choice(["fused", "each", "auto"]), default=None,
               help="A project with several periods to re-run: fused where it is proven equivalent (auto or fused) "
                    "or period by period (each); default: the mode the batch ran with.")
-@click.option("--master", default=None, help="Spark master URL.")
-@click.option("--remote", default=None, help="Spark Connect URL.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options()
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
 @command
@@ -168,10 +166,12 @@ def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, 
     factory = started_early(factory)
     from .run.runner import Runner  # after the JVM's launch (see run_cmd)
     runner = Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
-    from .run.batch import retry_batch
     from .run.interrupts import outside_a_run
+    from .run.scheduler import RETRY, Request, Scheduler
+    from .run.unit import RunSettings
     with outside_a_run():
-        retry_batch(runner, inv.root, batch_id, echo=click.echo, fail_fast=fail_fast, mode=mode)
+        settings = RunSettings(fail_fast=fail_fast, mode=mode)  # mode None: as the batch ran
+        Scheduler(runner, click.echo).submit(Request(RETRY, inv.root, settings=settings, batch=batch_id))
 
 
 @main.command("dag")
@@ -190,9 +190,7 @@ def dag_cmd(inv: Invocation, select, fmt):
 
 @main.command("replay")
 @click.argument("run_id")
-@click.option("--master", default=None, help="Spark master URL.")
-@click.option("--remote", default=None, help="Spark Connect URL.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options()
 @click.option("--allow-changed-inputs", is_flag=True, default=False,
               help="Replay even though input files changed since the run (warns; the new run records what changed).")
 @command
@@ -204,8 +202,9 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
     factory = started_early(factory)
     from .run.runner import Runner  # after the JVM's launch (see run_cmd)
     from .run.interrupts import outside_a_run
+    from .run.scheduler import Scheduler
     with outside_a_run():
-        Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label).replay(
+        Scheduler(Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label), click.echo).replay(
             run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
@@ -356,10 +355,11 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, 
             raise
         root = None  # two workspace folders need no current workspace
     if data or period or by or key:
-        from .diff.data_cli import data_diff_command
-        sys.exit(data_diff_command(inv, root, base, head, projects, fmt, fail_on, data, period, by, key))
+        from .diff.data_cli import DataDiffAsk, data_diff_command
+        ask = DataDiffAsk(root, base, head, tuple(projects), None, tuple(by), tuple(key), fmt)
+        sys.exit(data_diff_command(inv, ask, period, fail_on, data))
     code = run_diff(root, base, head, projects, fmt, fail_on, click.echo,
-                    extra_datasets=inv._registered() if root else None)
+                    extra_datasets=inv.registered() if root else None)
     sys.exit(code)
 
 

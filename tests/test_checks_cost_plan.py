@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from ledgerflow.adapters.run import check_eval
+from ledgerflow.adapters.run.evaluator import PeriodRun
 from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.compiler.checks.plan import CheckKind
 from ledgerflow.compiler.checks.sql import set_check_query, unique_probe_query
@@ -33,14 +34,15 @@ class _PlanOfWrites:
         return getattr(self.checks, name)
 
 
-def test_a_checked_write_carries_one_collect_metrics(spark, finance):
+def test_a_checked_write_carries_one_collect_metrics(spark, finance, monkeypatch):
     """journal_controls' output 3 (no selector) has three row checks: observed with the stage's bridge, so its
     write carries one CollectMetrics (before: the stage's and the row checks' own, a second split of the
     write's generated code), counting violations only; the checks are judged from it all the same, and fail
     when their rows do, with the amount impact of the violating rows."""
     hooks = []
     runner = Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
-    runner.publishing = lambda record, ctx, checks: hooks.append(_PlanOfWrites(checks)) or hooks[-1]
+    monkeypatch.setattr(PeriodRun, "publishing",
+                        staticmethod(lambda record, ctx, checks: hooks.append(_PlanOfWrites(checks)) or hooks[-1]))
     rec = runner.run("journal_controls", PERIOD)
     assert rec["status"] == "completed"
     plan = hooks[0].plans[3]
@@ -53,7 +55,8 @@ def test_a_checked_write_carries_one_collect_metrics(spark, finance):
 
     project = finance / "projects" / "journal_controls.yml"
     project.write_text(project.read_text().replace("values: [EUR, USD, GBP, JPY]", "values: [USD, GBP, JPY]"))
-    runner.publishing = lambda record, ctx, checks: hooks.append(_PlanOfWrites(checks)) or hooks[-1]
+    monkeypatch.setattr(PeriodRun, "publishing",
+                        staticmethod(lambda record, ctx, checks: hooks.append(_PlanOfWrites(checks)) or hooks[-1]))
     with pytest.raises(ChecksFailed) as failed:
         runner.run("journal_controls", PERIOD)
     assert hooks[-1].plans[3].count("CollectMetrics") == 1

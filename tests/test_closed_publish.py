@@ -71,10 +71,11 @@ def test_a_close_landing_as_the_run_starts_is_refused_before_its_table_is_writte
     assert runs.pop(first["run_id"]) == "completed" and list(runs.values()) == ["failed"]
 
 
-def test_a_close_while_a_run_computes_is_refused_and_the_run_publishes(spark, published):
+def test_a_close_while_a_run_computes_is_refused_and_the_run_publishes(spark, published, monkeypatch):
     """A run recorded running whose process is alive holds a close back (PERIOD-004, nothing closed): the table
     it writes in place could not be rolled back once the period is closed. The close succeeds once it is done."""
     from ledgerflow.adapters.run.compute import compute
+    from ledgerflow.adapters.run.evaluator import PeriodRun
     from ledgerflow.adapters.run.runner import Runner
     from ledgerflow.adapters.store.closure_table import PeriodStateError
     ws, first, rows = published
@@ -86,7 +87,7 @@ def test_a_close_while_a_run_computes_is_refused_and_the_run_publishes(spark, pu
             runner.store.set_closed([(PROJECT, PERIOD)], "close", "bob", "2026-02-03T10:00:01Z", None)
         refused.append(str(err.value))
         return compute(spark_, ctx, metrics, echo, destinations)
-    runner.computation = closing_meanwhile
+    monkeypatch.setattr(PeriodRun, "compute", staticmethod(closing_meanwhile))
     second = runner.run(PROJECT, PERIOD)
     assert second["status"] == "completed" and len(refused) == 1
     assert refused[0].startswith(f"PERIOD-004 a run is under way: 2026-01 of 'closed_cat' (run {second['run_id']}, "

@@ -31,7 +31,8 @@ ADAPTERS_ORDER: list[tuple[str, ...]] = [
     ("commit",),  # staged outputs, the commit journal, recovery, opening the run store
     ("run",),  # running a project-period
     ("console",),  # what every command's terminal side shares: the Invocation, free text shown safely
-    ("diff", "periods", "compile_out", "onboarding"),  # commands built on runs
+    ("diff", "compile_out", "onboarding"),  # commands built on runs
+    ("periods",),  # closed, stale and restated project-periods: a restatement shows its data diff
     ("scenarios",),  # scenario tests: compile_out's scripts, runs
     ("docs_site",),  # the docs site shows projects, periods, scenarios
     (TOP,),  # cli.py and api.py: the two front doors

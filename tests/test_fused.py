@@ -291,7 +291,7 @@ def _run_each(spark, root: Path, project: str, periods: list[str]) -> dict:
     runner = Runner(str(root), echo=lambda _line: None, session_factory=lambda: spark)
     ws = runner.load_workspace()
     compiled = compile_project(ws, ws.find_project(project))
-    return {p: runner._execute(period_context(ws, compiled, parse_period(p), STARTED), resolve=True) for p in periods}
+    return {p: runner.execute(period_context(ws, compiled, parse_period(p), STARTED), resolve=True) for p in periods}
 
 
 def test_run_range_commits_each_period_as_its_own_run_writing_what_each_run_writes(spark, finance3, tmp_path):

@@ -93,7 +93,7 @@ def test_fused_close_chain_writes_exactly_what_each_writes_and_auto_runs_a_proje
 
 
 class FakeRunner:
-    """A runner without Spark: ``_execute`` (what run_range calls per period) records the call and returns a
+    """A runner without Spark: ``execute`` (what run_range calls per period) records the call and returns a
     record registering one version per output, or raises what ``fail`` says for a (project, period)."""
 
     def __init__(self, finance, fail: dict):
@@ -101,12 +101,11 @@ class FakeRunner:
         self.store = RunStore(self.root)
         self.memory = None
         self.stop_requested = False
-        self.computation = None
         self.echo = lambda _line: None
         self.fail = fail
         self.calls: list[tuple] = []
 
-    def _execute(self, ctx, resolve):
+    def execute(self, ctx, strategy, prefix=None):
         key = (ctx.project.name, ctx.period.identifier)
         self.calls.append((*key, {d: e["run_id"] for d, e in ctx.upstream.items()}))
         if key in self.fail:

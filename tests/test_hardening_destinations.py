@@ -277,13 +277,13 @@ def test_concurrent_runs_registering_the_same_dataset_get_different_versions(spa
     add_project(finance, "snap_gl", REGISTER.format(stamp="concurrent", name="gl_snapshot",
                                                     destination="{table: gl_snapshot}"))
     barrier = threading.Barrier(2, timeout=300)
-    from ledgerflow.adapters.run import runner as runner_module
-    real = runner_module.compute
+    from ledgerflow.adapters.run import compute as compute_module
+    real = compute_module.compute
 
     def together(*args, **kwargs):
         barrier.wait()  # both runs resolved their destinations (and versions)
         return real(*args, **kwargs)
-    monkeypatch.setattr(runner_module, "compute", together)
+    monkeypatch.setattr(compute_module, "compute", together)
     results: dict = {}
 
     def go(key):

@@ -180,7 +180,7 @@ def test_a_run_published_meanwhile_fails_the_restatement_before_its_swaps():
     refuse)."""
     from types import SimpleNamespace
 
-    from ledgerflow.adapters.run.restate_publish import RestatementPublishing, RestateError, Superseded
+    from ledgerflow.adapters.periods.restate_publish import RestatementPublishing, RestateError, Superseded
     store = SimpleNamespace(last_published=lambda project, period, project_id=None: {"run_id": "run-b"})
     ctx = SimpleNamespace(project=SimpleNamespace(name=PROJECT, id="p-1"), period=SimpleNamespace(identifier=PERIOD))
     record: dict = {}

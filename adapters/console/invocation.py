@@ -53,10 +53,13 @@ class Invocation:
         """The workspace with its registered datasets, loaded on first use."""
         if self._workspace is None:
             from ...compiler.workspace import load_workspace
-            self._workspace = load_workspace(self.root, extra_datasets=self._registered())
+            self._workspace = load_workspace(self.root, extra_datasets=self.registered())
         return self._workspace
 
-    def _registered(self):
+    def registered(self):
+        """The workspace's registered datasets as :func:`ledgerflow.compiler.workspace.load_workspace` takes them (a
+        callable), or None when nothing ever ran here or the run store is unusable for a command that can go
+        on without it (a warning printed)."""
         if self._store is None and not os.path.exists(os.path.join(self.root, ".ledgerflow", "state.db")):
             return None  # nothing ever ran or registered here (the store is created by the first run)
         if not _store_optional():

@@ -12,6 +12,7 @@ column an output lacks; 3 Spark failed; 4 a difference was found.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ...compiler.compile import gc_paused
@@ -19,10 +20,9 @@ from ...compiler.diff.data_match import OutputMatch, output_matches
 from ...compiler.diff.result import Category, Status
 from ...compiler.errors import ExecutionError, LedgerflowError
 from ...compiler.periods import Period
-from ..commit.publish import PendingOutput
-from ..run.compute import compute, spark_error_message
+from ..run.compute import spark_error_message
 from ..run.context import warm_parser
-from ..run.metrics import RunMetrics
+from ..run.evaluator import output_frames as dry_run
 from ..spark.scoped_conf import session_settings
 from . import data_sides as sides
 from .command import EXIT_FOUND, compare_sides
@@ -34,17 +34,27 @@ from .data_result import ProjectDataDiff, WorkspaceDataDiff, output_labels
 from .gitsource import open_side
 
 
-class _Deferred:
-    """An output destination as :func:`..run.compute.compute` reads it: ``local`` makes compute hand the
-    output's frame back uncomputed (a run's staged write would compute it; here the comparison does)."""
+@dataclass(frozen=True)
+class DataDiffAsk:
+    """What ``diff --data`` was asked: the workspace being diffed (None: two folders), the BASE and HEAD sides
+    (None: HEAD's git revision, the working tree), the projects (empty: every one), the period, ``--by``,
+    ``--key`` (column lists) and the format."""
 
-    local = True
+    workspace_root: Optional[str]
+    base: Optional[str]
+    head: Optional[str]
+    projects: tuple = ()
+    period: Optional[Period] = None
+    by: tuple = ()
+    key: tuple = ()
+    fmt: str = "text"
 
 
-def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str],
-                   projects: tuple, period: Period, store, registered=None, by: tuple = (), key: tuple = ()):
+def plan_data_diff(ask: DataDiffAsk, store, registered=None):
     """Everything before Spark: (the report to fill, the project pairs to run, the open sides to close).
     Raises :class:`SideError` (a side does not compile) or :class:`.data_sides.DataInputError`."""
+    workspace_root, base_spec, head_spec, projects = ask.workspace_root, ask.base, ask.head, ask.projects
+    period, by, key = ask.period, ask.by, ask.key
     registered = list(registered() if callable(registered) else registered or [])
     base_side = open_side("base", base_spec if base_spec is not None else "HEAD", workspace_root)
     opened = [base_side]
@@ -93,11 +103,8 @@ def plan_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head
 def output_frames(spark, side: sides.SideProject, shared: Optional[SharedInputs] = None) -> tuple[dict, dict]:
     """(output name -> frame, output name -> seq) of one side, computed up to the write and no further;
     ``shared`` loads its inputs (an input another side loaded alike is not read again)."""
-    ctx = side.ctx
-    deferred = {st.operation.seq: _Deferred() for st in ctx.compiled.outputs}
-    try:
-        pending: list[PendingOutput] = compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None,
-                                               deferred, shared.load if shared is not None else None)
+    try:  # a dry run of the side (run/evaluator.py): its output frames, nothing written or recorded
+        pending = dry_run(spark, side.ctx, shared.load if shared is not None else None)
     except LedgerflowError:
         raise
     except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors: the diff failed on Spark
@@ -173,13 +180,12 @@ def compute_data_diff(spark, report: WorkspaceDataDiff, pairs: list[sides.Projec
     return report
 
 
-def run_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str], projects: tuple,
-                  period: Period, by: tuple, fmt: str, echo: Callable[[str], None], session: Callable[[], object],
-                  store, registered=None, key: tuple = ()) -> int:
-    """Print the data diff with ``echo``; returns the exit code (4 when a difference was found).
-    ``session``: the SparkSession factory, called only when a project is to be run; ``key``: ``--key``."""
-    report, pairs, opened = plan_data_diff(workspace_root, base_spec, head_spec, projects, period, store, registered,
-                                           by, key)
+def run_data_diff(ask: DataDiffAsk, echo: Callable[[str], None], session: Callable[[], object], store,
+                  registered=None) -> int:
+    """Print the data diff ``ask`` asks for with ``echo``; returns the exit code (4 when a difference was found).
+    ``session``: the SparkSession factory, called only when a project is to be run."""
+    report, pairs, opened = plan_data_diff(ask, store, registered)
+    by, key = ask.by, ask.key
     try:
         report.by, report.key = list(by), list(key)
         if pairs:
@@ -190,5 +196,5 @@ def run_data_diff(workspace_root: Optional[str], base_spec: Optional[str], head_
     finally:
         for side in opened:
             side.close()
-    echo(render_data(report, fmt))
+    echo(render_data(report, ask.fmt))
     return EXIT_FOUND if report.found else 0

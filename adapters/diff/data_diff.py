@@ -14,6 +14,7 @@ cold process: the aggregation is then no longer generated code; pipeline P, abou
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Mapping, Optional, Sequence
 
@@ -138,17 +139,30 @@ def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: 
                 *[F.sum(F.col(f"b{alias[c]}")).alias(f"sb{alias[c]}") for c in decimals],
                 *[F.sum(F.col(f"h{alias[c]}")).alias(f"sh{alias[c]}") for c in decimals],
                 *[F.sum(F.abs(zero(c, "h", htypes) - zero(c, "b", btypes))).alias(f"sg{alias[c]}") for c in decimals]]
-    scales = {c: htypes[c].scale for c in decimals}
-    _aggregate(out, joined, measures, keys, decimals, by, alias, scales, compared)
+    layout = _Layout(compared, decimals, tuple(by), alias, {c: htypes[c].scale for c in decimals})
+    _aggregate(out, joined, measures, keys, layout)
     if out.rows_differing:
         sample_keys = [F.coalesce(F.col(f"h{alias[c]}"), F.col(f"b{alias[c]}")) for c in out.key]
         _samples(out, joined, compared, differs, differing, sample_keys, alias, (bk, hk))
 
 
-def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, decimals: list[str], by: Sequence[str],
-               alias: dict, scales: dict, compared: list[str]) -> None:
+@dataclass(frozen=True)
+class _Layout:
+    """The joined rows' columns as the aggregation reads them: those compared, the decimal ones totalled, the
+    ``--by`` ones, each column's position (``alias``) and each decimal's scale."""
+
+    compared: list
+    decimals: list
+    by: tuple
+    alias: dict
+    scales: dict
+
+
+def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, layout: _Layout) -> None:
     """The one aggregation job: counts, changed rows per column, decimal sums; overall and per group."""
     from pyspark.sql import functions as F
+
+    compared, decimals, by, alias, scales = layout.compared, layout.decimals, layout.by, layout.alias, layout.scales
 
     if not by:
         overall = joined.agg(*measures).collect()[0]

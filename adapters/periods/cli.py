@@ -25,31 +25,27 @@ def _periods_arg(text: str):
         raise click.BadParameter(str(err), param_hint="PERIOD")
 
 
-@periods_group.command("close")
-@click.argument("period")
-@click.option("--project", "projects", multiple=True, help=_PROJECT_HELP)
-@click.option("--note", default=None, help="Why (recorded with the close).")
-@click.option("--by", default=None, help=_BY_HELP)
-@command
-def periods_close_cmd(inv: Invocation, period, projects, note, by):
-    """Close PERIOD (2026-01, a range 2026-01..2026-03 or a list) for the projects: a run of a closed
-    project-period is refused (`ledgerflow restate` changes it on purpose)."""
-    from .command import set_state
-    from ..console.terminal_text import echo_line
-    set_state(inv, "close", _periods_arg(period), projects, note, by, echo_line)
+def _state_command(action: str, help_text: str):
+    """The ``periods close`` or ``periods reopen`` command (``action``): PERIOD, ``--project`` (repeatable),
+    ``--note``, ``--by``; the work is :func:`.command.set_state`'s."""
+    @click.argument("period")
+    @click.option("--project", "projects", multiple=True, help=_PROJECT_HELP)
+    @click.option("--note", default=None, help=f"Why (recorded with the {action}).")
+    @click.option("--by", default=None, help=_BY_HELP)
+    @command
+    def state_cmd(inv: Invocation, period, projects, note, by):
+        from .command import set_state
+        from ..console.terminal_text import echo_line
+        set_state(inv, action, _periods_arg(period), projects, note, by, echo_line)
+    state_cmd.__doc__ = help_text
+    return periods_group.command(action)(state_cmd)
 
 
-@periods_group.command("reopen")
-@click.argument("period")
-@click.option("--project", "projects", multiple=True, help=_PROJECT_HELP)
-@click.option("--note", default=None, help="Why (recorded with the reopen).")
-@click.option("--by", default=None, help=_BY_HELP)
-@command
-def periods_reopen_cmd(inv: Invocation, period, projects, note, by):
-    """Reopen PERIOD for the projects (each must be closed): runs of it are allowed again."""
-    from .command import set_state
-    from ..console.terminal_text import echo_line
-    set_state(inv, "reopen", _periods_arg(period), projects, note, by, echo_line)
+periods_close_cmd = _state_command(
+    "close", """Close PERIOD (2026-01, a range 2026-01..2026-03 or a list) for the projects: a run of a closed
+    project-period is refused (`ledgerflow restate` changes it on purpose).""")
+periods_reopen_cmd = _state_command(
+    "reopen", """Reopen PERIOD for the projects (each must be closed): runs of it are allowed again.""")
 
 
 @periods_group.command("list")

@@ -1,9 +1,10 @@
 """``ledgerflow restate PROJECT --period P --reason TEXT``: its options and help (registered on the ``ledgerflow``
-group by :mod:`..cli`); the work is :mod:`..run.restate`'s."""
+group by :mod:`..cli`); the work is :mod:`.restate`'s."""
 from __future__ import annotations
 
 import click
 
+from ..console.cli_options import spark_options
 from ..console.invocation import Invocation, command, started_early
 
 
@@ -17,9 +18,7 @@ from ..console.invocation import Invocation, command, started_early
                    "nothing.")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True,
               help="How to print the data diff.")
-@click.option("--master", default=None, help="Spark master URL.")
-@click.option("--remote", default=None, help="Spark Connect URL.")
-@click.option("--conf", multiple=True, help="Spark setting KEY=VALUE (repeatable).")
+@spark_options()
 @click.option("--allow-draft", is_flag=True, default=False, help="Restate a project whose status is draft.")
 @command
 def restate_cmd(inv: Invocation, project, period, reason, by, dry_run, fmt, master, remote, conf, allow_draft):
@@ -32,11 +31,13 @@ def restate_cmd(inv: Invocation, project, period, reason, by, dry_run, fmt, mast
     except PeriodError as err:
         raise click.BadParameter(str(err), param_hint="--period")
     factory, label = inv.session_factory(master, remote, conf)
-    from ..run.restate import plan, render, restate
+    from .restate import RestateAsk, plan, render, restate
     from ..run.runner import Runner
-    runner = Runner(inv.root, echo=click.echo, spark_label=label)
-    planned = plan(runner, project, p, reason, inv.workspace, allow_draft)  # every refusal before Spark starts
-    runner.session_factory = started_early(factory)
+    early: list = []  # the session's factory, once every refusal is behind (the JVM starts then)
+    runner = Runner(inv.root, echo=click.echo, session_factory=lambda: early[0](), spark_label=label)
+    ask = RestateAsk(project, p, reason, by, dry_run, allow_draft)
+    planned = plan(runner, ask, inv.workspace)  # every refusal before Spark starts
+    early.append(started_early(factory))
     from ..run.interrupts import outside_a_run
     with outside_a_run():
-        click.echo(render(restate(runner, project, p, reason, by, dry_run, inv.workspace, planned, allow_draft), fmt))
+        click.echo(render(restate(runner, ask, inv.workspace, planned), fmt))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...compiler import system_columns as sysc
-from ...compiler.compile import CompiledProject
+from ...compiler.compile import CompiledProject, compile_project, require_project
 from ...compiler.errors import LedgerflowError
 from ...compiler.model import Project, Workspace
 from ...compiler.periods import Period
@@ -46,7 +46,7 @@ class RunContext:
     fingerprints: Optional[list] = None  # resolver_snapshot.input_fingerprints
     input_check: Optional[dict] = None  # a replay's allow_changed_inputs, inputs_changed, inputs_unverified
     # `run --select/--all`: registered dataset name -> {dataset, version, run_id, project} registered earlier
-    # in this invocation; an unpinned read of it takes exactly that version (adapters/run/many.py)
+    # in this invocation; an unpinned read of it takes exactly that version (adapters/run/scheduler.py)
     upstream: dict = field(default_factory=dict)
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
     row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
@@ -67,3 +67,24 @@ def warm_parser(compiled: CompiledProject) -> None:
         except LedgerflowError:  # a dataset the loader will reject anyway: nothing to warm
             continue
     parser_warmup.offer([*texts, *(st.sql for st in compiled.statements)])
+
+
+def compiled_to_run(ws: Workspace, project_ref: str, allow_draft: bool, verb: str = "run") -> CompiledProject:
+    """``project_ref`` (name, id or path) of ``ws`` compiled for a run, its parser warmed; a draft project is
+    refused unless ``allow_draft`` (``verb``: what the refusal says it would do, ``run`` or ``restate``)."""
+    project = require_project(ws, project_ref)
+    if project.status == "draft" and not allow_draft:
+        raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to {verb} it anyway.")
+    compiled = compile_project(ws, project)
+    warm_parser(compiled)
+    return compiled
+
+
+def period_context(ws: Workspace, compiled: CompiledProject, period: Period, started: datetime.datetime,
+                   upstream: Optional[dict] = None, batch_id: Optional[str] = None) -> RunContext:
+    """The context of ``period``'s run of ``compiled`` started at ``started`` (its own run id): what a period's
+    run, one of a fused range's, is about."""
+    ctx = RunContext(ws, compiled.project, compiled, period, started, new_run_id(started),
+                     upstream=dict(upstream or {}), batch_id=batch_id)
+    ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
+    return ctx

@@ -1,7 +1,7 @@
 """Fused execution of a range of periods (issue 30): the project's statements run once for every period
 (:mod:`ledgerflow.compiler.fused`), then each period is written, committed and recorded as its own run
 by the ordinary run sequence (:class:`.runner.Runner`), which takes that period's rows instead of
-computing them (:meth:`FusedRange.compute`, the runner's ``computation``).
+computing them (:meth:`FusedRange.compute`: the runs' strategy, :mod:`.evaluator`).
 
 Every period's run resolves its inputs as usual. The fused statements read what the periods resolve
 to beforehand (:func:`resolve_range`); a period whose own resolution differs (a file appeared in
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 from ...compiler import parameters
-from ...compiler.compile import CompiledProject, compile_project, require_project
+from ...compiler.bridge import bridge_plan, recorded
+from ...compiler.compile import compile_project
 from ...compiler.errors import LedgerflowError
 from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, FusedProject, fuse, refusal
 from ...compiler.fused_inputs import location_query
@@ -30,30 +31,19 @@ from ..commit.publish import PendingOutput
 from ..inputs import loaders
 from ..inputs.read_check import fingerprint_range
 from ..inputs.resolution import resolve_inputs
-from ...compiler.bridge import bridge_plan, recorded
-from . import compute as period_compute
 from . import fused_writes, interrupts
 from .fused_bridge import FusedBridge
 from .fused_plan import broadcast_views, uniform_views
 from .lazy_frame import LazyFrame
 from .observations import runnable
-from .context import RunContext, new_run_id, utcnow, warm_parser
+from .context import RunContext, compiled_to_run, period_context, utcnow
+from .evaluator import PeriodRun
 
 Echo = Callable[[str], None]
 
 
 def _key(resolution) -> tuple:
     return resolution.version, tuple(resolution.locations)
-
-
-def period_context(ws: Workspace, compiled: CompiledProject, period: Period, started: datetime.datetime,
-                   upstream: Optional[dict] = None, batch_id: Optional[str] = None) -> RunContext:
-    """The context of ``period``'s run of ``compiled`` started at ``started`` (its own run id), as
-    :meth:`.runner.Runner.run` makes it."""
-    ctx = RunContext(ws, compiled.project, compiled, period, started, new_run_id(started),
-                     upstream=dict(upstream or {}), batch_id=batch_id)
-    ctx.datasets_snapshot = [v.dataset.raw for v in compiled.inputs if v.dataset.raw is not None]
-    return ctx
 
 
 def resolve_range(contexts: Sequence[RunContext], store, memory: Optional[dict] = None) -> list[Optional[dict]]:
@@ -117,14 +107,15 @@ def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], 
 
 def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
                   echo: Echo, row_identity: int, destinations: Optional[dict[int, OutputDestination]] = None,
-                  run_id: str = "", config=None) -> FusedResult:
+                  ctx: Optional[RunContext] = None) -> FusedResult:
     """Run ``fused``'s statements once (inputs read for every period). An output to a local folder of
-    ``destinations`` is written once for every period (:func:`.fused_writes.prestage_outputs`, named after
-    ``run_id``), as a period's run computes such an output by its write; every other output is materialised,
-    and so is a stage unless its only reader is one output. Each period's bridge (a project with checks, or any
-    with ``bridge: always`` in the workspace's ``config``) is observed on the way, as a period's run observes its
-    own (:class:`.fused_bridge.FusedBridge`: each stage an output reads, each output with a selector), in the
-    same Spark jobs; its outputs are all materialised."""
+    ``destinations`` is written once for every period (:func:`.fused_writes.prestage_outputs`, named after the
+    run id of ``ctx``, the first period's run), as a period's run computes such an output by its write; every
+    other output is materialised, and so is a stage unless its only reader is one output. Each period's bridge (a
+    project with checks, or any with ``bridge: always`` in the configuration of ``ctx``'s workspace) is observed
+    on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`: each stage an output
+    reads, each output with a selector), in the same Spark jobs; its outputs are all materialised."""
+    run_id, config = (ctx.run_id, ctx.workspace.config) if ctx is not None else ("", None)
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
     args = {"run_started_at": started}
@@ -193,10 +184,10 @@ def period_outputs(fused: FusedProject, result: FusedResult, period: Period,
     return pending
 
 
-class FusedRange:
-    """The computation each period's run of a fused range calls instead of :func:`.compute.compute`
-    (same signature): the first call runs the fused statements; a period gets its rows from them, or
-    computes its own when the fused statements failed or it resolved differently."""
+class FusedRange(PeriodRun):
+    """The strategy of each period's run of a fused range (:mod:`.evaluator`): its :meth:`compute`'s first call
+    runs the fused statements; a period gets its rows from them, or computes its own when the fused statements
+    failed or it resolved differently."""
 
     def __init__(self, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
                  row_identity: int):
@@ -222,12 +213,12 @@ class FusedRange:
             try:
                 with metrics.measure(metrics.statement("fused", "stage", [])):
                     self.result = compute_fused(spark, self.fused, self.resolutions, self.started, echo,
-                                                self.row_identity, destinations, ctx.run_id, ctx.workspace.config)
+                                                self.row_identity, destinations, ctx)
             except Exception as exc:  # noqa: BLE001 - every period then computes its own rows, and fails by name
                 self.failure = exc
                 echo(f"  fused statements failed ({type(exc).__name__}): running the periods one by one")
         if self.result is None or not same:
-            return period_compute.compute(spark, ctx, metrics, echo, destinations)
+            return super().compute(spark, ctx, metrics, echo, destinations)
         ctx.fingerprints = self.read[ctx.period.identifier]  # what its rows were computed from
         pending = period_outputs(self.fused, self.result, ctx.period, destinations or {})
         if self.result.bridge is not None:  # the period's bridge, as its own run records it (run/bridge.py)
@@ -265,48 +256,56 @@ def decide(mode: str, project_names: list[str], periods: Sequence[Period], works
     return "fused", f"{len(periods)} periods in one Spark job per statement"
 
 
-def run_range(runner, project_ref: str, periods: Sequence[Period], *, workspace: Optional[Workspace] = None,
-              upstream: Optional[dict[str, dict]] = None, allow_draft: bool = False, batch_id: Optional[str] = None,
-              started_at: Optional[datetime.datetime] = None, on_start: Optional[Callable[[Period], None]] = None,
-              on_done: Optional[Callable[[Period, object], bool]] = None) -> list[tuple[Period, object]]:
+@dataclass(frozen=True)
+class RangeOptions:
+    """How :func:`run_range` runs: ``workspace`` (default: loaded by the runner), ``upstream`` (period identifier
+    -> that period's upstream versions, as :meth:`.runner.Runner.run` takes them), ``allow_draft``, the
+    ``batch_id`` each run records, ``started_at`` (default now), ``on_start(period)`` called as a period's run
+    begins, ``on_done(period, record or exception)`` as it ends (True: the periods after it are not run,
+    ``--fail-fast``), and ``progress``: each period's indented progress lines name it."""
+
+    workspace: Optional[Workspace] = None
+    upstream: Optional[dict] = None
+    allow_draft: bool = False
+    batch_id: Optional[str] = None
+    started_at: Optional[datetime.datetime] = None
+    on_start: Optional[Callable[[Period], None]] = None
+    on_done: Optional[Callable[[Period, object], bool]] = None
+    progress: bool = False
+
+
+def run_range(runner, project_ref: str, periods: Sequence[Period], **options) -> list[tuple[Period, object]]:
     """Run ``project_ref`` for every period of ``periods`` fused (the caller checked
     :func:`ledgerflow.compiler.fused.refusal`): each period its own run (own run id, record, commit), all
-    started at ``started_at`` (default now). ``upstream``: period identifier -> that period's upstream
-    versions (as :meth:`.runner.Runner.run` takes them). Returns per period its completed record or the
-    exception its run raised (a failed period does not stop the others; Ctrl-C does). ``on_start(period)``
-    is called as a period's run begins, ``on_done(period, record or exception)`` as it ends: when it returns
-    True the periods after it are not run (``--fail-fast``)."""
-    ws = workspace or runner.load_workspace()
-    project = require_project(ws, project_ref)
-    if project.status == "draft" and not allow_draft:
-        raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to run it anyway.")
-    compiled = compile_project(ws, project)
-    warm_parser(compiled)
-    started = started_at or utcnow()
-    contexts = [period_context(ws, compiled, p, started, (upstream or {}).get(p.identifier), batch_id)
+    started at one time, evaluated by one :class:`FusedRange`. ``options``: a :class:`RangeOptions`' fields.
+    Returns per period its completed record or the exception its run raised (a failed period does not stop
+    the others; Ctrl-C does)."""
+    opts = RangeOptions(**options)
+    ws = opts.workspace or runner.load_workspace()
+    compiled = compiled_to_run(ws, project_ref, opts.allow_draft)
+    started = opts.started_at or utcnow()
+    contexts = [period_context(ws, compiled, p, started, (opts.upstream or {}).get(p.identifier), opts.batch_id)
                 for p in periods]
     resolved = resolve_range(contexts, runner.store, runner.memory)
     usable = {c.period.identifier: r for c, r in zip(contexts, resolved) if r is not None}
     fused = fuse(compiled, [c.period for c in contexts if c.period.identifier in usable], uniform=uniform_views(usable))
-    hook = FusedRange(fused, usable, started, contexts[0].row_identity)
+    strategy = FusedRange(fused, usable, started, contexts[0].row_identity)
     results: list[tuple[Period, object]] = []
-    previous = getattr(runner, "computation", None)
-    runner.computation = hook.compute
     try:
         for ctx in contexts:
-            if on_start is not None:
-                on_start(ctx.period)
+            if opts.on_start is not None:
+                opts.on_start(ctx.period)
             try:
-                results.append((ctx.period, runner._execute(ctx, resolve=True)))
+                prefix = ctx.period.identifier if opts.progress else None
+                results.append((ctx.period, runner.execute(ctx, strategy, prefix=prefix)))
             except interrupts.RunInterrupted:
                 raise
             except Exception as exc:  # noqa: BLE001 - recorded failed by the runner; the next period goes on
                 results.append((ctx.period, exc))
-            if on_done is not None and on_done(*results[-1]):
+            if opts.on_done is not None and opts.on_done(*results[-1]):
                 break
             if runner.stop_requested:
                 break
     finally:
-        runner.computation = previous
-        hook.close()
+        strategy.close()
     return results

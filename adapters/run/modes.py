@@ -1,11 +1,11 @@
 """How ``ledgerflow run --period RANGE`` executes its periods: ``--mode fused|each|auto``
 (docs/commands.md, "Many periods, and retry"; docs/fused.md).
 
-:func:`choose_mode` is the one place that decides, per project: ``each`` runs its project-periods one by
-one (:mod:`.many`); ``fused`` runs the project's statements once for the whole range and commits each period
-as its own run (:func:`.fused.run_range`, driven by :mod:`.fused_batch`). ``fused`` and ``auto`` fuse a
-project only where the compiler proves it equivalent (:func:`.fused.decide`); otherwise the project runs period
-by period and the reason is printed.
+:func:`choose_mode` is the one place that decides, per project: ``each`` runs its project-periods one
+by one (:mod:`.scheduler`); ``fused`` runs the project's statements once for the whole range and commits
+each period as its own run (:func:`.fused.run_range`, one step of a batch: :mod:`.fused_step`). ``fused``
+and ``auto`` fuse a project only where the compiler proves it equivalent (:func:`.fused.decide`); otherwise
+the project runs period by period and the reason is printed.
 """
 from __future__ import annotations
 

@@ -2,12 +2,13 @@
 the rows the superseded run published, read back from the version folders its record names, and the hook
 that computes the data diff between them and the restating run's staged rows before anything is swapped in.
 
-:class:`RestatementPublishing` is the run's :class:`..commit.publish.OutputChecks` (the runner's
-``publishing`` hook): it passes every call on to the run's own checks (when the project has any) and, in
-``evaluate`` (after every output is staged and the checks judged, before the journal begins), compares
-each output's staged rows with the superseded run's published rows (:func:`..diff.data_diff.data_diff`)
-and writes the result into ``record["restatement"]["data_diff"]``. Comparing the staged files compares
-exactly the rows the restatement publishes (a quarantine check's rows already split off).
+:class:`RestatementPublishing` is the run's :class:`..commit.publish.OutputChecks` (what the restatement
+strategy's ``publishing`` hook returns, :mod:`..run.evaluator`): it passes every call on to the run's own
+checks (when the project has any) and, in ``evaluate`` (after every output is staged and the checks
+judged, before the journal begins), compares each output's staged rows with the superseded run's published
+rows (:func:`..diff.data_diff.data_diff`) and writes the result into ``record["restatement"]["data_diff"]``.
+Comparing the staged files compares exactly the rows the restatement publishes (a quarantine check's rows
+already split off).
 """
 from __future__ import annotations
 
@@ -213,7 +214,7 @@ class RestatementPublishing:
                  echo: Callable[[str], None], emptied: Optional[dict] = None):
         self.ctx, self.inner, self.superseded, self.store, self.echo = ctx, inner, superseded, store, echo
         self.emptied = dict(emptied or {})  # emptied_outputs(): staged with the first output's quarantines
-        self.block = record["restatement"] = block  # there since the run began (restate.py _Hooks.places)
+        self.block = record["restatement"] = block  # there since the run began (restate.py RestatementRun.places)
         self.staged: dict[str, tuple] = {}  # output name -> (frame, staged folder, format)
         self.seqs: dict[str, int] = {}
         self.labels: Optional[dict[int, str]] = None  # output seq -> its label in the diff (first write)

@@ -7,8 +7,9 @@ output of the project, and of the run it supersedes (the project-period's last c
 local folder (a catalog table or URI is replaced in place: the superseded rows could not stay readable),
 and the superseded rows must still be where that run's record says.
 
-The restatement is a run (:meth:`.runner.Runner.run`) with the runner's ``publishing`` hook set
-(:class:`.restate_publish.RestatementPublishing`): its record carries ``restatement {reason, by,
+The restatement is a run (:meth:`..run.scheduler.Scheduler.run_unit`) evaluated by its own strategy
+(:class:`RestatementRun`, :mod:`..run.evaluator`), which publishes with
+:class:`.restate_publish.RestatementPublishing`: its record carries ``restatement {reason, by,
 supersedes_run_id, superseded_outputs, data_diff}``, which the run store's commit point lets through for a
 closed period; the data diff is computed on the staged outputs before anything is swapped in; the version
 folders the swaps replace are kept (:meth:`..commit.journal.CommitJournal.retire`), so the superseded rows
@@ -22,18 +23,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ...compiler.compile import compile_project, require_project
 from ...compiler.errors import ExecutionError, LedgerflowError
 from ...compiler.model import Workspace
 from ...compiler.periods import Period
 from ..diff.data_result import DataDiff, ProjectDataDiff, Restated, WorkspaceDataDiff, output_labels
-from ..periods.command import who
 from ..store.closure_table import describe
 from ..store.restatements import emptied_line
-from . import interrupts
-from .context import RunContext, utcnow, warm_parser
-from .checks import quarantine_destinations
-from .destinations import destination
+from ..run import interrupts
+from ..run.checks import quarantine_destinations
+from ..run.context import RunContext, compiled_to_run, utcnow, warm_parser
+from ..run.destinations import destination
+from ..run.evaluator import PeriodRun, output_frames
+from ..run.scheduler import Scheduler
+from ..run.unit import RunSettings, Unit
+from .command import who
 from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, emptied_outputs,
                               read_published, superseded_run)
 
@@ -66,20 +69,32 @@ class Restatement:
                                  restatement=restated)
 
 
-def plan(runner, project_ref: str, period: Period, reason: Optional[str], workspace: Optional[Workspace] = None,
-         allow_draft: bool = False):
+@dataclass(frozen=True)
+class RestateAsk:
+    """What ``ledgerflow restate`` was asked: the project (name, id or path), the closed period, the reason,
+    who (None: ``$USER``), ``--dry-run`` and ``--allow-draft``."""
+
+    project_ref: str
+    period: Period
+    reason: Optional[str]
+    by: Optional[str] = None
+    dry_run: bool = False
+    allow_draft: bool = False
+
+
+def plan(runner, ask: RestateAsk, workspace: Optional[Workspace] = None):
     """Everything checked before Spark: (workspace, project, compiled, superseded run). Raises
     :class:`.restate_publish.RestateError` (exit 1) for a missing reason, an open period, a project without
     outputs, an output that is not a local folder, superseded rows that are gone; an unknown project, or a draft
     one without ``allow_draft``, is the usual error."""
+    reason, period = ask.reason, ask.period
     if not (reason or "").strip():
         raise RestateError("RESTATE-001 a restatement needs a reason: `--reason TEXT` says why the closed period's "
                            "numbers change (it is recorded in the run record with who restated it). Nothing was run "
                            "or written.")
     ws = workspace or runner.load_workspace()
-    project = require_project(ws, project_ref)
-    if project.status == "draft" and not allow_draft:
-        raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to restate it anyway.")
+    compiled = compiled_to_run(ws, ask.project_ref, ask.allow_draft, verb="restate")
+    project = compiled.project
     closure = runner.store.closed(project.name, period.identifier, project.id)  # by id: under an earlier name too
     if closure is None:
         history = runner.store.history(project.name, period.identifier, project.id)
@@ -89,7 +104,6 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
             "changes a closed period. Run it instead (`ledgerflow run "
             f"{project.name} --period {period.identifier}`), or see what a run would change first with "
             "`ledgerflow diff --data`. Nothing was run or written.")
-    compiled = compile_project(ws, project)
     if not compiled.outputs:
         raise RestateError(
             f"RESTATE-006 project '{project.name}' writes no output any more: a restatement publishes its outputs, "
@@ -110,16 +124,15 @@ def plan(runner, project_ref: str, period: Period, reason: Optional[str], worksp
     return ws, project, compiled, superseded_run(runner.store, project.name, period.identifier, formats, project.id)
 
 
-def restate(runner, project_ref: str, period: Period, reason: Optional[str], by: Optional[str] = None,
-            dry_run: bool = False, workspace: Optional[Workspace] = None, planned: Optional[tuple] = None,
-            allow_draft: bool = False) -> Restatement:
-    """Restate ``project_ref``'s closed ``period`` with ``runner`` (see the module docstring); ``by``: who
-    (default ``$USER``); ``planned``: what :func:`plan` returned for the same arguments, if the caller called
-    it already; ``allow_draft`` as for ``run``. Returns the :class:`Restatement`; a failed run raises as
-    ``run`` does."""
-    ws, project, compiled, superseded = planned or plan(runner, project_ref, period, reason, workspace, allow_draft)
-    person = who(by)
-    if dry_run:
+def restate(runner, ask: RestateAsk, workspace: Optional[Workspace] = None,
+            planned: Optional[tuple] = None) -> Restatement:
+    """Restate the closed period ``ask`` names with ``runner`` (see the module docstring); ``planned``: what
+    :func:`plan` returned for the same ask, if the caller called it already. Returns the :class:`Restatement`;
+    a failed run raises as ``run`` does."""
+    ws, project, compiled, superseded = planned or plan(runner, ask, workspace)
+    period, reason = ask.period, ask.reason
+    person = who(ask.by)
+    if ask.dry_run:
         diff = _dry_run(runner, ws, compiled, period, superseded)
         probe = RunContext(ws, project, compiled, period, utcnow(), "restate-plan")
         places = {st.operation.seq: destination(probe, st.operation, 1) for st in compiled.outputs
@@ -130,20 +143,18 @@ def restate(runner, project_ref: str, period: Period, reason: Optional[str], by:
                            would_empty=empty)
     block = {"reason": reason.strip(), "by": person, "supersedes_run_id": superseded.run_id,
              "superseded_outputs": [o.to_json() for o in superseded.outputs], "data_diff": None}
-    hooks = _Hooks(runner, block, superseded, period)
-    runner.publishing = hooks
-    try:
-        record = runner.run(project.name, period, allow_draft, workspace=ws)
-    finally:
-        runner.publishing = None
-    return Restatement(project.name, period.identifier, block["reason"], person, superseded, hooks.made[-1].diff,
+    strategy = RestatementRun(runner, block, superseded, period)
+    record = Scheduler(runner, runner.echo).run_unit(Unit(project.name, period, RunSettings(ask.allow_draft)), ws,
+                                                     strategy)
+    return Restatement(project.name, period.identifier, block["reason"], person, superseded, strategy.made[-1].diff,
                        record)
 
 
-class _Hooks:
-    """The runner's ``publishing`` hook for a restatement: :meth:`places` (before anything is claimed: the
-    partitions of outputs the project no longer writes, published empty), then, called with the run's record,
-    context and checks, the :class:`RestatementPublishing` to publish with."""
+class RestatementRun(PeriodRun):
+    """A restatement's strategy (:mod:`..run.evaluator`): its :meth:`places` (before anything is claimed: the
+    partitions of outputs the project no longer writes, published empty), then its :meth:`publishing`: the
+    :class:`RestatementPublishing` the run publishes with. Its outputs are computed as a period's run computes
+    them."""
 
     def __init__(self, runner, block: dict, superseded: Superseded, period: Period):
         self.runner, self.block, self.superseded, self.period = runner, block, superseded, period
@@ -161,7 +172,8 @@ class _Hooks:
                                              for o, _dest in self.emptied.values()]
         return {key: dest for key, (_o, dest) in self.emptied.items()}
 
-    def __call__(self, record: dict, ctx, checks) -> RestatementPublishing:
+    def publishing(self, record: dict, ctx, checks) -> RestatementPublishing:
+        """The run's ``checks`` wrapped: the data diff computed on the staged outputs before the swaps."""
         self.made.append(RestatementPublishing(record, ctx, checks, self.block, self.superseded, self.runner.store,
                                                self.runner.echo, self.emptied))
         return self.made[-1]
@@ -170,13 +182,9 @@ class _Hooks:
 def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Superseded) -> DataDiff:
     """The outputs computed as ``diff --data`` computes a side (nothing written, nothing recorded) and compared
     with the published rows."""
-    from types import SimpleNamespace
-
     from ..commit.staging import without_period
     from ..diff.data_sides import unrecorded_context
     from ..inputs.resolution import resolve_inputs
-    from .compute import compute
-    from .metrics import RunMetrics
     started = utcnow()
     ctx = unrecorded_context(ws, compiled, period, started)
     warm_parser(compiled)
@@ -184,13 +192,12 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
     # Ctrl-C as in a run (Spark's jobs cancelled), and the handler the process had before restored after: a
     # session the CLI started early installs ledgerflow's handler, which must not outlive the dry run
     with interrupts.watching():
-        spark = runner._session()  # the runner's own session (its factory, or ledgerflow's local one)
+        spark = runner.session()  # the runner's own session (its factory, or ledgerflow's local one)
         interrupts.set_cancel(interrupts.session_cancel(spark))
         try:
             # each output's frame handed back uncomputed, as `diff --data` computes a side; keyed by seq, not name
             # (names need not be unique: output_labels)
-            deferred = {st.operation.seq: SimpleNamespace(local=True) for st in ctx.compiled.outputs}
-            pending = compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None, deferred)
+            pending = output_frames(spark, ctx)
             labels = output_labels((p.statement.operation.seq, p.statement.operation.name) for p in pending)
             # without _period, as the published rows are read
             head = {labels[p.statement.operation.seq]: without_period(p.frame) for p in pending}
@@ -201,7 +208,7 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
         except LedgerflowError:
             raise
         except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors
-            from .compute import spark_error_message
+            from ..run.compute import spark_error_message
             raise ExecutionError(f"restate --dry-run of project '{ctx.project.name}' failed on Spark for period "
                                  f"{period.identifier}: {spark_error_message(exc, ctx)}") from exc
 
