@@ -45,6 +45,15 @@ def test_every_executing_command_goes_through_the_scheduler():
     assert "Scheduler(" in restate and "runner.run(" not in restate
 
 
+def test_every_dry_run_goes_through_the_scheduler():
+    """A ``diff --data`` side and ``restate --dry-run`` compute their frames by the scheduler's dry run (the
+    evaluator's DryRun strategy), never by calling the run's compute themselves."""
+    for path in (ROOT / "adapters" / "diff" / "data_command.py", ROOT / "adapters" / "periods" / "restate.py"):
+        text = path.read_text()
+        assert "Scheduler.dry_run(" in text, path.name
+        assert "compute.compute(" not in text and "output_frames as" not in text and ", output_frames" not in text
+
+
 def test_nothing_sets_another_objects_attributes_or_calls_its_private_names():
     """Strategies are handed over, not patched in: no ``runner.attr = ...`` (nor a runner's hooks, echo or
     session set on it from outside) and no ``other._name(...)`` in run/, periods/ or diff/ (self, cls aside)."""
@@ -70,11 +79,11 @@ def test_the_runner_is_well_under_the_class_cap():
 
 def test_the_strategies_answer_the_same_named_hooks():
     from ledgerflow.adapters.periods.restate import RestatementRun
-    from ledgerflow.adapters.run.evaluator import PeriodRun, Strategy
+    from ledgerflow.adapters.run.evaluator import DryRun, PeriodRun, Strategy
     from ledgerflow.adapters.run.fused import FusedRange
     hooks = {"places", "compute", "publishing", "close"}
     assert hooks <= set(vars(Strategy))
-    for strategy in (PeriodRun, FusedRange, RestatementRun):
+    for strategy in (PeriodRun, FusedRange, RestatementRun, DryRun):
         assert all(callable(getattr(strategy, hook)) for hook in hooks), strategy
 
 

@@ -22,7 +22,7 @@ from ...compiler.errors import ExecutionError, LedgerflowError
 from ...compiler.periods import Period
 from ..run.compute import spark_error_message
 from ..run.context import warm_parser
-from ..run.evaluator import output_frames as dry_run
+from ..run.scheduler import Scheduler
 from ..spark.scoped_conf import session_settings
 from . import data_sides as sides
 from .command import EXIT_FOUND, compare_sides
@@ -103,8 +103,8 @@ def plan_data_diff(ask: DataDiffAsk, store, registered=None):
 def output_frames(spark, side: sides.SideProject, shared: Optional[SharedInputs] = None) -> tuple[dict, dict]:
     """(output name -> frame, output name -> seq) of one side, computed up to the write and no further;
     ``shared`` loads its inputs (an input another side loaded alike is not read again)."""
-    try:  # a dry run of the side (run/evaluator.py): its output frames, nothing written or recorded
-        pending = dry_run(spark, side.ctx, shared.load if shared is not None else None)
+    try:  # a dry run of the side (the scheduler's, run/evaluator.py DryRun): its frames, nothing written or recorded
+        pending = Scheduler.dry_run(spark, side.ctx, shared.load if shared is not None else None)
     except LedgerflowError:
         raise
     except Exception as exc:  # noqa: BLE001 - Spark/Py4J errors: the diff failed on Spark

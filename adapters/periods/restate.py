@@ -33,7 +33,7 @@ from ..run import interrupts
 from ..run.checks import quarantine_destinations
 from ..run.context import RunContext, compiled_to_run, utcnow, warm_parser
 from ..run.destinations import destination
-from ..run.evaluator import PeriodRun, output_frames
+from ..run.evaluator import PeriodRun
 from ..run.scheduler import Scheduler
 from ..run.unit import RunSettings, Unit
 from .command import who
@@ -197,7 +197,7 @@ def _dry_run(runner, ws: Workspace, compiled, period: Period, superseded: Supers
         try:
             # each output's frame handed back uncomputed, as `diff --data` computes a side; keyed by seq, not name
             # (names need not be unique: output_labels)
-            pending = output_frames(spark, ctx)
+            pending = Scheduler.dry_run(spark, ctx)
             labels = output_labels((p.statement.operation.seq, p.statement.operation.name) for p in pending)
             # without _period, as the published rows are read
             head = {labels[p.statement.operation.seq]: without_period(p.frame) for p in pending}

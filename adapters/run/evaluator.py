@@ -10,8 +10,9 @@ A strategy answers the run's four hooks, each a named method:
 - :meth:`Strategy.close`: what the strategy leaves behind once its runs are done.
 
 :class:`PeriodRun` is a period's ordinary run; the fused range (:class:`.fused.FusedRange`) and a restatement
-(``adapters/periods/restate.py``) are the others. A dry run (``restate --dry-run``, a ``diff --data`` side)
-records nothing: :func:`output_frames` computes its outputs up to the write and no further.
+(``adapters/periods/restate.py``) are the others. A dry run (``restate --dry-run``, a ``diff --data`` side,
+:class:`DryRun`, through :meth:`.scheduler.Scheduler.dry_run`) records nothing: its outputs are computed up to
+the write and no further.
 """
 from __future__ import annotations
 
@@ -70,9 +71,28 @@ class _Deferred:
     local = True
 
 
-def output_frames(spark, ctx: RunContext, load_inputs: Optional[Callable] = None) -> list[PendingOutput]:
-    """A dry run: ``ctx``'s outputs computed up to the write and no further, each frame uncomputed (nothing
-    written, nothing recorded, no progress printed); ``load_inputs`` as :func:`.compute.compute` takes it."""
-    deferred = {st.operation.seq: _Deferred() for st in ctx.compiled.outputs}
-    return period_compute.compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None, deferred,
-                                  load_inputs)
+class DryRun:
+    """A dry run (``restate --dry-run``, each side of ``diff --data``): the outputs computed up to the write and
+    no further, each frame handed back uncomputed; nothing written, recorded or printed, so it publishes
+    nothing and claims no place. ``load_inputs``: creates the input views (default
+    :func:`..inputs.loaders.load_inputs`; ``diff --data`` loads an input both sides read alike once)."""
+
+    def __init__(self, load_inputs: Optional[Callable] = None):
+        self.load_inputs = load_inputs
+
+    def places(self, ctx: RunContext, places: dict, record: dict) -> dict:
+        """Nothing: a dry run writes no partition."""
+        return {}
+
+    def compute(self, spark, ctx: RunContext, metrics: RunMetrics, echo: Echo,
+                destinations: Optional[dict[int, OutputDestination]] = None) -> list[PendingOutput]:
+        """Each output's frame, uncomputed (its destination taken as local: nothing is staged)."""
+        deferred = {st.operation.seq: _Deferred() for st in ctx.compiled.outputs}
+        return period_compute.compute(spark, ctx, metrics, echo, deferred, self.load_inputs)
+
+    def publishing(self, record: dict, ctx: RunContext, checks):
+        """A dry run never reaches a write: nothing is published, so no check publishes with it."""
+        return None
+
+    def close(self) -> None:
+        """Nothing to clean up."""

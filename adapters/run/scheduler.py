@@ -18,8 +18,10 @@ from ...compiler.periods import Period
 from . import batch as batches
 from .batch_state import BatchPlan, BatchState
 from .closed import closed_blocks
+from .evaluator import DryRun
 from .fused_step import run_fused
 from .selection import plan_selection
+from .metrics import RunMetrics
 from .modes import EACH, FUSED
 from .outcomes import ProjectOutcome, conclude, span
 from .unit import RunSettings, Unit
@@ -106,6 +108,13 @@ class Scheduler:
         does). ``strategy``: how it is evaluated (:mod:`.evaluator`; default a period's run)."""
         return self.runner.run(unit.project, unit.period, unit.settings.allow_draft, workspace=workspace,
                                upstream=unit.upstream, batch_id=unit.settings.batch_id, strategy=strategy)
+
+    @staticmethod
+    def dry_run(spark, ctx, load_inputs: Optional[Callable] = None) -> list:
+        """A dry run of one project-period (``restate --dry-run``, a ``diff --data`` side, :data:`DATA_SIDE`):
+        ``ctx``'s pending outputs by the :class:`.evaluator.DryRun` strategy, each frame uncomputed; no batch,
+        no run record, nothing printed."""
+        return DryRun(load_inputs).compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None)
 
     def replay(self, run_id: str, allow_changed_inputs: bool = False, workspace=None) -> dict:
         """``ledgerflow replay RUN_ID``: the recorded run re-executed (:meth:`.runner.Runner.replay`)."""
