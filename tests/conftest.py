@@ -91,8 +91,8 @@ def pytest_addoption(parser):
 # pyproject's addopts hand whole files to the two workers in collection order (--dist loadfile
 # --no-loadscope-reorder); xdist's own order (most tests first) left the files of a few long tests, such as
 # test_cluster.py's two runs, to the end, where one worker ran them alone while the other had finished.
-LONGEST_FIRST = ("test_fused.py", "test_cluster.py", "test_range_quick.py", "test_hardening_commit.py",
-                 "test_class_archive.py", "test_dsl_spark.py", "test_bench_parity.py")
+LONGEST_FIRST = ("test_fused.py", "test_cluster.py", "test_hardening_commit.py", "test_class_archive.py",
+                 "test_dsl_spark.py", "test_bench_parity.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,10 +1,10 @@
 """Pipeline P run by ledgerflow writes the rows of the hand-written PySpark job, on every source layout.
 
-``bench/cold_process.py`` times the two as whole processes on source-shaped data (no system columns);
-``.ci/run`` runs its quick mode on one layout. This test checks, in the test session, that they agree
-row for row and type for type on all three layouts: flat Parquet with a ``_period`` column, Parquet in
-``_period=`` folders, and CSV. Every column but ``_row_id`` (which the hand-written job does not write)
-is compared.
+``bench/cold_process.py`` times the two as whole processes on source-shaped data (no system columns).
+This test checks, in the test session, that they agree row for row and type for type on all three
+layouts: flat Parquet with a ``_period`` column, Parquet in ``_period=`` folders, and CSV. Every column but ``_row_id`` (which the hand-written job does not write)
+is compared. The range benchmark's claim (a fused quarter writes what each month's run writes) is checked
+here too, on the same generated data.
 """
 from __future__ import annotations
 
@@ -110,3 +110,28 @@ def test_the_hand_written_data_diff_finds_what_diff_data_finds(spark, bench_data
     assert {t["column"]: Decimal(t["gross"]) for t in output["totals"]} == {  # gross: the sum of |HEAD - BASE|
         c: f[f"gross_{c}"] or 0 for c in hand["decimals"]}
     assert len(hand["samples"]) == len(output["samples"]) == 10
+
+
+def test_pipeline_p_fused_over_a_quarter_writes_what_each_month_writes(spark, bench_data, tmp_path):
+    """The range benchmark's claim (``bench/range_cost.py``, whose ``--quick`` checks it as whole processes), in
+    the test session: pipeline P over 2026-01..2026-03 of source-shaped data, fused (one pass for the range)
+    and period by period, writes the same rows month by month (every column but ``_row_id`` and
+    ``_updated_at``, which name the run), and some of every month."""
+    data = os.path.join(datagen.source_workspace(spark, ROWS, "flat", log=lambda _: None), "data")
+    outputs = {}
+    for mode in ("fused", "each"):
+        ws = tmp_path / mode
+        ws.mkdir()
+        datagen.write_source_yaml(str(ws), "flat")
+        os.symlink(data, ws / "data")
+        result = cli(ws, "run", "pipeline_p", "--period", "2026-01..2026-03", "--mode", mode)
+        assert result.exit_code == 0, describe(result)
+        assert ("fused: pipeline_p" in result.output) == (mode == "fused"), result.output
+        outputs[mode] = ws / "target" / "out" / "pipeline_p"
+    for month in ("2026-01", "2026-02", "2026-03"):
+        fused = spark.read.parquet(str(outputs["fused"] / f"_period={month}"))
+        each = spark.read.parquet(str(outputs["each"] / f"_period={month}"))
+        assert sorted(fused.columns) == sorted(each.columns)
+        columns = [c for c in each.columns if c not in ("_row_id", "_updated_at")]
+        a, b = fused.select(*columns), each.select(*columns)
+        assert a.count() > 0 and a.exceptAll(b).count() == 0 and b.exceptAll(a).count() == 0, month
