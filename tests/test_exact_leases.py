@@ -53,6 +53,23 @@ KILL_AT_FIRST_RECORD = textwrap.dedent("""
 """)
 
 
+def _wait_until_gone(group: int, timeout: float = 60) -> None:
+    """Until no live process (a zombie aside) is left in process ``group``: a JVM killed with its group takes a
+    moment to exit on a loaded machine, and the next command must find the killed run dead, not dying."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        live = False
+        for pid in (e for e in os.listdir("/proc") if e.isdigit()):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            live = live or (fields[0] != "Z" and int(fields[2]) == group)
+        if not live:
+            return
+        time.sleep(0.05)
+
+
 def while_loading(monkeypatch, during) -> list:
     """Call ``during()`` once, when the first run of this test loads its inputs (its leases are taken,
     its Spark work begins); returns what it returned or raised (a one-item list)."""
@@ -153,6 +170,7 @@ def test_a_process_killed_before_its_run_was_recorded_leaves_no_pending_version_
         os.killpg(proc.pid, signal.SIGKILL)  # its JVM, if it got that far
     except ProcessLookupError:
         pass
+    _wait_until_gone(proc.pid)
     [run_dir] = list((finance / "target" / "runs").iterdir())
     assert not (run_dir / "run.json").exists()
     cleaned = cli(finance, "runs", "clean")
