@@ -28,7 +28,7 @@ from .unit import RunSettings, Unit
 
 Echo = Callable[[str], None]
 
-RUN, STALE, RETRY, RESTATE, REPLAY, DATA_SIDE = "run", "stale", "retry", "restate", "replay", "data-side"
+RUN, STALE, RETRY = "run", "stale", "retry"  # a Request's intents; restate, replay and a dry run have methods of their own
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ class Scheduler:
 
     @staticmethod
     def dry_run(spark, ctx, load_inputs: Optional[Callable] = None) -> list:
-        """A dry run of one project-period (``restate --dry-run``, a ``diff --data`` side, :data:`DATA_SIDE`):
+        """A dry run of one project-period (``restate --dry-run``, a ``diff --data`` side):
         ``ctx``'s pending outputs by the :class:`.evaluator.DryRun` strategy, each frame uncomputed; no batch,
         no run record, nothing printed."""
         return DryRun(load_inputs).compute(spark, ctx, RunMetrics(spark, ctx.run_id), lambda _line: None)
