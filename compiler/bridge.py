@@ -159,12 +159,14 @@ def _bridge_columns(plan: Plan, outputs: list[OutputBridge]) -> BridgeColumns:
 
 
 def recorded(plan: Optional[Plan], config) -> bool:
-    """Whether a run of ``plan`` observes and records its bridge: a project that declares checks always; any
-    project when the workspace's ``ledgerflow.yml`` (``config``, or None) says ``bridge: always``. Without it,
-    Spark prunes the bridge's columns and the run costs what it did before checks (BENCHMARKS.md section 4)."""
+    """Whether a run of ``plan`` observes and records its bridge, by ``bridge:`` in the workspace's
+    ``ledgerflow.yml`` (``config``, or None for the default): ``always`` (the default) every run; ``with_checks``
+    a run of a project that declares checks; ``off`` none (validation refuses a ``reconcile`` then, CHK-014).
+    Without it, Spark prunes the bridge's columns and the run costs what it did before checks."""
     if plan is None or plan.input is None:
         return False
-    return bool(plan.checks) or getattr(config, "bridge", None) == "always"
+    setting = getattr(config, "bridge", None) or "always"
+    return setting == "always" or (setting == "with_checks" and bool(plan.checks))
 
 
 def bridge_columns(plan: Plan) -> BridgeColumns:

@@ -127,7 +127,7 @@ class WorkspaceConfig:
     spark_master: Optional[str] = None
     spark_conf: dict[str, str] = field(default_factory=dict)
     file: str = ""
-    bridge: str = "with_checks"  # which runs observe and record their bridge: with_checks | always (docs/checks.md)
+    bridge: str = "always"  # which runs observe and record their bridge: always | with_checks | off (docs/checks.md)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from .yaml_reader import Reader, as_str
 from .yaml_source import YList, YMap, load_yaml_file
 
 MARKER = "ledgerflow.yml"
-BRIDGE = ("with_checks", "always")  # which runs record their bridge (docs/checks.md "The bridge")
+BRIDGE = ("always", "with_checks", "off")  # which runs record their bridge, the default first (docs/checks.md "The bridge")
 DATA_LEVELS = ("any", "day", "month", "quarter", "year")
 FORMATS = ("parquet", "csv", "json", "orc")
 
@@ -42,7 +42,14 @@ def load_config(path: str, display: str, errors: DiagnosticCollector) -> Workspa
                    default, did_you_mean(default, resolvers))
     return WorkspaceConfig(name=r.get("name", str, ""), default_resolver=default, resolvers=resolvers,
                            spark_master=sr.get("master", str), spark_conf=conf, file=display,
-                           bridge=r.choice("bridge", BRIDGE, BRIDGE[0]))
+                           bridge=_bridge(r, data))
+
+
+def _bridge(r: Reader, data) -> str:
+    """``bridge:``; YAML reads an unquoted ``off`` as false, which means the same."""
+    if isinstance(data, dict) and data.get("bridge") is False:
+        return "off"
+    return r.choice("bridge", BRIDGE, BRIDGE[0])
 
 
 def _load_strategy(ru: Reader, errors: DiagnosticCollector, where: str) -> Strategy:

@@ -19,26 +19,46 @@ def _always(root) -> None:
         fh.write("bridge: always\n")
 
 
-def test_the_setting_is_validated_and_defaults_to_runs_with_checks(finance):
+def _setting(root, value) -> None:
+    """``bridge: value`` in ``root``'s ledgerflow.yml (None: the line removed, the default)."""
+    lines = [line for line in (root / "ledgerflow.yml").read_text().splitlines() if not line.startswith("bridge:")]
+    (root / "ledgerflow.yml").write_text("\n".join(lines + ([f"bridge: {value}"] if value else [])) + "\n")
+
+
+def test_the_setting_is_validated_and_defaults_to_every_run(finance):
     from ledgerflow.compiler.workspace import load_workspace
-    assert load_workspace(str(finance)).config.bridge == "with_checks"
+    assert load_workspace(str(finance)).config.bridge == "always"
     with open(finance / "ledgerflow.yml", "a") as fh:
         fh.write("bridge: allways\n")
     result = cli(finance, "validate")
     assert result.exit_code == 1, describe(result)
-    assert "YAML-005" in result.output and "'bridge'" in result.output and "with_checks, always" in result.output
+    assert "YAML-005" in result.output and "'bridge'" in result.output and "always, with_checks, off" in result.output
     assert "always" in result.output.split("allways", 1)[1]  # the closest choice is suggested
-    text = (finance / "ledgerflow.yml").read_text().replace("bridge: allways", "bridge: always")
-    (finance / "ledgerflow.yml").write_text(text)
-    assert load_workspace(str(finance)).config.bridge == "always"
+    for setting in ("off", "with_checks", "always"):
+        text = (finance / "ledgerflow.yml").read_text()
+        (finance / "ledgerflow.yml").write_text(text[:text.index("bridge:")] + f"bridge: {setting}\n")
+        assert load_workspace(str(finance)).config.bridge == setting
+
+
+def test_bridge_off_refuses_a_reconcile_check_with_its_location(finance):
+    """``bridge: off`` records no bridge, so a ``reconcile`` (judged on the bridge) could never be judged:
+    validation names the check, its file and line, and nothing runs."""
+    with open(finance / "ledgerflow.yml", "a") as fh:
+        fh.write("bridge: off\n")
+    result = cli(finance, "validate")
+    assert result.exit_code == 1, describe(result)
+    assert "CHK-014" in result.output and "bridge: off" in result.output and ".yml:" in result.output
+    assert "with_checks" in result.output  # the hint names the settings that record it
 
 
 def test_a_project_without_checks_records_its_bridge_when_the_workspace_asks(spark, finance):
     """TS-03 declares no checks: with ``bridge: always`` its run records the bridge, built here by hand from
     the data file (input) and the written rows (output); the update's change is the difference."""
     runner = Runner(str(finance), echo=lambda _s: None, session_factory=lambda: spark)
-    assert "bridge" not in runner.run("ts03_fx_conversion", PERIOD)
-    _always(finance)
+    for setting in ("off", "with_checks"):  # neither records the bridge of a project without checks
+        _setting(finance, setting)
+        assert "bridge" not in runner.run("ts03_fx_conversion", PERIOD)
+    _setting(finance, None)  # the default: every run records it
     record = runner.run("ts03_fx_conversion", PERIOD)
     assert "checks" not in record or not record["checks"]
     start = _figures(_rows(finance / "data/gl/v1/transactions.csv"))

@@ -112,10 +112,11 @@ def test_every_point_equals_the_output_of_the_chain_cut_there(runner, finance, s
     assert Decimal(bridge["SUM(amount_reporting)"]["changes"][4]["change"]) != 0  # the update after the aggregate
 
 
-def test_the_bridge_is_observed_once_per_stage_and_only_for_a_project_with_checks(runner, finance, monkeypatch):
-    """The plan is never cut for the bridge: one observation of the rows at the end of the stage. A project
-    without checks observes nothing and records no bridge (its cost is not yet one every run pays: BENCHMARKS.md
-    section 4); Spark then prunes the bridge's columns."""
+def test_the_bridge_is_observed_once_per_stage_and_with_checks_only_for_a_project_with_checks(runner, finance,
+                                                                                              monkeypatch):
+    """The plan is never cut for the bridge: one observation of the rows at the end of the stage. Under
+    ``bridge: with_checks`` a project without checks observes nothing and records no bridge; Spark then prunes
+    the bridge's columns."""
     from ledgerflow.adapters.run import bridge as bridge_module
     stages = []
     original = bridge_module.BridgeObserver.observe_stage
@@ -125,6 +126,8 @@ def test_the_bridge_is_observed_once_per_stage_and_only_for_a_project_with_check
         return original(self, df, stage, outputs)
 
     monkeypatch.setattr(bridge_module.BridgeObserver, "observe_stage", counting)
+    with open(finance / "ledgerflow.yml", "a") as fh:
+        fh.write("bridge: with_checks\n")
     record = runner.run("ts03_fx_conversion", PERIOD)
     assert record["status"] == "completed" and "bridge" not in record and stages == []
     add_project(finance, "ts03_checked", """

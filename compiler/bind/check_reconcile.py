@@ -77,6 +77,12 @@ def bind_reconcile(ctx: BindContext, plan: CheckPlan, from_columns: dict, from_o
     """Fill ``plan`` (whose ``on`` and ``row_columns`` are the ``to`` output's) from the reconcile's arguments."""
     args, where = plan.check.args, plan.check.where
     plan.from_output = from_output
+    if ctx.ws.config is not None and ctx.ws.config.bridge == "off":
+        ctx.errors.add("CHK-014", f"check '{plan.name}' reconciles the run's bridge, which 'bridge: off' in "
+                       "ledgerflow.yml says no run records", plan.check.location,
+                       plan.name, "set 'bridge: always' (the default) or 'with_checks' in ledgerflow.yml, or "
+                       "remove the check")
+        return False
     ends = [("the input rows" if from_output is None else f"the rows output {from_output} writes", from_columns),
             (f"the rows output {plan.on} writes", plan.row_columns)]
     by, ok = [], True
