@@ -45,6 +45,19 @@ def _run(ws: Path, *extra: str) -> dict:
     return json.loads((ws / "target" / "runs" / run_id / "run.json").read_text())
 
 
+def _bridge_or_why(record: dict) -> None:
+    """The run's bridge (every run records it): TS-03's figures when measured; else every row says why not."""
+    rows = {b["measure"]: b for b in record["bridge"] if b["output"] == 2}
+    assert set(rows) == {"count", "SUM(amount_local)", "SUM(amount_reporting)"}, record["bridge"]
+    if any(b.get("not_measured") for b in rows.values()):
+        assert all(b.get("not_measured") and b["input"] is None for b in rows.values()), rows
+        return
+    assert (rows["count"]["input"], rows["count"]["output_value"]) == (10, 10)
+    assert Decimal(rows["SUM(amount_reporting)"]["output_value"]) == sum(TS03)
+    assert (Decimal(rows["SUM(amount_reporting)"]["input"]) + Decimal(rows["SUM(amount_reporting)"]["changes"][0]["change"])
+            == sum(TS03))
+
+
 def _amounts(spark, record: dict) -> list[Decimal]:
     location = record["outputs"][0]["location"]
     rows = (spark.read.option("header", "true").csv(location)
@@ -60,6 +73,8 @@ def test_ts03_on_standalone_cluster(spark, cluster, finance):
     assert record["spark"]["master_or_remote"] == "spark://127.0.0.1:7077"
     assert record["outputs"][0]["rows"] == 10
     assert _amounts(spark, record) == TS03
+    _bridge_or_why(record)
+    assert not any(b.get("not_measured") for b in record["bridge"])  # a cluster delivers observations as local does
 
 
 @pytest.mark.cluster
@@ -69,3 +84,4 @@ def test_ts03_through_spark_connect(spark, cluster, finance):
     assert record["spark"]["master_or_remote"] == "sc://127.0.0.1:15002"
     assert record["outputs"][0]["rows"] == 10
     assert _amounts(spark, record) == TS03
+    _bridge_or_why(record)  # over Spark Connect: recorded, or the record says why not

@@ -17,6 +17,10 @@ from __future__ import annotations
 import time
 from typing import Any, Hashable, Optional
 
+# Spark completes the observation of a part of the plan it optimised away (rows that can never reach the action,
+# such as those under a condition that is never true) with no metrics row at all (SPARK-54620: once it waited forever)
+OPTIMISED_AWAY = ("not observed: Spark optimised away the rows it observes (none of them could reach what the run "
+                  "computed, e.g. behind a condition that is never true)")
 WAIT = 10.0  # seconds: the longest a run waits for metrics after the actions that computed them
 POLL = 0.05
 
@@ -56,7 +60,8 @@ def read(observations: dict[Hashable, Any], wait: Optional[float] = None) -> tup
         try:
             got[key] = dict(observation.get)
         except Exception as exc:  # noqa: BLE001 - a failed observation is not measured, with Spark's reason
-            missing[key] = f"Spark reported no metrics for it ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+            missing[key] = (OPTIMISED_AWAY if "toPyRow" in str(exc) else
+                            f"Spark reported no metrics for it ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
     return got, missing
 
 
