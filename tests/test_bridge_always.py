@@ -77,8 +77,18 @@ def test_a_project_without_checks_records_its_bridge_when_the_workspace_asks(spa
     assert Decimal(got["SUM(amount_local)"]["changes"][0]["change"]) == 0
 
 
-def test_a_fused_range_records_each_periods_bridge_as_its_own_run_does(spark, finance, tmp_path):
+def test_a_fused_range_records_each_periods_bridge_as_its_own_run_does(spark, finance, tmp_path, monkeypatch):
+    """...and its output is still written once for the range (prestaged), the observations read after that
+    write: the bridge does not make a fused range materialise its outputs."""
+    from ledgerflow.adapters.run import fused_writes
     from ledgerflow.adapters.run.fused import run_range
+    written_once: list = []
+    original = fused_writes.prestage_outputs
+
+    def spy(frames, destinations, run_id):
+        written_once.extend(frames)
+        return original(frames, destinations, run_id)
+    monkeypatch.setattr(fused_writes, "prestage_outputs", spy)
     root = extend_finance(finance)
     _always(root)
     twin = shutil.copytree(root, tmp_path / "twin")
@@ -88,6 +98,7 @@ def test_a_fused_range_records_each_periods_bridge_as_its_own_run_does(spark, fi
     results = dict((p.identifier, r) for p, r in run_range(runner, "ts03_fx_conversion",
                                                            [parse_period(m) for m in months], started_at=STARTED))
     assert any("(fused, 3 periods)" in line for line in lines), lines  # computed once, for the range
+    assert written_once == [2]  # written once for the three periods
     each = Runner(str(twin), echo=lambda _s: None, session_factory=lambda: spark)
     bridges = set()
     for m in months:

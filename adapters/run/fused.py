@@ -114,7 +114,8 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
     other output is materialised, and so is a stage unless its only reader is one output. Each period's bridge (a
     project with checks, or any with ``bridge: always`` in the configuration of ``ctx``'s workspace) is observed
     on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`: each stage an output
-    reads, each output with a selector), in the same Spark jobs; its outputs are all materialised."""
+    reads, each output with a selector), in the same Spark jobs: those that materialise a frame, and the one write of
+    an output to a local folder, read after it."""
     run_id, config = (ctx.run_id, ctx.workspace.config) if ctx is not None else ("", None)
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
@@ -125,7 +126,7 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
     # observed as a period's own run observes it (compute.compute): with checks, or `bridge: always` (``config``)
     observer = FusedBridge(bridge_plan(plan), fused.periods) if recorded(plan, config) else None
     result = FusedResult(resolutions=resolutions, bridge=observer)
-    local = {seq for seq, d in (destinations or {}).items() if d.local} if observer is None else set()
+    local = {seq for seq, d in (destinations or {}).items() if d.local}
     deferred: dict = {}
     for i, st in enumerate(statements):
         interrupts.check()
@@ -138,22 +139,22 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
             if observer is not None:
                 df = observer.observe_stage(df, st.name, [s.operation.seq for s in readers if s.kind == "output"])
             df = runnable(df)
-            if observer is not None or not (len(readers) == 1 and readers[0].kind == "output"):
+            if not (len(readers) == 1 and readers[0].kind == "output"):
                 df = df.localCheckpoint()
             df.createOrReplaceTempView(st.name)
             continue
         seq = st.operation.seq
-        if seq in local:  # computed by its one write, below
-            deferred[seq] = result.frames[seq] = runnable(df)
-            continue
         if observer is not None:
             df = observer.observe_output(runnable(df), seq)
+        if seq in local:  # computed by its one write, below, which delivers the observations it carries
+            deferred[seq] = result.frames[seq] = runnable(df)
+            continue
         df = runnable(df).localCheckpoint()
         result.frames[seq] = df
         result.counts[seq] = {r[0]: r[1] for r in df.groupBy(PERIOD_KEY).count().collect()}
+    result.prestaged = fused_writes.prestage_outputs(deferred, destinations or {}, run_id)
     if observer is not None:
         observer.read()
-    result.prestaged = fused_writes.prestage_outputs(deferred, destinations or {}, run_id)
     return result
 
 
