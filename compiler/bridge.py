@@ -14,8 +14,8 @@ from, which delete marked it, its value before each update. So each change and t
 aggregate over the rows at the end of the stage an output reads (:func:`stage_metrics`), and the value after
 the period filter is the end's less every change (:func:`input_value`). The runner (``adapters/run/bridge.py``)
 observes them with ``DataFrame.observe`` in the pass that computes the stage: nothing is read twice.
-:func:`output_metrics` is observed on the rows of an output with a selector (and on the rows a quarantine
-moved out); a ``reconcile`` with ``by`` reads :func:`grouped_query` over the stage and over the output once.
+:func:`output_metrics` (the value at the end) is observed on the rows of each output, under its write (and on the
+rows a quarantine moved out); a ``reconcile`` with ``by`` reads :func:`grouped_query` over the stage and over the output once.
 """
 from __future__ import annotations
 
@@ -211,8 +211,11 @@ def _update_change(bridge: BridgePlan, seq: int, column: str, last: int) -> exp.
     created_later = any(seq < s < last and operation_kind(k).bridge == BridgeEffect.CREATES_ROWS
                         for s, k in bridge.kinds.items())
     existed = exp.LT(this=_col(ORIGIN), expression=exp.Literal.number(seq)) if created_later else None
-    before = exp.Sum(this=_col(before_name(seq, column)))
-    return exp.Sub(this=_zero_null(_sum(existed, after)), expression=_zero_null(before))
+    # one aggregate of each row's difference, not two sums: each aggregate an observation holds costs the
+    # run about a percent at 10M rows (BENCHMARKS.md section 4); a row created later has no value before it
+    # (NULL), and is left out by `existed`
+    moved = exp.Sub(this=_zero_null(exp.paren(after)), expression=_zero_null(_col(before_name(seq, column))))
+    return _zero_null(_sum(existed, moved))
 
 
 def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge) -> Optional[exp.Expression]:
@@ -246,11 +249,11 @@ def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge
     return _sum(cond, value)
 
 
-def _stage_items(bridge: BridgePlan, o: OutputBridge):
-    """(what, measure, aggregate) of every figure of ``o``'s bridge told by the stage it reads: the value at
-    the end and each operation's change. The value after the period filter is the end's less every change
-    (:func:`input_value`): summing it over every row again would double the rows' cost."""
-    for what in (*o.operations, END):
+def _stage_items(bridge: BridgePlan, o: OutputBridge, end: bool = True):
+    """(what, measure, aggregate) of every figure of ``o``'s bridge told by the stage it reads: each
+    operation's change, and with ``end`` the value at the end. The value after the period filter is the end's
+    less every change (:func:`input_value`): summing it over every row again would double the rows' cost."""
+    for what in (*o.operations, *((END,) if end else ())):
         for m in o.measures:
             node = _stage_aggregate(bridge, what, m, o)
             if node is not None:
@@ -275,30 +278,30 @@ def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
         o = bridge.output(seq)
         if o is None:
             continue
-        for what, m, node in _stage_items(bridge, o):
+        # the value at the end of an output without a selector is its written rows': observed under its write
+        # (:func:`observed_output_metrics`), where it costs next to nothing; an output with a selector needs
+        # the stage's too, for the rows its selector leaves out
+        for what, m, node in _stage_items(bridge, o, end=o.selector):
             out.setdefault(metric_name(what, o.rows, m.name), pretty(node))
     return list(out.items())
 
 
 def check_prefix(check: CheckPlan) -> str:
-    """The prefix of a row check's metrics in a stage's observation (:func:`stage_check_metrics`)."""
+    """The prefix of a row check's metrics in an output's observation (:func:`output_check_metrics`)."""
     return f"check|{check.name}|"
 
 
-def stage_check_metrics(bridge: BridgePlan, seq: int, checks: list[CheckPlan]) -> list[tuple[str, str]]:
-    """The row checks of output ``seq`` (of ``checks``) as aggregates over the working rows at the end of the
-    stage it reads, each named :func:`check_prefix` + its metric (:func:`..sql.row_metrics` over the rows the
-    output writes, ``NOT _deleted`` or every row; the violations counted, their amount impact read from the
-    staged rows only when there are some): observed with the stage's bridge, in the one
-    ``CollectMetrics`` the write computes, instead of a second one on the output's rows. None (``[]``) for an
-    output with a selector (its rows are not told by the stage's) or with a quarantine check (its other row
-    checks are judged on the rows it keeps)."""
+def output_check_metrics(bridge: BridgePlan, seq: int, checks: list[CheckPlan]) -> list[tuple[str, str]]:
+    """The row checks of output ``seq`` (of ``checks``) as aggregates over the output's rows, each named
+    :func:`check_prefix` + its metric (:func:`..sql.row_metrics`; the violations counted, their amount impact
+    read from the staged rows only when there are some): observed with the output's value at the end, in the
+    ``CollectMetrics`` under its write, instead of one more of their own. None (``[]``) for an output with a
+    quarantine check (its other row checks are judged on the rows it keeps)."""
     o = bridge.output(seq)
     row = [c for c in checks if c.on == seq and c.kind.row_check]
-    if o is None or o.selector or not row or any(c.action == Action.QUARANTINE for c in row):
+    if o is None or not row or any(c.action == Action.QUARANTINE for c in row):
         return []
-    rows = _rows_condition(o.rows)
-    return [(check_prefix(c) + name, pretty(node)) for c in row for name, node in row_metrics(c, rows, impact=False)]
+    return [(check_prefix(c) + name, pretty(node)) for c in row for name, node in row_metrics(c, impact=False)]
 
 
 def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
@@ -309,10 +312,11 @@ def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
 
 
 def observed_output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
-    """:func:`output_metrics` of an output observed on its own rows: one with a selector (one without
-    writes the stage's rows at the end, told by :func:`stage_metrics`); none otherwise."""
-    o = bridge.output(seq)
-    return output_metrics(bridge, seq) if o is not None and o.selector else []
+    """:func:`output_metrics` of an output, observed on its own rows under its write: its value at the end.
+    There the filter of its live rows and its projection sit below the observation, as without a bridge, and
+    the measures are plain ``count`` and sums: measured on pipeline P at 10M rows, such an observation costs
+    nothing measurable, where each aggregate of the stage's rows costs about a percent."""
+    return output_metrics(bridge, seq)
 
 
 def grouped_query(bridge: BridgePlan, seq: int, by: tuple[str, ...], view: str, stage: bool) -> str:

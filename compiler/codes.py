@@ -177,6 +177,8 @@ CODES: tuple[Code, ...] = (
          f"{CHECKS} (Codes)"),
     Code("CHK-012", "a check with no kind or two kinds", f"{CHECKS} (Codes)"),
     Code("CHK-013", "a reconcile grouped by a column that an update before its output assigns", f"{CHECKS} (Codes)"),
+    Code("CHK-014", "a reconcile in a workspace whose ledgerflow.yml says bridge: off (no run records the bridge it judges)",
+         f"{CHECKS} (Codes)"),
     # scenario test files (ledgerflow test)
     Code("TEST-001", "a test file's structure: rows, given data or expect/error not as docs/tests.md describes", SCENARIOS),
     Code("TEST-002", "the tested project is not in the workspace or does not compile", SCENARIOS),

@@ -1,15 +1,14 @@
 """The run's bridge (docs/checks.md, "The bridge"): per output, how its measures moved from the input to the
 output, observed in the pass that computes the output; and the ``reconcile`` checks judged on it.
 
-:class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for a project that declares
-checks, or any run of a workspace with ``bridge: always``; other runs observe and record no bridge) observes
-each stage an output reads with one ``DataFrame.observe`` (Spark's CollectMetrics) of
-:func:`~ledgerflow.compiler.bridge.stage_metrics`: the working rows at the end of a stage carry the
-bridge's columns, so each change and the value at the end is one aggregate of them, computed while the stage is
-materialised or the output written. The frame of an
-output with a selector carries one more, of its own rows. No second read. The row checks of an output
-without a selector are aggregates of the same rows (:func:`observed_checks`): they join the stage's
-observation, so a checked write carries one ``CollectMetrics``, not two.
+:class:`BridgeObserver` (``ctx.bridge``, made by :func:`..run.compute.compute` for every run unless
+``ledgerflow.yml`` says ``bridge: with_checks`` or ``off``) observes each stage an output reads with one
+``DataFrame.observe`` (Spark's CollectMetrics) of :func:`~ledgerflow.compiler.bridge.stage_metrics`: the
+working rows at the end of a stage carry the bridge's columns, so each operation's change is one aggregate of
+them, computed while the stage is materialised or the output written (none at all when no operation before
+the output changes a measure). Each output's frame carries one more, under its write, of its own rows: its
+value at the end, in plain counts and sums, with the row checks of an output without a selector
+(:func:`observed_checks`). No second read.
 :func:`collect` turns them into ``record["bridge"]`` (once per run); :func:`reconcile_results` judges the
 reconciles on it.
 """
@@ -21,7 +20,7 @@ from typing import Any, Optional
 
 from ...compiler.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, check_prefix,
                                        grouped_query, input_value, metric_name, observed_output_metrics,
-                                       output_metrics, stage_check_metrics, stage_metrics)
+                                       output_metrics, output_check_metrics, stage_metrics)
 from ...compiler.bridge_columns import EXACT
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from . import observations
@@ -47,27 +46,24 @@ class BridgeObserver:
         """``df``, the rows of ``stage`` (a view the outputs ``outputs`` read), carrying the observation of
         their bridges' figures (:func:`~ledgerflow.compiler.bridge.stage_metrics`)."""
         metrics = stage_metrics(self.plan, outputs)
-        checked = {seq: stage_check_metrics(self.plan, seq, self.checks) for seq in outputs}
-        if not metrics:
+        for seq in outputs:
+            self.stage_of[seq] = stage
+        if not metrics:  # no operation before these outputs changes a measure: nothing to observe here
             return df
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
         observation = Observation(f"lf_bridge_{self.tag}_{stage}")
-        metrics += [m for seq in outputs for m in checked[seq]]
         df = df.observe(observation, *[F.expr(sql).alias(name) for name, sql in metrics])
         self.stages[stage] = observation
-        for seq in outputs:
-            self.stage_of[seq] = stage
-            if checked[seq]:
-                self.checked[seq] = (observation, [(c, check_prefix(c)) for c in self.checks
-                                                   if c.on == seq and c.kind.row_check])
         return df
 
     def observe_output(self, df, seq: int):
-        """Output ``seq``'s frame carrying the observation of its measures (an output without a selector
-        carries none: its value is told by its stage's observation)."""
+        """Output ``seq``'s frame carrying the observation of its measures over its rows (its value at the end)
+        and of its row checks (:func:`~ledgerflow.compiler.bridge.output_check_metrics`): one ``CollectMetrics``
+        under its write."""
         self.frames[seq] = df
-        metrics = observed_output_metrics(self.plan, seq)
+        checked = output_check_metrics(self.plan, seq, self.checks)
+        metrics = observed_output_metrics(self.plan, seq) + checked
         if not metrics:
             return df
         from pyspark.sql import Observation
@@ -75,6 +71,9 @@ class BridgeObserver:
         observation = Observation(f"lf_bridge_{self.tag}_out_{seq}")
         df = df.observe(observation, *[F.expr(sql).alias(name) for name, sql in metrics])
         self.outputs[seq], self.frames[seq] = observation, df
+        if checked:
+            self.checked[seq] = (observation, [(c, check_prefix(c)) for c in self.checks
+                                               if c.on == seq and c.kind.row_check])
         return df
 
 
@@ -95,8 +94,8 @@ def collect(ctx, record: Optional[dict] = None) -> list[dict]:
 
 
 def observed_checks(ctx, seq: int) -> Optional[tuple[Any, list]]:
-    """(the stage's Observation, [(row check, its metrics' prefix)]) when output ``seq``'s row checks are
-    observed with its stage's bridge (:func:`~ledgerflow.compiler.bridge.stage_check_metrics`), else
+    """(the output's Observation, [(row check, its metrics' prefix)]) when output ``seq``'s row checks are
+    observed with its value at the end (:func:`~ledgerflow.compiler.bridge.output_check_metrics`), else
     None: its checks observe its own rows."""
     observer: Optional[BridgeObserver] = getattr(ctx, "bridge", None)
     return None if observer is None else observer.checked.get(seq)
@@ -162,12 +161,13 @@ def _rows(observer: BridgeObserver) -> list[dict]:
             rows.extend({"output": o.seq, "measure": m.name, "group": None, "input": None, "changes": [],
                          "quarantined": None, "output_value": None, "not_measured": why} for m in o.measures)
             continue
-        stage = got[("stage", observer.stage_of[o.seq])]
-        out = got[("output", o.seq)] if o.selector else {m.name: stage.get(metric_name(END, o.rows, m.name))
-                                                           for m in o.measures}
+        stage = got.get(("stage", observer.stage_of[o.seq]), {})  # none: nothing before it changes a measure
+        out = got[("output", o.seq)]
         moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
         for m in o.measures:
-            figures = {w: stage.get(metric_name(w, o.rows, m.name)) for w in (END, *o.operations)}
+            figures = {w: stage.get(metric_name(w, o.rows, m.name)) for w in o.operations}
+            # the stage's rows at the end: the output's own, unless its selector left some out
+            figures[END] = stage.get(metric_name(END, o.rows, m.name)) if o.selector else out.get(m.name)
             figures[INPUT] = input_value(figures, o.operations)
             rows.append(_bridge_row(o, m, None, figures, out.get(m.name), moved.get(m.name)))
         for by in o.groups:
@@ -182,7 +182,7 @@ def _unmeasured(o: OutputBridge, observer: BridgeObserver, missing: dict) -> Opt
         return "the working rows before it were never observed"
     if ("stage", stage) in missing:
         return f"the working rows before it: {missing[('stage', stage)]}"
-    if o.selector and o.seq not in observer.outputs:
+    if o.seq not in observer.outputs:
         return "the output's rows were never observed"
     if ("output", o.seq) in missing:
         return f"the output's rows: {missing[('output', o.seq)]}"

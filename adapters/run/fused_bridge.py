@@ -58,12 +58,12 @@ class FusedBridge:
         """``df``, the fused rows of ``stage`` (read by the outputs ``outputs``), carrying one observation of
         every period's figures."""
         metrics = stage_metrics(self.plan, outputs)
-        if not metrics:
+        for seq in outputs:
+            self.stage_of[seq] = stage
+        if not metrics:  # no operation before these outputs changes a measure
             return df
         df, observation = self._observe(df, stage, metrics)
         self.stages[stage] = (observation, [n for n, _ in metrics])
-        for seq in outputs:
-            self.stage_of[seq] = stage
         return df
 
     def observe_output(self, df, seq: int):

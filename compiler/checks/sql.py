@@ -54,8 +54,7 @@ def row_metrics(check: CheckPlan, rows: Optional[exp.Expression] = None,
                 impact: bool = True) -> list[tuple[str, exp.Expression]]:
     """A row check's aggregates, each (name, node): ``_lf_violations`` = COUNT_IF(violation), then (with
     ``impact``) per decimal column of the rows (``amount_columns``) the SUM over the violating rows (its amount
-    impact). ``rows``: a condition that picks the checked rows out of wider ones (the output's rows among the
-    working rows of the stage it writes: observed there, :func:`~.bridge.stage_check_metrics`). Observed in a
+    impact). ``rows``: a condition that picks the checked rows out of wider ones. Observed in a
     write, a check counts only: a decimal SUM per row costs the write more than reading the impact back from
     the staged rows when there are violations."""
     def bad() -> exp.Expression:
