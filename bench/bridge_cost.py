@@ -11,7 +11,9 @@ The designs (``--only`` picks some; ``off`` is always timed, the base of every r
   the stage an output reads, every figure of the bridge (the value at the end and each operation's change)
   an aggregate of the bookkeeping columns those rows carry;
 - ``under_write``, ``limbs``, ``write_scan``, ``counts_only``, ``one_count``: the variants of
-  ``bench/bridge_variants.py`` (its docstring says what each observes), run through that module.
+  ``bench/bridge_variants.py`` (its docstring says what each observes), run through that module;
+- ``before`` (with ``--before DIR``): the ledgerflow package in ``DIR`` (a folder holding ``ledgerflow/``, put
+  first on ``PYTHONPATH``), ``bridge: always``: an earlier design of the bridge against the shipped one.
 
 Each design runs in its own copy of the workspace (``<cache>/bridge-<layout>-<rows>/<design>``; the data
 folder shared, read only), so no two share a run store or outputs. After the rounds, the last run of each
@@ -52,8 +54,10 @@ def _workspace(src: str, root: str, design: str) -> str:
     return ws
 
 
-def _command(design: str, ws: str) -> list[str]:
+def _command(design: str, ws: str, before: str = "") -> list[str]:
     args = ["--workspace", ws, "run", "pipeline_p", "--period", PERIOD]
+    if design == "before":
+        return ["env", f"PYTHONPATH={before}", sys.executable, "-m", "ledgerflow.adapters.cli", *args]
     if design in ("off", "per_point"):
         return [sys.executable, "-m", "ledgerflow.adapters.cli", *args]
     return [sys.executable, os.path.join(HERE, "bridge_variants.py"), design, *args]
@@ -85,11 +89,12 @@ def _holds(bridge, shipped) -> str:
 def main(argv=None) -> int:
     parser = rounds_parser(__doc__.splitlines()[0], pairs=1)
     parser.add_argument("--only", action="append", choices=DESIGNS[1:], help="the designs to time beside off")
+    parser.add_argument("--before", default="", help="time this ledgerflow package too, as the design 'before'")
     args = parser.parse_args(argv)
     src = ensure_source(args.rows, args.layout)
     root = os.path.join(cache_root(), f"bridge-{args.layout}-{args.rows}")
-    designs = ["off", *(args.only or DESIGNS[1:])]
-    cmds = {d: (_command(d, _workspace(src, root, d)), 0) for d in designs}
+    designs = ["off", *(args.only or DESIGNS[1:]), *(["before"] if args.before else [])]
+    cmds = {d: (_command(d, _workspace(src, root, d), args.before), 0) for d in designs}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     out = rounds_report([f"# the bridge's cost by design (bench/bridge_cost.py), {args.rows:,} GL rows, layout "
