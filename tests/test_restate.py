@@ -103,6 +103,18 @@ def test_restate_publishes_the_new_rows_records_why_and_the_diff_and_keeps_the_s
     assert (Decimal(total["base"]), Decimal(total["head"]), Decimal(total["change"])) == \
         (base, head, head - base) and head - base == Decimal("396.00")
     assert {s["status"] for s in out["samples"]} == {"changed"} and len(out["samples"]) == 2
+
+    # the restatement records its bridge as any run does (bridge: always, the default), every figure by hand:
+    # the input's reporting amounts, the update's change to the corrected values, the rows written
+    bridge = {b["measure"]: b for b in rec["bridge"] if b["output"] == 2}
+    lines = [r for r in _rows(ws / "data/gl/v1/transactions.csv") if r["_period"] == PERIOD]
+    given = sum(Decimal(r["amount_reporting"] or 0) for r in lines)
+    assert (bridge["count"]["input"], bridge["count"]["output_value"]) == (len(lines), 10)
+    assert [c["change"] for c in bridge["count"]["changes"]] == [0]
+    reporting = bridge["SUM(amount_reporting)"]
+    assert (Decimal(reporting["input"]), Decimal(reporting["output_value"])) == (given, head)
+    assert Decimal(reporting["changes"][0]["change"]) == head - given != 0
+    assert Decimal(bridge["SUM(amount_local)"]["changes"][0]["change"]) == 0
     assert "'Write converted lines': 10 -> 10 rows: 0 added, 0 removed, 2 changed" in r.stdout
     assert "amount_reporting moves by +396.00 net (396.00 gross) in 2 rows" in r.stdout
     assert f"superseded output 2 'Write converted lines' stays readable at {old_folder}" in r.stdout
