@@ -2,7 +2,7 @@
 computes the range, never from another Spark job.
 
 A period's run observes, on the working rows at the end of each stage an output reads, the aggregates of
-:func:`ledgerflow.compiler.bridge.stage_metrics` (and on an output with a selector its own
+:func:`ledgerflow.compiler.bridge.stage_metrics` (and on each output's own rows its
 :func:`~ledgerflow.compiler.bridge.output_metrics`). The fused stage holds the rows of every period,
 each carrying its period in ``__lf_period_identifier`` and the bridge's columns, so a period's figure is the
 same aggregate over the rows of that period. The periods are known before anything runs, so one observation
