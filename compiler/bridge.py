@@ -279,7 +279,7 @@ def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
         if o is None:
             continue
         # the value at the end of an output without a selector is its written rows': observed under its write
-        # (:func:`observed_output_metrics`), where it costs next to nothing; an output with a selector needs
+        # (:func:`output_metrics`), where it costs next to nothing; an output with a selector needs
         # the stage's too, for the rows its selector leaves out
         for what, m, node in _stage_items(bridge, o, end=o.selector):
             out.setdefault(metric_name(what, o.rows, m.name), pretty(node))
@@ -306,17 +306,12 @@ def output_check_metrics(bridge: BridgePlan, seq: int, checks: list[CheckPlan]) 
 
 def output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
     """Output ``seq``'s measures over its rows (or over some of them, such as those a quarantine moved out):
-    one aggregate per measure."""
+    one aggregate per measure. Observed under each output's write, it is the output's value at the end: there
+    the filter of its live rows and its projection sit below the observation, as without a bridge, and the
+    measures are plain ``count`` and sums; measured on pipeline P at 10M rows, such an observation costs
+    nothing measurable, where each aggregate of the stage's rows costs about a percent."""
     o = bridge.output(seq)
     return [] if o is None else [(m.name, pretty(_aggregate(m, ALL))) for m in o.measures]
-
-
-def observed_output_metrics(bridge: BridgePlan, seq: int) -> list[tuple[str, str]]:
-    """:func:`output_metrics` of an output, observed on its own rows under its write: its value at the end.
-    There the filter of its live rows and its projection sit below the observation, as without a bridge, and
-    the measures are plain ``count`` and sums: measured on pipeline P at 10M rows, such an observation costs
-    nothing measurable, where each aggregate of the stage's rows costs about a percent."""
-    return output_metrics(bridge, seq)
 
 
 def grouped_query(bridge: BridgePlan, seq: int, by: tuple[str, ...], view: str, stage: bool) -> str:

@@ -7,7 +7,7 @@ output, observed in the pass that computes the output; and the ``reconcile`` che
 working rows at the end of a stage carry the bridge's columns, so each operation's change is one aggregate of
 them, computed while the stage is materialised or the output written (none at all when no operation before
 the output changes a measure). Each output's frame carries one more, under its write, of its own rows: its
-value at the end, in plain counts and sums, with the row checks of an output without a selector
+value at the end, in plain counts and sums, with its row checks unless one of them quarantines
 (:func:`observed_checks`). No second read.
 :func:`collect` turns them into ``record["bridge"]`` (once per run); :func:`reconcile_results` judges the
 reconciles on it.
@@ -19,7 +19,7 @@ from decimal import Decimal, localcontext
 from typing import Any, Optional
 
 from ...compiler.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBridge, check_prefix,
-                                       grouped_query, input_value, metric_name, observed_output_metrics,
+                                       grouped_query, input_value, metric_name,
                                        output_metrics, output_check_metrics, stage_metrics)
 from ...compiler.bridge_columns import EXACT
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
@@ -63,7 +63,7 @@ class BridgeObserver:
         under its write."""
         self.frames[seq] = df
         checked = output_check_metrics(self.plan, seq, self.checks)
-        metrics = observed_output_metrics(self.plan, seq) + checked
+        metrics = output_metrics(self.plan, seq) + checked
         if not metrics:
             return df
         from pyspark.sql import Observation

@@ -114,7 +114,7 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
     other output is materialised, and so is a stage unless its only reader is one output. Each period's bridge (a
     project with checks, or any with ``bridge: always`` in the configuration of ``ctx``'s workspace) is observed
     on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`: each stage an output
-    reads, each output with a selector), in the same Spark jobs: those that materialise a frame, and the one write of
+    reads, each output's own rows), in the same Spark jobs: those that materialise a frame, and the one write of
     an output to a local folder, read after it."""
     run_id, config = (ctx.run_id, ctx.workspace.config) if ctx is not None else ("", None)
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)

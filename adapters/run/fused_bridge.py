@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Optional
 
-from ...compiler.bridge import BridgePlan, observed_output_metrics, stage_metrics
+from ...compiler.bridge import BridgePlan, output_metrics, stage_metrics
 from ...compiler.fused_bridge import period_metrics, period_values
 from ...compiler.periods import Period
 from . import observations
@@ -69,7 +69,7 @@ class FusedBridge:
     def observe_output(self, df, seq: int):
         """Output ``seq``'s fused frame carrying every period's measures of its rows (an output with a
         selector; one without is told by its stage)."""
-        metrics = observed_output_metrics(self.plan, seq)
+        metrics = output_metrics(self.plan, seq)
         if not metrics:
             return df
         df, observation = self._observe(df, f"out_{seq}", metrics)
