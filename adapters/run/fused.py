@@ -71,7 +71,7 @@ class FusedResult:
     counts: dict = field(default_factory=dict)
     prestaged: fused_writes.Prestaged = field(default_factory=dict)  # outputs written once for every period
     resolutions: dict = field(default_factory=dict)  # period identifier -> view -> Resolution it read
-    bridge: Optional[FusedBridge] = None  # every period's bridge, observed in the fused pass
+    bridge: Optional[FusedBridge] = None  # every period's bridge, taken for the range
 
 
 def load_fused_inputs(spark, fused: FusedProject, resolutions: dict[str, dict], started: datetime.datetime,
@@ -111,11 +111,9 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
     """Run ``fused``'s statements once (inputs read for every period). An output to a local folder of
     ``destinations`` is written once for every period (:func:`.fused_writes.prestage_outputs`, named after the
     run id of ``ctx``, the first period's run), as a period's run computes such an output by its write; every
-    other output is materialised, and so is a stage unless its only reader is one output. Each period's bridge (a
-    project with checks, or any with ``bridge: always`` in the configuration of ``ctx``'s workspace) is observed
-    on the way, as a period's run observes its own (:class:`.fused_bridge.FusedBridge`: each stage an output
-    reads, each output's own rows), in the same Spark jobs: those that materialise a frame, and the one write of
-    an output to a local folder, read after it."""
+    other output is materialised, and so is a stage unless its only reader is one output. Each period's bridge (by
+    ``bridge:`` in the configuration of ``ctx``'s workspace) is then taken for every period at once, grouped by
+    period (:class:`.fused_bridge.FusedBridge`: each stage an output reads, each output's rows)."""
     run_id, config = (ctx.run_id, ctx.workspace.config) if ctx is not None else ("", None)
     spark.sql(fused.periods_sql).createOrReplaceTempView(PERIODS_VIEW)
     load_fused_inputs(spark, fused, resolutions, started, row_identity)
@@ -123,7 +121,7 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
     statements = fused.statements
     last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
     plan = fused.compiled.plan
-    # observed as a period's own run observes it (compute.compute): with checks, or `bridge: always` (``config``)
+    # recorded as a period's own run records it (compute.compute), by `bridge:` (``config``)
     observer = FusedBridge(bridge_plan(plan), fused.periods) if recorded(plan, config) else None
     result = FusedResult(resolutions=resolutions, bridge=observer)
     local = {seq for seq, d in (destinations or {}).items() if d.local}
@@ -136,25 +134,25 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
         if st.kind == "stage":
             echo(f"  {st.name} (fused, {len(fused.periods)} periods)")
             readers = [s for s in statements[i + 1:] if st.name in s.reads]
-            if observer is not None:
-                df = observer.observe_stage(df, st.name, [s.operation.seq for s in readers if s.kind == "output"])
             df = runnable(df)
             if not (len(readers) == 1 and readers[0].kind == "output"):
                 df = df.localCheckpoint()
+            if observer is not None:
+                observer.stage(df, st.name, [s.operation.seq for s in readers if s.kind == "output"])
             df.createOrReplaceTempView(st.name)
             continue
         seq = st.operation.seq
-        if observer is not None:
-            df = observer.observe_output(runnable(df), seq)
-        if seq in local:  # computed by its one write, below, which delivers the observations it carries
+        if seq in local:  # computed by its one write, below
             deferred[seq] = result.frames[seq] = runnable(df)
-            continue
-        df = runnable(df).localCheckpoint()
-        result.frames[seq] = df
-        result.counts[seq] = {r[0]: r[1] for r in df.groupBy(PERIOD_KEY).count().collect()}
+        else:
+            df = runnable(df).localCheckpoint()
+            result.frames[seq] = df
+            result.counts[seq] = {r[0]: r[1] for r in df.groupBy(PERIOD_KEY).count().collect()}
+        if observer is not None:
+            observer.output(result.frames[seq], seq)
     result.prestaged = fused_writes.prestage_outputs(deferred, destinations or {}, run_id)
     if observer is not None:
-        observer.read()
+        observer.measure(result.prestaged)
     return result
 
 

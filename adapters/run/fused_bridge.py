@@ -1,26 +1,39 @@
-"""The bridge of each period of a fused range (docs/fused.md, "The bridge"), observed in the fused pass.
+"""The bridge of each period of a fused range (docs/fused.md, "The bridge"), measured once for the range.
 
-:class:`FusedBridge` observes each fused stage an output reads (and each output with a selector) once, with
-every period's figures (:mod:`ledgerflow.compiler.fused_bridge`): no Spark job is added. :meth:`FusedBridge.
-for_period` gives a period's run the :class:`.bridge.BridgeObserver` its own run would have made, holding that
-period's figures already read, so :func:`.bridge.collect` records the same ``bridge`` as a period-by-period
-run: every figure, and the same *not measured* reason when an observation did not arrive.
+A period's own run observes its bridge in the pass that computes it (:mod:`.bridge`). A fused pass holds the
+rows of every period, each carrying its period in ``__lf_period_identifier`` and the bridge's columns, so a
+period's figure is the same aggregate over that period's rows: :class:`FusedBridge` takes every period's
+figures at once, grouped by the period, after the fused statements ran:
+
+- a stage an output reads: :func:`~ledgerflow.compiler.bridge.stage_metrics` over its rows, grouped by period
+  (a materialised stage is read from memory; a stage computed by its one output's write is computed again,
+  Spark reading only the columns the figures need: the same rows, as the DSL has no non-deterministic or
+  order-dependent function, and inputs changed in between fail the periods' input checks before publishing);
+- an output: :func:`~ledgerflow.compiler.bridge.output_metrics` over its rows as written for the whole range
+  (a column-pruned read of the prestaged files), or over its materialised rows.
+
+Observing every period in the fused pass itself would hold each aggregate once per period (``SUM(IF(period =
+P, x, NULL))``): 168 aggregates for a year of pipeline P, which Spark's ``CollectMetrics`` evaluates row by row,
+and which doubled the range's time at 10M rows (BENCHMARKS.md section 4). A grouped aggregate is Spark's
+compiled hash aggregation. :meth:`FusedBridge.for_period` gives a period's run the :class:`.bridge.BridgeObserver`
+its own run would have made, holding that period's figures already read, so :func:`.bridge.collect` records
+the same ``bridge`` as a period-by-period run: every figure, and a *not measured* reason when a figure could
+not be taken.
 """
 from __future__ import annotations
 
-import uuid
 from typing import Any, Optional
 
 from ...compiler.bridge import BridgePlan, output_metrics, stage_metrics
-from ...compiler.fused_bridge import period_metrics, period_values
+from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY
 from ...compiler.periods import Period
-from . import observations
+from ..commit import staging
 from .bridge import BridgeObserver
 
 
 class Observed:
-    """An observation already read: its metrics (``_result``), or why there are none (``_error``), in the
-    shape :func:`.observations.completed` and :func:`.observations.read` take (Spark Connect's)."""
+    """Figures already read: their metrics (``_result``), or why there are none (``_error``), in the shape
+    :func:`.observations.completed` and :func:`.observations.read` take (Spark Connect's)."""
 
     def __init__(self, result: Optional[dict], error: Optional[str] = None):
         self._result = result or {}
@@ -34,65 +47,73 @@ class Observed:
         return self._result
 
 
+def _grouped(df, metrics: list[tuple[str, str]]) -> dict[str, dict]:
+    """Period identifier -> {metric name: value} of ``metrics`` over ``df``'s rows of each period (a period
+    with no rows is absent: its counts are 0 and its sums none, as the bridge reads an absent figure)."""
+    from pyspark.sql import functions as F
+    rows = df.groupBy(PERIOD_KEY).agg(*[F.expr(sql).alias(name) for name, sql in metrics]).collect()
+    return {r[0]: {name: r[i + 1] for i, (name, _) in enumerate(metrics)} for r in rows}
+
+
 class FusedBridge:
-    """The observations of a fused range's bridges (see the module docstring)."""
+    """Every period's bridge of a fused range (see the module docstring)."""
 
     def __init__(self, plan: BridgePlan, periods: tuple[Period, ...]):
         self.plan = plan
         self.periods = periods
-        self.tag = uuid.uuid4().hex[:12]
-        self.stages: dict[str, tuple[Any, list[str]]] = {}  # stage view -> (Observation, metric names)
+        self.stages: dict[str, tuple[Any, list[tuple[str, str]]]] = {}  # stage view -> (its rows, metrics)
         self.stage_of: dict[int, str] = {}  # output seq -> the stage view it reads
-        self.outputs: dict[int, tuple[Any, list[str]]] = {}  # output seq -> (Observation, metric names)
-        self.got: dict = {}
-        self.missing: dict = {}
+        self.outputs: dict[int, tuple[Any, list[tuple[str, str]]]] = {}  # output seq -> (its rows, metrics)
+        self.got: dict = {}  # ("stage", view) or ("output", seq) -> period identifier -> figures
+        self.missing: dict = {}  # the same key -> why its figures are not measured
 
-    def _observe(self, df, name: str, metrics: list[tuple[str, str]]):
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-        observation = Observation(f"lf_fused_bridge_{self.tag}_{name}")
-        restricted = period_metrics(metrics, self.periods)
-        return df.observe(observation, *[F.expr(sql).alias(n) for n, sql in restricted]), observation
-
-    def observe_stage(self, df, stage: str, outputs: list[int]):
-        """``df``, the fused rows of ``stage`` (read by the outputs ``outputs``), carrying one observation of
-        every period's figures."""
+    def stage(self, df, stage: str, outputs: list[int]) -> None:
+        """Measure, once the fused statements ran, the figures of ``stage`` (its fused rows ``df``, read by the
+        outputs ``outputs``) that tell each operation's change."""
         metrics = stage_metrics(self.plan, outputs)
         for seq in outputs:
             self.stage_of[seq] = stage
-        if not metrics:  # no operation before these outputs changes a measure
-            return df
-        df, observation = self._observe(df, stage, metrics)
-        self.stages[stage] = (observation, [n for n, _ in metrics])
-        return df
+        if metrics:  # else no operation before these outputs changes a measure
+            self.stages[stage] = (df, metrics)
 
-    def observe_output(self, df, seq: int):
-        """Output ``seq``'s fused frame carrying every period's measures of its rows (an output with a
-        selector; one without is told by its stage)."""
+    def output(self, df, seq: int) -> None:
+        """Measure, once the fused statements ran, output ``seq``'s value at the end over its fused rows ``df``
+        (or over its rows as written for the whole range, see :meth:`measure`)."""
         metrics = output_metrics(self.plan, seq)
-        if not metrics:
-            return df
-        df, observation = self._observe(df, f"out_{seq}", metrics)
-        self.outputs[seq] = (observation, [n for n, _ in metrics])
-        return df
+        if metrics:
+            self.outputs[seq] = (df, metrics)
 
-    def read(self) -> None:
-        """Read every observation (after the fused statements ran): see :func:`.observations.read`."""
-        self.got, self.missing = observations.read(
-            {**{("stage", s): o for s, (o, _) in self.stages.items()},
-             **{("output", s): o for s, (o, _) in self.outputs.items()}})
+    def measure(self, prestaged: Optional[dict] = None) -> None:
+        """Take every figure, one grouped aggregate per stage and output; an output of ``prestaged`` (seq ->
+        :class:`.fused_writes.PrestagedOutput`) is read back from its written files."""
+        prestaged = prestaged or {}
+        work = {("stage", s): v for s, v in self.stages.items()}
+        for seq, (df, metrics) in self.outputs.items():
+            if seq in prestaged:
+                written = prestaged[seq]
+                data = df.drop(*[c for c in PERIOD_COLUMNS.values() if c != PERIOD_KEY])
+                df = staging.read_staged(data, written.folder, written.destination.format)
+            work[("output", seq)] = (df, metrics)
+        for key, (df, metrics) in work.items():
+            try:
+                self.got[key] = _grouped(df, metrics)
+            except Exception as exc:  # noqa: BLE001 - the periods' bridges say why, the rows are written
+                self.missing[key] = (f"not measured: Spark failed to compute the range's figures "
+                                     f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
 
-    def _figures(self, key, names: list[str], index: int) -> Observed:
+    def _figures(self, key, names: list[str], period: Period) -> Observed:
         if key in self.missing:
             return Observed(None, self.missing[key])
-        return Observed(period_values(self.got[key], names, index))
+        mine = self.got[key].get(period.identifier, {})
+        return Observed({name: mine.get(name) for name in names})
 
     def for_period(self, period: Period, frames: dict[int, Any]) -> BridgeObserver:
         """The bridge observer of ``period``'s run, whose outputs are ``frames`` (seq -> the period's frame)."""
-        index = self.periods.index(period)
         observer = BridgeObserver(self.plan)
-        observer.stages = {s: self._figures(("stage", s), names, index) for s, (_, names) in self.stages.items()}
-        observer.outputs = {s: self._figures(("output", s), names, index) for s, (_, names) in self.outputs.items()}
+        observer.stages = {s: self._figures(("stage", s), [n for n, _ in m], period)
+                           for s, (_, m) in self.stages.items()}
+        observer.outputs = {s: self._figures(("output", s), [n for n, _ in m], period)
+                            for s, (_, m) in self.outputs.items()}
         observer.stage_of = dict(self.stage_of)
         observer.frames = dict(frames)
         return observer
