@@ -13,7 +13,11 @@ The designs (``--only`` picks some; ``off`` is always timed, the base of every r
 - ``under_write``, ``limbs``, ``write_scan``, ``counts_only``, ``one_count``: the variants of
   ``bench/bridge_variants.py`` (its docstring says what each observes), run through that module;
 - ``before`` (with ``--before DIR``): the ledgerflow package in ``DIR`` (a folder holding ``ledgerflow/``, put
-  first on ``PYTHONPATH``), ``bridge: always``: an earlier design of the bridge against the shipped one.
+  first on ``PYTHONPATH``), ``bridge: always``: an earlier design of the bridge against the shipped one;
+- with ``--floor``, two hand-written PySpark scripts (no ledgerflow): ``hand`` (``bench/handwritten_source.py``,
+  no bridge) and ``hand_bridge`` (``bench/handwritten_bridge.py``, the whole bridge observed where each figure
+  is cheapest): ``hand_bridge / hand`` is the least the bridge can cost, printed beside ``per_point / off``,
+  and the hand-written bridge's figures are compared with ledgerflow's record.
 
 Each design runs in its own copy of the workspace (``<cache>/bridge-<layout>-<rows>/<design>``; the data
 folder shared, read only), so no two share a run store or outputs. After the rounds, the last run of each
@@ -54,7 +58,15 @@ def _workspace(src: str, root: str, design: str) -> str:
     return ws
 
 
-def _command(design: str, ws: str, before: str = "") -> list[str]:
+HAND = {"hand": "handwritten_source.py", "hand_bridge": "handwritten_bridge.py"}
+STARTED_AT = "2026-11-26T08:00:00"
+
+
+def _command(design: str, ws: str, before: str = "", layout: str = "flat") -> list[str]:
+    if design in HAND:
+        return [sys.executable, os.path.join(HERE, HAND[design]), "--data", os.path.join(ws, "data"), "--layout",
+                layout, "--out", os.path.join(ws, "out"),
+                "--period", PERIOD, "--started-at", STARTED_AT]
     args = ["--workspace", ws, "run", "pipeline_p", "--period", PERIOD]
     if design == "before":
         return ["env", f"PYTHONPATH={before}", sys.executable, "-m", "ledgerflow.adapters.cli", *args]
@@ -86,15 +98,47 @@ def _holds(bridge, shipped) -> str:
             ("" if same else ": figures differ from the shipped design's (cost only)"))
 
 
+def _hand_same(stdout: str, shipped) -> str:
+    """Whether the hand-written bridge printed in ``stdout`` has the figures of ledgerflow's ``shipped`` record."""
+    found = re.search(r"^bridge (.*)$", stdout, re.M)
+    if not found or not shipped:
+        return "hand_bridge: nothing to compare (no bridge printed, or no ledgerflow record)"
+    hand = json.loads(found.group(1))
+    ours = {r["measure"]: {"input": str(r["input"]), **{str(c["seq"]): str(c["change"]) for c in r["changes"]},
+                           "output": str(r["output_value"])} for r in shipped if r.get("group") is None}
+    from decimal import Decimal
+    differ = [(m, k) for m, figures in hand.items() for k, v in figures.items()
+              if m not in ours or Decimal(ours[m].get(k, "NaN")) != Decimal(v)]
+    return ("hand_bridge: every figure the same as ledgerflow's record" if not differ
+            else f"hand_bridge: figures differ from ledgerflow's record at {differ}")
+
+
+def _floor_lines(result: dict) -> list[str]:
+    """The rounds' ratios hand_bridge / hand beside per_point / off, and their medians."""
+    import statistics
+    took = result["took"]
+    hand = [b / a for a, b in zip(took["hand"], took["hand_bridge"])]
+    ours = [b / a for a, b in zip(took["off"], took["per_point"])] if "per_point" in took else []
+    lines = [f"floor: hand_bridge / hand per round {', '.join(f'{r:.3f}' for r in hand)}; median "
+             f"{statistics.median(hand):.3f}"]
+    if ours:
+        lines.append(f"ledgerflow: per_point / off per round {', '.join(f'{r:.3f}' for r in ours)}; median "
+                     f"{statistics.median(ours):.3f}; per_point / hand_bridge median "
+                     f"{statistics.median([b / a for a, b in zip(took['hand_bridge'], took['per_point'])]):.3f}")
+    return lines
+
+
 def main(argv=None) -> int:
     parser = rounds_parser(__doc__.splitlines()[0], pairs=1)
     parser.add_argument("--only", action="append", choices=DESIGNS[1:], help="the designs to time beside off")
     parser.add_argument("--before", default="", help="time this ledgerflow package too, as the design 'before'")
+    parser.add_argument("--floor", action="store_true", help="time the hand-written scripts too (hand, hand_bridge)")
     args = parser.parse_args(argv)
     src = ensure_source(args.rows, args.layout)
     root = os.path.join(cache_root(), f"bridge-{args.layout}-{args.rows}")
-    designs = ["off", *(args.only or DESIGNS[1:]), *(["before"] if args.before else [])]
-    cmds = {d: (_command(d, _workspace(src, root, d), args.before), 0) for d in designs}
+    designs = ["off", *(args.only or DESIGNS[1:]), *(["before"] if args.before else []),
+               *(HAND if args.floor else [])]
+    cmds = {d: (_command(d, _workspace(src, root, d), args.before, args.layout), 0) for d in designs}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     out = rounds_report([f"# the bridge's cost by design (bench/bridge_cost.py), {args.rows:,} GL rows, layout "
@@ -102,9 +146,13 @@ def main(argv=None) -> int:
                          f"# {machine('each process local[2]')}"],
                         f"# {args.pairs} rounds after {args.warmup} warm-up, base off")
     result = alternating_rounds(cmds, "off", args.pairs, args.warmup, root, out)
-    bridges = {d: _bridge(os.path.join(root, d), result["stdout"][d]) for d in designs}
-    for design in designs:
+    bridges = {d: _bridge(os.path.join(root, d), result["stdout"][d]) for d in designs if d not in HAND}
+    for design in bridges:
         out(f"{design}: {_holds(bridges[design], bridges.get('per_point'))}")
+    if args.floor:
+        out(_hand_same(result["stdout"]["hand_bridge"], bridges.get("per_point")))
+        for line in _floor_lines(result):
+            out(line)
     return finish_rounds(out, result, "off", args.out or dated_result(f"bridge_cost_{args.rows}_{args.layout}"))
 
 

@@ -51,7 +51,7 @@ def read(spark, data: str, layout: str, name: str):
 
 
 def pipeline(spark, data: str, layout: str, period: str, started_at: datetime.datetime, observe_delete=None,
-             rate_type: str = "closing", keep=None, bridge_rows: bool = False):
+             rate_type: str = "closing", keep=None, bridge_rows: bool = False, observe=None):
     """Pipeline P's output rows for ``period``, as a DataFrame (nothing computed yet). ``observe_delete``:
     called with the lines before the delete and its condition, returns the frame the lines go on from (the
     hand-written checks observe the deleted rows there: ``bench/handwritten_checks.py``). ``rate_type``: the
@@ -59,7 +59,10 @@ def pipeline(spark, data: str, layout: str, period: str, started_at: datetime.da
     shares them between two pipelines). ``bridge_rows``: the rows as the bridge of
     ``bench/handwritten_checks.py --bridge`` sums them: the lines the delete removes stay, marked
     ``_deleted``, and every line carries ``_before_1``/``_before_2``, ``amount_reporting`` before each update
-    (NULL on the other rows); the caller drops both before writing."""
+    (NULL on the other rows); the caller drops both before writing. ``observe``: the hooks of
+    ``bench/handwritten_bridge.py``, each returning the frame it was given with an observation:
+    ``observe.lines(lines, deleted)`` on the lines before the delete (carrying ``_before_1``/``_before_2``,
+    not written) and ``observe.created(rows, seq)`` on the rows operation 4 or 5 creates."""
     from pyspark.sql import functions as F
     keep = keep or (lambda frame, name: frame)
     start = datetime.date.fromisoformat(period + "-01")
@@ -75,13 +78,15 @@ def pipeline(spark, data: str, layout: str, period: str, started_at: datetime.da
 
     # 1. convert to USD and enrich, for posted (non-manual) lines
     df = converted(F, gl, fx, customers, started,
-                   last=[F.col("amount_reporting").alias("_before_1")] if bridge_rows else [])
+                   last=[F.col("amount_reporting").alias("_before_1")] if bridge_rows or observe else [])
     # 2. enterprise discount
-    if bridge_rows:
+    if bridge_rows or observe:
         df = df.withColumn("_before_2", F.col("amount_reporting"))
     df = discounted(F, df, started)
     # 3. delete lines of unknown or inactive customers (not written, so simply dropped)
     unknown = unknown_customer(F)
+    if observe is not None:
+        observe_delete = observe.lines
     lines = df if bridge_rows else (df if observe_delete is None else observe_delete(df, unknown)).where(~unknown)
     df = df.where(~unknown)
     lines = lines.select(
@@ -96,11 +101,15 @@ def pipeline(spark, data: str, layout: str, period: str, started_at: datetime.da
                    F.sum("amount_reporting").cast(DEC).alias("amount_reporting"),
                    F.count("journal_id").alias("line_count")))
     totals = total_rows(F, totals, started)
+    if observe is not None:
+        totals = observe.created(totals, 4)
     # 5. budgets of the period summed per account, cost center and currency
     budgets = (keep(read(spark, data, layout, "budgets").where(F.col("_period") == period), "budgets")
                .groupBy("account_code", "cost_center_code", "currency")
                .agg(F.sum("amount").cast(DEC).alias("amount_local")))
     budgets = budget_rows(F, budgets, started)
+    if observe is not None:
+        budgets = observe.created(budgets, 5)
     return lines.unionByName(totals, allowMissingColumns=True).unionByName(budgets, allowMissingColumns=True)
 
 
