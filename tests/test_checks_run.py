@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from cli_support import cli, describe, record, run, run_id_of, write
 from conftest import cli_env
 
+from partition_support import shown
 from ledgerflow.adapters.store.runstore import RunStore
 
 PROJECT = "journal_controls"
@@ -64,10 +65,10 @@ def test_sample_checks_hold_and_runs_show_prints_them(spark, finance):
         ("currencies", "accepted_values", "3", "passed"), ("some_lines", "row_count", "3", "passed"),
         ("lines_numbered", "expect", "input", "passed")]
     assert all(c["violations"] == 0 and c["sample"] == [] and c["amount_impact"] == {} for c in rec["checks"])
-    shown = cli(finance, "runs", "show", rec["run_id"])
-    assert shown.exit_code == 0, describe(shown)
-    assert "Checks (judged on the staged rows before the commit point)" in shown.stdout
-    assert "  journals_balance  balanced         3      fail      passed           0            0" in shown.stdout
+    listed = cli(finance, "runs", "show", rec["run_id"])
+    assert listed.exit_code == 0, describe(listed)
+    assert "Checks (judged on the staged rows before the commit point)" in listed.stdout
+    assert "  journals_balance  balanced         3      fail      passed           0            0" in listed.stdout
     raw = json.loads(cli(finance, "runs", "show", rec["run_id"], "--json").stdout)
     assert raw["checks"] == rec["checks"]
     # judging them is in the run's timings: its seconds and the Spark jobs it started (balanced, unique: a query each)
@@ -110,9 +111,9 @@ def test_a_failing_check_publishes_nothing_releases_its_version_and_exits_4(spar
     ok = record(finance, run_id_of(run(finance, PROJECT)))
     assert ok["status"] == "completed"
     assert [(o["registered_dataset"], o["registered_version"]) for o in ok["outputs"]] == [("controlled_lines", 1)]
-    shown = cli(finance, "runs", "show", run_id).stdout
+    listed = cli(finance, "runs", "show", run_id).stdout
     assert "  journals_balance  balanced         3      fail      failed           2            0  amount_signed " \
-           "100.00 | journal_id=JE-002, amount_signed=100.00" in shown
+           "100.00 | journal_id=JE-002, amount_signed=100.00" in listed
 
 
 def _break_journal_undo(ws: Path) -> None:
@@ -123,11 +124,11 @@ def _break_journal_undo(ws: Path) -> None:
 def test_a_failing_check_leaves_the_published_partition_as_it_was(spark, finance):
     first = run(finance, PROJECT)
     partition = finance / OUT / "_period=2026-01"
-    before = os.path.realpath(partition)
+    before = shown(partition)
     _break_journal(finance)
     result = run(finance, PROJECT, expect=4)
     assert "check 'journals_balance' (balanced on output 3) found 2 violating rows" in result.stderr
-    assert os.path.realpath(partition) == before and len(_rows(partition)) == 10
+    assert shown(partition) == before and len(_rows(partition)) == 10
     assert record(finance, run_id_of(first))["status"] == "completed"
     assert [p.name for p in (finance / OUT / ".lf_versions" / "_period=2026-01").iterdir()] == [os.path.basename(before)]
 

@@ -27,6 +27,7 @@ from conftest import cli_env
 from test_hardening_commit import STAMP
 from test_hardening_interrupted import PERIOD, own_folders
 
+from partition_support import shown
 from ledgerflow.adapters.run import interrupts
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.inputs import loaders
@@ -106,7 +107,7 @@ def quiet(result: subprocess.CompletedProcess) -> None:
 def test_ctrl_c_during_a_spark_job_cancels_it_rolls_back_and_exits_3(spark, finance, tmp_path):
     first = run_ok(finance, "ts01_output_only")
     link = first["outputs"][0]["location"]
-    live = os.path.realpath(link)
+    live = shown(link)
     result = interrupted_run(finance, IN_SPARK_JOB, tmp_path / "in-job")
     [run_id] = [p.name for p in (finance / "target" / "runs").iterdir() if p.name != first["run_id"]]
     assert result.returncode == 3, (result.stdout, result.stderr)
@@ -116,7 +117,7 @@ def test_ctrl_c_during_a_spark_job_cancels_it_rolls_back_and_exits_3(spark, fina
     rec = record(finance, run_id)
     assert rec["status"] == "failed" and rec["error"] == "interrupted: KeyboardInterrupt in the process that ran it"
     assert RunStore(str(finance)).get_run(run_id)["status"] == "failed"
-    assert os.path.realpath(link) == live and own_folders(link, run_id) == []
+    assert shown(link) == live and own_folders(link, run_id) == []
     assert len(read_output(spark, first, 1)[1]) == 10
     assert not Path(liveness.lock_path(str(finance / "target" / "runs"), run_id)).exists()
     assert RunStore(str(finance)).leases() == []
@@ -141,7 +142,7 @@ def test_ctrl_c_after_the_commit_point_keeps_the_run_and_exits_0(spark, finance,
     quiet(result)
     rec = record(finance, run_id)
     assert rec["status"] == "completed" and RunStore(str(finance)).get_run(run_id)["status"] == "completed"
-    assert os.path.basename(os.path.realpath(rec["outputs"][0]["location"])) == run_id
+    assert os.path.basename(shown(rec["outputs"][0]["location"])) == run_id
     assert len(read_output(spark, rec, 1)[1]) == 10
     assert not Path(liveness.lock_path(str(finance / "target" / "runs"), run_id)).exists()
     assert RunStore(str(finance)).leases() == []
@@ -389,7 +390,7 @@ def test_a_ctrl_c_once_a_catalog_table_is_written_lets_the_run_commit(spark, fin
                                  "nothing was rolled back.")
             assert runner.stop_requested
             local = [o["location"] for o in rec["outputs"] if o["operation_seq"] == 2][0]
-            assert os.path.basename(os.path.realpath(local)) == rec["run_id"]
+            assert os.path.basename(shown(local)) == rec["run_id"]
             assert stamps_in("first") == stamps_in("second") == {stamp}
             assert RunStore(str(finance)).get_run(rec["run_id"])["status"] == "completed"
     finally:

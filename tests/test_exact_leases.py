@@ -28,6 +28,7 @@ from conftest import cli_env
 from test_hardening_commit import stamped
 from test_hardening_interrupted import PERIOD, dead_pid
 
+from partition_support import shown
 from ledgerflow.adapters.run import leases
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.inputs import loaders
@@ -102,7 +103,7 @@ def test_a_second_run_needing_a_leased_partition_fails_at_once_naming_the_holder
     assert isinstance(err, LeaseHeld), err
     assert err.exit_code == 1
     link = a["outputs"][0]["location"]
-    partition = os.path.join(os.path.realpath(os.path.dirname(link)), os.path.basename(link))
+    partition = os.path.join(shown(os.path.dirname(link)), os.path.basename(link))
     message = str(err)
     assert message.startswith(f"RUN-001 the destination partition {partition} is being written"), message
     assert f"is being written by run {a['run_id']} (pid {os.getpid()} on host {HOST}, holding it since " in message
@@ -111,7 +112,7 @@ def test_a_second_run_needing_a_leased_partition_fails_at_once_naming_the_holder
     [b] = [r for r in store.list_runs() if r["run_id"] != a["run_id"]]
     assert b["status"] == "failed" and b["error"] == message and b.get("commit") is None
     assert b.get("timings") is None  # it never reached Spark
-    assert os.path.basename(os.path.realpath(link)) == a["run_id"]  # the partition shows A's version
+    assert os.path.basename(shown(link)) == a["run_id"]  # the partition shows A's version
     assert store.leases() == []  # A's leases went with its commit, B's with its failure
 
 
@@ -151,7 +152,7 @@ def test_run_wait_waits_for_the_holder_then_runs(spark, finance, monkeypatch):
     a_done = events.index(next(e for e in events if e[0] == "A" and e[1].startswith("Completed run")))
     b_loads = events.index(next(e for e in events if e[0] == "B" and e[1].strip().startswith("loaded ")))
     assert b_loads > a_done, events
-    assert os.path.basename(os.path.realpath(b["outputs"][0]["location"])) == b["run_id"]
+    assert os.path.basename(shown(b["outputs"][0]["location"])) == b["run_id"]
     assert RunStore(str(finance)).leases() == []
 
 

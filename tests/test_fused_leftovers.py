@@ -15,6 +15,7 @@ from pathlib import Path
 from cli_support import cli, describe, record, run_ok, versions_dir
 from test_hardening_interrupted import dead_pid, entry, fake_dead_run
 
+from partition_support import shown
 from ledgerflow.adapters.run.context import new_run_id, utcnow
 from ledgerflow.adapters.store.runstore import RunStore
 
@@ -70,7 +71,7 @@ def test_a_dead_range_s_rows_folder_is_removed_with_its_interrupted_run_and_noth
     assert f"could not remove {link} (or it is not a folder ledgerflow created): left alone" in rec["error"]
     assert link.is_symlink() and (outside / "__lf_period_identifier=2026-04").is_dir()
     assert other_process.is_dir() and unknown.is_dir()  # a live process's range, a folder no run of it named
-    assert os.path.realpath(location) == os.path.realpath(first["outputs"][0]["location"])
+    assert shown(location) == shown(first["outputs"][0]["location"])
 
 
 def test_a_range_whose_process_died_between_two_runs_is_cleaned_by_runs_clean(spark, finance):

@@ -30,6 +30,8 @@ from test_hardening_destinations import REGISTER
 from test_hardening_interrupted import (OUTPUTS, PERIOD, dead_pid, fake_dead_run, many_outputs_project, own_folders,
                                         stage)
 
+from partition_support import shown
+from ledgerflow.adapters.commit.shown import show
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.commit import recovery
 from ledgerflow.adapters.commit import partitions, publish, spark_writes, staging, swaps
@@ -73,7 +75,7 @@ def test_a_run_killed_between_two_swaps_is_rolled_back_by_the_next_command(spark
     many_outputs_project(finance)
     first = run_ok(finance, "many_outputs")
     locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
-    live_before = [os.path.realpath(loc) for loc in locations]
+    live_before = [shown(loc) for loc in locations]
 
     proc = subprocess.Popen([sys.executable, "-c", KILL_AT_SWAP, "4", "--workspace", str(finance), "run",
                              "many_outputs", "--period", PERIOD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -90,7 +92,7 @@ def test_a_run_killed_between_two_swaps_is_rolled_back_by_the_next_command(spark
     journal = dead["commit"]["partitions"]
     assert [e["link"] for e in journal] == locations[:4]  # the 4th was recorded before its swap
     assert [e["previous"] for e in journal] == live_before[:4]
-    assert [os.path.realpath(loc) == live_before[i] for i, loc in enumerate(locations)] == [False] * 3 + [True] * 7
+    assert [shown(loc) == live_before[i] for i, loc in enumerate(locations)] == [False] * 3 + [True] * 7
 
     cleaned = cli(finance, "runs", "clean")
     assert cleaned.exit_code == 0, describe(cleaned)
@@ -99,7 +101,7 @@ def test_a_run_killed_between_two_swaps_is_rolled_back_by_the_next_command(spark
     assert f"rolled back 3 partitions it had swapped in to the version before it: {', '.join(locations[2::-1])}" \
         in failed["error"]
     assert failed["interrupted"]["rolled_back"] == locations[2::-1] and failed["interrupted"]["kept"] == []
-    assert [os.path.realpath(loc) for loc in locations] == live_before
+    assert [shown(loc) for loc in locations] == live_before
     assert all(own_folders(loc, run_id) == [] for loc in locations)
     for seq in range(1, OUTPUTS + 1):
         assert len(read_output(spark, first, seq)[1]) == 10
@@ -113,7 +115,7 @@ def test_a_failure_at_the_commit_point_rolls_every_output_back_and_releases_the_
                                                      'register_as_dataset: stamped_snap}'))
     first = run_ok(finance, "stamped")
     local = first["outputs"][0]["location"]
-    before = os.path.realpath(local)
+    before = shown(local)
     project = finance / "projects" / "stamped.yml"
     project.write_text(project.read_text().replace('"first"', '"second"'))
 
@@ -126,7 +128,7 @@ def test_a_failure_at_the_commit_point_rolls_every_output_back_and_releases_the_
            "rolled back to the versions before it." in result.stderr
     rec = record(finance, run_id_of(result))
     assert rec["status"] == "failed" and rec["outputs"] == []
-    assert os.path.realpath(local) == before and os.path.isdir(before)
+    assert shown(local) == before and os.path.isdir(before)
     assert stamps(spark, local) == {"first"}
     assert own_folders(local, rec["run_id"]) == []
     registered = finance / "out" / "snap" / "v2" / f"_period={PERIOD}"
@@ -192,7 +194,7 @@ def test_roll_back_keeps_the_rows_when_the_replaced_version_is_gone(tmp_path):
     partitions.remove_version(old, str(root), PERIOD)
     rolled, kept, problems = swaps.roll_back(journal)
     assert (rolled, kept) == ([], [link]) and "is gone, so the partition keeps the rows of" in problems[0]
-    assert os.path.realpath(link) == new
+    assert shown(link) == new
 
 
 def test_a_dead_runs_journal_is_followed_only_into_its_own_version_folders(spark, finance):
@@ -200,11 +202,10 @@ def test_a_dead_runs_journal_is_followed_only_into_its_own_version_folders(spark
     and reported; the run's own entry is rolled back."""
     first = run_ok(finance, "ts01_output_only")
     location = first["outputs"][0]["location"]
-    live = os.path.realpath(location)
+    live = shown(location)
     run_id = fake_dead_run(finance, first, staging=[{"link": location, "versions": str(versions_dir(location))}])
     staged = stage(location, run_id)
-    os.remove(location)
-    os.symlink(os.path.relpath(staged, Path(location).parent), location)  # swapped in before it died
+    show(location, str(staged))  # swapped in before it died
     foreign = stage(location, "another-run")
     store = RunStore(str(finance))
     rec = store.get_run(run_id)
@@ -216,7 +217,7 @@ def test_a_dead_runs_journal_is_followed_only_into_its_own_version_folders(spark
     cleaned = cli(finance, "runs", "clean")
     assert cleaned.exit_code == 0, describe(cleaned)
     failed = record(finance, run_id)
-    assert os.path.realpath(location) == live and not staged.exists() and foreign.is_dir()
+    assert shown(location) == live and not staged.exists() and foreign.is_dir()
     assert failed["interrupted"]["rolled_back"] == [location]
     assert "unexpected commit entry {'link': '/etc/passwd'" in failed["error"]
     assert f"'staged': '{foreign}'" in failed["error"]
@@ -234,7 +235,7 @@ def test_roll_back_refuses_entries_outside_the_partitions_version_folder(tmp_pat
     elsewhere.mkdir()
     entry = {"link": link, "staged": new, "previous": old, broken: str(elsewhere)}
     assert swaps.roll_back([entry]) == ([], [], [f"unexpected commit entry {entry!r}: left alone"])
-    assert os.path.realpath(link) == new and elsewhere.is_dir()
+    assert shown(link) == new and elsewhere.is_dir()
 
 
 def test_runs_clean_deletes_the_versions_a_completed_run_had_not_deleted_yet(spark, finance, monkeypatch):
@@ -242,13 +243,13 @@ def test_runs_clean_deletes_the_versions_a_completed_run_had_not_deleted_yet(spa
     `ledgerflow runs clean` deletes them, and only them."""
     first = run_ok(finance, "ts01_output_only")
     location = first["outputs"][0]["location"]
-    replaced = os.path.realpath(location)
+    replaced = shown(location)
     monkeypatch.setattr(swaps, "retire", lambda journal: [])  # as if the process died before deleting
     second = run_ok(finance, "ts01_output_only")
     monkeypatch.undo()
     [entry] = second["commit"]["partitions"]
-    assert (entry["link"], os.path.realpath(entry["staged"]), entry["previous"]) == \
-        (location, os.path.realpath(location), replaced)
+    assert (entry["link"], shown(entry["staged"]), entry["previous"]) == \
+        (location, shown(location), replaced)
     assert os.path.isdir(replaced)
     cleaned = cli(finance, "runs", "clean")
     assert cleaned.exit_code == 0, describe(cleaned)
@@ -270,7 +271,7 @@ def test_a_journal_never_gets_the_live_version_deleted(tmp_path):
     swaps.roll_back([entry])
     assert swaps.retire([{**entry, "staged": live}]) == []
     assert not partitions.remove_version(live, str(root), PERIOD)
-    assert os.path.realpath(link) == live and os.listdir(live) == ["part-0.csv"]
+    assert shown(link) == live and os.listdir(live) == ["part-0.csv"]
 
 
 def test_a_record_whose_journal_has_the_wrong_shape_breaks_no_command(spark, finance):
@@ -286,14 +287,14 @@ def test_a_record_whose_journal_has_the_wrong_shape_breaks_no_command(spark, fin
     assert cleaned.exit_code == 0, describe(cleaned)
     assert record(finance, dead)["status"] == "failed"
     assert cli(finance, "runs", "list").exit_code == 0
-    assert len(read_output(spark, first, 1)[1]) == 10 and os.path.islink(location)
+    assert len(read_output(spark, first, 1)[1]) == 10 and shown(location) != os.path.realpath(location)
 
 
 def test_after_the_commit_point_a_failure_to_write_run_json_only_warns(spark, finance, monkeypatch):
     """The registry holds the completed record: the run is not rolled back or recorded failed because its
     run.json could not be written."""
     first = run_ok(finance, "ts01_output_only")
-    replaced = os.path.realpath(first["outputs"][0]["location"])
+    replaced = shown(first["outputs"][0]["location"])
     real = RunStore.write_files
 
     def write_files(self, rec, sql_text=None):
@@ -307,7 +308,7 @@ def test_after_the_commit_point_a_failure_to_write_run_json_only_warns(spark, fi
     rec = RunStore(str(finance)).get_run(run_id_of(result))
     assert rec["status"] == "completed"
     location = rec["outputs"][0]["location"]
-    assert os.path.realpath(location).endswith(rec["run_id"])
+    assert shown(location).endswith(rec["run_id"])
     assert not os.path.exists(replaced)  # the version it replaced was deleted after the commit point
 
 
@@ -325,7 +326,7 @@ def test_a_rollback_through_a_symlinked_folder_points_at_the_earlier_version(tmp
     journal: list[dict] = []
     swaps.swap_in([staging.Staged(link, new)], journal)
     assert swaps.roll_back(journal) == ([link], [], [])
-    assert os.path.realpath(link) == os.path.realpath(old)
+    assert shown(link) == shown(old)
     assert (Path(link) / "part-0.csv").read_text() == "run\nrun-0\n"
 
 
@@ -350,7 +351,7 @@ def test_ctrl_c_just_after_the_commit_point_leaves_the_run_completed(spark, fina
                          "nothing was rolled back.")
     assert json.loads((finance / "target" / "runs" / rec["run_id"] / "run.json").read_text())["status"] == "completed"
     registered = output_entry(rec, 3)["location"]
-    assert os.path.realpath(registered).endswith(rec["run_id"]) and stamps(spark, registered) == {"first"}
+    assert shown(registered).endswith(rec["run_id"]) and stamps(spark, registered) == {"first"}
     assert [(g["version"], g["run_id"]) for g in RunStore(str(finance)).registrations("stamped_snap")] == \
         [(1, rec["run_id"])]
 
@@ -405,7 +406,7 @@ def test_a_check_that_saw_a_run_running_never_rolls_it_back_once_committed(spark
     registry's completed record wins over the stale run.json: nothing is rolled back, run.json is mended."""
     rec = run_ok(finance, "ts01_output_only")
     location = rec["outputs"][0]["location"]
-    live = os.path.realpath(location)
+    live = shown(location)
     store = RunStore(str(finance))
     stale = json.loads(json.dumps(rec))
     stale.update(status="running", finished_at=None, outputs=[], process={**rec["process"], "pid": dead_pid()})
@@ -414,7 +415,7 @@ def test_a_check_that_saw_a_run_running_never_rolls_it_back_once_committed(spark
     outcome = recovery.recover_run(store, stale, "a test")
     assert (outcome.action, outcome.detail) == ("finished", "finished (completed) before it was checked; run.json "
                                                             "updated from the registry")
-    assert os.path.realpath(location) == live
+    assert shown(location) == live
     assert json.loads((finance / "target" / "runs" / rec["run_id"] / "run.json").read_text())["status"] == "completed"
 
 
@@ -424,7 +425,7 @@ def test_a_rollback_that_cannot_restore_a_partition_says_so(spark, finance, monk
     many_outputs_project(finance)
     first = run_ok(finance, "many_outputs")
     locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
-    gone = os.path.realpath(locations[0])
+    gone = shown(locations[0])
     real, swapped = swaps._swap, []
 
     def swap(link, target):
@@ -440,8 +441,8 @@ def test_a_rollback_that_cannot_restore_a_partition_says_so(spark, finance, monk
     assert rec["rolled_back"]["kept"] == [locations[0]]
     assert f"(these partitions keep this run's rows: {locations[0]})" in rec["error"]
     assert f"the version it replaced ({gone}) is gone" in result.stderr + result.stdout
-    assert os.path.realpath(locations[0]).endswith(rec["run_id"])  # rows, not nothing
-    assert [os.path.realpath(loc) for loc in locations[1:]] == [os.path.realpath(o["location"])
+    assert shown(locations[0]).endswith(rec["run_id"])  # rows, not nothing
+    assert [shown(loc) for loc in locations[1:]] == [shown(o["location"])
                                                                 for o in first["outputs"][1:]]
 
 
@@ -495,7 +496,7 @@ def test_a_rollback_cut_short_is_finished_before_the_run_is_recorded_failed(spar
     many_outputs_project(finance)
     first = run_ok(finance, "many_outputs")
     locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
-    live_before = [os.path.realpath(loc) for loc in locations]
+    live_before = [shown(loc) for loc in locations]
     real_swap, real_roll_back, swapped, calls = swaps._swap, swaps.roll_back, [], []
 
     def swap(link, target):
@@ -518,4 +519,4 @@ def test_a_rollback_cut_short_is_finished_before_the_run_is_recorded_failed(spar
     rec = [r for r in RunStore(str(finance)).list_runs() if r["run_id"] != first["run_id"]][0]
     assert rec["status"] == "failed" and rec["error"] == "interrupted: KeyboardInterrupt in the process that ran it"
     assert rec["rolled_back"]["partitions"] == locations[1::-1]
-    assert [os.path.realpath(loc) for loc in locations] == live_before
+    assert [shown(loc) for loc in locations] == live_before

@@ -21,6 +21,7 @@ import pytest
 
 from cli_support import add_project, cli, describe, read_output, record, run_ok, versions_dir
 from conftest import cli_env
+from partition_support import shown
 from ledgerflow.adapters.store import liveness
 from ledgerflow.adapters.commit import recovery
 from ledgerflow.adapters.run.context import new_run_id, utcnow
@@ -135,7 +136,7 @@ def test_run_killed_once_recorded_running_is_marked_interrupted_by_runs_list(spa
     assert "process" in first and first["staging"] == [entry(first["outputs"][0]["location"])]
     assert not Path(liveness.lock_path(str(finance / "target" / "runs"), first["run_id"])).exists()
     location = first["outputs"][0]["location"]
-    live_before = os.path.realpath(location)
+    live_before = shown(location)
 
     proc = start_cli(finance, "run", "ts01_output_only", "--period", PERIOD)
     try:
@@ -161,11 +162,11 @@ def test_run_killed_once_recorded_running_is_marked_interrupted_by_runs_list(spa
     assert not lock.exists()
     assert own_folders(location, run_id) == []
     # the earlier run's partition is untouched and `runs show` agrees with run.json
-    assert os.path.realpath(location) == live_before
+    assert shown(location) == live_before
     _, rows = read_output(spark, first, 1)
     assert len(rows) == 10
-    shown = cli(finance, "runs", "show", run_id, "--json")
-    assert shown.exit_code == 0 and json.loads(shown.stdout) == failed
+    listed = cli(finance, "runs", "show", run_id, "--json")
+    assert listed.exit_code == 0 and json.loads(listed.stdout) == failed
     # checked once: the next command finds nothing more to do
     again = cli(finance, "runs", "list")
     assert again.stderr == "" and status_line(again.stdout, run_id) == line
@@ -175,7 +176,7 @@ def test_run_killed_while_staging_outputs_leaves_no_staging_and_the_live_partiti
     many_outputs_project(finance)
     first = run_ok(finance, "many_outputs")
     locations = [o["location"] for o in sorted(first["outputs"], key=lambda o: o["operation_seq"])]
-    live_before = [os.path.realpath(loc) for loc in locations]
+    live_before = [shown(loc) for loc in locations]
 
     proc = start_cli(finance, "run", "many_outputs", "--period", PERIOD)
     try:
@@ -189,7 +190,7 @@ def test_run_killed_while_staging_outputs_leaves_no_staging_and_the_live_partiti
     finally:
         kill_run(proc)
     assert own_folders(locations[0], run_id)  # the dead run left a staged folder
-    assert [os.path.realpath(loc) for loc in locations] == live_before  # and swapped nothing in
+    assert [shown(loc) for loc in locations] == live_before  # and swapped nothing in
 
     # the next command of any kind finds it: here `validate` in a new process (nothing printed to stdout
     # but its own answer)
@@ -202,7 +203,7 @@ def test_run_killed_while_staging_outputs_leaves_no_staging_and_the_live_partiti
     assert failed["status"] == "failed" and failed["error"].startswith("interrupted: ")
     assert failed["interrupted"]["removed"] and failed["interrupted"]["kept"] == []
     assert all(own_folders(loc, run_id) == [] for loc in locations)
-    assert [os.path.realpath(loc) for loc in locations] == live_before
+    assert [shown(loc) for loc in locations] == live_before
     for seq in (1, OUTPUTS):
         _, rows = read_output(spark, first, seq)
         assert len(rows) == 10
@@ -214,7 +215,7 @@ def test_run_killed_while_staging_outputs_leaves_no_staging_and_the_live_partiti
 def test_dead_run_staging_removed_but_never_a_swapped_in_version_or_what_symlinks_point_at(spark, finance, tmp_path):
     first = run_ok(finance, "ts01_output_only")
     location = first["outputs"][0]["location"]
-    live = os.path.realpath(location)
+    live = shown(location)
     other = str(finance / "out" / "second" / f"_period={PERIOD}")
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -244,9 +245,9 @@ def test_dead_run_staging_removed_but_never_a_swapped_in_version_or_what_symlink
            f"{swapped}" in rec["error"]
     assert f"{versions_dir(location) / (run_id + '.3')} is not a folder: left alone" in rec["error"]
     assert rec["interrupted"]["kept"] == [str(swapped)]
-    assert swapped.is_dir() and os.path.realpath(other) == str(swapped)
+    assert swapped.is_dir() and shown(other) == str(swapped)
     assert unrelated.is_dir() and (outside / "keep.txt").read_text() == "not ledgerflow's"
-    assert os.path.realpath(location) == live
+    assert shown(location) == live
     _, rows = read_output(spark, first, 1)
     assert len(rows) == 10
     # on demand again: nothing left to remove; the odd symlink is reported again, and still not followed
@@ -297,7 +298,7 @@ def test_live_run_other_host_and_legacy_runs_are_left_alone(spark, finance):
     assert "on host another-host.example) that ran it is gone" in result.stdout
     assert not remote_staged.exists()
     assert record(finance, legacy_id)["status"] == "running"
-    assert os.path.isdir(os.path.realpath(location))
+    assert os.path.isdir(shown(location))
 
 
 def test_own_process_run_is_never_marked(finance):

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from cli_support import add_project, by_key, cli, describe, edit, output_entry, read_output, record, run_id_of, run_ok
+from partition_support import shown
 
 PROJECT = "ts03_fx_conversion"
 RATES = "data/exchange_rates/v1/exchange_rates.csv"
@@ -27,7 +28,7 @@ def _partition(rec: dict) -> tuple[str, dict]:
         for name in names:
             path = os.path.join(folder, name)
             files[os.path.relpath(path, link)] = Path(path).read_bytes()
-    return os.readlink(link), files
+    return shown(link), files
 
 
 def _run_count(ws) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import cli, describe, edit, read_output, read_partition, record, run_id_of
+from partition_support import shown
 
 PROJECT, PERIOD = "ts03_fx_conversion", "2026-01"
 RATES = "data/exchange_rates/v1/exchange_rates.csv"
@@ -72,7 +73,7 @@ def test_restate_publishes_the_new_rows_records_why_and_the_diff_and_keeps_the_s
     ws, old = closed["ws"], closed["run"]
     old_rec = record(ws, old)
     old_folder = old_rec["commit"]["partitions"][0]["staged"]
-    assert os.path.realpath(old_rec["outputs"][0]["location"]) == os.path.realpath(old_folder)
+    assert shown(old_rec["outputs"][0]["location"]) == shown(old_folder)
 
     r = cli(ws, "restate", PROJECT, "--period", PERIOD, "--reason", "GBP closing rate corrected", "--by", "bob")
     assert r.exit_code == 0, describe(r)
@@ -219,9 +220,9 @@ def test_a_registered_output_is_restated_as_a_new_version_and_datasets_show_list
     assert Decimal(next(t for t in out["totals"] if t["column"] == "amount_reporting")["change"]) == Decimal("396.00")
     old_folder = rec["restatement"]["superseded_outputs"][0]["version_folder"]
     assert "close_converted/v1/" in old_folder and os.path.isdir(old_folder)
-    shown = cli(finance, "datasets", "show", "close_converted")
-    assert shown.exit_code == 0, describe(shown)
-    versions = [line for line in shown.stdout.splitlines() if line.startswith("  version")]
+    listed = cli(finance, "datasets", "show", "close_converted")
+    assert listed.exit_code == 0, describe(listed)
+    versions = [line for line in listed.stdout.splitlines() if line.startswith("  version")]
     assert len(versions) == 2 and f"run={old}  (superseded by restatement run {new}: stays readable)" in versions[0]
     assert versions[1].endswith(f"run={new}")
 
@@ -245,7 +246,7 @@ def test_a_restatement_judges_the_checks_and_one_that_fails_publishes_nothing(sp
     first = cli(finance, "run", "journal_controls", "--period", PERIOD)
     assert first.exit_code == 0, describe(first)
     old = run_id_of(first)
-    shown = os.path.realpath(record(finance, old)["outputs"][0]["location"])
+    published = shown(record(finance, old)["outputs"][0]["location"])
     assert cli(finance, "periods", "close", PERIOD, "--project", "journal_controls").exit_code == 0
     late = ("JE-006,1,2026-01-30,5100,CC-100,EUR,700.00,,Late supplies,EXPENSE,2026-01\n"
             "JE-006,2,2026-01-30,2100,CC-100,EUR,-650.00,,AP - late supplies,EXPENSE,2026-01\n")
@@ -254,7 +255,7 @@ def test_a_restatement_judges_the_checks_and_one_that_fails_publishes_nothing(sp
     assert failed.exit_code == 4, describe(failed)
     bad = record(finance, run_id_of(failed))
     assert bad["status"] == "failed" and bad["restatement"]["supersedes_run_id"] == old
-    assert os.path.realpath(record(finance, old)["outputs"][0]["location"]) == shown  # the published rows stand
+    assert shown(record(finance, old)["outputs"][0]["location"]) == published  # the published rows stand
     listed = cli(finance, "periods", "list", "--period", PERIOD, "--project", "journal_controls").stdout
     assert f"closed  {old}" in listed
     gl.write_text(gl.read_text().replace("-650.00,,AP - late", "-700.00,,AP - late"))
@@ -266,7 +267,7 @@ def test_a_restatement_judges_the_checks_and_one_that_fails_publishes_nothing(sp
     assert out["rows"] == {"base": 10, "head": 12, "added": 2, "removed": 0, "changed": 0}
     assert {t["column"]: t["change"] for t in out["totals"]} == {"amount_local": "0.00", "amount_signed": "0.00"}
     assert sorted(s["values"]["amount_local"]["head"] for s in out["samples"]) == ["-700.00", "700.00"]
-    assert os.path.isdir(shown)  # the superseded version, still there
+    assert os.path.isdir(published)  # the superseded version, still there
 
 
 def test_two_outputs_of_one_name_are_each_in_the_restatements_data_diff(spark, finance):
@@ -312,26 +313,26 @@ def test_an_output_the_project_no_longer_writes_is_published_empty_and_its_rows_
     published = {o["operation_seq"]: o for o in record(finance, run_id_of(first))["outputs"]}
     assert cli(finance, "periods", "close", PERIOD, "--project", "drops_one").exit_code == 0
     dropped = published[2]["location"]
-    old_folder = os.path.realpath(dropped)
+    old_folder = shown(dropped)
     add_project(finance, "drops_one", two.split("        - {seq: 2")[0])  # output 2 removed from the project
     dry = cli(finance, "restate", "drops_one", "--period", PERIOD, "--reason", "the copy is retired", "--dry-run")
     assert dry.exit_code == 0, describe(dry)
     assert (f"output 2 'Copy' is not written by the project any more: its partition {dropped} would be published "
             "empty") in dry.output
-    assert os.path.realpath(dropped) == old_folder  # a dry run changes nothing
+    assert shown(dropped) == old_folder  # a dry run changes nothing
     r = cli(finance, "restate", "drops_one", "--period", PERIOD, "--reason", "the copy is retired")
     assert r.exit_code == 0, describe(r)
     rec = record(finance, run_id_of(r))
     assert rec["restatement"]["emptied_outputs"] == [{"operation_seq": 2, "name": "Copy", "location": dropped}]
     assert "is published empty" in r.output
-    shown = cli(finance, "runs", "show", rec["run_id"])
+    listed = cli(finance, "runs", "show", rec["run_id"])
     assert f"output 2 'Copy' is not written by the project any more: its partition {dropped} is published empty" \
-        in shown.stdout, describe(shown)
+        in listed.stdout, describe(listed)
     outs = {o["seq"]: o for o in rec["restatement"]["data_diff"]["outputs"]}
     assert outs[2]["rows"]["removed"] == published[2]["rows"] > 0 and outs[2]["rows"]["added"] == 0
     assert (outs[2]["name"], outs[2]["status"]) == ("Copy", "removed")  # its seq, not in place of how rows match
     assert spark.read.parquet(dropped).count() == 0  # what readers of the partition see now
-    assert os.path.realpath(dropped) != old_folder
+    assert shown(dropped) != old_folder
     assert spark.read.parquet(old_folder).count() == published[2]["rows"]  # the superseded rows, still readable
     assert spark.read.parquet(published[1]["location"]).count() == published[1]["rows"]
 

@@ -1,12 +1,14 @@
 """The staging folders a run may leave in its destinations, and their removal once the run is dead.
 
 A run records, before it writes anything, the staging folders it may create (``staging: [{link,
-versions}]``, one per local destination partition: the partition symlink ``<dest>/_period=P`` and the
+versions}]``, one per local destination partition: the partition ``<dest>/_period=P`` and the
 folder ``<dest>/.lf_versions/_period=P`` where its ``<run_id>[.n]`` versions are written).
 
 Removal is deliberately narrow: only a real folder (not a symlink) named ``<run_id>`` or
 ``<run_id>.<n>`` directly inside the real ``.lf_versions/_period=P`` folder of a recorded
-destination, and never the folder the partition symlink points at (it is kept, as live).
+destination, and never the folder the partition shows (it is kept, as live); and a folder of hard links
+the run built to show a version there (``.show.<run_id>...``, :mod:`.shown`) when each of its files has
+another name (a version folder's): nothing is lost.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from ..layout.partition_paths import PARTITION, VERSIONS, local_path, partition_link, versions_dir
+from . import shown
 from .partitions import remove_version
 
 if TYPE_CHECKING:
@@ -62,7 +65,11 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
         names = []
     else:
         names = sorted(n for n in os.listdir(folder) if own_name(n, run_id))
-    live = os.path.realpath(os.path.join(dest, part)) if os.path.lexists(os.path.join(dest, part)) else None
+    live = shown.shown_version(os.path.join(dest, part), folder)
+    if names or os.path.isdir(folder):
+        removed_shown, problems_shown = _remove_shown(folder, run_id)
+        removed.extend(removed_shown)
+        problems.extend(problems_shown)
     for name in names:
         path = os.path.join(folder, name)
         try:
@@ -91,6 +98,19 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
             except OSError as exc:
                 problems.append(f"could not remove {path}: {exc.strerror or exc}")
     return removed, kept, problems
+
+
+def _remove_shown(folder: str, run_id: str) -> tuple[list[str], list[str]]:
+    """Remove the folders of links run ``run_id`` built in ``folder`` (``.lf_versions/_period=P``) to show a version
+    and left there when it died, each only when removing it loses no data (:func:`.shown.only_links`)."""
+    def its(rest: str) -> bool:
+        return own_name(rest.rsplit(".", 1)[0], run_id)
+    removed = shown.sweep(folder, its)
+    try:
+        left = [n for n in os.listdir(folder) if n.startswith(shown.SHOWING) and its(n[len(shown.SHOWING):])]
+    except OSError:
+        left = []
+    return removed, [f"{os.path.join(folder, n)} holds files that have no other name: left alone" for n in left]
 
 
 def remove_fused_roots(entries: list[dict], run_ids: set[str]) -> tuple[list[str], list[str]]:

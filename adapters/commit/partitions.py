@@ -1,15 +1,17 @@
 """A local destination's period partitions: their layout and the one deletion rule.
 
-A local destination folder ``<dest>`` shows period ``P`` as ``<dest>/_period=P``, a symbolic link to one
-version folder in ``<dest>/.lf_versions/_period=P/`` (written by :mod:`.staging`, swapped in by
-:mod:`.swaps`; the paths: :mod:`..layout.partition_paths`). Spark's partition discovery ignores the hidden
+A local destination folder ``<dest>`` shows period ``P`` as ``<dest>/_period=P``, a real folder of hard links
+to the files of one version folder in ``<dest>/.lf_versions/_period=P/`` (written by :mod:`.staging`, swapped
+in by :mod:`.swaps` through :mod:`.shown`; the paths: :mod:`..layout.partition_paths`); a partition published
+by an earlier release is a symbolic link to its version folder. Every reader's discovery ignores the hidden
 ``.lf_versions``.
 
 Deletion rule (month-end closes must never lose a folder): ledgerflow deletes only what it created
-itself, decided on resolved real paths. A partition ``<dest>/_period=P`` is ours only when it is a
-symbolic link whose real path is a folder directly inside ``<dest>/.lf_versions/_period=P/`` (both
-sides resolved, and neither ``.lf_versions`` nor ``.lf_versions/_period=P`` a link). Anything else
-there (a folder, a file, a link elsewhere) is refused before anything runs (:class:`UnsafeDestination`)
+itself, decided on resolved real paths. A partition ``<dest>/_period=P`` is ours only when it shows a
+folder directly inside ``<dest>/.lf_versions/_period=P/`` (both sides resolved, and neither
+``.lf_versions`` nor ``.lf_versions/_period=P`` a link): a folder holding exactly that version's files as
+hard links and the marker naming it (:func:`.shown.shown_version`), or a symbolic link to it. Anything else
+there (another folder, a file, a link elsewhere) is refused before anything runs (:class:`UnsafeDestination`)
 and again at the swap; nothing is deleted. Removal of a version folder re-checks the same rule and
 leaves the folder alone when it fails.
 """
@@ -22,6 +24,7 @@ from typing import Optional
 from ...compiler.errors import ResolutionError
 from ...compiler.realpaths import outside
 from ..layout.partition_paths import VERSIONS, local_path, partition_link, versions_dir
+from .shown import shown_version
 
 
 class UnsafeDestination(ResolutionError):
@@ -67,11 +70,20 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
         raise UnsafeDestination(f"{prefix}{link} already exists, and an output registering a dataset version writes "
                                 "a new location and never replaces a partition (a registered version is immutable). "
                                 "Give the destination path a {{version}} of its own, or move the folder away.")
-    real = os.path.realpath(link)
-    if os.path.islink(link) and os.path.dirname(real) == os.path.realpath(versions_dir(root, period)):
-        return real if os.path.isdir(real) else None  # ours (a dangling one shows nothing)
+    shown = shown_version(link, versions_dir(root, period))
+    if shown is not None:
+        return shown
+    if os.path.islink(link) and os.path.dirname(os.path.realpath(link)) == os.path.realpath(versions_dir(root, period)):
+        return None  # ours, dangling: it shows nothing
     raise UnsafeDestination(f"{prefix}the partition {link} is {what(link)}, which ledgerflow did not create: it "
-                            f"replaces only a partition it wrote (a link into {versions_dir(root, period)}). {advice}")
+                            f"replaces only a partition it wrote (a folder of links to the files of a version in "
+                            f"{versions_dir(root, period)}). {advice}")
+
+
+def shows(root: str, period: str, folder: str) -> bool:
+    """Whether the partition ``<root>/_period=P`` shows the version folder ``folder`` (real paths compared)."""
+    shown = shown_version(partition_link(root, period), versions_dir(root, period))
+    return shown is not None and shown == os.path.realpath(folder)
 
 
 def what(path: str) -> str:
@@ -92,8 +104,7 @@ def remove_version(folder: str, root: str, period: str) -> bool:
         return False
     if not os.path.isdir(folder) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(versions):
         return False
-    link = partition_link(root, period)
-    if os.path.lexists(link) and os.path.realpath(link) == os.path.realpath(folder):
+    if shows(root, period, folder):
         return False  # the version the partition shows: never deleted, whoever asks
     shutil.rmtree(folder, ignore_errors=True)  # rmtree unlinks links inside the folder, never follows them
     return not os.path.lexists(folder)

@@ -1,7 +1,8 @@
 """Swap staged partitions in, roll the swaps back, retire the versions they replaced.
 
-A partition ``<dest>/_period=P`` is a symbolic link swapped to its new version folder with one
-``os.replace``, so a reader sees the old partition or the new one, never a mix. A run swaps all its
+A partition ``<dest>/_period=P`` is a real folder of hard links to one version folder's files, exchanged
+for a folder showing the new version in one atomic step (:mod:`.shown`), so a reader sees the old partition
+or the new one, never a mix, and no data is copied. A run swaps all its
 staged local outputs in together (:func:`swap_in`), recording each swap in its journal first
 (:class:`.journal.CommitJournal`); the versions they replace are kept until the run's record says it
 completed (:func:`retire`), so a run that fails, or whose process dies, before then is rolled back
@@ -14,7 +15,8 @@ import os
 from typing import Callable, Optional
 
 from ..layout.partition_paths import PARTITION, root_period, versions_dir
-from .partitions import UnsafeDestination, check_partition, remove_version, what
+from . import shown
+from .partitions import UnsafeDestination, check_partition, remove_version, shows, what
 from .staging import Staged, check_staged_in_place, discard
 
 
@@ -60,15 +62,16 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             continue
         link, staged, previous = fields
         root, period = root_period(link)
-        if not os.path.islink(link) or os.path.realpath(link) != os.path.realpath(staged):
-            shown = os.path.realpath(link) if os.path.lexists(link) else None
-            if previous is not None and shown is not None and os.path.realpath(previous) != shown:
+        if not shows(root, period, staged):
+            now = shown.shown_version(link, versions_dir(root, period))
+            shown.sweep(versions_dir(root, period))
+            if previous is not None and now is not None and os.path.realpath(previous) != now:
                 remove_version(previous, root, period)
             remove_version(staged, root, period)
             continue
         try:
             if previous is None:
-                os.remove(link)  # the link this commit created (a link: removing it touches no files)
+                shown.hide(link, versions_dir(root, period))  # the partition this commit created
             elif os.path.isdir(previous) and not os.path.islink(previous):
                 _point(link, previous)
             else:
@@ -81,6 +84,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             problems.append(f"could not roll back {link}: {getattr(exc, 'strerror', None) or exc}")
             continue
         rolled.append(link)
+        shown.sweep(versions_dir(root, period))  # before the staged files lose their other name
         remove_version(staged, root, period)
     return rolled, kept, problems
 
@@ -107,9 +111,10 @@ def retire(journal: list[dict]) -> list[str]:
     """Delete the versions a completed commit replaced, when they are ours and no longer shown; returns
     the folders deleted (entries that do not describe a partition's version folders are skipped)."""
     entries = [fields for fields in map(entry_fields, journal) if fields is not None]
-    live = {os.path.realpath(link) for link, _, _ in entries}
+    live = {shown.shown_version(link, versions_dir(*root_period(link))) for link, _, _ in entries}
     removed = []
     for link, _, previous in entries:
+        shown.sweep(versions_dir(*root_period(link)))  # the folders of links exchanged out (no version's data)
         if previous and os.path.realpath(previous) not in live and os.path.lexists(previous):
             if remove_version(previous, *root_period(link)):
                 removed.append(previous)
@@ -136,15 +141,14 @@ def _swap(link: str, new_target: str) -> None:
 
 
 def _point(link: str, new_target: str) -> None:
+    """Show version ``new_target`` at the partition ``link`` (:func:`.shown.show`), after checking that what is
+    there now is ledgerflow's: never deleted, never exchanged out, otherwise."""
     tmp = f"{link}.{os.path.basename(new_target)}.tmp"
-    if os.path.islink(tmp):
-        os.remove(tmp)  # a link left by an interrupted swap: removing it touches no files
-    elif os.path.lexists(tmp):
+    if os.path.lexists(tmp) and not os.path.islink(tmp):
         raise UnsafeDestination(f"{tmp} is {what(tmp)}, which ledgerflow did not create; move it away and run again.")
-    if os.path.lexists(link) and not os.path.islink(link):
+    root, period = root_period(link)
+    if os.path.lexists(link) and not os.path.islink(link) and \
+            shown.shown_version(link, versions_dir(root, period)) is None:
         raise UnsafeDestination(f"the partition {link} is {what(link)}, which ledgerflow did not create; move it "
-                                "away and run again.")  # never deleted, never renamed over
-    # relative between real paths: the kernel resolves a relative link from the folder it really is in,
-    # which differs from dirname(link) when a folder above it is a symbolic link
-    os.symlink(os.path.relpath(os.path.realpath(new_target), os.path.realpath(os.path.dirname(link))), tmp)
-    os.replace(tmp, link)
+                                "away and run again.")
+    shown.show(link, new_target)

@@ -138,11 +138,9 @@ def emptied_outputs(superseded: Superseded, places: dict, period: str, workspace
 
 
 def _shown(link: str) -> Optional[str]:
-    """The version folder the partition link ``link`` shows, when it is one of ledgerflow's."""
-    if not os.path.islink(link):
-        return None
-    real = os.path.realpath(link)
-    return real if os.path.dirname(real) == os.path.realpath(versions_dir(*root_period(link))) else None
+    """The version folder the partition ``link`` shows, when it is one of ledgerflow's."""
+    from ..commit.shown import shown_version
+    return shown_version(link, versions_dir(*root_period(link)))
 
 
 def _format(folder: str) -> Optional[str]:

@@ -1,0 +1,261 @@
+"""A published partition as a real folder every reader opens, swapped atomically and copying no data.
+
+A local destination keeps each version of a partition in its own folder, ``<dest>/.lf_versions/_period=P/
+<version>`` (never changed once written). The partition a reader opens, ``<dest>/_period=P``, is a real folder
+of **hard links** to one version's data files (not Spark's ``_SUCCESS`` and checksum files, which every reader
+of a partition skips), with a hidden marker (``.lf_version``) naming that version: no link
+for a reader to follow (pandas, pyarrow, DuckDB, Polars, copy and sync tools see plain files), no byte of data
+copied. To show another version, :func:`show` builds the new folder of hard links beside the versions
+(``.lf_versions/_period=P/.show.<version>.<tag>``) and exchanges it with ``<dest>/_period=P`` in one
+``renameat2(RENAME_EXCHANGE)`` (Linux 3.15+): a reader listing the partition sees the old files or the new
+ones, never a mix and never an empty folder. The folder exchanged out holds only links to the old version's
+files, which stay in their version folder; it is removed (:func:`sweep`) when the commit ends, as the replaced
+version is, so a reader that opened the partition just before the exchange still reads it whole.
+
+Earlier releases showed a partition as a symbolic link to its version folder. :func:`shown_version` reads
+both; :func:`show` replaces a link by a real folder in the same exchange, and :func:`convert` does so for
+every partition of a destination without changing the rows it shows. Where the file system cannot make hard
+links or exchange two names (some network and FUSE file systems), :func:`show` keeps the symbolic link, which
+is atomic everywhere (``docs/guarantees.md``).
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import shutil
+import stat
+import uuid
+from typing import Optional
+
+MARKER = ".lf_version"  # in a shown folder: the name of the version folder it shows
+SHOWING = ".show."  # a shown folder being built, or exchanged out, inside .lf_versions/_period=P
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EXDEV,
+                errno.EMLINK}
+
+
+class Unsupported(OSError):
+    """The file system cannot exchange two names or make hard links: the partition stays a symbolic link."""
+
+
+def _renameat2(source: str, target: str, flags: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    call = getattr(libc, "renameat2", None)
+    if call is None:
+        raise Unsupported(errno.ENOSYS, "renameat2 is not available")
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags) != 0:
+        code = ctypes.get_errno()
+        if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise Unsupported(code, os.strerror(code), source)
+        raise OSError(code, os.strerror(code), source)
+
+
+def exchange(a: str, b: str) -> None:
+    """Swap the names ``a`` and ``b`` (both exist) in one atomic step."""
+    _renameat2(a, b, _RENAME_EXCHANGE)
+
+
+def place(source: str, target: str) -> None:
+    """Rename ``source`` to ``target``, which must not exist (never replaces anything that appeared there)."""
+    _renameat2(source, target, _RENAME_NOREPLACE)
+
+
+def _files(folder: str, below: str = ""):
+    """(relative path, is a folder) of everything in ``folder``, recursively, links never followed."""
+    with os.scandir(os.path.join(folder, below) if below else folder) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            rel = os.path.join(below, entry.name) if below else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                yield rel, True
+                yield from _files(folder, rel)
+            else:
+                yield rel, False
+
+
+def _shown_files(version: str):
+    """What a shown folder of ``version`` holds: its data, not the files every reader of a partition skips and
+    some readers of a whole destination do not (names starting with ``.`` or ``_``: Spark's ``_SUCCESS``, checksum
+    files), no empty file (pyarrow refuses an empty JSON file) and no link."""
+    for rel, is_dir in _files(version):
+        path = os.path.join(version, rel)
+        if any(part.startswith((".", "_")) for part in rel.split(os.sep)) or os.path.islink(path):
+            continue
+        if is_dir or os.path.getsize(path) > 0:  # an empty JSON or CSV file holds no row, and some readers refuse it
+            yield rel, is_dir
+
+
+def build(version: str) -> str:
+    """A new folder beside ``version`` (a version folder in ``.lf_versions/_period=P``) holding a hard link to
+    each of its files and the marker; raises :class:`Unsupported` where hard links cannot be made."""
+    parent, name = os.path.split(version)
+    folder = os.path.join(parent, f"{SHOWING}{name}.{uuid.uuid4().hex[:8]}")
+    os.mkdir(folder)
+    try:
+        for rel, is_dir in _shown_files(version):
+            if is_dir:
+                os.mkdir(os.path.join(folder, rel))
+            else:
+                os.link(os.path.join(version, rel), os.path.join(folder, rel))
+        with open(os.path.join(folder, MARKER), "w") as fh:
+            fh.write(name + "\n")
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)  # only links to the version's files: nothing lost
+        if exc.errno in _UNSUPPORTED:
+            raise Unsupported(exc.errno, f"cannot make hard links here ({exc.strerror})", version) from exc
+        raise
+    return folder
+
+
+def marker(folder: str) -> Optional[str]:
+    """The version name a shown ``folder``'s marker holds (None without a readable, plain name)."""
+    path = os.path.join(folder, MARKER)
+    if os.path.islink(path) or not os.path.isfile(path):
+        return None
+    try:
+        with open(path) as fh:
+            name = fh.read(256).strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if name and "/" not in name and "\0" not in name and name not in (".", "..") else None
+
+
+def mirrors(folder: str, version: str) -> bool:
+    """Whether ``folder`` holds exactly ``version``'s data files as hard links (same inodes, same names) plus the
+    marker: a folder :func:`build` made, which removing loses no data."""
+    if not os.path.isdir(version) or os.path.islink(version):
+        return False
+    try:
+        ours = dict(_shown_files(version))
+        theirs = dict(_files(folder))
+    except OSError:
+        return False
+    theirs.pop(MARKER, None)
+    if ours != theirs:
+        return False
+    for rel, is_dir in theirs.items():
+        shown = os.path.join(folder, rel)
+        if os.path.islink(shown) or (not is_dir and not os.path.samefile(os.path.join(version, rel), shown)):
+            return False
+    return True
+
+
+def shown_version(partition: str, versions: str) -> Optional[str]:
+    """The version folder (directly inside ``versions``, real paths) the partition ``partition`` shows: through
+    a symbolic link (earlier releases) or as a real folder built by :func:`build`; None when it shows none of
+    them (absent, dangling, or something ledgerflow did not create)."""
+    if os.path.islink(partition):
+        real = os.path.realpath(partition)
+        return real if os.path.dirname(real) == os.path.realpath(versions) and os.path.isdir(real) else None
+    if not os.path.isdir(partition):
+        return None
+    name = marker(partition)
+    if name is None:
+        return None
+    version = os.path.join(os.path.realpath(versions), name)
+    return version if mirrors(partition, version) else None
+
+
+def discard(folder: str) -> None:
+    """Remove a shown folder (or a link) no partition shows any more: it holds only links, never data."""
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        if os.path.lexists(folder):
+            os.remove(folder)
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def only_links(folder: str) -> bool:
+    """Whether removing ``folder`` loses no data: a link, or a folder whose every file but the marker has another
+    name elsewhere (a hard link count of 2 or more) and that holds nothing but folders and such files."""
+    if os.path.islink(folder):
+        return True
+    try:
+        for rel, is_dir in _files(folder):
+            path = os.path.join(folder, rel)
+            if is_dir:
+                continue
+            st = os.lstat(path)
+            if rel == MARKER and stat.S_ISREG(st.st_mode) and st.st_size <= 256:
+                continue
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def sweep(versions: str, names=lambda name: True) -> list[str]:
+    """Remove the folders of links in ``versions`` (``.lf_versions/_period=P``) that no partition shows any more
+    (exchanged out by :func:`show`, hidden by :func:`hide`, or left by a process that died while building one),
+    each only when :func:`only_links`; ``names`` limits which (by the part of the name after ``.show.``).
+    They are kept until the commit that exchanged them out ends, so that a reader that opened the partition just
+    before the exchange still reads it whole. Returns the folders removed."""
+    removed: list[str] = []
+    if os.path.islink(versions) or not os.path.isdir(versions):
+        return removed
+    for name in sorted(os.listdir(versions)):
+        if not name.startswith(SHOWING) or not names(name[len(SHOWING):]):
+            continue
+        path = os.path.join(versions, name)
+        if only_links(path):
+            discard(path)
+            removed.append(path)
+    return removed
+
+
+def show(partition: str, version: str) -> None:
+    """Make ``partition`` show ``version`` atomically (see the module docstring); the caller checked that what
+    ``partition`` is now is ledgerflow's. The folder (or link) exchanged out is left beside the versions for
+    :func:`sweep`. Falls back to a symbolic link where the file system cannot exchange names or make hard
+    links."""
+    try:
+        built = build(version)
+    except Unsupported:
+        return _link(partition, version)
+    try:
+        if os.path.lexists(partition):
+            exchange(built, partition)
+        else:
+            place(built, partition)
+    except Unsupported:
+        discard(built)
+        if os.path.lexists(partition) and not os.path.islink(partition):
+            raise
+        return _link(partition, version)
+    except BaseException:
+        discard(built)
+        raise
+
+
+def hide(partition: str, versions: str) -> None:
+    """Remove the partition (a rolled-back first publish) in one step: renamed away beside the versions (a link
+    is removed), for :func:`sweep`."""
+    if os.path.islink(partition):
+        os.remove(partition)  # a link: removing it touches no files
+        return
+    os.rename(partition, os.path.join(versions, f"{SHOWING}hidden.{uuid.uuid4().hex[:8]}"))
+
+
+def convert(partition: str, versions: str) -> bool:
+    """Turn a partition shown by a symbolic link into a real shown folder of the same version (the rows a reader
+    sees do not change); returns whether it did."""
+    if not os.path.islink(partition):
+        return False
+    version = shown_version(partition, versions)
+    if version is None:
+        return False
+    show(partition, version)
+    return not os.path.islink(partition)
+
+
+def _link(partition: str, version: str) -> None:
+    tmp = f"{partition}.{os.path.basename(version)}.tmp"
+    if os.path.islink(tmp):
+        os.remove(tmp)  # a link left by an interrupted swap: removing it touches no files
+    # relative between real paths: the kernel resolves a relative link from the folder it really is in
+    os.symlink(os.path.relpath(os.path.realpath(version), os.path.realpath(os.path.dirname(partition))), tmp)
+    os.replace(tmp, partition)

@@ -1,0 +1,227 @@
+"""Published outputs every reader opens (issue 46 point 1, docs/reading-outputs.md): a partition ``_period=P`` is
+a real folder of hard links to one version's files, swapped atomically, copying no data
+(adapters/commit/shown.py).
+
+- Spark, pyarrow, pandas and DuckDB read every output format (Parquet, CSV, JSON, ORC; DuckDB has no ORC reader)
+  of a destination published for two periods, one of them published twice, and get the same rows.
+- A reader listing and reading a partition in a loop while it is swapped between two versions always sees one
+  version's rows, whole: never a mix, never an empty partition.
+- A partition published by an earlier release (a symbolic link) is read and replaced as before, and becomes a
+  real folder; the version it showed is kept until the commit retires it.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from decimal import Decimal as D
+
+import pytest
+
+from ledgerflow.adapters.commit import shown as shown_module
+from ledgerflow.adapters.commit import staging, swaps
+from ledgerflow.adapters.layout.partition_paths import partition_link, versions_dir
+from partition_support import shown
+from cli_support import add_project, run_ok, write
+
+SALES_ID = "0e000000-0000-4000-8000-000000000046"
+SCHEMA = "item_id string, qty int, price decimal(18,2), _period string"
+DATA = [("S-1", 1, D("1.10"), "2026-01"), ("S-2", 2, D("2.20"), "2026-01"), ("F-1", 4, D("4.40"), "2026-02")]
+FORMATS = ("parquet", "csv", "json", "orc")
+
+LEDGERFLOW_YML = """
+name: readers
+default_resolver: local
+resolvers:
+  local:
+    rules:
+      - name: files
+        strategy: {type: path, path: "data/{{dataset}}/v{{version}}", format: parquet}
+"""
+
+SALES_YML = f"""
+id: {SALES_ID}
+name: sales
+status: active
+versions: [{{version: 1}}]
+main_table:
+  name: sales
+  temporal_mode: period
+  columns:
+    - {{name: item_id, type: string}}
+    - {{name: qty, type: integer}}
+    - {{name: price, type: "decimal(18,2)"}}
+"""
+
+OPERATIONS = "\n".join(
+    f"- {{seq: {i}, name: To {fmt}, type: output, arguments: {{destination: {{path: out/{fmt}, format: {fmt}}}, "
+    f"columns: [item_id, qty, price]}}}}" for i, fmt in enumerate(FORMATS, start=1))
+
+EXPECTED = sorted((r[0], r[1], r[2], r[3]) for r in DATA)
+
+
+@pytest.fixture(scope="module")
+def published(spark, tmp_path_factory):
+    """A workspace whose four outputs were published for 2026-01, 2026-02, then 2026-01 again (a swap)."""
+    root = tmp_path_factory.mktemp("readers") / "ws"
+    write(root, "ledgerflow.yml", LEDGERFLOW_YML)
+    write(root, "datasets/sales.yml", SALES_YML)
+    spark.createDataFrame(DATA, SCHEMA).write.parquet(str(root / "data" / "sales" / "v1"))
+    add_project(root, "publish", OPERATIONS, input_dataset="sales")
+    for period in ("2026-01", "2026-02", "2026-01"):
+        run_ok(root, "publish", period)
+    return root
+
+
+def _rows(tuples) -> list[tuple]:
+    return sorted((str(i), int(q), D(str(p)).quantize(D("0.01")), str(per)) for i, q, p, per in tuples)
+
+
+def _spark(spark, folder: str, fmt: str) -> list[tuple]:
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    df = reader.load(folder)
+    return _rows(df.select("item_id", "qty", "price", "_period").collect())
+
+
+def _pyarrow(folder: str, fmt: str) -> list[tuple]:
+    import pyarrow.dataset as ds
+    # `_period=` folders start with "_", which pyarrow skips by default (as it skips `_SUCCESS`): keep only "."
+    table = ds.dataset(folder, format=fmt, partitioning="hive", ignore_prefixes=["."]).to_table()
+    cols = [table[c].to_pylist() for c in ("item_id", "qty", "price", "_period")]
+    return _rows(zip(*cols))
+
+
+def _pandas(folder: str, fmt: str) -> list[tuple]:
+    import pandas as pd
+    if fmt == "parquet":
+        frame = pd.read_parquet(folder, ignore_prefixes=["."])
+    elif fmt == "orc":
+        import pyarrow.dataset as ds
+        frame = ds.dataset(folder, format="orc", partitioning="hive", ignore_prefixes=["."]).to_table().to_pandas()
+    else:  # a folder of CSV or JSON Lines files: one file at a time, the period from its folder
+        parts = []
+        for part in sorted(os.listdir(folder)):
+            if not part.startswith("_period="):
+                continue
+            for name in sorted(os.listdir(os.path.join(folder, part))):
+                if name.endswith("." + fmt) or name.endswith(f".{fmt}.gz") or (fmt == "json" and ".json" in name):
+                    path = os.path.join(folder, part, name)
+                    one = pd.read_csv(path, dtype=str) if fmt == "csv" else pd.read_json(path, lines=True, dtype=False)
+                    parts.append(one.assign(_period=part.split("=", 1)[1]))
+        frame = pd.concat(parts)
+    return _rows(frame[["item_id", "qty", "price", "_period"]].itertuples(index=False))
+
+
+def _duckdb(folder: str, fmt: str) -> list[tuple]:
+    import duckdb
+    read = {"parquet": "read_parquet", "csv": "read_csv", "json": "read_json"}[fmt]
+    query = (f"SELECT item_id, qty, price, _period FROM {read}(?, hive_partitioning = true)")
+    return _rows(duckdb.execute(query, [os.path.join(folder, "*", f"*.{fmt}*")]).fetchall())
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_reader_reads_the_same_rows_from_real_folders(spark, published, fmt):
+    folder = str(published / "out" / fmt)
+    for period in ("2026-01", "2026-02"):
+        partition = partition_link(folder, period)
+        assert os.path.isdir(partition) and not os.path.islink(partition)  # a real folder, no link to follow
+        version = shown(partition)
+        data = sorted(n for n in os.listdir(partition) if not n.startswith("."))
+        assert data and all(os.path.samefile(os.path.join(partition, n), os.path.join(version, n)) for n in data)
+    assert _spark(spark, folder, fmt) == EXPECTED
+    assert _pyarrow(folder, fmt) == EXPECTED
+    assert _pandas(folder, fmt) == EXPECTED
+    if fmt != "orc":  # DuckDB reads no ORC
+        assert _duckdb(folder, fmt) == EXPECTED
+
+
+def test_the_version_a_second_run_replaced_is_retired_and_no_folder_of_links_is_left(published):
+    folder = str(published / "out" / "parquet")
+    versions = versions_dir(folder, "2026-01")
+    assert [n for n in os.listdir(versions) if not n.startswith(".")] == [os.path.basename(shown(
+        partition_link(folder, "2026-01")))]
+    assert not [n for n in os.listdir(versions) if n.startswith(shown_module.SHOWING)]
+
+
+def _version(root, name: str, rows: int) -> str:
+    """A version folder of ``rows`` one-line files (the rows a reader must see whole), named after the version as
+    Spark names each write's files after its job."""
+    folder = versions_dir(str(root), "2026-01") + "/" + name
+    os.makedirs(folder)
+    for i in range(rows):
+        with open(os.path.join(folder, f"part-{i:03d}-{name}.csv"), "w") as fh:
+            fh.write(f"{name}\n")
+    return folder
+
+
+def test_a_reader_looping_while_partitions_swap_sees_one_version_whole(tmp_path):
+    root = tmp_path / "out"
+    a, b = _version(root, "run-a", 7), _version(root, "run-b", 3)
+    link = partition_link(str(root), "2026-01")
+    swaps.commit([staging.Staged(link, a)])
+    seen: list[tuple] = []
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                names = sorted(n for n in os.listdir(link) if not n.startswith("."))
+                seen.append(tuple(open(os.path.join(link, n)).read() for n in names))
+            except FileNotFoundError:
+                # listed before an exchange, opened after it by the partition's path: the file is not in the new
+                # version (its name is the old write's), so the read fails and is retried, as Spark retries a
+                # file that vanished; it never reads another version's file under the old name
+                continue
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(150):
+            shown_module.show(link, b if i % 2 == 0 else a)
+            if i % 10 == 9:  # as each commit ends: the folders exchanged out are removed
+                shown_module.sweep(versions_dir(str(root), "2026-01"))
+    finally:
+        stop.set()
+        reader.join()
+    assert len(seen) > 20
+    whole = {("run-a\n",) * 7, ("run-b\n",) * 3}
+    assert set(seen) <= whole, set(seen) - whole  # never empty, never a mix
+    assert sorted(os.listdir(a)) == [f"part-{i:03d}-run-a.csv" for i in range(7)]  # no version changed
+
+
+def test_a_partition_published_as_a_link_is_read_replaced_and_becomes_a_folder(tmp_path):
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0", 2), _version(root, "run-1", 1)
+    link = partition_link(str(root), "2026-01")
+    os.symlink(os.path.relpath(old, str(root)), link)  # as an earlier release published it
+    assert shown(link) == os.path.realpath(old)
+    journal = swaps.commit([staging.Staged(link, new)])
+    assert journal[0]["previous"] == os.path.realpath(old)
+    assert not os.path.islink(link) and shown(link) == os.path.realpath(new)
+    assert not os.path.exists(old)  # retired after the commit, as before
+    assert shown_module.convert(link, versions_dir(str(root), "2026-01")) is False  # a folder already
+
+
+def test_a_link_partition_converts_in_place_showing_the_same_rows(tmp_path):
+    root = tmp_path / "out"
+    old = _version(root, "run-0", 2)
+    link = partition_link(str(root), "2026-01")
+    os.symlink(os.path.relpath(old, str(root)), link)
+    inodes = sorted(os.stat(os.path.join(old, n)).st_ino for n in os.listdir(old))
+    assert shown_module.convert(link, versions_dir(str(root), "2026-01")) is True
+    assert not os.path.islink(link) and shown(link) == os.path.realpath(old)
+    assert sorted(os.stat(os.path.join(link, n)).st_ino for n in os.listdir(link) if not n.startswith(".")) == inodes
+
+
+def test_a_folder_that_only_looks_like_a_shown_one_is_never_replaced(tmp_path):
+    from ledgerflow.adapters.commit.partitions import UnsafeDestination
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0", 2), _version(root, "run-1", 1)
+    link = partition_link(str(root), "2026-01")
+    swaps.commit([staging.Staged(link, old)])
+    os.remove(os.path.join(link, "part-001-run-0.csv"))
+    with open(os.path.join(link, "part-001-run-0.csv"), "w") as fh:  # someone else's file, under the same name
+        fh.write("theirs\n")
+    with pytest.raises(UnsafeDestination, match="which ledgerflow did not create"):
+        swaps.commit([staging.Staged(link, new)])
+    assert open(os.path.join(link, "part-001-run-0.csv")).read() == "theirs\n"  # nothing replaced or deleted
