@@ -10,7 +10,9 @@
 allows (row rules and the output's totals observed while the rows are written, one aggregation of the
 input for ``unique`` and the input's totals beside the write, one aggregation of the staged rows for
 ``balanced``): whatever ledgerflow does, its checked run cannot cost less than this ratio, short of work
-the checks need. A third script, ``bridged``, also records the rest of the run's bridge as the contract
+the checks need. A fourth side, ``ledgerflow``, is ledgerflow's checked run itself (``bench.checks_cost``'s
+checked workspace: pipeline P with the same six checks), so ``ledgerflow / checked`` is the target of a
+checked run against the hand-written checked job (<= 1.10), measured in the same rounds. A third script, ``bridged``, also records the rest of the run's bridge as the contract
 has it (the SUM of every decimal column at each point: here ``amount_reporting`` before and after each
 update, removed, added and written), which a ledgerflow run with checks records. The data is the cold-process benchmark's (``src-<layout>-<rows>`` under
 ``$LEDGERFLOW_BENCH_DATA``); CPU time of each process and its Spark JVM is counted (subreaper, as
@@ -56,10 +58,19 @@ def same_rows(folders: list[str]) -> str:
     return f"{figures[0][0]:,} rows, SUM(amount_local) {figures[0][1]}, SUM(amount_reporting) {figures[0][2]}"
 
 
+def ledgerflow_command(data: str, root: str) -> list[str]:
+    """ledgerflow's checked run of pipeline P, in its own copy of the checked workspace beside ``data``."""
+    from bench.checks_cost import make_workspace
+    ws = make_workspace(os.path.dirname(data), os.path.join(root, "ledgerflow-ws"), checks=True)
+    return [sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", ws, "run", "pipeline_p", "--period", PERIOD]
+
+
 def main(argv=None) -> int:
+    import statistics
     args, data, root = rounds_setup(argv, __doc__.splitlines()[0], "checks-floor")
     outs = {name: os.path.join(root, name) for name in VARIANTS}
     cmds = {name: command(name, data, args.layout, outs[name]) for name in VARIANTS}
+    cmds["ledgerflow"] = ledgerflow_command(data, root)
     out = rounds_report([f"# checks floor: pipeline P hand-written ({args.rows:,} GL rows, {args.layout}), period "
                          f"{PERIOD}, {args.pairs} rounds after {args.warmup} warm-up; whole cold processes; ratio = "
                          "with the six checks (checked; bridged: and the whole bridge) / without (plain)"],
@@ -68,6 +79,9 @@ def main(argv=None) -> int:
                                 root, out)
     out()
     out(f"the three scripts wrote the same rows: {same_rows(list(outs.values()))}")
+    mine = [a / b for a, b in zip(result["took"]["ledgerflow"], result["took"]["checked"])]
+    out(f"ledgerflow's checked run / the hand-written checked job, per round {', '.join(f'{r:.3f}' for r in mine)}; "
+        f"median {statistics.median(mine):.3f} (target <= {TARGET:.2f})")
     return finish_rounds(out, result, "plain", args.out or dated_result(f"checks_floor_{args.rows}"))
 
 

@@ -178,11 +178,12 @@ def test_a_reader_looping_while_partitions_swap_sees_one_version_whole(tmp_path)
     try:
         for i in range(150):
             shown_module.show(link, b if i % 2 == 0 else a)
-            if i % 10 == 9:  # as each commit ends: the folders exchanged out are removed
-                shown_module.sweep(versions_dir(str(root), "2026-01"))
     finally:
         stop.set()
         reader.join()
+    # the folders exchanged out stay until the commit ends (a reader that opened one reads it whole), then go
+    assert len(shown_module.sweep(versions_dir(str(root), "2026-01"))) == 150
+    assert sorted(n for n in os.listdir(versions_dir(str(root), "2026-01"))) == ["run-a", "run-b"]
     assert len(seen) > 20
     whole = {("run-a\n",) * 7, ("run-b\n",) * 3}
     assert set(seen) <= whole, set(seen) - whole  # never empty, never a mix
@@ -225,3 +226,50 @@ def test_a_folder_that_only_looks_like_a_shown_one_is_never_replaced(tmp_path):
     with pytest.raises(UnsafeDestination, match="which ledgerflow did not create"):
         swaps.commit([staging.Staged(link, new)])
     assert open(os.path.join(link, "part-001-run-0.csv")).read() == "theirs\n"  # nothing replaced or deleted
+
+
+@pytest.mark.parametrize("tamper", ["marker names another folder", "marker climbs out", "marker is a link",
+                                    "a file is a link", "a file added", "no marker"])
+def test_a_shown_folder_is_ours_only_while_it_mirrors_the_version_its_marker_names(tmp_path, tamper):
+    root = tmp_path / "out"
+    old = _version(root, "run-0", 2)
+    elsewhere = _version(tmp_path / "elsewhere", "run-0", 2)
+    link = partition_link(str(root), "2026-01")
+    swaps.commit([staging.Staged(link, old)])
+    versions = versions_dir(str(root), "2026-01")
+    assert shown_module.shown_version(link, versions) == os.path.realpath(old)
+    marker = os.path.join(link, shown_module.MARKER)
+    name = os.path.join(link, "part-000-run-0.csv")
+    if tamper == "marker names another folder":
+        open(marker, "w").write("run-9\n")
+    elif tamper == "marker climbs out":
+        open(marker, "w").write(f"../../../elsewhere/.lf_versions/_period=2026-01/run-0\n")
+    elif tamper == "marker is a link":
+        os.remove(marker)
+        os.symlink(os.path.join(elsewhere, "part-000-run-0.csv"), marker)
+    elif tamper == "a file is a link":
+        os.remove(name)
+        os.symlink(os.path.join(old, "part-000-run-0.csv"), name)
+    elif tamper == "a file added":
+        open(os.path.join(link, "theirs.csv"), "w").write("theirs\n")
+    else:
+        os.remove(marker)
+    assert shown_module.shown_version(link, versions) is None
+    from ledgerflow.adapters.commit.partitions import UnsafeDestination
+    new = _version(root, "run-1", 1)
+    with pytest.raises(UnsafeDestination, match="which ledgerflow did not create"):
+        swaps.commit([staging.Staged(link, new)])
+    assert os.path.isdir(old) and os.path.isdir(link)  # nothing deleted, nothing exchanged out
+
+
+def test_a_leftover_folder_holding_a_file_with_no_other_name_is_never_swept(tmp_path):
+    root = tmp_path / "out"
+    old = _version(root, "run-0", 2)
+    versions = versions_dir(str(root), "2026-01")
+    ours = shown_module.build(old)  # as a process that died between building and exchanging leaves it
+    theirs = os.path.join(versions, shown_module.SHOWING + "run-0.abcdef12")
+    os.makedirs(theirs)
+    open(os.path.join(theirs, "only-copy.csv"), "w").write("data\n")
+    assert shown_module.sweep(versions) == [ours]
+    assert open(os.path.join(theirs, "only-copy.csv")).read() == "data\n"
+    assert sorted(os.listdir(old)) == ["part-000-run-0.csv", "part-001-run-0.csv"]

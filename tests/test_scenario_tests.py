@@ -315,7 +315,7 @@ def test_a_test_computes_what_a_run_writes(spark, finance):
     those ids are the same interpreted and compiled is test_given_rows_are_identified_by_their_position.)"""
     ran = cli(finance, "run", "ts03_fx_conversion", "--period", "2026-01")
     assert ran.exit_code == 0, describe(ran)
-    (part,) = (finance / "data" / "ts03_fx_converted").rglob("part-*.csv")
+    (part,) = (finance / "data" / "ts03_fx_converted").rglob("_period=2026-01/part-*.csv")  # the published folder
     with open(part, newline="") as fh:  # every value as the run wrote it (empty: not compared)
         rows = [{c: v for c, v in r.items() if v != "" and c not in ("_period", "_row_id")} for r in csv.DictReader(fh)]
     started = rows[0]["_updated_at"]  # the run's start: the time part of its UUIDv7 row ids
