@@ -90,7 +90,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
 
 
 def entry_fields(entry) -> Optional[tuple[str, str, Optional[str]]]:
-    """A journal entry's (link, staged, previous) when it names a partition link ``<root>/_period=P`` and
+    """A journal entry's (link, staged, previous) when it names a partition ``<root>/_period=P`` and
     version folders directly inside ``<root>/.lf_versions/_period=P``; None for anything else."""
     if not isinstance(entry, dict):
         return None

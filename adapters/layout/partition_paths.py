@@ -1,5 +1,6 @@
-"""A local destination's partition layout, as paths: ``<dest>/_period=P`` shows period ``P``, a symbolic link
-to one version folder in ``<dest>/.lf_versions/_period=P/``.
+"""A local destination's partition layout, as paths: ``<dest>/_period=P`` shows period ``P``, a real folder of
+hard links to the files of one version folder in ``<dest>/.lf_versions/_period=P/`` (``commit/shown.py``; a
+symbolic link to it when published by an earlier release).
 
 The writer (:mod:`..commit`) and the readers of a registered dataset (:mod:`..inputs`) both name these paths;
 the rule deciding what may be replaced or deleted there stays with the writer (``commit/partitions.py``)."""
@@ -27,10 +28,10 @@ def versions_dir(root: str, period: str) -> str:
 
 
 def partition_link(root: str, period: str) -> str:
-    """``<root>/_period=P``: the visible partition (a link to one version folder)."""
+    """``<root>/_period=P``: the visible partition (showing one version folder)."""
     return os.path.join(root, f"{PARTITION}={period}")
 
 
 def root_period(link: str) -> tuple[str, str]:
-    """The destination folder and the period of a partition link ``<root>/_period=P``."""
+    """The destination folder and the period of a partition ``<root>/_period=P``."""
     return os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
