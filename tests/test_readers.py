@@ -273,3 +273,91 @@ def test_a_leftover_folder_holding_a_file_with_no_other_name_is_never_swept(tmp_
     assert shown_module.sweep(versions) == [ours]
     assert open(os.path.join(theirs, "only-copy.csv")).read() == "data\n"
     assert sorted(os.listdir(old)) == ["part-000-run-0.csv", "part-001-run-0.csv"]
+
+
+def test_a_rollback_of_a_partition_someone_added_a_file_to_deletes_nothing_and_says_so(tmp_path):
+    """A run died after its swap; before recovery, a program left a file in the partition (an editor's lock
+    file): the rollback keeps the partition and both versions, and reports it, rather than take the partition
+    for someone else's and delete the staged version it shows."""
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0", 2), _version(root, "run-1", 1)
+    link = partition_link(str(root), "2026-01")
+    swaps.commit([staging.Staged(link, old)])
+    journal: list[dict] = []
+    swaps.swap_in([staging.Staged(link, new)], journal)
+    open(os.path.join(link, ".~lock.part-000-run-1.csv#"), "w").write("x")
+    rolled, kept, problems = swaps.roll_back(journal)
+    assert (rolled, kept) == ([], [link]) and "with files added or replaced since" in problems[0]
+    assert os.path.isdir(old) and os.path.isdir(new)
+    assert open(os.path.join(link, "part-000-run-1.csv")).read() == "run-1\n"
+
+
+def test_retiring_a_commit_never_sweeps_a_folder_another_run_built(tmp_path):
+    root = tmp_path / "out"
+    old, new, other = _version(root, "run-0", 1), _version(root, "run-1", 1), _version(root, "run-2", 1)
+    link = partition_link(str(root), "2026-01")
+    swaps.commit([staging.Staged(link, old)])
+    building = shown_module.build(other)  # another run, building its folder of links right now
+    swaps.commit([staging.Staged(link, new)])
+    assert os.path.isdir(building) and shown(link) == os.path.realpath(new)
+    assert not [n for n in os.listdir(versions_dir(str(root), "2026-01"))
+                if n.startswith(shown_module.SHOWING) and os.path.join(versions_dir(str(root), "2026-01"), n) != building]
+
+
+def test_without_exchange_a_partition_is_a_link_and_a_folder_is_never_left_unswappable(tmp_path, monkeypatch):
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0", 1), _version(root, "run-1", 1)
+    link = partition_link(str(root), "2026-01")
+    real = shown_module._renameat2
+
+    def no_exchange(source, target, flags):
+        if flags == shown_module._RENAME_EXCHANGE:
+            raise shown_module.Unsupported(22, "Invalid argument", source)
+        return real(source, target, flags)
+    monkeypatch.setattr(shown_module, "_renameat2", no_exchange)
+    swaps.commit([staging.Staged(link, old)])  # a file system that renames without replacing, but cannot exchange
+    assert os.path.islink(link) and shown(link) == os.path.realpath(old)
+    swaps.commit([staging.Staged(link, new)])
+    assert os.path.islink(link) and shown(link) == os.path.realpath(new)
+
+
+def test_a_folder_partition_that_can_no_longer_be_exchanged_fails_clearly(tmp_path, monkeypatch):
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0", 1), _version(root, "run-1", 1)
+    link = partition_link(str(root), "2026-01")
+    swaps.commit([staging.Staged(link, old)])
+    monkeypatch.setattr(os, "link", lambda *a, **k: (_ for _ in ()).throw(OSError(1, "Operation not permitted")))
+    with pytest.raises(shown_module.CannotShow, match="no longer makes hard links"):
+        swaps.commit([staging.Staged(link, new)])
+    assert shown(link) == os.path.realpath(old) and not os.path.islink(link)
+
+
+def test_sweep_never_follows_a_linked_versions_folder(tmp_path):
+    root = tmp_path / "out"
+    elsewhere = tmp_path / "elsewhere"
+    version = _version(elsewhere, "run-0", 1)
+    built = shown_module.build(version)
+    os.makedirs(root / ".lf_versions")
+    os.symlink(os.path.dirname(version), root / ".lf_versions" / "_period=2026-01")
+    assert shown_module.sweep(str(root / ".lf_versions" / "_period=2026-01")) == []
+    assert os.path.isdir(built)
+
+
+def test_a_partition_replaced_while_its_new_folder_was_built_is_put_back_untouched(tmp_path, monkeypatch):
+    root = tmp_path / "out"
+    old, new = _version(root, "run-0", 1), _version(root, "run-1", 1)
+    link = partition_link(str(root), "2026-01")
+    swaps.commit([staging.Staged(link, old)])
+    real_build = shown_module.build
+
+    def build_then_replaced(version):
+        folder = real_build(version)
+        os.rename(link, str(tmp_path / "moved"))  # someone moves the partition away and puts their own there
+        os.makedirs(link)
+        open(os.path.join(link, "theirs.csv"), "w").write("theirs\n")
+        return folder
+    monkeypatch.setattr(shown_module, "build", build_then_replaced)
+    with pytest.raises(shown_module.CannotShow, match="was replaced while"):
+        shown_module.show(link, new)
+    assert os.listdir(link) == ["theirs.csv"]  # theirs, back where they put it
+    assert not [n for n in os.listdir(versions_dir(str(root), "2026-01")) if n.startswith(shown_module.SHOWING)]

@@ -66,7 +66,7 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
     else:
         names = sorted(n for n in os.listdir(folder) if own_name(n, run_id))
     live = shown.shown_version(os.path.join(dest, part), folder)
-    if names or os.path.isdir(folder):
+    if os.path.realpath(folder) == folder and os.path.isdir(folder):  # never followed through a link
         removed_shown, problems_shown = _remove_shown(folder, run_id)
         removed.extend(removed_shown)
         problems.extend(problems_shown)

@@ -24,7 +24,7 @@ from typing import Optional
 from ...compiler.errors import ResolutionError
 from ...compiler.realpaths import outside
 from ..layout.partition_paths import VERSIONS, local_path, partition_link, versions_dir
-from .shown import shown_version
+from .shown import may_show, shown_version
 
 
 class UnsafeDestination(ResolutionError):
@@ -81,9 +81,9 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
 
 
 def shows(root: str, period: str, folder: str) -> bool:
-    """Whether the partition ``<root>/_period=P`` shows the version folder ``folder`` (real paths compared)."""
-    shown = shown_version(partition_link(root, period), versions_dir(root, period))
-    return shown is not None and shown == os.path.realpath(folder)
+    """Whether the partition ``<root>/_period=P`` may show the version folder ``folder`` (real paths compared;
+    leniently, :func:`.shown.may_show`: a version a partition may still show is never deleted)."""
+    return may_show(partition_link(root, period), versions_dir(root, period), folder)
 
 
 def what(path: str) -> str:

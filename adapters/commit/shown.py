@@ -159,6 +159,40 @@ def shown_version(partition: str, versions: str) -> Optional[str]:
     return version if mirrors(partition, version) else None
 
 
+def may_show(partition: str, versions: str, version: str) -> bool:
+    """Whether ``partition`` may be showing ``version`` (a folder in ``versions``), judged leniently, for deciding
+    what is never deleted: :func:`shown_version` says so, or the partition's marker names it, or a file of the
+    partition is one of its files (the same inode) even when something was added to the folder since."""
+    real = os.path.realpath(version)
+    if shown_version(partition, versions) == real:
+        return True
+    if os.path.islink(partition) or not os.path.isdir(partition):
+        return False
+    if marker(partition) == os.path.basename(real) and os.path.dirname(real) == os.path.realpath(versions):
+        return True
+    try:
+        mine = {(st.st_dev, st.st_ino) for st in (os.lstat(os.path.join(real, rel))
+                                                   for rel, is_dir in _files(real) if not is_dir)}
+        return any(not is_dir and (lambda st: (st.st_dev, st.st_ino))(os.lstat(os.path.join(partition, rel))) in mine
+                   for rel, is_dir in _files(partition))
+    except OSError:
+        return True  # unsure: never deleted
+
+
+def marker_names(partition: str, version: str) -> bool:
+    """Whether ``partition`` is a real folder whose marker names ``version`` (whatever else it holds now)."""
+    return (not os.path.islink(partition) and os.path.isdir(partition)
+            and marker(partition) == os.path.basename(os.path.realpath(version)))
+
+
+def _safe_versions(versions: str) -> bool:
+    """Whether ``versions`` (``<dest>/.lf_versions/_period=P``) is a real folder reached through no link at its
+    own or its parent's level (the only place :func:`sweep` removes anything)."""
+    parent = os.path.dirname(versions)
+    return (not os.path.islink(versions) and not os.path.islink(parent) and os.path.isdir(versions)
+            and os.path.realpath(versions) == os.path.join(os.path.realpath(parent), os.path.basename(versions)))
+
+
 def discard(folder: str) -> None:
     """Remove a shown folder (or a link) no partition shows any more: it holds only links, never data."""
     if os.path.islink(folder) or not os.path.isdir(folder):
@@ -195,8 +229,8 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
     They are kept until the commit that exchanged them out ends, so that a reader that opened the partition just
     before the exchange still reads it whole. Returns the folders removed."""
     removed: list[str] = []
-    if os.path.islink(versions) or not os.path.isdir(versions):
-        return removed
+    if not _safe_versions(versions):
+        return removed  # never followed into a folder ledgerflow did not create
     for name in sorted(os.listdir(versions)):
         if not name.startswith(SHOWING) or not names(name[len(SHOWING):]):
             continue
@@ -207,37 +241,81 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
     return removed
 
 
+def exchange_supported(versions: str) -> bool:
+    """Whether the file system of ``versions`` can exchange two names (two scratch folders tried there)."""
+    a = os.path.join(versions, f"{SHOWING}probe-a.{uuid.uuid4().hex[:8]}")
+    b = os.path.join(versions, f"{SHOWING}probe-b.{uuid.uuid4().hex[:8]}")
+    os.mkdir(a)
+    os.mkdir(b)
+    try:
+        exchange(a, b)
+        return True
+    except Unsupported:
+        return False
+    finally:
+        for folder in (a, b):
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                os.rmdir(folder)
+
+
+class CannotShow(OSError):
+    """A partition that is a real folder cannot be shown anew here (no hard links or exchange any more)."""
+
+
 def show(partition: str, version: str) -> None:
     """Make ``partition`` show ``version`` atomically (see the module docstring); the caller checked that what
     ``partition`` is now is ledgerflow's. The folder (or link) exchanged out is left beside the versions for
-    :func:`sweep`. Falls back to a symbolic link where the file system cannot exchange names or make hard
-    links."""
+    :func:`sweep`; should it not be what was there when this began (replaced meanwhile), it is exchanged back
+    and nothing changes. Where the file system cannot exchange names or make hard links, a partition that is
+    absent or a link becomes (stays) a symbolic link; a real folder raises :class:`CannotShow`."""
+    versions = os.path.dirname(version)
+    before = os.lstat(partition) if os.path.lexists(partition) else None
+    folder_now = before is not None and stat.S_ISDIR(before.st_mode)
     try:
+        if before is None and not exchange_supported(versions):
+            raise Unsupported(errno.EINVAL, "no RENAME_EXCHANGE here", versions)
         built = build(version)
-    except Unsupported:
+    except Unsupported as exc:
+        if folder_now:
+            raise CannotShow(exc.errno, f"the partition {partition} is a folder of hard links, and this file system "
+                                        f"no longer makes hard links or exchanges names ({exc.strerror})") from exc
         return _link(partition, version)
     try:
-        if os.path.lexists(partition):
+        if before is not None:
             exchange(built, partition)
         else:
             place(built, partition)
-    except Unsupported:
+    except Unsupported as exc:
         discard(built)
-        if os.path.lexists(partition) and not os.path.islink(partition):
-            raise
+        if folder_now:
+            raise CannotShow(exc.errno, f"the partition {partition} is a folder of hard links, and this file system "
+                                        f"no longer exchanges names ({exc.strerror})") from exc
         return _link(partition, version)
     except BaseException:
         discard(built)
         raise
+    if before is not None:
+        out = os.lstat(built)
+        if (out.st_dev, out.st_ino) != (before.st_dev, before.st_ino):
+            exchange(built, partition)  # something else was put there meanwhile: it goes back, untouched
+            discard(built)  # the folder of links this call built
+            raise CannotShow(errno.EBUSY, f"the partition {partition} was replaced while ledgerflow showed a new "
+                                          "version in it; nothing was changed")
 
 
-def hide(partition: str, versions: str) -> None:
-    """Remove the partition (a rolled-back first publish) in one step: renamed away beside the versions (a link
-    is removed), for :func:`sweep`."""
+def hide(partition: str, versions: str, name: str = "hidden") -> None:
+    """Remove the partition (a rolled-back first publish) in one step: renamed away beside the versions as
+    ``.show.<name>.<tag>`` (a link is removed), for :func:`sweep`."""
     if os.path.islink(partition):
         os.remove(partition)  # a link: removing it touches no files
         return
-    os.rename(partition, os.path.join(versions, f"{SHOWING}hidden.{uuid.uuid4().hex[:8]}"))
+    os.rename(partition, os.path.join(versions, f"{SHOWING}{name}.{uuid.uuid4().hex[:8]}"))
+
+
+def made_for(*versions: Optional[str]):
+    """A :func:`sweep` filter: the folders built (or hidden) for one of ``versions`` (version folder paths)."""
+    names = {os.path.basename(v) for v in versions if v}
+    return lambda rest: rest.rsplit(".", 1)[0] in names
 
 
 def convert(partition: str, versions: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 from ..layout.partition_paths import PARTITION, root_period, versions_dir
 from . import shown
-from .partitions import UnsafeDestination, check_partition, remove_version, shows, what
+from .partitions import UnsafeDestination, check_partition, remove_version, what
 from .staging import Staged, check_staged_in_place, discard
 
 
@@ -62,16 +62,22 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             continue
         link, staged, previous = fields
         root, period = root_period(link)
-        if not shows(root, period, staged):
-            now = shown.shown_version(link, versions_dir(root, period))
-            shown.sweep(versions_dir(root, period))
+        ours = shown.made_for(staged, previous)  # the folders of links this journal's swaps built
+        now = shown.shown_version(link, versions_dir(root, period))
+        if now != os.path.realpath(staged) and shown.marker_names(link, staged):
+            kept.append(link)  # its marker says it shows the staged rows, but its files were changed since
+            problems.append(f"{link} shows the rows of {staged}, with files added or replaced since: left as it "
+                            "is (nothing deleted); remove what was added to it, then run the period again")
+            continue
+        if now != os.path.realpath(staged):
+            shown.sweep(versions_dir(root, period), ours)
             if previous is not None and now is not None and os.path.realpath(previous) != now:
                 remove_version(previous, root, period)
             remove_version(staged, root, period)
             continue
         try:
             if previous is None:
-                shown.hide(link, versions_dir(root, period))  # the partition this commit created
+                shown.hide(link, versions_dir(root, period), os.path.basename(staged))  # this commit created it
             elif os.path.isdir(previous) and not os.path.islink(previous):
                 _point(link, previous)
             else:
@@ -84,7 +90,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             problems.append(f"could not roll back {link}: {getattr(exc, 'strerror', None) or exc}")
             continue
         rolled.append(link)
-        shown.sweep(versions_dir(root, period))  # before the staged files lose their other name
+        shown.sweep(versions_dir(root, period), ours)  # before the staged files lose their other name
         remove_version(staged, root, period)
     return rolled, kept, problems
 
@@ -113,8 +119,9 @@ def retire(journal: list[dict]) -> list[str]:
     entries = [fields for fields in map(entry_fields, journal) if fields is not None]
     live = {shown.shown_version(link, versions_dir(*root_period(link))) for link, _, _ in entries}
     removed = []
-    for link, _, previous in entries:
-        shown.sweep(versions_dir(*root_period(link)))  # the folders of links exchanged out (no version's data)
+    for link, staged, previous in entries:
+        # the folders of links this commit exchanged out (no version's data); never another run's
+        shown.sweep(versions_dir(*root_period(link)), shown.made_for(staged, previous))
         if previous and os.path.realpath(previous) not in live and os.path.lexists(previous):
             if remove_version(previous, *root_period(link)):
                 removed.append(previous)
