@@ -13,8 +13,8 @@ files, which stay in their version folder; it is removed (:func:`sweep`) when th
 version is, so a reader that opened the partition just before the exchange still reads it whole.
 
 Earlier releases showed a partition as a symbolic link to its version folder. :func:`shown_version` reads
-both; :func:`show` replaces a link by a real folder in the same exchange, and :func:`convert` does so for
-every partition of a destination without changing the rows it shows. Where the file system cannot make hard
+both; :func:`show` replaces a link by a real folder in the same exchange, and :func:`convert` turns one such
+partition into a folder without changing the rows it shows. Where the file system cannot make hard
 links or exchange two names (some network and FUSE file systems), :func:`show` keeps the symbolic link, which
 is atomic everywhere (``docs/guarantees.md``).
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import shutil
 import stat
@@ -41,12 +42,19 @@ class Unsupported(OSError):
     """The file system cannot exchange two names or make hard links: the partition stays a symbolic link."""
 
 
+@functools.lru_cache(maxsize=1)
+def _libc_renameat2():
+    """The C library's ``renameat2`` (None where it has none), looked up once."""
+    call = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if call is not None:
+        call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return call
+
+
 def _renameat2(source: str, target: str, flags: int) -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    call = getattr(libc, "renameat2", None)
+    call = _libc_renameat2()
     if call is None:
         raise Unsupported(errno.ENOSYS, "renameat2 is not available")
-    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     if call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags) != 0:
         code = ctypes.get_errno()
         if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
@@ -171,12 +179,19 @@ def may_show(partition: str, versions: str, version: str) -> bool:
     if marker(partition) == os.path.basename(real) and os.path.dirname(real) == os.path.realpath(versions):
         return True
     try:
-        mine = {(st.st_dev, st.st_ino) for st in (os.lstat(os.path.join(real, rel))
-                                                   for rel, is_dir in _files(real) if not is_dir)}
-        return any(not is_dir and (lambda st: (st.st_dev, st.st_ino))(os.lstat(os.path.join(partition, rel))) in mine
-                   for rel, is_dir in _files(partition))
+        return bool(_inodes(real) & _inodes(partition))
     except OSError:
         return True  # unsure: never deleted
+
+
+def _inodes(folder: str) -> set:
+    """(device, inode) of every file in ``folder``, recursively, links never followed."""
+    out = set()
+    for rel, is_dir in _files(folder):
+        if not is_dir:
+            st = os.lstat(os.path.join(folder, rel))
+            out.add((st.st_dev, st.st_ino))
+    return out
 
 
 def marker_names(partition: str, version: str) -> bool:

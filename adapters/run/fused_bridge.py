@@ -25,9 +25,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...compiler.bridge import BridgePlan, output_metrics, stage_metrics
-from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY
+from ...compiler.fused import PERIOD_KEY
 from ...compiler.periods import Period
-from ..commit import staging
+from . import fused_writes
 from .bridge import BridgeObserver
 
 
@@ -90,9 +90,7 @@ class FusedBridge:
         work = {("stage", s): v for s, v in self.stages.items()}
         for seq, (df, metrics) in self.outputs.items():
             if seq in prestaged:
-                written = prestaged[seq]
-                data = df.drop(*[c for c in PERIOD_COLUMNS.values() if c != PERIOD_KEY])
-                df = staging.read_staged(data, written.folder, written.destination.format)
+                df = fused_writes.read_back(df, prestaged[seq])
             work[("output", seq)] = (df, metrics)
         for key, (df, metrics) in work.items():
             try:

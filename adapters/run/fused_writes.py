@@ -41,7 +41,7 @@ def prestage_outputs(frames: dict, destinations: dict[int, OutputDestination], r
     try:
         for seq, frame in frames.items():
             dest = destinations[seq]
-            data = frame.drop(*[c for c in PERIOD_COLUMNS.values() if c != PERIOD_KEY])
+            data = _written_columns(frame)
             folder = prestage.write_prestaged(data, PERIOD_KEY, dest.target, dest.format, run_id, dest.within)
             rows = None
             if dest.format not in ("parquet", "orc"):  # counted once for every period, as written
@@ -54,6 +54,16 @@ def prestage_outputs(frames: dict, destinations: dict[int, OutputDestination], r
         discard(out)
         raise
     return out
+
+
+def _written_columns(frame):
+    """``frame`` (fused rows of every period) with the columns the prestaged write writes: its own and the period."""
+    return frame.drop(*[c for c in PERIOD_COLUMNS.values() if c != PERIOD_KEY])
+
+
+def read_back(frame, written: PrestagedOutput):
+    """The rows of ``frame`` as :func:`prestage_outputs` wrote them for every period (a query of the files)."""
+    return staging.read_staged(_written_columns(frame), written.folder, written.destination.format)
 
 
 def pending_output(statement: Statement, frame, prestaged: Prestaged, period: str,
