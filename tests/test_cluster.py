@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -27,22 +26,8 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _wait_for_ready(ready: str, seconds: float = 300.0) -> None:
-    """Wait for the cluster that .ci/run starts in the background (it touches ``ready`` when every port is up)."""
-    deadline = time.monotonic() + seconds
-    while not os.path.exists(ready):
-        assert time.monotonic() < deadline, f"the cluster .ci/run started is not ready after {seconds:.0f} s " \
-                                            f"(see {os.path.dirname(ready)}/start.log)"
-        time.sleep(0.5)
-
-
 @pytest.fixture(scope="module")
 def cluster():
-    ready = os.environ.get("LEDGERFLOW_CLUSTER_READY")
-    if ready:  # started by .ci/run, which also stops it
-        _wait_for_ready(ready)
-        yield
-        return
     started = not (_listening(7077) and _listening(15002))
     if started:
         subprocess.run(["bash", str(REPO / "scripts" / "cluster-start.sh")], check=True, cwd=REPO, timeout=300)
