@@ -29,11 +29,15 @@ if ! listening 8091; then
   wait_port 8091 worker 60
   for _ in $(seq 1 60); do grep -q "Successfully registered with master" "$SPARK_LOG_DIR/worker.out" && break; sleep 1; done
 fi
+# The server and its executor run the tests' few small queries: C1 only (-XX:TieredStopAtLevel=1), whose
+# code is ready sooner and whose compiler does not compete with the tests for the machine's two cores.
 if ! listening 15002; then
   "$SPARK_HOME/sbin/start-connect-server.sh" --master spark://127.0.0.1:7077 \
     --conf spark.connect.grpc.binding.address=127.0.0.1 --conf spark.sql.session.timeZone=UTC \
     --conf spark.cores.max=1 --conf spark.executor.cores=1 --conf spark.executor.memory=1g \
-    --conf spark.ui.enabled=false >"$SPARK_LOG_DIR/connect-start.out" 2>&1
+    --conf spark.ui.enabled=false \
+    --conf spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 \
+    --conf spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1 >"$SPARK_LOG_DIR/connect-start.out" 2>&1
   wait_port 15002 "Spark Connect server" 120
 fi
 echo "cluster: master spark://127.0.0.1:7077, Spark Connect sc://127.0.0.1:15002 (logs in $SPARK_LOG_DIR)"

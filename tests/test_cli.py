@@ -80,23 +80,7 @@ def test_usage_errors_exit_2(finance):
     assert cli(finance, "frobnicate").exit_code == 2
 
 
-@pytest.mark.spark  # starts a Spark JVM in a process of its own
-def test_resolved_script_runs_as_is_in_spark_sql(finance, tmp_path):
-    """`compile --resolved` output, fed unchanged to Spark's own spark-sql CLI, computes TS-03."""
-    result = cli(finance, "compile", "ts03_fx_conversion", "--resolved", "--period", "2026-01")
-    assert result.exit_code == 0
-    script = tmp_path / "ts03.sql"
-    script.write_text(result.output)
-    assert ":period_" not in result.output and ":run_started_at" not in result.output
-    import pyspark
-    home = os.path.dirname(pyspark.__file__)
-    proc = subprocess.run([os.path.join(home, "bin", "spark-sql"), "--master", "local[1]", "-f", str(script)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=c1_env(SPARK_HOME=home, SPARK_LOCAL_IP="127.0.0.1"))
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    table = pq.read_table(finance / "target" / "resolved" / "ts03_fx_conversion" / "2026-01" / "output_002")
-    rows = sorted(table.to_pylist(), key=lambda r: (r["journal_id"], r["line_number"]))  # GL order
-    assert [str(r["amount_reporting"]) for r in rows] == TS03
+# `compile --resolved` run as-is by spark-sql: tests/test_hardening_names.py (one spark-sql process for both scripts).
 
 
 # The files whose ```sh blocks are run, in this order (a RUN_ID is the run of an earlier command).

@@ -231,9 +231,9 @@ def _random_workspace(rng: random.Random, root: Path) -> None:
         (folder / f"{name}.csv").write_text("\n".join(rows) + "\n")
 
 
-# Eight seeds: each of the five projects, and both special shapes (days only, a year with a quarter), at least
-# once (16 seeds ran each shape twice; the CI minutes went over their 15).
-@pytest.mark.parametrize("seed", range(8))
+# Seven seeds: each of the five projects, and both special shapes (days only, a year with a quarter), at least
+# once (16 seeds ran each shape twice, then 8 ran p_join_agg twice; the CI minutes went over their 15).
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 6, 7])
 def test_property_fused_equals_each_on_random_data_and_periods(spark, tmp_path, seed):
     rng = random.Random(seed)
     root = tmp_path / "ws"

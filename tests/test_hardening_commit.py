@@ -70,7 +70,7 @@ def stamps(spark, location: str) -> set[str]:
 
 
 def test_a_run_killed_between_two_swaps_is_rolled_back_by_the_next_command(spark, finance):
-    """SIGKILL after 3 of 10 partitions were swapped in: the next command points them back at the first
+    """SIGKILL after 3 of OUTPUTS (6) partitions were swapped in: the next command points them back at the first
     run's versions (the old code kept them, so the outputs mixed two runs) and removes the staging."""
     many_outputs_project(finance)
     first = run_ok(finance, "many_outputs")
@@ -92,7 +92,7 @@ def test_a_run_killed_between_two_swaps_is_rolled_back_by_the_next_command(spark
     journal = dead["commit"]["partitions"]
     assert [e["link"] for e in journal] == locations[:4]  # the 4th was recorded before its swap
     assert [e["previous"] for e in journal] == live_before[:4]
-    assert [shown(loc) == live_before[i] for i, loc in enumerate(locations)] == [False] * 3 + [True] * 7
+    assert [shown(loc) == live_before[i] for i, loc in enumerate(locations)] == [False] * 3 + [True] * (OUTPUTS - 3)
 
     cleaned = cli(finance, "runs", "clean")
     assert cleaned.exit_code == 0, describe(cleaned)

@@ -29,7 +29,7 @@ from ledgerflow.adapters.run.runner import Runner
 from ledgerflow.adapters.store.runstore import RunStore
 
 PERIOD = "2026-01"
-OUTPUTS = 10
+OUTPUTS = 6
 
 
 # ------------------------------------------------------------------------------------------- helpers

@@ -133,10 +133,14 @@ def test_hostile_names_stay_in_comments_of_the_compiled_script(finance):
 
 
 @pytest.mark.spark  # starts a Spark JVM in a process of its own
-def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
-    """The resolved script of a project whose names hold \\n, \\r or \\u2028 followed by a statement
-    runs in Spark's own spark-sql CLI: every statement it holds is one ledgerflow wrote, no `pwned*`
-    table appears, and the output is TS-03's."""
+def test_resolved_scripts_run_as_is_in_spark_sql_and_hostile_names_stay_comments(finance, tmp_path):
+    """`compile --resolved` output, fed unchanged to Spark's own spark-sql CLI, computes TS-03: the sample's
+    own script, and the script of a project whose names hold \\n, \\r or \\u2028 followed by a statement,
+    in which every statement is one ledgerflow wrote and no `pwned*` table appears. One spark-sql process
+    runs both scripts (each such JVM costs the test run half a minute)."""
+    plain = cli(finance, "compile", "ts03_fx_conversion", "--resolved", "--period", "2026-01")
+    assert plain.exit_code == 0, describe(plain)
+    assert ":period_" not in plain.stdout and ":run_started_at" not in plain.stdout
     project = _hostile_workspace(finance)
     result = cli(finance, "compile", str(project), "--resolved", "--period", "2026-01")
     assert result.exit_code == 0, describe(result)
@@ -147,7 +151,8 @@ def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
     semicolons = [t for t in sqlglot.tokenize(script, read="spark") if t.token_type == sqlglot.TokenType.SEMICOLON]
     assert expected >= 5 and len(semicolons) == expected
     path = tmp_path / "hostile.sql"
-    path.write_text(script + "\nSHOW TABLES LIKE 'pwned*';\n")  # not the temporary views, whose names hold 'pwned'
+    path.write_text(plain.stdout + "\n" + script + "\nSHOW TABLES LIKE 'pwned*';\n")  # not the temporary views,
+    # whose names hold 'pwned'
     import pyspark
     home = os.path.dirname(pyspark.__file__)
     warehouse = tmp_path / "warehouse"
@@ -160,7 +165,11 @@ def test_hostile_names_run_as_comments_in_spark_sql(finance, tmp_path):
     assert not pwned, pwned  # the old comments let spark-sql create three pwned_* tables here
     assert proc.returncode == 0, proc.stderr[-3000:]
     # spark-sql reports "Time taken" once per statement it ran: ledgerflow's statements + SHOW TABLES
-    assert proc.stderr.count("Time taken:") == expected + 1, proc.stderr[-3000:]
+    plain_statements = _written_statements(finance, finance / "projects" / "ts03_fx_conversion.yml", "2026-01")
+    assert proc.stderr.count("Time taken:") == plain_statements + expected + 1, proc.stderr[-3000:]
+    sample = pq.read_table(finance / "target" / "resolved" / "ts03_fx_conversion" / "2026-01" / "output_002")
+    rows = sorted(sample.to_pylist(), key=lambda r: (r["journal_id"], r["line_number"]))  # GL order
+    assert [str(r["amount_reporting"]) for r in rows] == TS03
     from ledgerflow.adapters.compile_out.folders import segment
     out = finance / "target" / "resolved" / segment(hostile("\n", "pwned_project")) / "2026-01" / "output_002"
     table = pq.read_table(out)
