@@ -11,7 +11,7 @@ from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.version import version
 from ..compiler.visible_text import visible
 from .console.cli_options import spark_options
-from .console.invocation import Invocation, command, started_early
+from .console.invocation import Invocation, command, env_option, started_early
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
 # start without sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and,
@@ -109,6 +109,7 @@ def validate_cmd(inv: Invocation, projects):
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
+@env_option
 @command
 def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail_fast, master, remote, conf,
             allow_draft, wait):
@@ -131,7 +132,7 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
     factory, label = inv.session_factory(master, remote, conf)
     factory = started_early(factory)  # the JVM starts while the project is compiled and resolved
     from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
-    runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
+    runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait, env=inv.env)
     from .run.interrupts import outside_a_run
     from .run.scheduler import RUN, Request, Scheduler
     from .run.unit import RunSettings
@@ -157,6 +158,7 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
 @spark_options()
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
+@env_option
 @command
 def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, wait):
     """Re-run the failed and skipped project-periods of batch BATCH_ID (new runs of the same batch, projects in
@@ -165,7 +167,7 @@ def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, 
     factory, label = inv.session_factory(master, remote, conf)
     factory = started_early(factory)
     from .run.runner import Runner  # after the JVM's launch (see run_cmd)
-    runner = Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait)
+    runner = Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait, env=inv.env)
     from .run.interrupts import outside_a_run
     from .run.scheduler import RETRY, Request, Scheduler
     from .run.unit import RunSettings
@@ -193,6 +195,7 @@ def dag_cmd(inv: Invocation, select, fmt):
 @spark_options()
 @click.option("--allow-changed-inputs", is_flag=True, default=False,
               help="Replay even though input files changed since the run (warns; the new run records what changed).")
+@env_option
 @command
 def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inputs):
     """Re-execute a recorded run from its project and resolver snapshots (refused when its inputs changed)."""
@@ -204,7 +207,8 @@ def replay_cmd(inv: Invocation, run_id, master, remote, conf, allow_changed_inpu
     from .run.interrupts import outside_a_run
     from .run.scheduler import Scheduler
     with outside_a_run():
-        Scheduler(Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label), click.echo).replay(
+        Scheduler(Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, env=inv.env),
+                  click.echo).replay(
             run_id, allow_changed_inputs, workspace=inv.workspace)
 
 
@@ -246,6 +250,7 @@ def test_cmd(inv: Invocation, names, keyword, junit_xml, record_run, rows):
               help="runs show: print the raw run record (run.json) instead of the summary.")
 @click.option("--batch", "batch", default=None, metavar="BATCH_ID",
               help="runs list: only the runs of this batch (one `ledgerflow run`), and its project-periods not run.")
+@env_option
 @command
 def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
     """The run registry: `runs list [--batch BATCH_ID]`, `runs show RUN_ID [--json]` (a summary with
@@ -288,6 +293,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
 @main.command("datasets")
 @click.argument("action", type=click.Choice(["list", "show"]), default="list")
 @click.argument("name", required=False)
+@env_option
 @command
 def datasets_cmd(inv: Invocation, action, name):
     """Declared and registered datasets with their versions."""
@@ -366,11 +372,14 @@ def diff_cmd(inv: Invocation, base, head, projects, fmt, fail_on, data, period, 
 from .periods.cli import periods_group, status_cmd  # noqa: E402  (light: click and the invocation only)
 from .periods.restate_cli import restate_cmd  # noqa: E402  (light too)
 from .docs_site.cli import docs_cmd  # noqa: E402  (light too)
+from .envs.cli import envs_group, promote_cmd  # noqa: E402  (light too)
 
 main.add_command(periods_group)
 main.add_command(status_cmd)
 main.add_command(restate_cmd)
 main.add_command(docs_cmd)
+main.add_command(promote_cmd)
+main.add_command(envs_group)
 
 from .onboarding.cli import init_cmd, with_infer  # noqa: E402  (light too)
 

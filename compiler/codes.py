@@ -25,6 +25,7 @@ WORKSPACE = "docs/workspace.md"
 DSL = "docs/dsl.md"
 GUARANTEES = "docs/guarantees.md"
 COMMANDS = "docs/commands.md"
+ENVIRONMENTS = "docs/environments.md"
 SCENARIOS = "docs/tests.md (Error codes)"
 CHECKS = "docs/checks.md"
 
@@ -139,6 +140,19 @@ CODES: tuple[Code, ...] = (
     Code("PERIOD-003", "reopening a project-period that is not closed", f"{COMMANDS} (Closed periods)"),
     Code("PERIOD-004", "closing a project-period while a run of it is under way (named with its process and "
          "host); close it when that run has finished", f"{COMMANDS} (Closed periods)"),
+    # environments and promotion (--env, ledgerflow envs, ledgerflow promote)
+    Code("ENV-001", "an environment name that is not one (--env, $LEDGERFLOW_ENV, promote --from/--to, envs): "
+         "lower-case letters, digits, '_' and '-'", f"{ENVIRONMENTS} (Names)"),
+    Code("ENV-002", "a run in an environment other than prod with an output to a catalog table or a URI (written "
+         "in place, where prod's readers read it)", f"{ENVIRONMENTS} (What an environment publishes)"),
+    Code("ENV-003", "a promotion into a closed period of the target (`restate` changes a closed period)",
+         f"{ENVIRONMENTS} (Promotion)"),
+    Code("ENV-004", "a promotion of a project-period the source environment has not published",
+         f"{ENVIRONMENTS} (Promotion)"),
+    Code("ENV-005", "a promotion that would leave the target reading another upstream version than the promoted "
+         "rows were computed from (promote the upstream project too)", f"{ENVIRONMENTS} (Promotion)"),
+    Code("ENV-006", "an environment command that cannot apply: promoting an environment onto itself, dropping "
+         "prod, `envs path` of an output that is no local folder", f"{ENVIRONMENTS} (Commands)"),
     # restating a closed period (ledgerflow restate)
     Code("RESTATE-001", "a restatement without a reason (a blank --reason)", f"{COMMANDS} (Restating a closed period)"),
     Code("RESTATE-002", "restating an open project-period (use `run`)", f"{COMMANDS} (Restating a closed period)"),

@@ -6,20 +6,23 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ...compiler.errors import ResolutionError
-from ..layout.partition_paths import is_local, local_path
+from ..layout.partition_paths import PROD, is_local, local_path
 
 
 @dataclass(frozen=True)
 class OutputDestination:
     """Where one output writes, resolved before anything runs: a folder (``kind`` "path", with its
     ``format``) or a catalog table (``kind`` "table"), at ``version`` (the registered dataset's, else 1).
-    ``within``: for a folder a relative path gave, the workspace its real path must stay inside."""
+    ``within``: for a folder a relative path gave, the workspace its real path must stay inside. ``env``: the
+    environment the run publishes to (a local folder's partitions of another environment than prod are in
+    ``.lf_envs/<env>``, see :mod:`..layout.partition_paths`)."""
 
     kind: str
     target: str
     format: str
     version: int
     within: Optional[str] = None
+    env: str = PROD
 
     @property
     def local(self) -> bool:

@@ -34,7 +34,7 @@ def staging_entries(destinations: dict[int, OutputDestination], period: str) -> 
         if not dest.local:
             continue  # URIs and catalog tables are staged by Spark itself
         root = local_path(dest.target)
-        entry = {"link": partition_link(root, period), "versions": versions_dir(root, period)}
+        entry = {"link": partition_link(root, period, dest.env), "versions": versions_dir(root, period)}
         if entry not in out:
             out.append(entry)
     return out

@@ -10,12 +10,13 @@ from ..store import health
 from ..store.runstore import RunStore
 
 
-def open_store(root: str) -> RunStore:
-    """The run store of the workspace at ``root``, checked and with its interrupted runs recovered.
+def open_store(root: str, env: str = "prod") -> RunStore:
+    """The run store of the workspace at ``root`` as environment ``env`` sees it (:mod:`..envs`), checked and with
+    its interrupted runs recovered.
 
     Raises :class:`..store.health.RunStoreDamaged` (or ``RunStoreUnreadable``) when ``state.db`` cannot be
     used: the command's one paragraph, or the warning of a command that goes on without it."""
-    store = RunStore(root)
+    store = RunStore(root, env)
     health.check(store.db_path)  # a damaged state.db: one paragraph (RunStoreDamaged), not a traceback
     recovery.on_open(store)  # runs whose process died are marked failed once per process (recovery.py)
     return store

@@ -23,7 +23,7 @@ from typing import Optional
 
 from ...compiler.errors import ResolutionError
 from ...compiler.realpaths import outside
-from ..layout.partition_paths import VERSIONS, local_path, partition_link, versions_dir
+from ..layout.partition_paths import ENVS, PROD, VERSIONS, env_folder, local_path, partition_link, shown_links, versions_dir
 from .shown import may_show, shown_version
 
 
@@ -48,9 +48,10 @@ def check_inside(root: str, within: Optional[str], staged: bool = False) -> None
                                 f"{done} Remove the link (or point the output elsewhere) and run again.")
 
 
-def check_partition(target: str, period: str, create_only: bool = False, where: str = "") -> Optional[str]:
-    """The version folder partition ``_period=period`` of the local destination ``target`` shows now
-    (None when there is none); raises :class:`UnsafeDestination` when replacing it could delete or
+def check_partition(target: str, period: str, create_only: bool = False, where: str = "",
+                    env: str = PROD) -> Optional[str]:
+    """The version folder partition ``_period=period`` of the local destination ``target`` shows now in
+    environment ``env`` (None when there is none); raises :class:`UnsafeDestination` when replacing it could delete or
     write anything ledgerflow did not create (see the module's deletion rule), or, with
     ``create_only``, when the partition exists at all."""
     root = local_path(target)
@@ -59,11 +60,12 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
               "elsewhere) and run again.")
     if os.path.lexists(root) and not os.path.isdir(root):
         raise UnsafeDestination(f"the destination {root} is {what(root)}, not a folder. {advice}")
-    for own in (os.path.join(root, VERSIONS), versions_dir(root, period)):
+    envs = [] if env == PROD else [os.path.join(root, ENVS), env_folder(root, env)]
+    for own in (os.path.join(root, VERSIONS), versions_dir(root, period), *envs):
         if os.path.islink(own) or (os.path.lexists(own) and not os.path.isdir(own)):
             raise UnsafeDestination(f"{prefix}{own} is {what(own)}, which ledgerflow did not create (it writes and "
                                     f"deletes version folders only in a real folder there). {advice}")
-    link = partition_link(root, period)
+    link = partition_link(root, period, env)
     if not os.path.lexists(link):
         return None
     if create_only:
@@ -81,9 +83,10 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
 
 
 def shows(root: str, period: str, folder: str) -> bool:
-    """Whether the partition ``<root>/_period=P`` may show the version folder ``folder`` (real paths compared;
-    leniently, :func:`.shown.may_show`: a version a partition may still show is never deleted)."""
-    return may_show(partition_link(root, period), versions_dir(root, period), folder)
+    """Whether a partition of ``period`` in ``root`` (prod's ``<root>/_period=P`` or another environment's) may show
+    the version folder ``folder`` (real paths compared; leniently, :func:`.shown.may_show`: a version a partition
+    may still show is never deleted)."""
+    return any(may_show(link, versions_dir(root, period), folder) for link in shown_links(root, period))
 
 
 def what(path: str) -> str:

@@ -17,7 +17,7 @@ from typing import Optional
 
 from ..inputs.files import spark_path
 from ..spark.scoped_conf import session_settings
-from ..layout.partition_paths import VERSIONS, local_path, partition_link, versions_dir
+from ..layout.partition_paths import PROD, VERSIONS, local_path, partition_link, versions_dir
 from .partitions import UnsafeDestination, check_inside, check_partition, what
 from .staging import CSV_WRITE_OPTIONS, Staged, version_name, without_period
 
@@ -89,13 +89,13 @@ def period_folder(folder: str, key: str, period: str) -> Optional[str]:
 
 
 def adopt_partition(folder: str, target: str, period: str, run_id: str, create_only: bool = False,
-                    within: Optional[str] = None) -> Staged:
+                    within: Optional[str] = None, env: str = PROD) -> Staged:
     """Make the prestaged ``folder`` (one period's rows, see :func:`write_prestaged`) the next version of
     partition ``_period=period`` of ``target``, as :func:`.staging.stage_partition` would have written it:
     the same checks, then a rename within ``<dest>/.lf_versions`` (no copy)."""
     root = local_path(target)
     check_inside(root, within)
-    check_partition(target, period, create_only)
+    check_partition(target, period, create_only, env=env)
     parent = os.path.dirname(folder)
     if os.path.islink(folder) or not _ours(parent, target) or os.path.dirname(os.path.realpath(folder)) != \
             os.path.realpath(parent):
@@ -106,4 +106,4 @@ def adopt_partition(folder: str, target: str, period: str, run_id: str, create_o
     staged = os.path.join(versions, version_name(versions, run_id))
     expected = os.path.realpath(staged)
     os.rename(folder, staged)
-    return Staged(partition_link(root, period), staged, create_only, within, expected)
+    return Staged(partition_link(root, period, env), staged, create_only, within, expected)

@@ -173,10 +173,10 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
                 registers = bool(op.register_as_dataset)  # a new registered version replaces nothing
                 if out.prestaged is not None:
                     staged.append(prestage.adopt_partition(out.prestaged, dest.target, period, run_id,
-                                                           create_only=registers, within=dest.within))
+                                                           create_only=registers, within=dest.within, env=dest.env))
                 else:
                     staged.append(staging.stage_partition(df, dest.target, dest.format, period, run_id,
-                                                          create_only=registers, within=dest.within))
+                                                          create_only=registers, within=dest.within, env=dest.env))
                 if out.rows is None:
                     out.rows = staging.count_rows(df, staged[-1].staged, dest.format)
                     echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")
@@ -190,7 +190,7 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
                 checks.evaluate(record)  # raises when a check fails: nothing was swapped in
             for rows, dest in quarantined:  # swapped in with the outputs, by the same journal
                 staged.append(staging.stage_partition(rows, dest.target, dest.format, period, run_id,
-                                                      within=dest.within))
+                                                      within=dest.within, env=dest.env))
         if refuse is not None:
             refuse(record)
     except BaseException:

@@ -182,6 +182,9 @@ def recover(store, found_by: Optional[str] = None, other_hosts: bool = False) ->
             outcome = release_claims(store, run_id, proc, other_hosts)
             if outcome is not None:
                 outcomes.append(outcome)
+    from ..envs.promote import recover_promotions  # envs builds on commit: imported when used
+    for promotion_id, detail in recover_promotions(store):
+        outcomes.append(Outcome(promotion_id, "interrupted", detail))
     return outcomes
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..inputs.files import spark_path
-from ..layout.partition_paths import PARTITION, local_path, partition_link, root_period, versions_dir
+from ..layout.partition_paths import PARTITION, PROD, local_path, partition_link, root_period, versions_dir
 from .partitions import UnsafeDestination, check_inside, check_partition, remove_version
 
 # How ledgerflow writes CSV: RFC 4180 (a quote inside a quoted value doubled, which ledgerflow's own
@@ -48,16 +48,17 @@ def version_name(versions: str, run_id: str) -> str:
 
 
 def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_only: bool = False,
-                    within: Optional[str] = None) -> Staged:
+                    within: Optional[str] = None, env: str = PROD) -> Staged:
     """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``.
 
     ``create_only`` (an output registering a new dataset version): the partition must not exist yet.
     ``within`` (a destination a relative path gave): the workspace folder whose inside ``target`` must
-    be, as a real path."""
+    be, as a real path. ``env``: the environment whose partition the version is for (the version folder is
+    the same for every environment: promotion shows it elsewhere without copying it)."""
     data = without_period(df)
     root = local_path(target)
     check_inside(root, within)  # raises before anything is written
-    check_partition(target, period, create_only)
+    check_partition(target, period, create_only, env=env)
     versions = versions_dir(root, period)
     staged = os.path.join(versions, version_name(versions, run_id))
     writer = data.write.mode("error").format(fmt)  # a fresh folder: Spark never deletes anything ("error": Connect knows no "errorifexists")
@@ -85,7 +86,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
                                 f"{expected} and went to {now} (a folder on the way was replaced by a symbolic link). "
                                 "Nothing was swapped in and nothing was deleted; the rows written there are left as "
                                 "they are. Remove the link and run again.")
-    return Staged(partition_link(root, period), staged, create_only, within, expected)
+    return Staged(partition_link(root, period, env), staged, create_only, within, expected)
 
 
 def check_staged_in_place(s: Staged) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Optional
 
-from ..layout.partition_paths import PARTITION, root_period, versions_dir
+from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
 from . import shown
 from .partitions import UnsafeDestination, check_partition, remove_version, what
 from .staging import Staged, check_staged_in_place, discard
@@ -35,9 +35,10 @@ def swap_in(staged: list[Staged], journal: list[dict],
     for s in staged:
         root, period = root_period(s.link)
         check_staged_in_place(s)
-        previous = check_partition(root, period)
+        env = link_env(s.link)
+        previous = check_partition(root, period, env=env)
         if s.create_only and os.path.lexists(s.link) and previous not in ours:
-            check_partition(root, period, create_only=True)  # raises: appeared while the run ran
+            check_partition(root, period, create_only=True, env=env)  # raises: appeared while the run ran
         journal.append({"link": s.link, "staged": s.staged, "previous": previous})
         before_swap(journal)
         _swap(s.link, s.staged)
@@ -158,4 +159,6 @@ def _point(link: str, new_target: str) -> None:
             shown.shown_version(link, versions_dir(root, period)) is None:
         raise UnsafeDestination(f"the partition {link} is {what(link)}, which ledgerflow did not create; move it "
                                 "away and run again.")
+    if link_env(link) != PROD and not os.path.isdir(os.path.dirname(link)):
+        os.makedirs(os.path.dirname(link))  # <root>/.lf_envs/<env>: checked to be no link (check_partition)
     shown.show(link, new_target)

@@ -28,6 +28,7 @@ class Invocation:
     def __init__(self, workspace: Optional[str] = None, debug: bool = False):
         self.workspace_option = workspace
         self.debug = debug
+        self.env_option: Optional[str] = None  # --env of a command that publishes or reads what is published
         self._root: Optional[str] = None
         self._workspace: Optional[Workspace] = None
         self._store: Optional[RunStore] = None
@@ -41,11 +42,18 @@ class Invocation:
         return self._root
 
     @property
+    def env(self) -> str:
+        """The command's environment: ``--env``, else ``$LEDGERFLOW_ENV``, else ``prod`` (checked: ENV-001)."""
+        from ..envs.names import chosen_env
+        return chosen_env(self.env_option)
+
+    @property
     def store(self) -> RunStore:
-        """The run store (opening it recovers interrupted runs, once per process)."""
+        """The run store as the command's environment sees it (opening it recovers interrupted runs, once per
+        process)."""
         if self._store is None:
             from ..commit.open_store import open_store
-            self._store = open_store(self.root)
+            self._store = open_store(self.root, self.env)
         return self._store
 
     @property
@@ -156,6 +164,17 @@ def command(fn):
                            help="Workspace folder (default: $LEDGERFLOW_WORKSPACE or the nearest ancestor with "
                                 "ledgerflow.yml).")(wrapper)
     return click.option("--debug", is_flag=True, default=False, help="Show tracebacks.")(wrapper)
+
+
+def env_option(fn):
+    """``--env NAME`` on a command that publishes or reads what is published (put above :func:`command`): the
+    name is kept on the :class:`Invocation` and checked when the command first asks for it."""
+    @functools.wraps(fn)
+    def wrapper(*args, env: Optional[str] = None, **kwargs):
+        click.get_current_context().ensure_object(Invocation).env_option = env
+        return fn(*args, **kwargs)
+    return click.option("--env", "env", default=None, metavar="NAME",
+                        help="Environment (default: $LEDGERFLOW_ENV, else prod).")(wrapper)
 
 
 def started_early(factory):

@@ -19,7 +19,7 @@ from ...compiler.model import AppendOperation, Dataset, DatasetRef, Project, Upd
 from ...compiler.periods import Period
 from ...compiler.plan import InputView
 from ...compiler.resolver import Resolution, ResolvedLocation
-from ..layout.partition_paths import is_local, local_path, partition_link
+from ..layout.partition_paths import PROD, env_folder, is_local, local_path, partition_link
 
 
 def versions_holding(registrations: list[dict], period: Period) -> list[int]:
@@ -70,6 +70,8 @@ def registered_resolution(dataset: Dataset, version: int, registrations: list[di
                               "holding the period.")
     location = reg["location"]
     if is_local(location):
+        # the partitions of the environment that shows this version (prod's, or the reading environment's own)
+        location = env_folder(location, reg.get("shown_in", PROD))
         partition = partition_link(local_path(location), p)
         if not os.path.isdir(partition):
             raise ResolutionError(f"registered dataset '{name}' version {version}{how} holds period {p}, but its "

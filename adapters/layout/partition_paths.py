@@ -10,6 +10,8 @@ import os
 
 PARTITION = "_period"
 VERSIONS = ".lf_versions"
+ENVS = ".lf_envs"  # <dest>/.lf_envs/<env>/_period=P: the partitions an environment other than prod shows
+PROD = "prod"
 
 
 def local_path(target: str) -> str:
@@ -27,11 +29,45 @@ def versions_dir(root: str, period: str) -> str:
     return os.path.join(root, VERSIONS, f"{PARTITION}={period}")
 
 
-def partition_link(root: str, period: str) -> str:
-    """``<root>/_period=P``: the visible partition (showing one version folder)."""
-    return os.path.join(root, f"{PARTITION}={period}")
+def partition_link(root: str, period: str, env: str = PROD) -> str:
+    """``<root>/_period=P``: the partition prod shows (one version folder); for another environment
+    ``<root>/.lf_envs/<env>/_period=P``, hidden from every reader of ``<root>``."""
+    if env == PROD:
+        return os.path.join(root, f"{PARTITION}={period}")
+    return os.path.join(root, ENVS, env, f"{PARTITION}={period}")
+
+
+def env_folder(root: str, env: str) -> str:
+    """The folder holding the partitions environment ``env`` shows: ``<root>`` for prod, else
+    ``<root>/.lf_envs/<env>``."""
+    return root if env == PROD else os.path.join(root, ENVS, env)
 
 
 def root_period(link: str) -> tuple[str, str]:
-    """The destination folder and the period of a partition ``<root>/_period=P``."""
-    return os.path.dirname(link), os.path.basename(link).split("=", 1)[1]
+    """The destination folder and the period of a partition ``<root>/_period=P`` or
+    ``<root>/.lf_envs/<env>/_period=P``."""
+    folder = os.path.dirname(link)
+    if os.path.basename(os.path.dirname(folder)) == ENVS:
+        folder = os.path.dirname(os.path.dirname(folder))
+    return folder, os.path.basename(link).split("=", 1)[1]
+
+
+def link_env(link: str) -> str:
+    """The environment whose partition ``link`` is (:func:`partition_link`)."""
+    folder = os.path.dirname(link)
+    return os.path.basename(folder) if os.path.basename(os.path.dirname(folder)) == ENVS else PROD
+
+
+def env_names(root: str) -> list[str]:
+    """The environments other than prod that have a folder of partitions in the destination ``root`` (a name
+    that is a real folder, not a link)."""
+    folder = os.path.join(root, ENVS)
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return []
+    return sorted(n for n in os.listdir(folder)
+                  if os.path.isdir(os.path.join(folder, n)) and not os.path.islink(os.path.join(folder, n)))
+
+
+def shown_links(root: str, period: str) -> list[str]:
+    """Every partition of ``period`` some environment may show in ``root``: prod's, then each other's."""
+    return [partition_link(root, period)] + [partition_link(root, period, env) for env in env_names(root)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..console.invocation import Invocation, command
+from ..console.invocation import Invocation, command, env_option
 
 
 @click.group("periods")
@@ -51,6 +51,7 @@ periods_reopen_cmd = _state_command(
 @periods_group.command("list")
 @click.option("--project", "projects", multiple=True, help="Only this project (repeatable).")
 @click.option("--period", default=None, help="Only this period (or range, or list).")
+@env_option
 @command
 def periods_list_cmd(inv: Invocation, projects, period):
     """Per project and period: open or closed (by whom, when, the note), the run whose outputs are published
@@ -62,6 +63,7 @@ def periods_list_cmd(inv: Invocation, projects, period):
 
 @click.command("status")
 @click.option("--period", default=None, help="Only this period (or range, or list); default: every period run.")
+@env_option
 @command
 def status_cmd(inv: Invocation, period):
     """The stale project-periods: those whose last completed run read inputs that changed since (files added,

@@ -56,8 +56,8 @@ def quarantine_destinations(ctx: RunContext) -> dict[str, OutputDestination]:
                          temporal_mode="period", columns=[], versions=[])
         text = resolver_engine.substitute(path, pseudo, 1, ctx.period, where) if "{{" in path else path
         dest = OutputDestination("path", resolver_engine.destination_path(ctx.workspace.root, path, text, where),
-                                 check.quarantine.format, 1, ctx.workspace.root)
-        check_partition(dest.target, ctx.period.identifier, where=where)
+                                 check.quarantine.format, 1, ctx.workspace.root, ctx.env)
+        check_partition(dest.target, ctx.period.identifier, where=where, env=ctx.env)
         out[check.name] = dest
     return out
 

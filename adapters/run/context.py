@@ -55,6 +55,7 @@ class RunContext:
     # whatever the project's checks or the workspace's `bridge: always` say
     observe_bridge: bool = True
     batch_id: Optional[str] = None  # the `ledgerflow run` invocation the run belongs to (adapters/run/batch.py)
+    env: str = "prod"  # the environment the run publishes to (adapters/envs): the runner's store's
 
 
 def warm_parser(compiled: CompiledProject) -> None:

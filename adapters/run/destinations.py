@@ -7,6 +7,7 @@ concurrent runs never share a version.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from ...compiler import resolver as resolver_engine
@@ -41,14 +42,31 @@ def resolve_destinations(ctx: RunContext, store: RunStore, process: Optional[dic
                         f"output {op.seq}: the destination {target} overlaps the location {reg['location']} of "
                         f"registered dataset '{reg['name']}' version {reg['version']}, which is immutable; write "
                         "this output somewhere else.")
+            out[op.seq] = in_env(out[op.seq], ctx.env, op.seq)
             if out[op.seq].local:
                 check_partition(out[op.seq].target, period, create_only=bool(op.register_as_dataset),
-                                where=f"output {op.seq}")
+                                where=f"output {op.seq}", env=ctx.env)
         refuse_shared_destinations(out, period)
     except BaseException:
         store.release(ctx.run_id)
         raise
     return out
+
+
+def in_env(dest: OutputDestination, env: str, seq: int) -> OutputDestination:
+    """``dest`` published to environment ``env``. An environment other than prod publishes a local folder's
+    partitions in ``.lf_envs/<env>`` (:mod:`..layout.partition_paths`); a catalog table or a URI would be written
+    in place, where prod's readers read it, so it is refused there (ENV-002) before anything runs."""
+    if env == "prod":
+        return dest
+    if not dest.local:
+        what = f"the catalog table {dest.target}" if dest.kind == "table" else f"the URI {dest.target}"
+        raise ResolutionError(
+            f"ENV-002 output {seq} writes {what}, which Spark writes in place, where prod's readers read it: a run in "
+            f"environment '{env}' publishes only local folders (their partitions go to .lf_envs/{env}). Nothing was "
+            "run. Hint: run this project in prod, or give the output a local destination path to try it in an "
+            "environment.")
+    return replace(dest, env=env)
 
 
 def reserve_version(ctx: RunContext, store: RunStore, op, process: Optional[dict] = None) -> OutputDestination:

@@ -48,6 +48,8 @@ def resources(destinations: dict[int, OutputDestination], period: str) -> list[s
     out: list[str] = []
     for dest in destinations.values():
         key = partition_key(dest.kind, dest.target, period)
+        if dest.env != "prod":
+            key += f" in environment {dest.env}"  # its own partition (.lf_envs/<env>): prod's writers are not held
         if key not in out:
             out.append(key)
     return out

@@ -38,6 +38,7 @@ class RunRecord:
                     "started_at": (ctx.actual_start or ctx.started_at).isoformat(timespec="milliseconds"),
                     "run_started_at": ctx.started_at.isoformat(timespec="milliseconds"), "finished_at": None,
                     "status": "running", "error": None, "spark": None, "sql_sha256": ctx.compiled.sha256(),
+                    "env": ctx.env,
                     "row_identity": ctx.row_identity, "resolver_snapshot": snapshot, "outputs": [],
                     **({"batch_id": ctx.batch_id} if ctx.batch_id else {}),
                     **({"upstream_runs": ctx.upstream_runs} if ctx.upstream_runs else {}),

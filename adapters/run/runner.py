@@ -84,10 +84,10 @@ class Runner:
     """Runs one project (or replays one run) on a SparkSession."""
 
     def __init__(self, root: str, echo: Echo = print, session_factory: Optional[Callable[[], object]] = None,
-                 spark_label: str = "local", memory: Optional[dict] = None, wait: bool = False):
+                 spark_label: str = "local", memory: Optional[dict] = None, wait: bool = False, env: str = "prod"):
         self.root, self.echo = os.path.abspath(root), echo
         self.wait = wait  # a destination partition another live run writes: wait for it (else fail at once)
-        self.store = open_store(self.root)  # checked, interrupted runs recovered
+        self.store = open_store(self.root, env)  # checked, interrupted runs recovered; publishing to ``env``
         self.session_factory, self.spark_label = session_factory, spark_label
         self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)
         # Ctrl-C was pressed during the last run and did not stop it (it came after its commit point, or while
@@ -161,6 +161,7 @@ class Runner:
         p = ctx.project
         self.echo(f"Run {ctx.run_id}: project {p.name} v{p.version}, period {ctx.period.identifier}")
         record: Optional[RunRecord] = None
+        ctx.env = self.store.env
         try:
             if resolve:
                 resolve_inputs(ctx, self.store, self.memory)

@@ -61,7 +61,8 @@ class Scheduler:
         :func:`.outcomes.conclude` does)."""
         if request.intent == RETRY:
             return self.retry(request)
-        graph, names = plan_selection(request.root, request.select, project=request.project)
+        graph, names = plan_selection(request.root, request.select, project=request.project,
+                                      env=self.runner.store.env)
         periods, todo, pairs = list(request.periods), None, None
         if request.intent == STALE:
             pairs = request.narrow(graph, names)
@@ -85,7 +86,7 @@ class Scheduler:
         """``ledgerflow retry BATCH``: the project-periods of the batch that did not complete, as new runs of it
         (:func:`.batch.retry_plan` says which, and what its completed runs registered)."""
         found = batches.retry_plan(self.runner.store, request.batch)
-        graph, names = plan_selection(request.root, None, names=found.names)
+        graph, names = plan_selection(request.root, None, names=found.names, env=self.runner.store.env)
         self.echo(found.announce)
         periods = found.periods
         mode = request.settings.mode or found.mode

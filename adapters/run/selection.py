@@ -12,13 +12,13 @@ from ..commit.open_store import open_store
 
 
 def plan_selection(root: str, select: Optional[str], project: Optional[str] = None,
-                   names: Optional[list[str]] = None) -> tuple[WorkspaceGraph, list[str]]:
+                   names: Optional[list[str]] = None, env: str = "prod") -> tuple[WorkspaceGraph, list[str]]:
     """The graph and the selected project names in run order: those ``select`` selects, the one ``project``
     names (name, id or path), those of ``names`` (``ledgerflow retry``: a name no longer in the workspace is
-    an error), or else every project.
+    an error), or else every project. ``env``: the environment whose registered datasets the projects read.
 
     Raises :class:`CompileError` (exit 1) with every error of the selected projects."""
-    ws = load_workspace(root, extra_datasets=open_store(root).registered_datasets)
+    ws = load_workspace(root, extra_datasets=open_store(root, env).registered_datasets)
     graph = WorkspaceGraph(ws)
     if project is not None:
         names = [require_project(ws, project).name]

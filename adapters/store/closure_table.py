@@ -115,6 +115,8 @@ class ClosureTable(StateDatabase):
         """(close, what the run it keeps published wrote: ``{run_id, period, outputs}`` of the project-period's
         last completed run) of every closed project-period of ``period`` that has a completed run (one query
         of the runs of the closed projects: a run of another project checks them before it writes)."""
+        if self.env != "prod":
+            return []  # a close protects what prod publishes; another environment publishes apart from it
         closes = [c for c in self.closures(periods=[period]).values() if c["action"] == CLOSE]
         if not closes:
             return []
@@ -211,8 +213,8 @@ class ClosureTable(StateDatabase):
     def refuse_if_closed(self, project: str, period: str, project_id: Optional[str] = None) -> None:
         """Raise :class:`PeriodClosed` (exit 1) when ``project``'s ``period`` (its identifier) is closed (by
         ``project_id`` too, as :meth:`closed`): what ``run``, ``replay`` and the Python API check before Spark
-        starts."""
-        found = self.closed(project, period, project_id)
+        starts. Not in an environment other than prod: a close protects what prod publishes."""
+        found = self.closed(project, period, project_id) if self.env == "prod" else None
         if found is not None:
             raise PeriodClosed(found)
 
@@ -227,8 +229,9 @@ class ClosureTable(StateDatabase):
     @staticmethod
     def refuse_closed(conn: sqlite3.Connection, record: dict) -> None:
         """Inside the transaction recording ``record`` completed: raise :class:`PeriodClosed` when its
-        project-period is closed (the transaction rolls back), unless the record is a restatement."""
-        if record.get("restatement"):
+        project-period is closed (the transaction rolls back), unless the record is a restatement or of a run in
+        an environment other than prod."""
+        if record.get("restatement") or record.get("env", "prod") != "prod":
             return
         project, period = record["project"], record["period"]["identifier"]
         found = _newest(conn, project["name"], period, project.get("id"))  # by id: a renamed project's too

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Optional
 
 from .schema import ADDED, INDEXES, SCHEMA
 
@@ -15,10 +15,19 @@ class StateDatabase:
     """The files of one workspace's run store: ``.ledgerflow/state.db`` and ``target/runs/`` (making one
     reads neither)."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, env: str = "prod"):
         self.root = root
+        self.env = env  # the environment this view of the store publishes to and reads (adapters/envs)
         self.db_path = os.path.join(root, ".ledgerflow", "state.db")
         self.runs_dir = os.path.join(root, "target", "runs")
+
+    def env_value(self) -> Optional[str]:
+        """This store's environment as the tables keep it: NULL (None) for prod."""
+        return None if self.env == "prod" else self.env
+
+    def env_where(self, column: str = "env") -> tuple[str, list]:
+        """A condition choosing the rows of this store's environment, and its arguments."""
+        return (f"{column} IS NULL", []) if self.env == "prod" else (f"{column} = ?", [self.env])
 
     @contextmanager
     def _immediate(self) -> Iterator[sqlite3.Connection]:

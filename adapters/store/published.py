@@ -27,10 +27,11 @@ from .database import StateDatabase
 
 _FINGERPRINT_KEYS = ("view", "dataset", "dataset_version", "location", "kind", "checked", "reason", "exists",
                      "type", "file_count", "total_bytes", "listing_sha256")
-_LAST = ("WITH last AS (SELECT run_id, ROW_NUMBER() OVER (PARTITION BY project_name, period ORDER BY finished_at DESC, "
-         "run_id DESC) AS rn FROM runs WHERE status = 'completed'{where}) "
+# the environment's own runs first (an environment other than prod reads prod's where it has published nothing)
+_LAST = ("WITH last AS (SELECT run_id, ROW_NUMBER() OVER (PARTITION BY project_name, period ORDER BY "
+         "(env IS NOT NULL) DESC, finished_at DESC, run_id DESC) AS rn FROM runs WHERE status = 'completed'{where}) "
          "SELECT r.project_name, r.period, r.run_id, r.finished_at, r.inputs, r.input_files, "
-         "CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN r.record END "
+         "CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN r.record END, COALESCE(r.env, 'prod') "
          "FROM runs r JOIN last ON r.run_id = last.run_id AND last.rn = 1")
 
 
@@ -74,13 +75,14 @@ class PublishedTable(StateDatabase):
 
     def last_completed(self, periods: Optional[Iterable[str]] = None,
                        projects: Optional[Iterable[str]] = None) -> list[dict]:
-        """One ``{project, period, run_id, finished_at, inputs, keys}`` per project-period that has a completed
-        run (of ``periods`` / ``projects`` when given), its last one; ``inputs`` as :func:`run_inputs` gives them
+        """One ``{project, period, run_id, finished_at, inputs, keys, env}`` per project-period that has a completed
+        run in this store's environment (of ``periods`` / ``projects`` when given), its last one (in an environment
+        other than prod that has not published the project-period: prod's, ``env`` saying which); ``inputs`` as :func:`run_inputs` gives them
         (shared between rows whose texts are equal: read only), ``keys`` the (inputs, files) texts (None for a
         run recorded before the columns)."""
         if not os.path.exists(self.db_path):
             return []
-        where, args = "", []
+        where, args = (" AND env IS NULL", []) if self.env == "prod" else (" AND (env IS NULL OR env = ?)", [self.env])
         for column, values in (("period", periods), ("project_name", projects)):
             if values is not None:
                 values = list(values)
@@ -96,13 +98,13 @@ class PublishedTable(StateDatabase):
             if text not in parsed:
                 parsed[text] = json.loads(text)
             return parsed[text]
-        for project, period, run_id, finished_at, inputs, files, record in rows:
+        for project, period, run_id, finished_at, inputs, files, record, env in rows:
             if record is None:
                 facts, keys = {**loads(inputs), "fingerprints": loads(files)}, (inputs, files)
             else:
                 facts, keys = run_inputs(json.loads(record)), None
             out.append({"project": project, "period": period, "run_id": run_id, "finished_at": finished_at,
-                        "inputs": facts, "keys": keys})
+                        "inputs": facts, "keys": keys, "env": env})
         return sorted(out, key=lambda r: (r["period"], r["project"]))
 
     def names_of(self, project_id: str, name: str) -> list[str]:

@@ -73,6 +73,32 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
             # after the first write: this transaction holds the write lock, so no close commits in between
             self.refuse_closed(conn, record)
 
+    def record_promotion(self, promotion: dict, runs: list[dict]) -> None:
+        """A promotion's commit point (:mod:`..envs.promote`), in one transaction: the promotion, one completed run
+        per project-period in its target environment (``runs``), and the registered versions the target reads
+        now; then each run's ``run.json``."""
+        items = json.dumps(promotion["items"], sort_keys=True)
+        with self._immediate() as conn:
+            conn.execute("INSERT INTO promotions (promotion_id, from_env, to_env, by_name, at, items) VALUES "
+                         "(?,?,?,?,?,?)", (promotion["promotion_id"], promotion["from"], promotion["to"],
+                                           promotion["by"], promotion["at"], items))
+            for rec in runs:
+                _upsert_run(conn, rec)
+            for item in promotion["items"]:
+                for reg in item["registered"]:
+                    conn.execute("INSERT OR IGNORE INTO registered_promotions (name, version, env, promotion_id, at) "
+                                 "VALUES (?,?,?,?,?)", (reg["name"], reg["version"], promotion["to"],
+                                                        promotion["promotion_id"], promotion["at"]))
+        for rec in runs:
+            self.write_files(rec)
+
+    def promotion_committed(self, promotion_id: str) -> bool:
+        """Whether the promotion ``promotion_id`` passed its commit point (:meth:`record_promotion`)."""
+        if not os.path.exists(self.db_path):
+            return False
+        with closing(self._connect()) as conn:
+            return conn.execute("SELECT 1 FROM promotions WHERE promotion_id = ?", (promotion_id,)).fetchone() is not None
+
     def write_files(self, record: dict, sql_text: Optional[str] = None) -> str:
         """Write ``run.json`` (and the compiled SQL) into the run's folder; returns the folder."""
         folder = os.path.join(self.runs_dir, record["run_id"])
@@ -173,9 +199,10 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
                             "registered version is immutable. Give each registered dataset a destination path of its "
                             "own with {{version}} in it.")
                 conn.execute("INSERT INTO registered_datasets (name, version, dataset_id, location, format, periods, "
-                             "columns, run_id, created_at, status, pid, host) VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?)",
+                             "columns, run_id, created_at, status, pid, host, env) "
+                             "VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?,?)",
                              (name, version, registered_id(name), location, fmt, json.dumps(periods), "[]", run_id,
-                              None, (process or {}).get("pid"), (process or {}).get("host")))
+                              None, (process or {}).get("pid"), (process or {}).get("host"), self.env_value()))
             return True
 
     def confirm(self, name: str, version: int, run_id: str, columns: list[tuple[str, str]], created_at: str) -> None:
@@ -218,20 +245,28 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
                              name, version, registered_id(name), location, fmt, json.dumps(periods),
                              json.dumps(columns), run_id, created_at))
 
-    def registrations(self, name: Optional[str] = None) -> list[dict]:
-        """Registered dataset versions (of ``name``, or all), oldest first."""
-        q = ("SELECT name, version, dataset_id, location, format, periods, columns, run_id, created_at "
+    def registrations(self, name: Optional[str] = None, every_env: bool = False) -> list[dict]:
+        """Registered dataset versions (of ``name``, or all), oldest first, as this store's environment reads
+        them: prod's versions (registered in prod or promoted to it); in another environment, for a dataset it has
+        registered (or had promoted to it) its own versions, else prod's (:mod:`..envs`). Each has ``env``, the
+        environment it was registered in, and ``shown_in``, the environment whose partitions a read of it opens.
+        ``every_env``: every committed version, whatever its environment (``datasets show`` of all of them)."""
+        q = ("SELECT name, version, dataset_id, location, format, periods, columns, run_id, created_at, "
+             "COALESCE(env, 'prod'), (SELECT group_concat(p.env) FROM registered_promotions p "
+             "WHERE p.name = registered_datasets.name AND p.version = registered_datasets.version) "
              f"FROM registered_datasets WHERE {_COMMITTED}")
         with closing(self._connect()) as conn:
             rows = conn.execute(q + (" AND name = ?" if name else "") + " ORDER BY name, version",
                                 (name,) if name else ()).fetchall()
-        keys = ("name", "version", "dataset_id", "location", "format", "periods", "columns", "run_id", "created_at")
+        keys = ("name", "version", "dataset_id", "location", "format", "periods", "columns", "run_id", "created_at",
+                "env")
         out = []
         for r in rows:
-            d = dict(zip(keys, r))
+            d = dict(zip(keys, r[:10]))
             d["periods"], d["columns"] = json.loads(d["periods"]), json.loads(d["columns"])
+            d["envs"] = sorted({d["env"], *((r[10] or "").split(",") if r[10] else [])})
             out.append(d)
-        return out
+        return out if every_env else _as_env_reads(out, self.env)
 
     def registered_datasets(self) -> list[Dataset]:
         """Registered datasets as catalog entries (their newest version's schema)."""
@@ -251,6 +286,20 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
         return out
 
 
+def _as_env_reads(regs: list[dict], env: str) -> list[dict]:
+    """The registrations ``env`` reads (see :meth:`RunStore.registrations`), each with ``shown_in``."""
+    out = []
+    by_name: dict[str, list[dict]] = {}
+    for reg in regs:
+        by_name.setdefault(reg["name"], []).append(reg)
+    for regs_of in by_name.values():
+        own = [r for r in regs_of if env in r["envs"]] if env != "prod" else []
+        chosen = own or [r for r in regs_of if "prod" in r["envs"]]
+        for r in chosen:
+            out.append({**r, "shown_in": env if own else "prod"})
+    return out
+
+
 def _confirm(conn: sqlite3.Connection, name: str, version: int, run_id: str, columns: list[tuple[str, str]],
              created_at: str) -> None:
     cur = conn.execute("UPDATE registered_datasets SET status = 'committed', columns = ?, created_at = ? "
@@ -268,12 +317,14 @@ def _release(conn: sqlite3.Connection, run_id: str) -> None:
 
 def _upsert_run(conn: sqlite3.Connection, record: dict) -> None:
     inputs, files = stored_inputs(record) if record["status"] == "completed" else (None, None)
+    env = record.get("env")
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
-                 "started_at, finished_at, error, record, batch_id, inputs, input_files) "
-                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
+                 "started_at, finished_at, error, record, batch_id, inputs, input_files, env) "
+                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
                      record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
                      record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs, files))
+                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs, files,
+                     None if env in (None, "prod") else env))
 
 
 def locations_overlap(a: str, b: str) -> bool:

@@ -16,6 +16,11 @@ CREATE TABLE IF NOT EXISTS leases (
   resource TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INTEGER, host TEXT, taken_at TEXT);
 CREATE TABLE IF NOT EXISTS batches (
   batch_id TEXT PRIMARY KEY, created_at TEXT, plan TEXT);
+CREATE TABLE IF NOT EXISTS promotions (
+  promotion_id TEXT PRIMARY KEY, from_env TEXT NOT NULL, to_env TEXT NOT NULL, by_name TEXT, at TEXT, items TEXT);
+CREATE TABLE IF NOT EXISTS registered_promotions (
+  name TEXT NOT NULL, version INTEGER NOT NULL, env TEXT NOT NULL, promotion_id TEXT, at TEXT,
+  PRIMARY KEY (name, version, env));
 CREATE TABLE IF NOT EXISTS period_closures (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL, period TEXT NOT NULL, action TEXT NOT NULL,
   by_name TEXT, at TEXT, note TEXT);
@@ -27,8 +32,10 @@ ADDED_COLUMNS = (("status", "TEXT NOT NULL DEFAULT 'committed'"),  # rows writte
 # runs.input_files (issue 31, :mod:`.published`): what a stale check compares, NULL for runs recorded before
 # period_closures.project_id (issue 43): the id of the project closed, NULL for a close recorded before (kept by
 # name: :mod:`.closure_table` finds its project through the names the project's runs were recorded under)
-ADDED = {"registered_datasets": ADDED_COLUMNS,
-         "runs": (("batch_id", "TEXT"), ("inputs", "TEXT"), ("input_files", "TEXT")),
+# runs.env and registered_datasets.env (issue 46): the environment a run published to or a version was registered
+# in, NULL for prod (every row written before environments is prod's)
+ADDED = {"registered_datasets": ADDED_COLUMNS + (("env", "TEXT"),),
+         "runs": (("batch_id", "TEXT"), ("inputs", "TEXT"), ("input_files", "TEXT"), ("env", "TEXT")),
          "period_closures": (("project_id", "TEXT"),)}
 # made once the added columns are there (an index on an added column fails on an older file before)
 INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);\n"

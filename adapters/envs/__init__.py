@@ -1,0 +1,2 @@
+"""Environments: which version each published partition shows, per environment (``prod`` and others), and
+promotion between them (docs/environments.md)."""

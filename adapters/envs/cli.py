@@ -1,0 +1,84 @@
+"""``ledgerflow promote`` and ``ledgerflow envs path | list``: their options and output; the work is
+:mod:`.promote`'s and :mod:`.views`'."""
+from __future__ import annotations
+
+import getpass
+import os
+
+import click
+
+from ..console.invocation import Invocation, command
+
+
+def _user(by):
+    if by:
+        return by
+    try:
+        return os.environ.get("USER") or getpass.getuser()
+    except Exception:  # no login name on this system
+        return "unknown"
+
+
+@click.command("promote")
+@click.argument("project", required=False)
+@click.option("--from", "from_env", required=True, metavar="ENV", help="The environment whose versions are promoted.")
+@click.option("--to", "to_env", default="prod", show_default=True, metavar="ENV", help="The environment to publish them.")
+@click.option("--select", "select", multiple=True, help="The selected projects (NAME, +NAME, NAME+, ...).")
+@click.option("--all", "all_projects", is_flag=True, default=False, help="Every project.")
+@click.option("--period", required=True, help="A period, a range of one level or a list.")
+@click.option("--by", default=None, help="Who promotes (default: $USER).")
+@command
+def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects, period, by):
+    """Make --to publish exactly the versions --from published for the project-periods (re-pointing partitions:
+    no rows recomputed, no data copied), all in one journal: all or nothing."""
+    from ...compiler.periods import PeriodError, parse_periods
+    from ..commit.open_store import open_store
+    from .names import check_env_name
+    from .promote import plan, promote
+    if sum([bool(project), bool(select), all_projects]) != 1:
+        raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
+    try:
+        periods = [p.identifier for p in parse_periods(period)]
+    except PeriodError as err:
+        raise click.BadParameter(str(err), param_hint="--period")
+    source = open_store(inv.root, check_env_name(from_env, "--from"))
+    target = open_store(inv.root, check_env_name(to_env, "--to"))
+    if project:
+        names = [inv.project(project).name]
+    else:
+        from ..run.selection import plan_selection
+        _graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env)
+    items = plan(source, target, names, periods)
+    record = promote(source, target, items, _user(by))
+    moved = sum(len(i.swaps) for i in items)
+    click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "
+               f"'{target.env}' ({moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied): promotion "
+               f"{record['promotion_id']}")
+    for item in items:
+        click.echo(f"  {item.project} {item.period}: run {item.record['run_id']}")
+
+
+@click.group("envs")
+def envs_group():
+    """Environments: `envs path PROJECT.OUTPUT --env NAME`, `envs list`."""
+
+
+@envs_group.command("path")
+@click.argument("output")
+@click.option("--env", "env", default=None, metavar="NAME", help="Environment (default: $LEDGERFLOW_ENV, else prod).")
+@command
+def envs_path_cmd(inv: Invocation, output, env):
+    """The folder an external reader opens to see OUTPUT's rows (PROJECT.OUTPUT: the output operation's seq or
+    name) as environment --env publishes them."""
+    inv.env_option = env
+    from .views import output_folder
+    click.echo(output_folder(inv, output))
+
+
+@envs_group.command("list")
+@command
+def envs_list_cmd(inv: Invocation):
+    """Each environment and, per project-period, whether it is ahead of, behind or the same as prod."""
+    from .views import environments
+    from ..console.terminal_text import echo_lines
+    echo_lines(environments(inv))

@@ -1,0 +1,281 @@
+"""``ledgerflow promote``: make one environment publish exactly the versions another published, by re-pointing.
+
+A promotion of project-periods from environment ``a`` to ``b`` copies no rows: each partition ``b`` shows is
+exchanged for a folder of hard links to the version folder ``a`` shows (the same swap a run's commit makes,
+:mod:`..commit.swaps`). All partitions of one invocation are swapped under one journal, kept in
+``target/promotions/<id>.json`` and written before each swap; the run store then records, in one transaction
+(the commit point), one completed run per project-period in ``b`` (a copy of ``a``'s record saying it is a
+promotion), the registered versions ``b`` now reads, and the promotion itself. A failure before the commit point
+points every partition back; a process killed in between is rolled back by the next command that opens the store
+(:func:`recover_promotions`), as a run's commit is.
+
+Refused, before anything changes, with every reason at once (exit 1): a project-period ``a`` has not published
+(ENV-004), a closed period of prod (ENV-003: ``restate`` changes it), an output that is not a local folder, and a
+promotion that would leave ``b`` reading another upstream version than the promoted rows were computed from
+(ENV-005: promote the upstream project too).
+"""
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import os
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ...compiler.errors import LedgerflowError
+from ..commit import swaps
+from ..commit.staging import Staged
+from ..layout.partition_paths import PROD, link_env, partition_link, root_period
+from ..store import liveness
+from ..store.runstore import RunStore
+
+FOLDER = "promotions"  # target/promotions/<promotion id>.json: each promotion's journal and outcome
+
+
+class PromotionRefused(LedgerflowError):
+    """A promotion refused before anything changed (ENV-003..ENV-006)."""
+
+
+@dataclass
+class PromotedPeriod:
+    """One project-period of a promotion: the source's published run and the partitions it re-points."""
+
+    project: str
+    period: str
+    record: dict  # the source environment's published run
+    swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
+    registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
+
+
+def promotions_dir(store: RunStore) -> str:
+    """``target/promotions`` of the store's workspace."""
+    return os.path.join(store.root, "target", FOLDER)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
+
+
+def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str]) -> list[PromotedPeriod]:
+    """What promoting ``projects`` x ``periods`` from ``source``'s environment to ``target``'s would re-point;
+    raises :class:`PromotionRefused` with every reason it is refused."""
+    if source.env == target.env:
+        raise PromotionRefused(f"ENV-006 --from and --to are both '{source.env}': an environment already publishes "
+                               "what it publishes. Hint: promote from another environment.")
+    problems: list[str] = []
+    published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects)}
+    items: list[PromotedPeriod] = []
+    for project in projects:
+        for period in periods:
+            row = published.get((project, period))
+            if row is None or row["env"] != source.env:
+                problems.append(f"ENV-004 environment '{source.env}' has not published {project} for {period} "
+                                f"(nothing to promote; run it there with `ledgerflow run {project} --period {period} "
+                                f"--env {source.env}`)")
+                continue
+            if target.env == PROD:
+                closed = target.closed(project, period)
+                if closed is not None:
+                    problems.append(f"ENV-003 {project} {period} is closed in prod (by {closed.get('by')} at "
+                                    f"{closed.get('at')}); `ledgerflow restate {project} --period {period} --from-env "
+                                    f"{source.env} --reason TEXT` changes a closed period")
+                    continue
+            record = source.get_run(row["run_id"])
+            item = PromotedPeriod(project, period, record)
+            problems += _swaps_of(item, target.env)
+            items.append(item)
+    if not problems:
+        problems += _upstream_problems(items, target)
+    if problems:
+        raise PromotionRefused(f"promotion from '{source.env}' to '{target.env}' refused, nothing changed: "
+                               + "; ".join(problems) + ".")
+    return items
+
+
+def _swaps_of(item: PromotedPeriod, to_env: str) -> list[str]:
+    """Fill ``item.swaps`` and ``item.registrations`` from its record; the reasons it cannot be promoted."""
+    rec = item.record
+    commit = rec.get("commit") or {}
+    problems = []
+    if commit.get("elsewhere"):
+        problems.append(f"ENV-006 {item.project} {item.period} wrote {', '.join(commit['elsewhere'])}, which is no "
+                        "local folder: only local folders are promoted by re-pointing")
+    for entry in commit.get("partitions") or []:
+        fields = swaps.entry_fields(entry)
+        if fields is None:
+            problems.append(f"{item.project} {item.period}: its record's commit entry {entry!r} names no partition")
+            continue
+        link, version, _previous = fields
+        root, period = root_period(link)
+        if not os.path.isdir(version) or os.path.islink(version):
+            problems.append(f"{item.project} {item.period}: its version folder {version} is gone")
+            continue
+        item.swaps.append((partition_link(root, period, to_env), version))
+    for out in rec.get("outputs") or []:
+        if out.get("registered_dataset"):
+            item.registrations.append((out["registered_dataset"], int(out["registered_version"])))
+    return problems
+
+
+def _upstream_problems(items: list[PromotedPeriod], target: RunStore) -> list[str]:
+    """ENV-005: a promoted run read a registered version the target would not read after the promotion."""
+    promoted = {(name, version) for item in items for name, version in item.registrations}
+    regs = target.registrations()
+    problems = []
+    for item in items:
+        snap = item.record.get("resolver_snapshot") or {}
+        pinned = set(snap.get("pinned_views") or [])
+        for view, res in sorted((snap.get("resolutions") or {}).items()):
+            if res.get("resolver_source") != "registered" or view in pinned:
+                continue
+            name, read = res.get("dataset_name"), res.get("version")
+            holding = [r["version"] for r in regs if r["name"] == name and item.period in r["periods"]]
+            holding += [v for n, v in promoted if n == name]
+            would = max(holding) if holding else None
+            if would != read:
+                producer = next((i.project for i in items if (name, read) in i.registrations), None) or \
+                    _producer(target, name, read)
+                problems.append(f"ENV-005 {item.project} {item.period} was computed from registered dataset '{name}' "
+                                f"version {read}, but after this promotion '{target.env}' would read version "
+                                f"{would if would is not None else 'none'}; promote its producer too "
+                                f"(`--select +{item.project}`{f', or add {producer}' if producer else ''})")
+    return problems
+
+
+def _producer(store: RunStore, name: str, version) -> Optional[str]:
+    """The project whose run registered ``name`` v``version`` (None when unknown)."""
+    for reg in store.registrations(name, every_env=True):
+        if reg["version"] == version and reg.get("run_id"):
+            try:
+                return store.get_run(reg["run_id"])["project"]["name"]
+            except LedgerflowError:
+                return None
+    return None
+
+
+def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str,
+            before_swap: Callable[[list[dict]], None] = lambda journal: None) -> dict:
+    """Re-point every partition of ``items`` (planned by :func:`plan`) to its source version, then record the
+    promotion (see the module docstring); returns the promotion's record. ``before_swap``: called with the journal
+    before each swap (after it was written), for tests that stop a promotion there."""
+    from ..run.context import new_run_id, utcnow
+    now = utcnow()
+    promotion_id = new_run_id(now)
+    at = now.isoformat(timespec="milliseconds")
+    folder = promotions_dir(target)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{promotion_id}.json")
+    record = {"promotion_id": promotion_id, "from": source.env, "to": target.env, "by": by, "at": at,
+              "status": "running", "process": liveness.hold(target.runs_dir, promotion_id),
+              "items": [{"project": i.project, "period": i.period, "run_id": i.record["run_id"],
+                         "partitions": [link for link, _ in i.swaps],
+                         "registered": [{"name": n, "version": v} for n, v in i.registrations]} for i in items],
+              "commit": {"partitions": []}}
+    journal: list[dict] = record["commit"]["partitions"]
+
+    def save(_journal=None) -> None:
+        _write_json(path, record)
+        before_swap(journal)
+    staged = [Staged(link, version, real=os.path.realpath(version)) for i in items for link, version in i.swaps]
+    try:
+        _write_json(path, record)
+        swaps.swap_in(staged, journal, before_swap=save)
+        runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow())) for i in items]
+        target.record_promotion(record, runs)  # the commit point
+    except BaseException as exc:
+        rolled, kept, problems = swaps.roll_back(journal)
+        record.update(status="failed", error=f"{type(exc).__name__}: {exc}", rolled_back=rolled, kept=kept,
+                      problems=problems)
+        _write_json(path, record)
+        liveness.release(promotion_id)
+        raise
+    record.update(status="completed", runs=[r["run_id"] for r in runs])
+    _write_json(path, record)
+    record["retired"] = swaps.retire(journal)
+    _write_json(path, record)
+    liveness.release(promotion_id)
+    return record
+
+
+def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id: str, by: str, at: str,
+                  run_id: str) -> dict:
+    """The record of the completed run ``to_env`` publishes by the promotion: the source run's, under a run id of
+    its own, in ``to_env``, its outputs at ``to_env``'s partitions, saying which promotion and run it copies."""
+    rec = copy.deepcopy(item.record)
+    moved = {os.path.realpath(version): link for link, version in item.swaps}
+    for entry in (rec.get("commit") or {}).get("partitions") or []:
+        fields = swaps.entry_fields(entry)
+        if fields is not None and os.path.realpath(fields[1]) in moved:
+            entry["link"] = moved[os.path.realpath(fields[1])]
+    for out in rec.get("outputs") or []:
+        location = out.get("location")
+        if isinstance(location, str) and location.startswith("/") and link_env(location) == from_env:
+            root, period = root_period(location)
+            out["location"] = partition_link(root, period, to_env)
+    rec.update(run_id=run_id, env=to_env, batch_id=None, finished_at=at,
+               promotion={"promotion_id": promotion_id, "from": from_env, "to": to_env, "by": by, "at": at,
+                          "source_run_id": item.record["run_id"]})
+    rec.pop("batch_id", None)
+    return rec
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, default=str)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def recover_promotions(store: RunStore) -> list[tuple[str, str]]:
+    """Roll back every promotion whose process died before its commit point (its journal says ``running`` and
+    its lock can be taken): each partition it re-pointed shows what it showed before (one that died after its
+    commit point is completed instead). Returns (promotion id, what was done) for each."""
+    folder = promotions_dir(store)
+    if not os.path.isdir(folder):
+        return []
+    done = []
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".json"):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                record = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if record.get("status") != "running":
+            continue
+        pid = record["promotion_id"]
+        with liveness.probe(store.runs_dir, pid) as lock:
+            if lock.state != "abandoned":
+                continue
+            if store.promotion_committed(pid):  # died after its commit point: it stands
+                record["status"] = "completed"
+                swaps.retire(record["commit"]["partitions"])
+                detail = "a promotion whose process died after its commit point: completed"
+            else:
+                rolled, kept, problems = swaps.roll_back(record["commit"]["partitions"])
+                record.update(status="failed", error="interrupted: its process died before its commit point",
+                              rolled_back=rolled, kept=kept, problems=problems)
+                detail = (f"a promotion interrupted before its commit point: rolled back {len(rolled)} partition"
+                          f"{'s' if len(rolled) != 1 else ''} it had re-pointed"
+                          + (f"; {'; '.join(problems)}" if problems else ""))
+            _write_json(path, record)
+            lock.settled()
+        done.append((pid, detail))
+    return done
+
+
+def promotions(store: RunStore) -> list[dict]:
+    """Every promotion recorded in the run store (oldest first)."""
+    if not os.path.exists(store.db_path):
+        return []
+    with closing(store._connect()) as conn:
+        rows = conn.execute("SELECT promotion_id, from_env, to_env, by_name, at, items FROM promotions "
+                            "ORDER BY at, promotion_id").fetchall()
+    return [{"promotion_id": r[0], "from": r[1], "to": r[2], "by": r[3], "at": r[4], "items": json.loads(r[5])}
+            for r in rows]

@@ -1,0 +1,69 @@
+"""What ``envs path`` and ``envs list`` show: an environment's folder of an output, and how each environment's
+published project-periods compare with prod's."""
+from __future__ import annotations
+
+import json
+import os
+from contextlib import closing
+
+from ...compiler.errors import LedgerflowError
+from ...compiler.model import OutputOperation
+from ..layout.partition_paths import PROD, env_folder, root_period
+from .promote import PromotionRefused
+
+
+def output_folder(inv, ref: str) -> str:
+    """The folder holding the partitions environment ``inv.env`` shows of output ``ref`` (``PROJECT.OUTPUT``:
+    the output operation's seq or name): the output's own folder for prod, ``<folder>/.lf_envs/<env>`` else."""
+    project_ref, sep, wanted = ref.rpartition(".")
+    if not sep or not project_ref or not wanted:
+        raise LedgerflowError(f"ENV-006 '{ref}' names no output. Hint: give PROJECT.OUTPUT, the output operation's "
+                              "seq or name, for example ts03_fx_conversion.2.")
+    project = inv.project(project_ref)
+    outputs = [op for op in project.operations if isinstance(op, OutputOperation)]
+    op = next((o for o in outputs if str(o.seq) == wanted or o.name == wanted), None)
+    if op is None:
+        names = ", ".join(f"{o.seq} ({o.name})" for o in outputs) or "none"
+        raise LedgerflowError(f"ENV-006 project {project.name} has no output '{wanted}' (its outputs: {names}).")
+    if op.destination.kind == "catalog_table":
+        raise PromotionRefused(f"ENV-006 output {op.seq} of {project.name} writes a catalog table, which no folder "
+                               "shows: an environment other than prod publishes local folders only.")
+    env = inv.env
+    for row in inv.store.last_completed(projects=[project.name]):
+        record = inv.store.get_run(row["run_id"])
+        for out in record.get("outputs") or []:
+            location = out.get("location")
+            if out.get("operation_seq") == op.seq and isinstance(location, str) and location.startswith("/"):
+                return env_folder(root_period(location)[0], env)
+    raise LedgerflowError(f"ENV-006 output {op.seq} of {project.name} has not been published in '{env}' or prod yet, "
+                          "so it has no folder. Hint: run the project first.")
+
+
+def environments(inv) -> list[str]:
+    """Lines: each environment other than prod, with per project-period ``ahead`` (its own run is newer than
+    prod's), ``behind`` (prod's is newer), ``same`` (prod publishes what it publishes) or ``only here``."""
+    store = inv.store
+    if not os.path.exists(store.db_path):
+        return ["prod (no runs yet)"]
+    with closing(store._connect()) as conn:
+        rows = conn.execute("SELECT COALESCE(env, 'prod'), project_name, period, run_id, finished_at, record FROM runs "
+                            "WHERE status = 'completed' ORDER BY finished_at, run_id").fetchall()
+    last: dict[tuple[str, str, str], tuple[str, str, dict]] = {}
+    for env, project, period, run_id, finished, record in rows:
+        last[(env, project, period)] = (run_id, finished, json.loads(record))
+    envs = sorted({k[0] for k in last} - {PROD})
+    lines = ["prod"]
+    for env in envs:
+        lines.append(env)
+        for (e, project, period), (run_id, finished, _rec) in sorted(last.items()):
+            if e != env:
+                continue
+            prod = last.get((PROD, project, period))
+            if prod is None:
+                state = "only here"
+            elif (prod[2].get("promotion") or {}).get("source_run_id") == run_id:
+                state = "same"
+            else:
+                state = "ahead" if finished > prod[1] else "behind"
+            lines.append(f"  {project} {period}: {state} (run {run_id})")
+    return lines

@@ -1,0 +1,188 @@
+"""Environments (docs/environments.md): a run in another environment than prod publishes only there, reads prod's
+where it has published nothing, and `promote` makes prod publish exactly its versions by re-pointing: no data
+copied, one journal, all or nothing."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cli_support import cli, describe, record, run_id_of
+from conftest import cli_env
+
+TS03 = "ts03_fx_conversion"
+OUT = Path("data/ts03_fx_converted/v1/ts03_fx_converted.csv")
+
+
+def _run(ws, project, period, *extra):
+    result = cli(ws, "run", project, "--period", period, *extra)
+    assert result.exit_code == 0, describe(result)
+    return record(ws, run_id_of(result))
+
+
+def _inodes(folder: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_ino for p in folder.iterdir() if not p.name.startswith(".")}
+
+
+def _marker(folder: Path) -> str:
+    return (folder / ".lf_version").read_text().strip()
+
+
+def test_a_run_in_dev_publishes_only_to_dev_and_promote_re_points_prod_without_copying(spark, finance):
+    prod = _run(finance, TS03, "2026-01")
+    prod_part = finance / OUT / "_period=2026-01"
+    before = _inodes(prod_part)
+    dev = _run(finance, TS03, "2026-01", "--env", "dev")
+    assert dev["env"] == "dev" and prod["env"] == "prod"
+    dev_part = finance / OUT / ".lf_envs" / "dev" / "_period=2026-01"
+    assert dev["outputs"][0]["location"] == str(dev_part)
+    assert _inodes(prod_part) == before  # prod's partition untouched
+    assert prod["run_id"] in _marker(prod_part) and dev["run_id"] in _marker(dev_part)
+    # readers of the output's own folder see prod only (.lf_envs is hidden)
+    assert spark.read.option("header", "true").csv(str(finance / OUT)).count() == 10
+    path = cli(finance, "envs", "path", f"{TS03}.2", "--env", "dev")
+    assert path.exit_code == 0 and path.stdout.strip() == str(finance / OUT / ".lf_envs" / "dev"), describe(path)
+    listed = cli(finance, "envs", "list")
+    assert f"{TS03} 2026-01: ahead (run {dev['run_id']})" in listed.stdout, describe(listed)
+
+    used = sum(f.stat().st_size for f in (finance / "data").rglob("*") if f.is_file() and f.stat().st_nlink == 1)
+    promoted = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01")
+    assert promoted.exit_code == 0, describe(promoted)
+    assert "1 partition re-pointed, no data copied" in promoted.stdout
+    assert _inodes(prod_part) == _inodes(dev_part)  # the same files: hard links to dev's version
+    assert dev["run_id"] in _marker(prod_part)
+    after = sum(f.stat().st_size for f in (finance / "data").rglob("*") if f.is_file() and f.stat().st_nlink == 1)
+    assert after <= used  # nothing copied (prod's replaced version was retired)
+    promotion_id = promoted.stdout.split("promotion ")[1].split()[0]
+    journal = json.loads((finance / "target" / "promotions" / f"{promotion_id}.json").read_text())
+    assert journal["status"] == "completed" and journal["from"] == "dev" and journal["to"] == "prod"
+    prod_run = record(finance, journal["runs"][0])
+    assert prod_run["env"] == "prod" and prod_run["promotion"]["source_run_id"] == dev["run_id"]
+    assert prod_run["outputs"][0]["location"] == str(prod_part)
+    listed = cli(finance, "envs", "list")
+    assert f"{TS03} 2026-01: same (run {dev['run_id']})" in listed.stdout, describe(listed)
+    status = cli(finance, "status", "--env", "dev")
+    assert status.exit_code == 0, describe(status)
+
+
+def test_refusals_change_nothing(spark, finance):
+    _run(finance, TS03, "2026-01")
+    _run(finance, TS03, "2026-01", "--env", "dev")
+    shown = _marker(finance / OUT / "_period=2026-01")
+    bad = cli(finance, "run", TS03, "--period", "2026-01", "--env", "Dev!")
+    assert bad.exit_code == 1 and "ENV-001" in bad.stderr and "'Dev!' is not an environment name" in bad.stderr
+    same = cli(finance, "promote", TS03, "--from", "dev", "--to", "dev", "--period", "2026-01")
+    assert same.exit_code == 1 and "ENV-006" in same.stderr
+    missing = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-02")
+    assert missing.exit_code == 1 and "ENV-004" in missing.stderr and "nothing changed" in missing.stderr
+    closed = cli(finance, "periods", "close", "2026-01", "--project", TS03)
+    assert closed.exit_code == 0, describe(closed)
+    into_closed = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01")
+    assert into_closed.exit_code == 1 and "ENV-003" in into_closed.stderr and "restate" in into_closed.stderr
+    assert _marker(finance / OUT / "_period=2026-01") == shown
+    # a closed period of prod does not stop a run in dev
+    again = _run(finance, TS03, "2026-01", "--env", "dev")
+    assert again["status"] == "completed"
+
+
+def test_dev_reads_prods_registered_version_until_it_registers_its_own_and_promotion_needs_the_upstream(spark,
+                                                                                                      finance):
+    _run(finance, "close_conversion", "2026-01")
+    _run(finance, "close_consolidation", "2026-01")
+    deferred = _run(finance, "close_consolidation", "2026-01", "--env", "dev")
+    read = deferred["resolver_snapshot"]["resolutions"]
+    assert {v["dataset_name"]: v["version"] for v in read.values()}["close_converted"] == 1
+    conv = _run(finance, "close_conversion", "2026-01", "--env", "dev")
+    assert conv["outputs"][0]["registered_version"] == 2
+    own = _run(finance, "close_consolidation", "2026-01", "--env", "dev")
+    read = own["resolver_snapshot"]["resolutions"]
+    assert {v["dataset_name"]: v["version"] for v in read.values()}["close_converted"] == 2
+    # prod still reads version 1
+    prod_again = _run(finance, "close_consolidation", "2026-01")
+    assert {v["dataset_name"]: v["version"] for v in prod_again["resolver_snapshot"]["resolutions"].values()}[
+        "close_converted"] == 1
+    alone = cli(finance, "promote", "close_consolidation", "--from", "dev", "--period", "2026-01")
+    assert alone.exit_code == 1 and "ENV-005" in alone.stderr and "close_conversion" in alone.stderr, describe(alone)
+    both = cli(finance, "promote", "--select", "+close_consolidation", "--from", "dev", "--period", "2026-01")
+    assert both.exit_code == 0, describe(both)
+    after = _run(finance, "close_consolidation", "2026-01")
+    assert {v["dataset_name"]: v["version"] for v in after["resolver_snapshot"]["resolutions"].values()}[
+        "close_converted"] == 2
+
+
+KILL_AT_SWAP = textwrap.dedent("""\
+    import os, signal, sys
+    from ledgerflow.adapters import cli
+    from ledgerflow.adapters.commit import swaps
+    real, swapped = swaps._swap, []
+
+    def swap(link, target):
+        swapped.append(link)
+        if len(swapped) == int(sys.argv[1]):
+            os.kill(os.getpid(), signal.SIGKILL)
+        real(link, target)
+    swaps._swap = swap
+    cli.main(sys.argv[2:])
+""")
+
+
+@pytest.mark.parametrize("kill_at", [1, 2, 3])
+def test_a_promotion_killed_between_swaps_is_rolled_back_by_the_next_command(spark, finance, kill_at):
+    periods = ["2026-01", "2026-02", "2026-03"]
+    for p in periods:
+        _run(finance, TS03, p)
+    result = cli(finance, "run", TS03, "--period", "2026-01..2026-03", "--env", "dev", "--mode", "each")
+    assert result.exit_code == 0, describe(result)
+    parts = [finance / OUT / f"_period={p}" for p in periods]
+    before = [_marker(p) for p in parts]
+    proc = subprocess.run([sys.executable, "-c", KILL_AT_SWAP, str(kill_at), "--workspace", str(finance), "promote",
+                           TS03, "--from", "dev", "--period", "2026-01..2026-03"], capture_output=True, text=True,
+                          env=cli_env(), timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    mixed = [_marker(p) for p in parts]
+    assert mixed[:kill_at - 1] != before[:kill_at - 1] or kill_at == 1  # some partitions were re-pointed
+    listed = cli(finance, "runs", "list")  # opening the store recovers the promotion
+    assert listed.exit_code == 0, describe(listed)
+    assert "promotion" in listed.stderr and "interrupted" in listed.stderr
+    assert [_marker(p) for p in parts] == before  # every partition shows prod's version again
+    journal = next((finance / "target" / "promotions").glob("*.json"))
+    assert json.loads(journal.read_text())["status"] == "failed"
+    # and the promotion can be made again, whole
+    again = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01..2026-03")
+    assert again.exit_code == 0 and "3 partitions re-pointed" in again.stdout, describe(again)
+    dev = [_marker(finance / OUT / ".lf_envs" / "dev" / f"_period={p}") for p in periods]
+    assert [_marker(p) for p in parts] == dev
+
+
+def test_environment_names():
+    from ledgerflow.adapters.envs.names import EnvironmentNameError, check_env_name, chosen_env
+    for good in ("dev", "jan-close", "a", "x_1", "0" * 40):
+        assert check_env_name(good) == good
+    for bad in ("", "Dev", "../prod", "a/b", "dev ", "-dev", "d" * 41, "dév", "a\nb", "prod;drop"):
+        with pytest.raises(EnvironmentNameError, match="ENV-001"):
+            check_env_name(bad)
+    os.environ.pop("LEDGERFLOW_ENV", None)
+    assert chosen_env(None) == "prod"
+    os.environ["LEDGERFLOW_ENV"] = "uat"
+    try:
+        assert chosen_env(None) == "uat" and chosen_env("dev") == "dev"
+        os.environ["LEDGERFLOW_ENV"] = "U A T"
+        with pytest.raises(EnvironmentNameError, match=r"\$LEDGERFLOW_ENV"):
+            chosen_env(None)
+    finally:
+        os.environ.pop("LEDGERFLOW_ENV", None)
+
+
+def test_partition_paths_of_environments():
+    from ledgerflow.adapters.layout.partition_paths import link_env, partition_link, root_period
+    prod = partition_link("/d/out", "2026-01")
+    dev = partition_link("/d/out", "2026-01", "dev")
+    assert prod == "/d/out/_period=2026-01" and dev == "/d/out/.lf_envs/dev/_period=2026-01"
+    assert root_period(prod) == root_period(dev) == ("/d/out", "2026-01")
+    assert (link_env(prod), link_env(dev)) == ("prod", "dev")
