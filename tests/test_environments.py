@@ -62,7 +62,8 @@ def test_a_run_in_dev_publishes_only_to_dev_and_promote_re_points_prod_without_c
     promotion_id = promoted.stdout.split("promotion ")[1].split()[0]
     journal = json.loads((finance / "target" / "promotions" / f"{promotion_id}.json").read_text())
     assert journal["status"] == "completed" and journal["from"] == "dev" and journal["to"] == "prod"
-    prod_run = record(finance, journal["runs"][0])
+    shown_run = cli(finance, "runs", "show", journal["runs"][0], "--json")
+    prod_run = json.loads(shown_run.stdout)
     assert prod_run["env"] == "prod" and prod_run["promotion"]["source_run_id"] == dev["run_id"]
     assert prod_run["outputs"][0]["location"] == str(prod_part)
     listed = cli(finance, "envs", "list")
@@ -161,7 +162,7 @@ def test_a_promotion_killed_between_swaps_is_rolled_back_by_the_next_command(spa
 
 
 def test_environment_names():
-    from ledgerflow.adapters.envs.names import EnvironmentNameError, check_env_name, chosen_env
+    from ledgerflow.adapters.layout.env_names import EnvironmentNameError, check_env_name, chosen_env
     for good in ("dev", "jan-close", "a", "x_1", "0" * 40):
         assert check_env_name(good) == good
     for bad in ("", "Dev", "../prod", "a/b", "dev ", "-dev", "d" * 41, "dév", "a\nb", "prod;drop"):

@@ -32,6 +32,7 @@ ADAPTERS_ORDER: list[tuple[str, ...]] = [
     ("run",),  # running a project-period
     ("console",),  # what every command's terminal side shares: the Invocation, free text shown safely
     ("diff", "compile_out", "onboarding"),  # commands built on runs
+    ("envs",),  # environments and promotion: re-pointing what runs published (a dry run shows diff's data diff)
     ("periods",),  # closed, stale and restated project-periods: a restatement shows its data diff
     ("scenarios",),  # scenario tests: compile_out's scripts, runs
     ("docs_site",),  # the docs site shows projects, periods, scenarios

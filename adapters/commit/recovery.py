@@ -39,7 +39,7 @@ from typing import Optional
 
 from ...compiler.errors import LedgerflowError
 from ..store import liveness
-from . import leftovers
+from . import leftovers, promotion_journal
 from .journal import CommitJournal
 from .outcomes import Outcome, describe, report
 
@@ -182,8 +182,7 @@ def recover(store, found_by: Optional[str] = None, other_hosts: bool = False) ->
             outcome = release_claims(store, run_id, proc, other_hosts)
             if outcome is not None:
                 outcomes.append(outcome)
-    from ..envs.promote import recover_promotions  # envs builds on commit: imported when used
-    for promotion_id, detail in recover_promotions(store):
+    for promotion_id, detail in promotion_journal.recover_promotions(store):
         outcomes.append(Outcome(promotion_id, "interrupted", detail))
     return outcomes
 

@@ -44,6 +44,26 @@ def swap_in(staged: list[Staged], journal: list[dict],
         _swap(s.link, s.staged)
 
 
+def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[list[dict]], None]) -> None:
+    """Swap every staged partition in after recording all of them: each partition is checked and its
+    ``{link, staged, previous}`` appended to ``journal``, ``written(journal)`` keeps the journal once, and only
+    then are the swaps made (one write for any number of partitions, where :func:`swap_in` writes before each).
+    A partition that already shows its staged version is left out. :func:`roll_back` undoes a journal whose
+    later entries were never swapped (they still show ``previous``), as it undoes one of :func:`swap_in`."""
+    planned = []
+    for s in staged:
+        root, period = root_period(s.link)
+        check_staged_in_place(s)
+        previous = check_partition(root, period, env=link_env(s.link))
+        if previous is not None and os.path.realpath(previous) == os.path.realpath(s.staged):
+            continue
+        planned.append(s)
+        journal.append({"link": s.link, "staged": s.staged, "previous": previous})
+    written(journal)
+    for s in planned:
+        _swap(s.link, s.staged)
+
+
 def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
     """Undo the swaps of ``journal`` (:func:`swap_in`), last first: a partition that still shows its
     ``staged`` version is pointed back at ``previous``, or its link removed when there was none. A

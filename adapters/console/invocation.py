@@ -44,7 +44,7 @@ class Invocation:
     @property
     def env(self) -> str:
         """The command's environment: ``--env``, else ``$LEDGERFLOW_ENV``, else ``prod`` (checked: ENV-001)."""
-        from ..envs.names import chosen_env
+        from ..layout.env_names import chosen_env
         return chosen_env(self.env_option)
 
     @property

@@ -33,7 +33,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
     no rows recomputed, no data copied), all in one journal: all or nothing."""
     from ...compiler.periods import PeriodError, parse_periods
     from ..commit.open_store import open_store
-    from .names import check_env_name
+    from ..layout.env_names import check_env_name
     from .promote import plan, promote
     if sum([bool(project), bool(select), all_projects]) != 1:
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
@@ -54,8 +54,12 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
     click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "
                f"'{target.env}' ({moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied): promotion "
                f"{record['promotion_id']}")
+    by_project: dict[str, list] = {}
     for item in items:
-        click.echo(f"  {item.project} {item.period}: run {item.record['run_id']}")
+        by_project.setdefault(item.project, []).append(item)
+    for name, its in by_project.items():
+        runs = its[0].record["run_id"] if len(its) == 1 else f"{len(its)} runs"
+        click.echo(f"  {name}: {', '.join(i.period for i in its) if len(its) <= 3 else f'{its[0].period} .. {its[-1].period} ({len(its)} periods)'} ({runs})")
 
 
 @click.group("envs")

@@ -2,12 +2,12 @@
 
 A promotion of project-periods from environment ``a`` to ``b`` copies no rows: each partition ``b`` shows is
 exchanged for a folder of hard links to the version folder ``a`` shows (the same swap a run's commit makes,
-:mod:`..commit.swaps`). All partitions of one invocation are swapped under one journal, kept in
-``target/promotions/<id>.json`` and written before each swap; the run store then records, in one transaction
-(the commit point), one completed run per project-period in ``b`` (a copy of ``a``'s record saying it is a
-promotion), the registered versions ``b`` now reads, and the promotion itself. A failure before the commit point
+:mod:`..commit.swaps`). All partitions of one invocation are swapped under one journal,
+``target/promotions/<id>.json``, written once, listing every partition, before the first swap. The run store
+then records, in one transaction (the commit point), one completed run per project-period in ``b`` (a copy of
+``a``'s record saying it is a promotion), the registered versions ``b`` now reads, and the promotion itself. A failure before the commit point
 points every partition back; a process killed in between is rolled back by the next command that opens the store
-(:func:`recover_promotions`), as a run's commit is.
+(:func:`..commit.promotion_journal.recover_promotions`), as a run's commit is.
 
 Refused, before anything changes, with every reason at once (exit 1): a project-period ``a`` has not published
 (ENV-004), a closed period of prod (ENV-003: ``restate`` changes it), an output that is not a local folder, and a
@@ -26,13 +26,11 @@ from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
 from ..commit import swaps
+from ..commit.promotion_journal import promotions_dir, write_json as _write_json
 from ..commit.staging import Staged
 from ..layout.partition_paths import PROD, link_env, partition_link, root_period
 from ..store import liveness
 from ..store.runstore import RunStore
-
-FOLDER = "promotions"  # target/promotions/<promotion id>.json: each promotion's journal and outcome
-
 
 class PromotionRefused(LedgerflowError):
     """A promotion refused before anything changed (ENV-003..ENV-006)."""
@@ -49,11 +47,6 @@ class PromotedPeriod:
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
 
 
-def promotions_dir(store: RunStore) -> str:
-    """``target/promotions`` of the store's workspace."""
-    return os.path.join(store.root, "target", FOLDER)
-
-
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
 
@@ -66,6 +59,9 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
                                "what it publishes. Hint: promote from another environment.")
     problems: list[str] = []
     published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects)}
+    records = source.get_runs([r["run_id"] for r in published.values() if r["env"] == source.env])
+    closes = {key: c for key, c in target.closures(projects, periods).items() if c["action"] == "close"} \
+        if target.env == PROD else {}
     items: list[PromotedPeriod] = []
     for project in projects:
         for period in periods:
@@ -75,15 +71,13 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
                                 f"(nothing to promote; run it there with `ledgerflow run {project} --period {period} "
                                 f"--env {source.env}`)")
                 continue
-            if target.env == PROD:
-                closed = target.closed(project, period)
-                if closed is not None:
-                    problems.append(f"ENV-003 {project} {period} is closed in prod (by {closed.get('by')} at "
-                                    f"{closed.get('at')}); `ledgerflow restate {project} --period {period} --from-env "
-                                    f"{source.env} --reason TEXT` changes a closed period")
-                    continue
-            record = source.get_run(row["run_id"])
-            item = PromotedPeriod(project, period, record)
+            closed = closes.get((project, period))
+            if closed is not None:
+                problems.append(f"ENV-003 {project} {period} is closed in prod (by {closed.get('by')} at "
+                                f"{closed.get('at')}); `ledgerflow restate {project} --period {period} --from-env "
+                                f"{source.env} --reason TEXT` changes a closed period")
+                continue
+            item = PromotedPeriod(project, period, records[row["run_id"]])
             problems += _swaps_of(item, target.env)
             items.append(item)
     if not problems:
@@ -158,8 +152,8 @@ def _producer(store: RunStore, name: str, version) -> Optional[str]:
 def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str,
             before_swap: Callable[[list[dict]], None] = lambda journal: None) -> dict:
     """Re-point every partition of ``items`` (planned by :func:`plan`) to its source version, then record the
-    promotion (see the module docstring); returns the promotion's record. ``before_swap``: called with the journal
-    before each swap (after it was written), for tests that stop a promotion there."""
+    promotion (see the module docstring); returns the promotion's record. The journal lists every partition
+    before the first swap (one write, not one per partition); ``before_swap``: called with it then."""
     from ..run.context import new_run_id, utcnow
     now = utcnow()
     promotion_id = new_run_id(now)
@@ -181,7 +175,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     staged = [Staged(link, version, real=os.path.realpath(version)) for i in items for link, version in i.swaps]
     try:
         _write_json(path, record)
-        swaps.swap_in(staged, journal, before_swap=save)
+        swaps.swap_planned(staged, journal, save)  # the whole journal kept once, then every swap
         runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow())) for i in items]
         target.record_promotion(record, runs)  # the commit point
     except BaseException as exc:
@@ -219,55 +213,6 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
                           "source_run_id": item.record["run_id"]})
     rec.pop("batch_id", None)
     return rec
-
-
-def _write_json(path: str, data: dict) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def recover_promotions(store: RunStore) -> list[tuple[str, str]]:
-    """Roll back every promotion whose process died before its commit point (its journal says ``running`` and
-    its lock can be taken): each partition it re-pointed shows what it showed before (one that died after its
-    commit point is completed instead). Returns (promotion id, what was done) for each."""
-    folder = promotions_dir(store)
-    if not os.path.isdir(folder):
-        return []
-    done = []
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith(".json"):
-            continue
-        path = os.path.join(folder, name)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                record = json.load(fh)
-        except (OSError, ValueError):
-            continue
-        if record.get("status") != "running":
-            continue
-        pid = record["promotion_id"]
-        with liveness.probe(store.runs_dir, pid) as lock:
-            if lock.state != "abandoned":
-                continue
-            if store.promotion_committed(pid):  # died after its commit point: it stands
-                record["status"] = "completed"
-                swaps.retire(record["commit"]["partitions"])
-                detail = "a promotion whose process died after its commit point: completed"
-            else:
-                rolled, kept, problems = swaps.roll_back(record["commit"]["partitions"])
-                record.update(status="failed", error="interrupted: its process died before its commit point",
-                              rolled_back=rolled, kept=kept, problems=problems)
-                detail = (f"a promotion interrupted before its commit point: rolled back {len(rolled)} partition"
-                          f"{'s' if len(rolled) != 1 else ''} it had re-pointed"
-                          + (f"; {'; '.join(problems)}" if problems else ""))
-            _write_json(path, record)
-            lock.settled()
-        done.append((pid, detail))
-    return done
 
 
 def promotions(store: RunStore) -> list[dict]:

@@ -58,7 +58,7 @@ def link_env(link: str) -> str:
     return os.path.basename(folder) if os.path.basename(os.path.dirname(folder)) == ENVS else PROD
 
 
-def env_names(root: str) -> list[str]:
+def envs_shown_in(root: str) -> list[str]:
     """The environments other than prod that have a folder of partitions in the destination ``root`` (a name
     that is a real folder, not a link)."""
     folder = os.path.join(root, ENVS)
@@ -70,4 +70,4 @@ def env_names(root: str) -> list[str]:
 
 def shown_links(root: str, period: str) -> list[str]:
     """Every partition of ``period`` some environment may show in ``root``: prod's, then each other's."""
-    return [partition_link(root, period)] + [partition_link(root, period, env) for env in env_names(root)]
+    return [partition_link(root, period)] + [partition_link(root, period, env) for env in envs_shown_in(root)]

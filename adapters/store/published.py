@@ -123,3 +123,16 @@ class PublishedTable(StateDatabase):
         names = self.names_of(project_id, project) if project_id else [project]
         rows = self.last_completed([period], names)
         return max(rows, key=lambda r: (r["finished_at"] or "", r["run_id"])) if rows else None
+
+
+def upsert_run(conn, record: dict) -> None:
+    """Insert or replace the registry row of the run ``record`` (with what a stale check compares, when completed)."""
+    inputs, files = stored_inputs(record) if record["status"] == "completed" else (None, None)
+    env = record.get("env")
+    conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
+                 "started_at, finished_at, error, record, batch_id, inputs, input_files, env) "
+                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
+                     record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
+                     record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
+                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs, files,
+                     None if env in (None, "prod") else env))

@@ -28,7 +28,8 @@ from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: 
 from .batch_table import BatchTable
 from .closure_table import ClosureTable
 from .lease_table import LeaseTable
-from .published import PublishedTable, stored_inputs
+from .promotion_table import PromotionTable
+from .published import PublishedTable, upsert_run
 
 _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
@@ -38,7 +39,7 @@ class RunNotFound(LedgerflowError):
     """No run with the given id."""
 
 
-class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
+class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTable):
     """Access to one workspace's run records and registered datasets (and, from its bases, the file
     :class:`.database.StateDatabase`, the leases :class:`.lease_table.LeaseTable`, the batches
     :class:`.batch_table.BatchTable`, the closed periods :class:`.closure_table.ClosureTable` and the
@@ -52,7 +53,7 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
         ``release`` (a final record): the run's pending reservations and leases go in the same transaction."""
         folder = self.write_files(record, sql_text)
         with closing(self._connect()) as conn, conn:
-            _upsert_run(conn, record)
+            upsert_run(conn, record)
             if release:
                 _release(conn, record["run_id"])
         return folder
@@ -68,36 +69,10 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable):
         with closing(self._connect()) as conn, conn:
             for name, version, columns in registrations:
                 _confirm(conn, name, version, record["run_id"], columns, created_at)
-            _upsert_run(conn, record)
+            upsert_run(conn, record)
             conn.execute("DELETE FROM leases WHERE run_id = ?", (record["run_id"],))
             # after the first write: this transaction holds the write lock, so no close commits in between
             self.refuse_closed(conn, record)
-
-    def record_promotion(self, promotion: dict, runs: list[dict]) -> None:
-        """A promotion's commit point (:mod:`..envs.promote`), in one transaction: the promotion, one completed run
-        per project-period in its target environment (``runs``), and the registered versions the target reads
-        now; then each run's ``run.json``."""
-        items = json.dumps(promotion["items"], sort_keys=True)
-        with self._immediate() as conn:
-            conn.execute("INSERT INTO promotions (promotion_id, from_env, to_env, by_name, at, items) VALUES "
-                         "(?,?,?,?,?,?)", (promotion["promotion_id"], promotion["from"], promotion["to"],
-                                           promotion["by"], promotion["at"], items))
-            for rec in runs:
-                _upsert_run(conn, rec)
-            for item in promotion["items"]:
-                for reg in item["registered"]:
-                    conn.execute("INSERT OR IGNORE INTO registered_promotions (name, version, env, promotion_id, at) "
-                                 "VALUES (?,?,?,?,?)", (reg["name"], reg["version"], promotion["to"],
-                                                        promotion["promotion_id"], promotion["at"]))
-        for rec in runs:
-            self.write_files(rec)
-
-    def promotion_committed(self, promotion_id: str) -> bool:
-        """Whether the promotion ``promotion_id`` passed its commit point (:meth:`record_promotion`)."""
-        if not os.path.exists(self.db_path):
-            return False
-        with closing(self._connect()) as conn:
-            return conn.execute("SELECT 1 FROM promotions WHERE promotion_id = ?", (promotion_id,)).fetchone() is not None
 
     def write_files(self, record: dict, sql_text: Optional[str] = None) -> str:
         """Write ``run.json`` (and the compiled SQL) into the run's folder; returns the folder."""
@@ -313,18 +288,6 @@ def _confirm(conn: sqlite3.Connection, name: str, version: int, run_id: str, col
 def _release(conn: sqlite3.Connection, run_id: str) -> None:
     conn.execute("DELETE FROM registered_datasets WHERE run_id = ? AND status = 'pending'", (run_id,))
     conn.execute("DELETE FROM leases WHERE run_id = ?", (run_id,))
-
-
-def _upsert_run(conn: sqlite3.Connection, record: dict) -> None:
-    inputs, files = stored_inputs(record) if record["status"] == "completed" else (None, None)
-    env = record.get("env")
-    conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
-                 "started_at, finished_at, error, record, batch_id, inputs, input_files, env) "
-                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
-                     record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
-                     record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs, files,
-                     None if env in (None, "prod") else env))
 
 
 def locations_overlap(a: str, b: str) -> bool:

@@ -8,7 +8,7 @@ import re
 from typing import Optional
 
 from ...compiler.errors import LedgerflowError
-from ..layout.partition_paths import PROD
+from .partition_paths import PROD
 
 __all__ = ["PROD", "ENV_VARIABLE", "EnvironmentNameError", "check_env_name", "chosen_env"]
 ENV_VARIABLE = "LEDGERFLOW_ENV"

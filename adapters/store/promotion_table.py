@@ -1,0 +1,51 @@
+"""Promotions in the run store (:mod:`..envs.promote`): the commit point that records one, and the records a
+promotion copies, read in one query."""
+from __future__ import annotations
+
+import json
+import os
+from contextlib import closing
+
+from .database import StateDatabase
+from .published import upsert_run
+
+
+class PromotionTable(StateDatabase):
+    """The ``promotions`` and ``registered_promotions`` tables, and runs read by the thousand."""
+
+    def get_runs(self, run_ids: list[str]) -> dict[str, dict]:
+        """The records of ``run_ids`` (whole ids), by id, in one query per 500 ids (absent ids left out)."""
+        out: dict[str, dict] = {}
+        with closing(self._connect()) as conn:
+            for k in range(0, len(run_ids), 500):
+                part = run_ids[k:k + 500]
+                for run_id, text in conn.execute(f"SELECT run_id, record FROM runs WHERE run_id IN "
+                                                 f"({','.join('?' * len(part))})", part):
+                    out[run_id] = json.loads(text)
+        return out
+
+    def record_promotion(self, promotion: dict, runs: list[dict]) -> None:
+        """A promotion's commit point (:mod:`..envs.promote`), in one transaction: the promotion, one completed run
+        per project-period in its target environment (``runs``), and the registered versions the target reads
+        now. A promoted run has no ``target/runs`` folder of its own (``runs show`` reads the store): the
+        promotion's journal, ``target/promotions/<id>.json``, lists them, so a promotion of 1,800 project-periods
+        writes two files, not 1,800."""
+        items = json.dumps(promotion["items"], sort_keys=True)
+        with self._immediate() as conn:
+            conn.execute("INSERT INTO promotions (promotion_id, from_env, to_env, by_name, at, items) VALUES "
+                         "(?,?,?,?,?,?)", (promotion["promotion_id"], promotion["from"], promotion["to"],
+                                           promotion["by"], promotion["at"], items))
+            for rec in runs:
+                upsert_run(conn, rec)
+            for item in promotion["items"]:
+                for reg in item["registered"]:
+                    conn.execute("INSERT OR IGNORE INTO registered_promotions (name, version, env, promotion_id, at) "
+                                 "VALUES (?,?,?,?,?)", (reg["name"], reg["version"], promotion["to"],
+                                                        promotion["promotion_id"], promotion["at"]))
+
+    def promotion_committed(self, promotion_id: str) -> bool:
+        """Whether the promotion ``promotion_id`` passed its commit point (:meth:`record_promotion`)."""
+        if not os.path.exists(self.db_path):
+            return False
+        with closing(self._connect()) as conn:
+            return conn.execute("SELECT 1 FROM promotions WHERE promotion_id = ?", (promotion_id,)).fetchone() is not None

@@ -1,0 +1,147 @@
+"""What ``ledgerflow promote`` costs at scale (issue 46 point 3): 50 projects x 36 periods of path outputs promoted
+from ``dev`` to prod as one whole process, target under 1 s, 0 bytes of data copied.
+
+    python -m bench.promotion_scale                       # 50 projects x 36 periods, 3 repeats
+    python -m bench.promotion_scale --projects 5 --periods 3 --repeats 1   # a quick look
+
+The workspace is :func:`bench.status_scale.build`'s (N output-only projects, one completed prod run per
+project-period), plus, per project-period, a prod version and a dev version of the output partition (one CSV
+file of 200 rows each, shown by real folders of hard links as runs show them) and a completed dev run whose record
+holds its commit journal and output, as a run writes them (no Spark). Each repeat builds it afresh, then times
+``python -m ledgerflow.adapters.cli promote --all --from dev --period FIRST..LAST`` in a fresh process, and
+compares the output folders before and after: the bytes of distinct files (by inode) and whether every prod
+partition now holds the very files (same inodes) of dev's version.
+
+Raw output: ``bench/results/promotion_scale_<projects>x<periods>_<date>.txt``. Times are printed, never asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.common import dated_result  # noqa: E402  (after the path the script is run with)
+from bench.status_scale import build as build_workspace, months  # noqa: E402
+
+
+def _version(root: Path, period: str, run_id: str) -> str:
+    """A version folder of ``root``'s partition ``period`` written by ``run_id``: one CSV part file."""
+    folder = root / ".lf_versions" / f"_period={period}" / run_id
+    folder.mkdir(parents=True)
+    (folder / f"part-00000-{run_id}.csv").write_text(
+        "code,amount\n" + "".join(f"A{k},{k}.00\n" for k in range(200)))
+    return str(folder)
+
+
+def build(root: Path, n_projects: int, periods: list[str]) -> None:
+    """The workspace, prod's and dev's partitions, and dev's run records (see the module docstring)."""
+    from ledgerflow.adapters.commit import shown
+    from ledgerflow.adapters.layout.partition_paths import partition_link
+    from ledgerflow.adapters.store.published import stored_inputs
+    build_workspace(root, n_projects, periods)
+    rows = []
+    with sqlite3.connect(root / ".ledgerflow" / "state.db") as conn:
+        prod_runs = {(r[0], r[1]): (r[2], json.loads(r[3])) for r in conn.execute(
+            "SELECT project_name, period, run_id, record FROM runs WHERE run_id LIKE '%-new'")}
+    for (project, period), (prod_id, rec) in sorted(prod_runs.items()):
+        out = root / "out" / project
+        shown.show(partition_link(str(out), period), _version(out, period, prod_id))
+        dev_id = f"{project}-{period}-dev"
+        version = _version(out, period, dev_id)
+        link = partition_link(str(out), period, "dev")
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        shown.show(link, version)
+        dev = {**rec, "run_id": dev_id, "env": "dev", "finished_at": "2026-03-01T00:00:00.000",
+               "outputs": [{"operation_seq": 1, "location": link, "rows": 200, "registered_dataset": None,
+                            "registered_version": None}],
+               "commit": {"partitions": [{"link": link, "staged": version, "previous": None}], "elsewhere": []}}
+        rows.append((dev_id, rec["project"]["id"], project, period, "completed", dev["finished_at"],
+                     dev["finished_at"], json.dumps(dev), *stored_inputs(dev), "dev"))
+    with sqlite3.connect(root / ".ledgerflow" / "state.db") as conn:
+        conn.executemany("INSERT INTO runs (run_id, project_id, project_name, period, status, started_at, "
+                         "finished_at, record, inputs, input_files, env) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+
+def footprint(folder: Path) -> tuple[int, int]:
+    """(bytes, files) of the distinct files under ``folder`` (hard links counted once)."""
+    seen: dict[tuple[int, int], int] = {}
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            st = os.lstat(os.path.join(dirpath, name))
+            seen[(st.st_dev, st.st_ino)] = st.st_size
+    return sum(seen.values()), len(seen)
+
+
+def same_files(out: Path, periods: list[str]) -> bool:
+    """Whether every prod partition under ``out`` holds exactly the files (inodes) of dev's partition."""
+    for project in sorted(os.listdir(out)):
+        for p in periods:
+            prod, dev = out / project / f"_period={p}", out / project / ".lf_envs" / "dev" / f"_period={p}"
+            inodes = [{f.name: f.stat().st_ino for f in d.iterdir() if f.name.startswith("part-")} for d in (prod, dev)]
+            if inodes[0] != inodes[1] or not inodes[0]:
+                return False
+    return True
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--projects", type=int, default=50)
+    ap.add_argument("--periods", type=int, default=36)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    periods = months(args.periods)
+    n = args.projects * args.periods
+    import datetime
+    from bench.common import loadavg
+    from bench.pairing import machine
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
+    lines = [f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}; "
+             f"{machine('no Spark: promote starts no JVM')}; load average {loadavg()}",
+             f"promote --all --from dev over {args.projects} projects x {args.periods} periods ({n} partitions), "
+             "each a fresh process on a freshly built workspace"]
+    times = []
+    for k in range(args.repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "ws"
+            root.mkdir()
+            clock = time.perf_counter()
+            build(root, args.projects, periods)
+            built = time.perf_counter() - clock
+            before = footprint(root / "out")
+            clock = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(root), "promote",
+                                   "--all", "--from", "dev", "--period", f"{periods[0]}..{periods[-1]}"],
+                                  capture_output=True, text=True)
+            took = time.perf_counter() - clock
+            if proc.returncode != 0:
+                raise SystemExit(proc.stdout + proc.stderr)
+            times.append(took)
+            after = footprint(root / "out")
+            journal = next((root / "target" / "promotions").glob("*.json"))
+            state = json.loads(journal.read_text())
+            lines.append(f"repeat {k + 1}: {took:.2f} s (built in {built:.0f} s); output files before "
+                         f"{before[1]} ({before[0]:,} bytes), after {after[1]} ({after[0]:,} bytes): "
+                         f"{after[0] - before[0]:+,} bytes; every prod partition holds dev's files (same inodes): "
+                         f"{same_files(root / 'out', periods)}; journal {state['status']}, "
+                         f"{len(state['commit']['partitions'])} entries; stdout: {proc.stdout.splitlines()[0]}")
+    lines.append(f"median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s)")
+    text = "\n".join(lines)
+    print(text)
+    path = dated_result(f"promotion_scale_{args.projects}x{args.periods}")
+    Path(path).write_text(text + "\n")
+    print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()
