@@ -16,8 +16,6 @@ promotion that would leave ``b`` reading another upstream version than the promo
 """
 from __future__ import annotations
 
-import copy
-import datetime
 import json
 import os
 from contextlib import closing
@@ -45,10 +43,6 @@ class PromotedPeriod:
     record: dict  # the source environment's published run
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
 
 
 def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str]) -> list[PromotedPeriod]:
@@ -197,7 +191,9 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
                   run_id: str) -> dict:
     """The record of the completed run ``to_env`` publishes by the promotion: the source run's, under a run id of
     its own, in ``to_env``, its outputs at ``to_env``'s partitions, saying which promotion and run it copies."""
-    rec = copy.deepcopy(item.record)
+    rec = dict(item.record)  # the parts changed below are copied; the rest is shared, read only
+    rec["outputs"] = [dict(o) for o in rec.get("outputs") or []]
+    rec["commit"] = json.loads(json.dumps(rec.get("commit") or {}))
     moved = {os.path.realpath(version): link for link, version in item.swaps}
     for entry in (rec.get("commit") or {}).get("partitions") or []:
         fields = swaps.entry_fields(entry)
