@@ -152,7 +152,7 @@ CODES: tuple[Code, ...] = (
     Code("ENV-005", "a promotion that would leave the target reading another upstream version than the promoted "
          "rows were computed from (promote the upstream project too)", f"{ENVIRONMENTS} (Promotion)"),
     Code("ENV-006", "an environment command that cannot apply: promoting an environment onto itself, dropping "
-         "prod, `envs path` of an output that is no local folder", f"{ENVIRONMENTS} (Commands)"),
+         "prod, `envs path` of a catalog-table output or of an output never published", f"{ENVIRONMENTS} (Commands)"),
     # restating a closed period (ledgerflow restate)
     Code("RESTATE-001", "a restatement without a reason (a blank --reason)", f"{COMMANDS} (Restating a closed period)"),
     Code("RESTATE-002", "restating an open project-period (use `run`)", f"{COMMANDS} (Restating a closed period)"),

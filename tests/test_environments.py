@@ -90,6 +90,18 @@ def test_refusals_change_nothing(spark, finance):
     # a closed period of prod does not stop a run in dev
     again = _run(finance, TS03, "2026-01", "--env", "dev")
     assert again["status"] == "completed"
+    no_prod = cli(finance, "envs", "drop", "prod")
+    assert no_prod.exit_code == 1 and "ENV-006" in no_prod.stderr
+    dev_part = finance / OUT / ".lf_envs" / "dev" / "_period=2026-01"
+    version = finance / OUT / ".lf_versions" / "_period=2026-01" / again["run_id"]
+    assert dev_part.is_dir() and version.is_dir()
+    dropped = cli(finance, "envs", "drop", "dev")
+    assert dropped.exit_code == 0 and "1 partition removed, no version deleted" in dropped.stdout, describe(dropped)
+    assert not (finance / OUT / ".lf_envs").exists() and version.is_dir()  # pointers gone, the version kept
+    assert _marker(finance / OUT / "_period=2026-01") == shown
+    assert "dev" not in cli(finance, "envs", "list").stdout.split()
+    gone = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01")
+    assert gone.exit_code == 1 and "ENV-004" in gone.stderr  # dev publishes nothing any more
 
 
 def test_dev_reads_prods_registered_version_until_it_registers_its_own_and_promotion_needs_the_upstream(spark,

@@ -64,7 +64,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
 
 @click.group("envs")
 def envs_group():
-    """Environments: `envs path PROJECT.OUTPUT --env NAME`, `envs list`."""
+    """Environments: `envs path PROJECT.OUTPUT --env NAME`, `envs list`, `envs drop NAME`."""
 
 
 @envs_group.command("path")
@@ -77,6 +77,22 @@ def envs_path_cmd(inv: Invocation, output, env):
     inv.env_option = env
     from .views import output_folder
     click.echo(output_folder(inv, output))
+
+
+@envs_group.command("drop")
+@click.argument("name")
+@click.option("--by", default=None, help="Who drops it (default: $USER).")
+@command
+def envs_drop_cmd(inv: Invocation, name, by):
+    """Remove environment NAME's pointers (the partitions it shows, the registered versions promoted to it); its
+    runs stay in the history and no version folder is deleted. Never prod."""
+    from ..layout.env_names import check_env_name
+    from .drop import drop
+    removed, left = drop(inv.store, check_env_name(name, "envs drop"), _user(by))
+    click.echo(f"Dropped environment '{name}': {len(removed)} partition{'s' if len(removed) != 1 else ''} removed, "
+               "no version deleted.")
+    for line in left:
+        click.echo(f"  left: {line}", err=True)
 
 
 @envs_group.command("list")

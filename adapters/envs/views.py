@@ -41,16 +41,19 @@ def output_folder(inv, ref: str) -> str:
 
 def environments(inv) -> list[str]:
     """Lines: each environment other than prod, with per project-period ``ahead`` (its own run is newer than
-    prod's), ``behind`` (prod's is newer), ``same`` (prod publishes what it publishes) or ``only here``."""
+    prod's), ``behind`` (prod's is newer), ``same`` (prod publishes what it publishes) or ``only here``. Runs from
+    before an environment was last dropped are not its own."""
     store = inv.store
     if not os.path.exists(store.db_path):
         return ["prod (no runs yet)"]
     with closing(store._connect()) as conn:
         rows = conn.execute("SELECT COALESCE(env, 'prod'), project_name, period, run_id, finished_at, record FROM runs "
                             "WHERE status = 'completed' ORDER BY finished_at, run_id").fetchall()
+        dropped = dict(conn.execute("SELECT env, MAX(dropped_at) FROM environment_drops GROUP BY env").fetchall())
     last: dict[tuple[str, str, str], tuple[str, str, dict]] = {}
     for env, project, period, run_id, finished, record in rows:
-        last[(env, project, period)] = (run_id, finished, json.loads(record))
+        if finished > dropped.get(env, ""):  # a dropped environment's runs from before the drop are not its own
+            last[(env, project, period)] = (run_id, finished, json.loads(record))
     envs = sorted({k[0] for k in last} - {PROD})
     lines = ["prod"]
     for env in envs:

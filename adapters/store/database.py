@@ -29,6 +29,14 @@ class StateDatabase:
         """A condition choosing the rows of this store's environment, and its arguments."""
         return (f"{column} IS NULL", []) if self.env == "prod" else (f"{column} = ?", [self.env])
 
+    def dropped_at(self, conn) -> str:
+        """When this store's environment (not prod) was last dropped (``envs drop``), "" when never: its runs and
+        registrations from before then are no longer its own."""
+        if self.env == "prod":
+            return ""
+        row = conn.execute("SELECT MAX(dropped_at) FROM environment_drops WHERE env = ?", (self.env,)).fetchone()
+        return (row[0] or "") if row else ""
+
     @contextmanager
     def _immediate(self) -> Iterator[sqlite3.Connection]:
         """A connection in a ``BEGIN IMMEDIATE`` transaction (one writer at a time across processes):

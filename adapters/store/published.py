@@ -82,7 +82,10 @@ class PublishedTable(StateDatabase):
         run recorded before the columns)."""
         if not os.path.exists(self.db_path):
             return []
-        where, args = (" AND env IS NULL", []) if self.env == "prod" else (" AND (env IS NULL OR env = ?)", [self.env])
+        with closing(self._connect()) as conn:
+            dropped = self.dropped_at(conn)
+        where, args = (" AND env IS NULL", []) if self.env == "prod" else (
+            " AND (env IS NULL OR (env = ? AND finished_at > ?))", [self.env, dropped])
         for column, values in (("period", periods), ("project_name", projects)):
             if values is not None:
                 values = list(values)

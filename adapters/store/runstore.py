@@ -233,6 +233,7 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
         with closing(self._connect()) as conn:
             rows = conn.execute(q + (" AND name = ?" if name else "") + " ORDER BY name, version",
                                 (name,) if name else ()).fetchall()
+            dropped = self.dropped_at(conn)
         keys = ("name", "version", "dataset_id", "location", "format", "periods", "columns", "run_id", "created_at",
                 "env")
         out = []
@@ -240,6 +241,8 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
             d = dict(zip(keys, r[:10]))
             d["periods"], d["columns"] = json.loads(d["periods"]), json.loads(d["columns"])
             d["envs"] = sorted({d["env"], *((r[10] or "").split(",") if r[10] else [])})
+            if d["env"] == self.env != "prod" and (d["created_at"] or "") <= dropped:
+                d["envs"].remove(self.env)  # registered before the environment was dropped: no longer its own
             out.append(d)
         return out if every_env else _as_env_reads(out, self.env)
 

@@ -21,6 +21,8 @@ CREATE TABLE IF NOT EXISTS promotions (
 CREATE TABLE IF NOT EXISTS registered_promotions (
   name TEXT NOT NULL, version INTEGER NOT NULL, env TEXT NOT NULL, promotion_id TEXT, at TEXT,
   PRIMARY KEY (name, version, env));
+CREATE TABLE IF NOT EXISTS environment_drops (
+  env TEXT NOT NULL, dropped_at TEXT NOT NULL, by_name TEXT);
 CREATE TABLE IF NOT EXISTS period_closures (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, project TEXT NOT NULL, period TEXT NOT NULL, action TEXT NOT NULL,
   by_name TEXT, at TEXT, note TEXT);

@@ -1,0 +1,69 @@
+"""``ledgerflow envs drop NAME``: remove an environment's pointers, never a version.
+
+The drop is recorded first (one transaction: the environment's runs and registrations from before it are no longer
+its own, and the registered versions promoted to it are no longer shown there), then each partition the
+environment shows (``<output>/.lf_envs/<env>/_period=P``, a folder of hard links) is removed in one step. The
+version folders stay: run records point to them, and another environment may show them. A partition that is not a
+folder ledgerflow built (someone put something there) is left as it is and named. Prod is never dropped (ENV-006).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from contextlib import closing
+
+from ..commit import shown
+from ..layout.partition_paths import ENVS, PARTITION, PROD, env_folder, link_env, root_period, versions_dir
+from .promote import PromotionRefused
+
+
+def _roots(store, env: str) -> list[str]:
+    """The local output folders where ``env``'s runs published partitions (from their records)."""
+    with closing(store._connect()) as conn:
+        rows = conn.execute("SELECT record FROM runs WHERE env = ?", (env,)).fetchall()
+    roots = set()
+    for (text,) in rows:
+        rec = json.loads(text)
+        for entry in (rec.get("commit") or {}).get("partitions") or []:
+            link = entry.get("link") if isinstance(entry, dict) else None
+            if isinstance(link, str) and os.path.isabs(link) and link_env(link) == env:
+                roots.add(root_period(link)[0])
+    return sorted(roots)
+
+
+def drop(store, env: str, by: str) -> tuple[list[str], list[str]]:
+    """Drop environment ``env`` (see the module docstring); returns (partitions removed, what was left and why)."""
+    if env == PROD:
+        raise PromotionRefused("ENV-006 prod cannot be dropped: it is what every reader sees at an output's own "
+                               "folder. Hint: drop another environment, e.g. `ledgerflow envs drop dev`.")
+    if not os.path.exists(store.db_path):
+        return [], []
+    roots = _roots(store, env)
+    at = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
+    with store._immediate() as conn:
+        conn.execute("INSERT INTO environment_drops (env, dropped_at, by_name) VALUES (?,?,?)", (env, at, by))
+        conn.execute("DELETE FROM registered_promotions WHERE env = ?", (env,))
+    removed, left = [], []
+    for root in roots:
+        folder = env_folder(root, env)
+        if os.path.islink(os.path.join(root, ENVS)) or os.path.islink(folder) or not os.path.isdir(folder):
+            continue  # never followed into what ledgerflow did not create
+        for name in sorted(os.listdir(folder)):
+            link = os.path.join(folder, name)
+            if not name.startswith(f"{PARTITION}="):
+                left.append(f"{link}: not a partition ledgerflow made, left as it is")
+                continue
+            versions = versions_dir(*root_period(link))
+            if shown.shown_version(link, versions) is None:
+                left.append(f"{link}: not a folder of links ledgerflow built (or changed since), left as it is")
+                continue
+            shown.hide(link, versions, "dropped")
+            shown.sweep(versions, lambda rest: rest.startswith("dropped."))
+            removed.append(link)
+        for empty in (folder, os.path.join(root, ENVS)):
+            try:
+                os.rmdir(empty)
+            except OSError:
+                break
+    return removed, left
