@@ -38,6 +38,9 @@ def test_a_run_in_dev_publishes_only_to_dev_and_promote_re_points_prod_without_c
     prod = _run(finance, TS03, "2026-01")
     prod_part = finance / OUT / "_period=2026-01"
     before = _inodes(prod_part)
+    project = finance / "projects" / "ts03_fx_conversion.yml"  # the change tried in dev: amounts doubled
+    project.write_text(project.read_text().replace("transactions.amount_local * fx.rate",
+                                                   "transactions.amount_local * fx.rate * 2"))
     dev = _run(finance, TS03, "2026-01", "--env", "dev")
     assert dev["env"] == "dev" and prod["env"] == "prod"
     dev_part = finance / OUT / ".lf_envs" / "dev" / "_period=2026-01"
@@ -51,6 +54,10 @@ def test_a_run_in_dev_publishes_only_to_dev_and_promote_re_points_prod_without_c
     listed = cli(finance, "envs", "list")
     assert f"{TS03} 2026-01: ahead (run {dev['run_id']})" in listed.stdout, describe(listed)
 
+    dry = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01", "--dry-run")
+    assert dry.exit_code == 0 and "Dry run: nothing promoted" in dry.stdout, describe(dry)
+    assert "10 -> 10 rows: 0 added, 0 removed, 10 changed" in dry.stdout, dry.stdout  # rows matched by _row_id
+    assert _inodes(prod_part) == before  # nothing published
     used = sum(f.stat().st_size for f in (finance / "data").rglob("*") if f.is_file() and f.stat().st_nlink == 1)
     promoted = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01")
     assert promoted.exit_code == 0, describe(promoted)

@@ -15,6 +15,9 @@ from ...compiler.errors import LedgerflowError
 from ...compiler.diff.data_match import match_words  # noqa: F401 (data_formats reads it from here)
 from .data_result import KEY
 
+_UUID7 = "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
+_TIME_PREFIX = len("tttttttt-tttt-")  # a UUIDv7's 48-bit timestamp and its dashes
+
 
 class KeyColumnError(LedgerflowError):
     """``--key`` names a column an output lacks: a usage error (exit 2, nothing computed)."""
@@ -121,3 +124,16 @@ def choose_match(name: str, base, head, key: Sequence[str] = (), group_by: Seque
         return Match("rows", (), f"the group-by keys {', '.join(group_by)} repeat ({rows} rows on the {side} side "
                                  f"have {describe_key(values)}): compared as whole rows")
     return Match("rows")
+
+
+def keyed(frame):
+    """``frame`` with each ledgerflow-made ``_row_id`` (a UUIDv7 whose first 48 bits are the run start that
+    derived it) cut to the part after the run start, the row's identity: two runs of one project-period (a
+    superseded run and its restatement, two environments' runs) started at different times, so the same row has a
+    different id in each. Any other ``_row_id`` (one the
+    input carried) is kept whole."""
+    if KEY not in frame.columns:
+        return frame
+    from pyspark.sql import functions as F
+    made = F.col(KEY).rlike(_UUID7)
+    return frame.withColumn(KEY, F.when(made, F.substring(F.col(KEY), _TIME_PREFIX + 1, 36)).otherwise(F.col(KEY)))

@@ -27,8 +27,10 @@ def _user(by):
 @click.option("--all", "all_projects", is_flag=True, default=False, help="Every project.")
 @click.option("--period", required=True, help="A period, a range of one level or a list.")
 @click.option("--by", default=None, help="Who promotes (default: $USER).")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Publish nothing: print the data diff between what --to publishes now and what it would publish.")
 @command
-def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects, period, by):
+def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects, period, by, dry_run):
     """Make --to publish exactly the versions --from published for the project-periods (re-pointing partitions:
     no rows recomputed, no data copied), all in one journal: all or nothing."""
     from ...compiler.periods import PeriodError, parse_periods
@@ -49,6 +51,15 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         from ..run.selection import plan_selection
         _graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env)
     items = plan(source, target, names, periods)
+    if dry_run:
+        from ..diff.data_formats import render_data
+        from .dry_run import reports
+        factory, _label = inv.session_factory()
+        for report in reports(factory(), items, source.env, target.env):
+            click.echo(render_data(report, "text"))
+        click.echo(f"Dry run: nothing promoted ({len(items)} project-period{'s' if len(items) != 1 else ''} "
+                   f"from '{source.env}' to '{target.env}' would be).")
+        return
     record = promote(source, target, items, _user(by))
     moved = sum(len(i.swaps) for i in items)
     click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "

@@ -19,6 +19,7 @@ from typing import Callable, Optional
 from ...compiler.errors import LedgerflowError
 from ..commit import staging
 from ..layout.partition_paths import is_local, local_path, root_period, versions_dir
+from ..diff.data_keys import keyed
 from ..diff.data_result import output_labels
 from ..store.restatements import emptied_line
 from ..inputs.files import spark_path
@@ -26,8 +27,6 @@ from ..inputs.files import spark_path
 _EXTENSIONS = (("parquet", ".parquet"), ("orc", ".orc"), ("csv", ".csv"), ("json", ".json"))
 KEY = "_row_id"
 _NO_NULL_TEXT = "\u0000<null>\u0000"  # no field is this text: only an unquoted empty one reads as NULL
-_UUID7 = "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"
-_TIME_PREFIX = len("tttttttt-tttt-")  # a UUIDv7's 48-bit timestamp and its dashes
 
 
 class RestateError(LedgerflowError):
@@ -172,18 +171,6 @@ def read_published(spark, folder: str, fmt: str, like=None):
     from pyspark.sql import functions as F
     return frame.select(*[F.col(f"`{c.replace('`', '``')}`").cast(types[c]).alias(c) if c in types
                           else F.col(f"`{c.replace('`', '``')}`") for c in frame.columns])
-
-
-def keyed(frame):
-    """``frame`` with each ledgerflow-made ``_row_id`` (a UUIDv7 whose first 48 bits are the run start that
-    derived it) cut to the part after the run start, the row's identity: the superseded run and the restatement
-    started at different times, so the same row has a different id in each. Any other ``_row_id`` (one the
-    input carried) is kept whole."""
-    if KEY not in frame.columns:
-        return frame
-    from pyspark.sql import functions as F
-    made = F.col(KEY).rlike(_UUID7)
-    return frame.withColumn(KEY, F.when(made, F.substring(F.col(KEY), _TIME_PREFIX + 1, 36)).otherwise(F.col(KEY)))
 
 
 def compare(base: dict, head: dict, seqs: dict, compiled=None):
