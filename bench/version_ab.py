@@ -31,7 +31,11 @@ def _cache() -> str:
 def _workspace(side: str, layout: str, rows: int) -> str:
     ws = os.path.join(_cache(), f"ab-{side}-{layout}")
     if not os.path.isdir(ws):
-        shutil.copytree(os.path.join(_cache(), f"src-{layout}-{rows}"), ws)
+        # the sources and the declarations only: a copy of what runs published there would break its hard links,
+        # and ledgerflow rightly refuses to replace a partition that is not its own folder of links
+        shutil.copytree(os.path.join(_cache(), f"src-{layout}-{rows}"), ws,
+                        ignore=lambda folder, names: {"target", ".ledgerflow"} & set(names)
+                        if os.path.samefile(folder, os.path.join(_cache(), f"src-{layout}-{rows}")) else set())
     return ws
 
 
