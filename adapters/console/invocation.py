@@ -4,6 +4,7 @@ paragraph and an exit code."""
 from __future__ import annotations
 
 import functools
+import getpass
 import os
 import sys
 import traceback
@@ -164,6 +165,19 @@ def command(fn):
                            help="Workspace folder (default: $LEDGERFLOW_WORKSPACE or the nearest ancestor with "
                                 "ledgerflow.yml).")(wrapper)
     return click.option("--debug", is_flag=True, default=False, help="Show tracebacks.")(wrapper)
+
+
+def who(by: Optional[str]) -> str:
+    """Who a command records as acting (closes, reopens, restates, promotes, drops): ``--by``, else ``$USER``, else the operating system's login name."""
+    if by and by.strip():
+        return by.strip()
+    user = os.environ.get("USER", "").strip()
+    if user:
+        return user
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name known (a container without a passwd entry)
+        return "unknown"
 
 
 def env_option(fn):

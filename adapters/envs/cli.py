@@ -2,21 +2,9 @@
 :mod:`.promote`'s and :mod:`.views`'."""
 from __future__ import annotations
 
-import getpass
-import os
-
 import click
 
-from ..console.invocation import Invocation, command
-
-
-def _user(by):
-    if by:
-        return by
-    try:
-        return os.environ.get("USER") or getpass.getuser()
-    except Exception:  # no login name on this system
-        return "unknown"
+from ..console.invocation import Invocation, command, who
 
 
 @click.command("promote")
@@ -60,7 +48,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         click.echo(f"Dry run: nothing promoted ({len(items)} project-period{'s' if len(items) != 1 else ''} "
                    f"from '{source.env}' to '{target.env}' would be).")
         return
-    record = promote(source, target, items, _user(by))
+    record = promote(source, target, items, who(by))
     moved = sum(len(i.swaps) for i in items)
     click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "
                f"'{target.env}' ({moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied): promotion "
@@ -99,7 +87,7 @@ def envs_drop_cmd(inv: Invocation, name, by):
     runs stay in the history and no version folder is deleted. Never prod."""
     from ..layout.env_names import check_env_name
     from .drop import drop
-    removed, left = drop(inv.store, check_env_name(name, "envs drop"), _user(by))
+    removed, left = drop(inv.store, check_env_name(name, "envs drop"), who(by))
     click.echo(f"Dropped environment '{name}': {len(removed)} partition{'s' if len(removed) != 1 else ''} removed, "
                "no version deleted.")
     for line in left:

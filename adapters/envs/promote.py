@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import closing
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from ...compiler.errors import LedgerflowError
 from ..commit import swaps
@@ -143,11 +142,10 @@ def _producer(store: RunStore, name: str, version) -> Optional[str]:
     return None
 
 
-def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str,
-            before_swap: Callable[[list[dict]], None] = lambda journal: None) -> dict:
+def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str) -> dict:
     """Re-point every partition of ``items`` (planned by :func:`plan`) to its source version, then record the
     promotion (see the module docstring); returns the promotion's record. The journal lists every partition
-    before the first swap (one write, not one per partition); ``before_swap``: called with it then."""
+    before the first swap (one write, not one per partition)."""
     from ..run.context import new_run_id, utcnow
     now = utcnow()
     promotion_id = new_run_id(now)
@@ -163,13 +161,11 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
               "commit": {"partitions": []}}
     journal: list[dict] = record["commit"]["partitions"]
 
-    def save(_journal=None) -> None:
-        _write_json(path, record)
-        before_swap(journal)
     staged = [Staged(link, version, real=os.path.realpath(version)) for i in items for link, version in i.swaps]
     try:
         _write_json(path, record)
-        swaps.swap_planned(staged, journal, save)  # the whole journal kept once, then every swap
+        # the whole journal kept once, then every swap
+        swaps.swap_planned(staged, journal, lambda _journal: _write_json(path, record))
         runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow())) for i in items]
         target.record_promotion(record, runs)  # the commit point
     except BaseException as exc:
@@ -204,19 +200,8 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
         if isinstance(location, str) and location.startswith("/") and link_env(location) == from_env:
             root, period = root_period(location)
             out["location"] = partition_link(root, period, to_env)
-    rec.update(run_id=run_id, env=to_env, batch_id=None, finished_at=at,
+    rec.pop("batch_id", None)  # the promotion is no run of the source's batch
+    rec.update(run_id=run_id, env=to_env, finished_at=at,
                promotion={"promotion_id": promotion_id, "from": from_env, "to": to_env, "by": by, "at": at,
                           "source_run_id": item.record["run_id"]})
-    rec.pop("batch_id", None)
     return rec
-
-
-def promotions(store: RunStore) -> list[dict]:
-    """Every promotion recorded in the run store (oldest first)."""
-    if not os.path.exists(store.db_path):
-        return []
-    with closing(store._connect()) as conn:
-        rows = conn.execute("SELECT promotion_id, from_env, to_env, by_name, at, items FROM promotions "
-                            "ORDER BY at, promotion_id").fetchall()
-    return [{"promotion_id": r[0], "from": r[1], "to": r[2], "by": r[3], "at": r[4], "items": json.loads(r[5])}
-            for r in rows]

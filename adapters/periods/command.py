@@ -3,27 +3,13 @@ the run store's closed project-periods (:mod:`..store.closure_table`)."""
 from __future__ import annotations
 
 import datetime
-import getpass
-import os
 from typing import Callable, Optional
 
 from ...compiler.periods import Period
+from ..console.invocation import who
 from ..store.closure_table import CLOSE, describe
 
 Echo = Callable[[str], None]
-
-
-def who(by: Optional[str]) -> str:
-    """Who closes or reopens: ``--by``, else ``$USER``, else the operating system's login name."""
-    if by and by.strip():
-        return by.strip()
-    user = os.environ.get("USER", "").strip()
-    if user:
-        return user
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no login name known (a container without a passwd entry)
-        return "unknown"
 
 
 def now() -> str:

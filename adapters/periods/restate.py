@@ -36,7 +36,7 @@ from ..run.destinations import destination
 from ..run.evaluator import PeriodRun
 from ..run.scheduler import Scheduler
 from ..run.unit import RunSettings, Unit
-from .command import who
+from ..console.invocation import who
 from .restate_publish import (RestatementPublishing, RestateError, Superseded, compare, emptied_outputs,
                               read_published, superseded_run)
 
