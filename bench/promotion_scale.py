@@ -1,16 +1,18 @@
 """What ``ledgerflow promote`` costs at scale (issue 46 point 3): 50 projects x 36 periods of path outputs promoted
-from ``dev`` to prod as one whole process, target under 1 s, 0 bytes of data copied.
+from ``dev`` to prod as one whole process, 0 bytes of data copied; timed against the least work such a promotion
+takes, written by hand (``bench/promotion_by_hand.py``), alternating.
 
-    python -m bench.promotion_scale                       # 50 projects x 36 periods, 3 repeats
+    python -m bench.promotion_scale                       # 50 projects x 36 periods, 3 pairs
     python -m bench.promotion_scale --projects 5 --periods 3 --repeats 1   # a quick look
 
 The workspace is :func:`bench.status_scale.build`'s (N output-only projects, one completed prod run per
 project-period), plus, per project-period, a prod version and a dev version of the output partition (one CSV
 file of 200 rows each, shown by real folders of hard links as runs show them) and a completed dev run whose record
-holds its commit journal and output, as a run writes them (no Spark). Each repeat builds it afresh, then times
-``python -m ledgerflow.adapters.cli promote --all --from dev --period FIRST..LAST`` in a fresh process, and
-compares the output folders before and after: the bytes of distinct files (by inode) and whether every prod
-partition now holds the very files (same inodes) of dev's version.
+holds its commit journal and output, as a run writes them (no Spark). Each repeat builds two such workspaces
+afresh, then times, in fresh processes and in alternating order, ``python -m ledgerflow.adapters.cli promote --all
+--from dev --period FIRST..LAST`` on one and ``python bench/promotion_by_hand.py`` on the other, and compares the
+output folders before and after: the bytes of distinct files (by inode) and whether every prod partition now
+holds the very files (same inodes) of dev's version.
 
 Raw output: ``bench/results/promotion_scale_<projects>x<periods>_<date>.txt``. Times are printed, never asserted.
 """
@@ -110,32 +112,45 @@ def main() -> None:
              f"{machine('no Spark: promote starts no JVM')}; load average {loadavg()}",
              f"promote --all --from dev over {args.projects} projects x {args.periods} periods ({n} partitions), "
              "each a fresh process on a freshly built workspace"]
-    times = []
+    times, floors = [], []
     for k in range(args.repeats):
         with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp) / "ws"
-            root.mkdir()
-            clock = time.perf_counter()
-            build(root, args.projects, periods)
-            built = time.perf_counter() - clock
-            before = footprint(root / "out")
-            clock = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(root), "promote",
-                                   "--all", "--from", "dev", "--period", f"{periods[0]}..{periods[-1]}"],
-                                  capture_output=True, text=True)
-            took = time.perf_counter() - clock
-            if proc.returncode != 0:
-                raise SystemExit(proc.stdout + proc.stderr)
-            times.append(took)
-            after = footprint(root / "out")
-            journal = next((root / "target" / "promotions").glob("*.json"))
+            roots = {"ledgerflow": Path(tmp) / "ws", "by hand": Path(tmp) / "hand"}
+            for root in roots.values():
+                root.mkdir()
+                build(root, args.projects, periods)
+            before = footprint(roots["ledgerflow"] / "out")
+            took = {}
+            for who in (["ledgerflow", "by hand"] if k % 2 == 0 else ["by hand", "ledgerflow"]):
+                root = roots[who]
+                command = ([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(root), "promote",
+                            "--all", "--from", "dev", "--period", f"{periods[0]}..{periods[-1]}"]
+                           if who == "ledgerflow" else [sys.executable, str(REPO / "bench" / "promotion_by_hand.py"),
+                                                        str(root)])
+                clock = time.perf_counter()
+                proc = subprocess.run(command, capture_output=True, text=True)
+                took[who] = time.perf_counter() - clock
+                if proc.returncode != 0:
+                    raise SystemExit(proc.stdout + proc.stderr)
+                if who == "ledgerflow":
+                    stdout = proc.stdout.splitlines()[0]
+            times.append(took["ledgerflow"])
+            floors.append(took["by hand"])
+            after = footprint(roots["ledgerflow"] / "out")
+            journal = next((roots["ledgerflow"] / "target" / "promotions").glob("*.json"))
             state = json.loads(journal.read_text())
-            lines.append(f"repeat {k + 1}: {took:.2f} s (built in {built:.0f} s); output files before "
+            lines.append(f"pair {k + 1}: ledgerflow {took['ledgerflow']:.2f} s, by hand {took['by hand']:.2f} s "
+                         f"(ratio {took['ledgerflow'] / took['by hand']:.2f}); output files before "
                          f"{before[1]} ({before[0]:,} bytes), after {after[1]} ({after[0]:,} bytes): "
                          f"{after[0] - before[0]:+,} bytes; every prod partition holds dev's files (same inodes): "
-                         f"{same_files(root / 'out', periods)}; journal {state['status']}, "
-                         f"{len(state['commit']['partitions'])} entries; stdout: {proc.stdout.splitlines()[0]}")
-    lines.append(f"median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s)")
+                         f"{same_files(roots['ledgerflow'] / 'out', periods)} (by hand: "
+                         f"{same_files(roots['by hand'] / 'out', periods)}); journal {state['status']}, "
+                         f"{len(state['commit']['partitions'])} entries, {len(state['retired'])} versions retired; "
+                         f"stdout: {stdout}")
+    ratios = [t / f for t, f in zip(times, floors)]
+    lines.append(f"ledgerflow median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s); "
+                 f"by hand median {statistics.median(floors):.2f} s; ratio median {statistics.median(ratios):.2f} "
+                 "(floor target: at most 1.10)")
     text = "\n".join(lines)
     print(text)
     path = dated_result(f"promotion_scale_{args.projects}x{args.periods}")

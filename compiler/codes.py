@@ -164,6 +164,8 @@ CODES: tuple[Code, ...] = (
          f"{COMMANDS} (Restating a closed period)"),
     Code("RESTATE-006", "restating a project that writes no output any more",
          f"{COMMANDS} (Restating a closed period)"),
+    Code("RESTATE-007", "restate --from-env where the environment did not publish an output the superseded run "
+         "published (re-pointing would leave it showing the superseded rows)", f"{ENVIRONMENTS} (Restating from an environment)"),
     # the workspace graph (projects feeding projects)
     Code("GRAPH-001", "projects depend on each other in a cycle (spelled out)", f"{COMMANDS} (Projects feeding projects)"),
     Code("GRAPH-002", "a dataset registered by more than one output", f"{COMMANDS} (Projects feeding projects)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -94,9 +95,35 @@ def test_refusals_change_nothing(spark, finance):
     into_closed = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01")
     assert into_closed.exit_code == 1 and "ENV-003" in into_closed.stderr and "restate" in into_closed.stderr
     assert _marker(finance / OUT / "_period=2026-01") == shown
-    # a closed period of prod does not stop a run in dev
+    # a closed period of prod does not stop a run in dev (here of a change: amounts doubled)
+    project = finance / "projects" / "ts03_fx_conversion.yml"
+    project.write_text(project.read_text().replace("transactions.amount_local * fx.rate",
+                                                   "transactions.amount_local * fx.rate * 2"))
     again = _run(finance, TS03, "2026-01", "--env", "dev")
     assert again["status"] == "completed"
+
+    # restate --from-env: the closed period made to publish dev's version, as a restatement
+    blank = cli(finance, "restate", TS03, "--period", "2026-01", "--reason", " ", "--from-env", "dev")
+    assert blank.exit_code == 1 and "RESTATE-001" in blank.stderr, describe(blank)
+    in_dev = cli(finance, "restate", TS03, "--period", "2026-01", "--reason", "x", "--env", "dev")
+    assert in_dev.exit_code == 1 and "RESTATE-002" in in_dev.stderr and "prod only" in in_dev.stderr, describe(in_dev)
+    dry = cli(finance, "restate", TS03, "--period", "2026-01", "--reason", "FX fix", "--from-env", "dev", "--dry-run")
+    assert dry.exit_code == 0 and "Dry run" in dry.stdout and "10 changed" in dry.stdout, describe(dry)
+    assert _marker(finance / OUT / "_period=2026-01") == shown
+    restated = cli(finance, "restate", TS03, "--period", "2026-01", "--reason", "FX fix", "--from-env", "dev")
+    assert restated.exit_code == 0 and "promoted from environment 'dev'" in restated.stdout, describe(restated)
+    assert _marker(finance / OUT / "_period=2026-01") == again["run_id"]  # re-pointed, not recomputed
+    superseded = finance / OUT / ".lf_versions" / "_period=2026-01" / shown
+    assert superseded.is_dir() and any(superseded.glob("part-*"))  # the superseded rows stay readable
+    from ledgerflow.adapters.store.runstore import RunStore  # a promoted run has no target/runs folder
+    rec = RunStore(str(finance)).get_run(re.search(r"run ([0-9a-f-]{36}) supersedes", restated.stdout).group(1))
+    block = rec["restatement"]
+    assert block["from_env"] == "dev" and block["reason"] == "FX fix" and rec["promotion"]["from"] == "dev"
+    assert block["superseded_outputs"][0]["version_folder"] == str(superseded)
+    assert block["data_diff"]["outputs"][0]["rows"]["changed"] == 10, block["data_diff"]
+    assert "restatement of" in cli(finance, "runs", "list").stdout
+    shown = again["run_id"]
+
     no_prod = cli(finance, "envs", "drop", "prod")
     assert no_prod.exit_code == 1 and "ENV-006" in no_prod.stderr
     dev_part = finance / OUT / ".lf_envs" / "dev" / "_period=2026-01"
@@ -142,11 +169,11 @@ KILL_AT_SWAP = textwrap.dedent("""\
     from ledgerflow.adapters.commit import swaps
     real, swapped = swaps._swap, []
 
-    def swap(link, target):
+    def swap(link, target, *checked):
         swapped.append(link)
         if len(swapped) == int(sys.argv[1]):
             os.kill(os.getpid(), signal.SIGKILL)
-        real(link, target)
+        real(link, target, *checked)
     swaps._swap = swap
     cli.main(sys.argv[2:])
 """)

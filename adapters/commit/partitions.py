@@ -24,7 +24,8 @@ from typing import Optional
 from ...compiler.errors import ResolutionError
 from ...compiler.realpaths import outside
 from ..layout.partition_paths import ENVS, PROD, VERSIONS, env_folder, local_path, partition_link, shown_links, versions_dir
-from .shown import may_show, shown_version
+from ..layout.real_path import real_path
+from .shown import marker, may_show, shown_version, sole_names
 
 
 class UnsafeDestination(ResolutionError):
@@ -75,7 +76,7 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
     shown = shown_version(link, versions_dir(root, period))
     if shown is not None:
         return shown
-    if os.path.islink(link) and os.path.dirname(os.path.realpath(link)) == os.path.realpath(versions_dir(root, period)):
+    if os.path.islink(link) and os.path.dirname(real_path(link)) == real_path(versions_dir(root, period)):
         return None  # ours, dangling: it shows nothing
     raise UnsafeDestination(f"{prefix}the partition {link} is {what(link)}, which ledgerflow did not create: it "
                             f"replaces only a partition it wrote (a folder of links to the files of a version in "
@@ -86,7 +87,18 @@ def shows(root: str, period: str, folder: str) -> bool:
     """Whether a partition of ``period`` in ``root`` (prod's ``<root>/_period=P`` or another environment's) may show
     the version folder ``folder`` (real paths compared; leniently, :func:`.shown.may_show`: a version a partition
     may still show is never deleted)."""
-    return any(may_show(link, versions_dir(root, period), folder) for link in shown_links(root, period))
+    links = shown_links(root, period)
+    versions = versions_dir(root, period)
+    if not any(os.path.islink(link) for link in links):
+        # Every partition is a real folder. One whose marker names the folder shows it; otherwise none shows it
+        # when no file of the folder has a second name (a shown folder holds hard links to its version's files).
+        # Only when some file has one are the partitions' files compared (may_show), as they always could be.
+        name = os.path.basename(folder)
+        if any(marker(link) == name for link in links if os.path.isdir(link)):
+            return True
+        if sole_names(folder):
+            return False
+    return any(may_show(link, versions, folder) for link in links)
 
 
 def what(path: str) -> str:
@@ -105,7 +117,7 @@ def remove_version(folder: str, root: str, period: str) -> bool:
     versions = versions_dir(root, period)
     if any(os.path.islink(p) for p in (os.path.join(root, VERSIONS), versions, folder)):
         return False
-    if not os.path.isdir(folder) or os.path.dirname(os.path.realpath(folder)) != os.path.realpath(versions):
+    if not os.path.isdir(folder) or os.path.dirname(real_path(folder)) != real_path(versions):
         return False
     if shows(root, period, folder):
         return False  # the version the partition shows: never deleted, whoever asks

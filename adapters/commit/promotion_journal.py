@@ -18,10 +18,11 @@ def promotions_dir(store) -> str:
 
 
 def write_json(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` whole (a temporary file, flushed to disk, renamed over it)."""
+    """Write ``data`` to ``path`` whole (a temporary file, flushed to disk, renamed over it), on one line: a
+    journal of thousands of partitions is written by the C encoder, which an indent would turn off."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, default=str)
+        json.dump(data, fh, default=str)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -52,7 +53,7 @@ def recover_promotions(store) -> list[tuple[str, str]]:
                 continue
             if store.promotion_committed(pid):  # died after its commit point: it stands
                 record["status"] = "completed"
-                swaps.retire(record["commit"]["partitions"])
+                swaps.retire(record["commit"]["partitions"], keep_replaced=bool(record.get("restatement")))
                 detail = "a promotion whose process died after its commit point: completed"
             else:
                 rolled, kept, problems = swaps.roll_back(record["commit"]["partitions"])

@@ -29,6 +29,8 @@ import stat
 import uuid
 from typing import Optional
 
+from ..layout.real_path import real_path
+
 MARKER = ".lf_version"  # in a shown folder: the name of the version folder it shows
 SHOWING = ".show."  # a shown folder being built, or exchanged out, inside .lf_versions/_period=P
 _AT_FDCWD = -100
@@ -156,14 +158,14 @@ def shown_version(partition: str, versions: str) -> Optional[str]:
     a symbolic link (earlier releases) or as a real folder built by :func:`build`; None when it shows none of
     them (absent, dangling, or something ledgerflow did not create)."""
     if os.path.islink(partition):
-        real = os.path.realpath(partition)
-        return real if os.path.dirname(real) == os.path.realpath(versions) and os.path.isdir(real) else None
+        real = real_path(partition)
+        return real if os.path.dirname(real) == real_path(versions) and os.path.isdir(real) else None
     if not os.path.isdir(partition):
         return None
     name = marker(partition)
     if name is None:
         return None
-    version = os.path.join(os.path.realpath(versions), name)
+    version = os.path.join(real_path(versions), name)
     return version if mirrors(partition, version) else None
 
 
@@ -171,17 +173,30 @@ def may_show(partition: str, versions: str, version: str) -> bool:
     """Whether ``partition`` may be showing ``version`` (a folder in ``versions``), judged leniently, for deciding
     what is never deleted: :func:`shown_version` says so, or the partition's marker names it, or a file of the
     partition is one of its files (the same inode) even when something was added to the folder since."""
-    real = os.path.realpath(version)
-    if shown_version(partition, versions) == real:
-        return True
-    if os.path.islink(partition) or not os.path.isdir(partition):
+    real = real_path(version)
+    if os.path.islink(partition):
+        return shown_version(partition, versions) == real
+    if not os.path.isdir(partition):
         return False
-    if marker(partition) == os.path.basename(real) and os.path.dirname(real) == os.path.realpath(versions):
+    # a shown folder's marker names its version, so the marker alone answers whenever shown_version would
+    if marker(partition) == os.path.basename(real) and os.path.dirname(real) == real_path(versions):
         return True
     try:
         return bool(_inodes(real) & _inodes(partition))
     except OSError:
         return True  # unsure: never deleted
+
+
+def sole_names(version: str) -> bool:
+    """Whether no file of ``version`` has a second name (every hard link count is 1), so that no folder anywhere
+    holds one of its files: no partition shows it. False when unsure."""
+    try:
+        for rel, is_dir in _files(version):
+            if not is_dir and os.lstat(os.path.join(version, rel)).st_nlink != 1:
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def _inodes(folder: str) -> set:
@@ -197,7 +212,7 @@ def _inodes(folder: str) -> set:
 def marker_names(partition: str, version: str) -> bool:
     """Whether ``partition`` is a real folder whose marker names ``version`` (whatever else it holds now)."""
     return (not os.path.islink(partition) and os.path.isdir(partition)
-            and marker(partition) == os.path.basename(os.path.realpath(version)))
+            and marker(partition) == os.path.basename(real_path(version)))
 
 
 def _safe_versions(versions: str) -> bool:
@@ -205,7 +220,7 @@ def _safe_versions(versions: str) -> bool:
     own or its parent's level (the only place :func:`sweep` removes anything)."""
     parent = os.path.dirname(versions)
     return (not os.path.islink(versions) and not os.path.islink(parent) and os.path.isdir(versions)
-            and os.path.realpath(versions) == os.path.join(os.path.realpath(parent), os.path.basename(versions)))
+            and real_path(versions) == os.path.join(real_path(parent), os.path.basename(versions)))
 
 
 def discard(folder: str) -> None:
@@ -277,14 +292,18 @@ class CannotShow(OSError):
     """A partition that is a real folder cannot be shown anew here (no hard links or exchange any more)."""
 
 
-def show(partition: str, version: str) -> None:
+def show(partition: str, version: str, expect: Optional[os.stat_result] = None) -> None:
     """Make ``partition`` show ``version`` atomically (see the module docstring); the caller checked that what
     ``partition`` is now is ledgerflow's. The folder (or link) exchanged out is left beside the versions for
     :func:`sweep`; should it not be what was there when this began (replaced meanwhile), it is exchanged back
-    and nothing changes. Where the file system cannot exchange names or make hard links, a partition that is
-    absent or a link becomes (stays) a symbolic link; a real folder raises :class:`CannotShow`."""
+    and nothing changes. ``expect``: the ``lstat`` of the partition the caller checked; anything else there
+    now is left alone (:class:`CannotShow`). Where the file system cannot exchange names or make hard links, a
+    partition that is absent or a link becomes (stays) a symbolic link; a real folder raises :class:`CannotShow`."""
     versions = os.path.dirname(version)
-    before = os.lstat(partition) if os.path.lexists(partition) else None
+    before = expect if expect is not None else os.lstat(partition) if os.path.lexists(partition) else None
+    if expect is not None and not _same(expect, partition):
+        raise CannotShow(errno.EBUSY, f"the partition {partition} was replaced since ledgerflow checked it; "
+                                      "nothing was changed")
     folder_now = before is not None and stat.S_ISDIR(before.st_mode)
     try:
         if before is None and not exchange_supported(versions):
@@ -316,6 +335,15 @@ def show(partition: str, version: str) -> None:
             discard(built)  # the folder of links this call built
             raise CannotShow(errno.EBUSY, f"the partition {partition} was replaced while ledgerflow showed a new "
                                           "version in it; nothing was changed")
+
+
+def _same(st: os.stat_result, path: str) -> bool:
+    """Whether ``path`` is still the very file or folder ``st`` was read from (device and inode)."""
+    try:
+        now = os.lstat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 def hide(partition: str, versions: str, name: str = "hidden") -> None:
@@ -350,5 +378,5 @@ def _link(partition: str, version: str) -> None:
     if os.path.islink(tmp):
         os.remove(tmp)  # a link left by an interrupted swap: removing it touches no files
     # relative between real paths: the kernel resolves a relative link from the folder it really is in
-    os.symlink(os.path.relpath(os.path.realpath(version), os.path.realpath(os.path.dirname(partition))), tmp)
+    os.symlink(os.path.relpath(real_path(version), real_path(os.path.dirname(partition))), tmp)
     os.replace(tmp, partition)

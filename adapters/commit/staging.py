@@ -12,6 +12,7 @@ from typing import Optional
 
 from ..inputs.files import spark_path
 from ..layout.partition_paths import PARTITION, PROD, local_path, partition_link, root_period, versions_dir
+from ..layout.real_path import real_path
 from .partitions import UnsafeDestination, check_inside, check_partition, remove_version
 
 # How ledgerflow writes CSV: RFC 4180 (a quote inside a quoted value doubled, which ledgerflow's own
@@ -67,7 +68,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     existed = versions
     while not os.path.isdir(existed) and os.path.dirname(existed) != existed:
         existed = os.path.dirname(existed)
-    expected = os.path.realpath(staged)  # taken before the write: a folder redirected during it is caught below
+    expected = real_path(staged)  # taken before the write: a folder redirected during it is caught below
     try:
         writer.save(staged)
     except BaseException:  # the query itself may fail here (the runner does not materialise local outputs)
@@ -80,7 +81,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
                 break
             folder = os.path.dirname(folder)
         raise
-    now = os.path.realpath(staged)
+    now = real_path(staged)
     if now != expected:
         raise UnsafeDestination(f"the destination {root} was redirected while the run wrote it: its rows were to go to "
                                 f"{expected} and went to {now} (a folder on the way was replaced by a symbolic link). "
@@ -96,9 +97,9 @@ def check_staged_in_place(s: Staged) -> None:
     link written wherever the new link points."""
     root, _ = root_period(s.link)
     check_inside(root, s.within, staged=True)
-    now = os.path.realpath(s.staged)
+    now = real_path(s.staged)
     if s.real is not None and now != s.real:
-        raise UnsafeDestination(f"the destination {root} now leads to {os.path.realpath(root)}, not "
+        raise UnsafeDestination(f"the destination {root} now leads to {real_path(root)}, not "
                                 f"to the folder its rows were written in ({s.real}): a folder on the way was "
                                 "replaced while the run ran. Nothing was swapped in there.")
 

@@ -15,6 +15,7 @@ import os
 from typing import Callable, Optional
 
 from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
+from ..layout.real_path import real_path
 from . import shown
 from .partitions import UnsafeDestination, check_partition, remove_version, what
 from .staging import Staged, check_staged_in_place, discard
@@ -31,7 +32,7 @@ def swap_in(staged: list[Staged], journal: list[dict],
     (:func:`roll_back`) and drops the staged files (:func:`.staging.discard`). Each partition is checked
     again just before its swap (the run may have taken a while): a partition someone replaced by anything
     ledgerflow did not create fails the commit."""
-    ours = {os.path.realpath(s.staged) for s in staged}
+    ours = {real_path(s.staged) for s in staged}
     for s in staged:
         root, period = root_period(s.link)
         check_staged_in_place(s)
@@ -48,20 +49,22 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
     """Swap every staged partition in after recording all of them: each partition is checked and its
     ``{link, staged, previous}`` appended to ``journal``, ``written(journal)`` keeps the journal once, and only
     then are the swaps made (one write for any number of partitions, where :func:`swap_in` writes before each).
-    A partition that already shows its staged version is left out. :func:`roll_back` undoes a journal whose
-    later entries were never swapped (they still show ``previous``), as it undoes one of :func:`swap_in`."""
+    A partition that already shows its staged version is left out. Each swap exchanges out only the very folder
+    (or link) checked here, the same inode, or fails. :func:`roll_back` undoes a journal whose later entries were
+    never swapped (they still show ``previous``), as it undoes one of :func:`swap_in`."""
     planned = []
     for s in staged:
         root, period = root_period(s.link)
         check_staged_in_place(s)
         previous = check_partition(root, period, env=link_env(s.link))
-        if previous is not None and os.path.realpath(previous) == os.path.realpath(s.staged):
+        real = s.real or real_path(s.staged)  # check_staged_in_place: s.real is its real path now
+        if previous is not None and previous == real:
             continue
-        planned.append(s)
+        planned.append((s, os.lstat(s.link) if previous is not None else None))
         journal.append({"link": s.link, "staged": s.staged, "previous": previous})
     written(journal)
-    for s in planned:
-        _swap(s.link, s.staged)
+    for s, checked in planned:
+        _swap(s.link, s.staged, checked)
 
 
 def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
@@ -85,14 +88,14 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
         root, period = root_period(link)
         ours = shown.made_for(staged, previous)  # the folders of links this journal's swaps built
         now = shown.shown_version(link, versions_dir(root, period))
-        if now != os.path.realpath(staged) and shown.marker_names(link, staged):
+        if now != real_path(staged) and shown.marker_names(link, staged):
             kept.append(link)  # its marker says it shows the staged rows, but its files were changed since
             problems.append(f"{link} shows the rows of {staged}, with files added or replaced since: left as it "
                             "is (nothing deleted); remove what was added to it, then run the period again")
             continue
-        if now != os.path.realpath(staged):
+        if now != real_path(staged):
             shown.sweep(versions_dir(root, period), ours)
-            if previous is not None and now is not None and os.path.realpath(previous) != now:
+            if previous is not None and now is not None and real_path(previous) != now:
                 remove_version(previous, root, period)
             remove_version(staged, root, period)
             continue
@@ -127,25 +130,25 @@ def entry_fields(entry) -> Optional[tuple[str, str, Optional[str]]]:
         return None
     folders = [staged] + ([previous] if previous is not None else [])
     try:
-        versions = os.path.realpath(versions_dir(*root_period(link)))
-        ok = all(isinstance(f, str) and os.path.dirname(os.path.realpath(f)) == versions for f in folders)
+        versions = real_path(versions_dir(*root_period(link)))
+        ok = all(isinstance(f, str) and os.path.dirname(real_path(f)) == versions for f in folders)
     except ValueError:  # a NUL byte in a damaged record's path
         return None
     return (link, staged, previous) if ok else None
 
 
-def retire(journal: list[dict]) -> list[str]:
-    """Delete the versions a completed commit replaced, when they are ours and no longer shown; returns
-    the folders deleted (entries that do not describe a partition's version folders are skipped)."""
-    entries = [fields for fields in map(entry_fields, journal) if fields is not None]
-    live = {shown.shown_version(link, versions_dir(*root_period(link))) for link, _, _ in entries}
+def retire(journal: list[dict], keep_replaced: bool = False) -> list[str]:
+    """Delete the versions a completed commit replaced, when they are ours and no longer shown (the deletion
+    rule, :func:`.partitions.remove_version`, asks every environment's partition of the period); returns the
+    folders deleted (entries that do not describe a partition's version folders are skipped). ``keep_replaced``
+    (a restatement's: the superseded rows stay readable): only the folders of links exchanged out are removed."""
     removed = []
-    for link, staged, previous in entries:
+    for link, staged, previous in filter(None, map(entry_fields, journal)):
+        root, period = root_period(link)
         # the folders of links this commit exchanged out (no version's data); never another run's
-        shown.sweep(versions_dir(*root_period(link)), shown.made_for(staged, previous))
-        if previous and os.path.realpath(previous) not in live and os.path.lexists(previous):
-            if remove_version(previous, *root_period(link)):
-                removed.append(previous)
+        shown.sweep(versions_dir(root, period), shown.made_for(staged, previous))
+        if not keep_replaced and previous and os.path.lexists(previous) and remove_version(previous, root, period):
+            removed.append(previous)
     return removed
 
 
@@ -163,22 +166,24 @@ def commit(staged: list[Staged]) -> list[dict]:
     return journal
 
 
-def _swap(link: str, new_target: str) -> None:
+def _swap(link: str, new_target: str, checked: Optional[os.stat_result] = None) -> None:
     """Point ``link`` at ``new_target`` atomically (the previous version's files are kept: see :func:`retire`)."""
-    _point(link, new_target)
+    _point(link, new_target, checked)
 
 
-def _point(link: str, new_target: str) -> None:
+def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None) -> None:
     """Show version ``new_target`` at the partition ``link`` (:func:`.shown.show`), after checking that what is
-    there now is ledgerflow's: never deleted, never exchanged out, otherwise."""
+    there now is ledgerflow's: never deleted, never exchanged out, otherwise. ``checked``: the partition's
+    ``lstat`` when the caller checked it (:func:`..partitions.check_partition`); the very same inode is exchanged
+    out or nothing is."""
     tmp = f"{link}.{os.path.basename(new_target)}.tmp"
     if os.path.lexists(tmp) and not os.path.islink(tmp):
         raise UnsafeDestination(f"{tmp} is {what(tmp)}, which ledgerflow did not create; move it away and run again.")
     root, period = root_period(link)
-    if os.path.lexists(link) and not os.path.islink(link) and \
+    if checked is None and os.path.lexists(link) and not os.path.islink(link) and \
             shown.shown_version(link, versions_dir(root, period)) is None:
         raise UnsafeDestination(f"the partition {link} is {what(link)}, which ledgerflow did not create; move it "
                                 "away and run again.")
     if link_env(link) != PROD and not os.path.isdir(os.path.dirname(link)):
         os.makedirs(os.path.dirname(link))  # <root>/.lf_envs/<env>: checked to be no link (check_partition)
-    shown.show(link, new_target)
+    shown.show(link, new_target, expect=checked)

@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..diff.data_diff import data_diff
 from ..diff.data_keys import keyed
-from ..diff.data_result import ProjectDataDiff, WorkspaceDataDiff
+from ..diff.data_result import DataDiff, ProjectDataDiff, WorkspaceDataDiff
 from ..commit.partitions import check_partition
 from ..layout.partition_paths import link_env, root_period
 from ..inputs.files import spark_path
@@ -44,20 +44,25 @@ def reports(spark, items, source_env: str, target_env: str) -> list[WorkspaceDat
     """One data-diff report per period of ``items`` (:func:`.promote.plan`'s), each project's partitions compared."""
     by_period: dict[str, list[ProjectDataDiff]] = {}
     for item in items:
-        base, head, seqs = {}, {}, {}
-        outputs = {o.get("location"): o.get("operation_seq") for o in item.record.get("outputs") or []}
-        for k, (link, version) in enumerate(item.swaps):
-            root, period = root_period(link)
-            now = check_partition(root, period, env=link_env(link))
-            fmt = folder_format(version) or (folder_format(now) if now else None)
-            seq = next((s for loc, s in outputs.items() if isinstance(loc, str) and root_period(loc)[0] == root), k)
-            name = f"output {seq}"
-            seqs[name] = seq
-            for side, folder in ((base, now), (head, version)):
-                frame = _read(spark, folder, fmt)
-                if frame is not None:
-                    side[name] = keyed(frame)
-        diff = data_diff(base, head, (), seqs)
-        by_period.setdefault(item.period, []).append(ProjectDataDiff(item.project, "compared", diff))
+        by_period.setdefault(item.period, []).append(ProjectDataDiff(item.project, "compared", item_diff(spark, item)))
     return [WorkspaceDataDiff(f"{target_env} (published now)", f"{source_env} (published, to be promoted)",
                               period, [], projects) for period, projects in sorted(by_period.items())]
+
+
+def item_diff(spark, item) -> DataDiff:
+    """The data diff of one promoted project-period: the rows each of its target partitions shows now against the
+    source's version folder."""
+    base, head, seqs = {}, {}, {}
+    outputs = {o.get("location"): o.get("operation_seq") for o in item.record.get("outputs") or []}
+    for k, (link, version) in enumerate(item.swaps):
+        root, period = root_period(link)
+        now = check_partition(root, period, env=link_env(link))
+        fmt = folder_format(version) or (folder_format(now) if now else None)
+        seq = next((s for loc, s in outputs.items() if isinstance(loc, str) and root_period(loc)[0] == root), k)
+        name = f"output {seq}"
+        seqs[name] = seq
+        for side, folder in ((base, now), (head, version)):
+            frame = _read(spark, folder, fmt)
+            if frame is not None:
+                side[name] = keyed(frame)
+    return data_diff(base, head, (), seqs)

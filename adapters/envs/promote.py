@@ -26,8 +26,12 @@ from ..commit import swaps
 from ..commit.promotion_journal import promotions_dir, write_json as _write_json
 from ..commit.staging import Staged
 from ..layout.partition_paths import PROD, link_env, partition_link, root_period
+from ..layout.real_path import real_path
 from ..store import liveness
 from ..store.runstore import RunStore
+
+_REASONS_SHOWN = 10  # a refusal of thousands of project-periods names the first ten reasons and counts the rest
+
 
 class PromotionRefused(LedgerflowError):
     """A promotion refused before anything changed (ENV-003..ENV-006)."""
@@ -44,9 +48,11 @@ class PromotedPeriod:
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
 
 
-def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str]) -> list[PromotedPeriod]:
+def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
+         restating: bool = False) -> list[PromotedPeriod]:
     """What promoting ``projects`` x ``periods`` from ``source``'s environment to ``target``'s would re-point;
-    raises :class:`PromotionRefused` with every reason it is refused."""
+    raises :class:`PromotionRefused` with every reason it is refused. ``restating``: for ``restate --from-env``,
+    which changes a closed period on purpose (a close is no reason to refuse)."""
     if source.env == target.env:
         raise PromotionRefused(f"ENV-006 --from and --to are both '{source.env}': an environment already publishes "
                                "what it publishes. Hint: promote from another environment.")
@@ -54,7 +60,7 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
     published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects)}
     records = source.get_runs([r["run_id"] for r in published.values() if r["env"] == source.env])
     closes = {key: c for key, c in target.closures(projects, periods).items() if c["action"] == "close"} \
-        if target.env == PROD else {}
+        if target.env == PROD and not restating else {}
     items: list[PromotedPeriod] = []
     for project in projects:
         for period in periods:
@@ -76,8 +82,10 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
     if not problems:
         problems += _upstream_problems(items, target)
     if problems:
+        shown = problems if len(problems) <= _REASONS_SHOWN + 2 else \
+            problems[:_REASONS_SHOWN] + [f"and {len(problems) - _REASONS_SHOWN} more reasons"]
         raise PromotionRefused(f"promotion from '{source.env}' to '{target.env}' refused, nothing changed: "
-                               + "; ".join(problems) + ".")
+                               + "; ".join(shown) + ".")
     return items
 
 
@@ -142,10 +150,13 @@ def _producer(store: RunStore, name: str, version) -> Optional[str]:
     return None
 
 
-def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str) -> dict:
+def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str,
+            restatement: Optional[dict] = None) -> dict:
     """Re-point every partition of ``items`` (planned by :func:`plan`) to its source version, then record the
     promotion (see the module docstring); returns the promotion's record. The journal lists every partition
-    before the first swap (one write, not one per partition)."""
+    before the first swap (one write, not one per partition). ``restatement`` (``restate --from-env``, one
+    item): the block its promoted run's record carries; the versions it replaces are kept (the superseded
+    rows stay readable where the block says)."""
     from ..run.context import new_run_id, utcnow
     now = utcnow()
     promotion_id = new_run_id(now)
@@ -159,25 +170,31 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
                          "partitions": [link for link, _ in i.swaps],
                          "registered": [{"name": n, "version": v} for n, v in i.registrations]} for i in items],
               "commit": {"partitions": []}}
+    if restatement is not None:
+        record["restatement"] = restatement  # in the journal before any swap: recovery keeps what it supersedes
     journal: list[dict] = record["commit"]["partitions"]
 
-    staged = [Staged(link, version, real=os.path.realpath(version)) for i in items for link, version in i.swaps]
+    staged = [Staged(link, version, real=real_path(version)) for i in items for link, version in i.swaps]
+    written = False
     try:
-        _write_json(path, record)
-        # the whole journal kept once, then every swap
+        # every partition checked, the whole journal kept once (nothing has changed before), then every swap
         swaps.swap_planned(staged, journal, lambda _journal: _write_json(path, record))
+        written = True
         runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow())) for i in items]
+        for run in runs if restatement is not None else []:
+            run["restatement"] = restatement
         target.record_promotion(record, runs)  # the commit point
     except BaseException as exc:
         rolled, kept, problems = swaps.roll_back(journal)
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}", rolled_back=rolled, kept=kept,
                       problems=problems)
-        _write_json(path, record)
+        if written or rolled or kept:
+            _write_json(path, record)
         liveness.release(promotion_id)
         raise
-    record.update(status="completed", runs=[r["run_id"] for r in runs])
-    _write_json(path, record)
-    record["retired"] = swaps.retire(journal)
+    # A process that dies from here on has passed the commit point: the next command completes it (recovery).
+    record.update(status="completed", runs=[r["run_id"] for r in runs],
+                  retired=swaps.retire(journal, keep_replaced=restatement is not None))
     _write_json(path, record)
     liveness.release(promotion_id)
     return record
@@ -190,11 +207,10 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
     rec = dict(item.record)  # the parts changed below are copied; the rest is shared, read only
     rec["outputs"] = [dict(o) for o in rec.get("outputs") or []]
     rec["commit"] = json.loads(json.dumps(rec.get("commit") or {}))
-    moved = {os.path.realpath(version): link for link, version in item.swaps}
-    for entry in (rec.get("commit") or {}).get("partitions") or []:
-        fields = swaps.entry_fields(entry)
-        if fields is not None and os.path.realpath(fields[1]) in moved:
-            entry["link"] = moved[os.path.realpath(fields[1])]
+    moved = dict((version, link) for link, version in item.swaps)  # versions as the record names them
+    for entry in rec["commit"].get("partitions") or []:
+        if isinstance(entry, dict) and entry.get("staged") in moved:
+            entry["link"] = moved[entry["staged"]]
     for out in rec.get("outputs") or []:
         location = out.get("location")
         if isinstance(location, str) and location.startswith("/") and link_env(location) == from_env:

@@ -57,6 +57,7 @@ class Restatement:
     record: Optional[dict] = None
     dry_run: bool = False
     would_empty: list = field(default_factory=list)  # a dry run: the superseded outputs it would publish empty
+    from_env: Optional[str] = None  # restate --from-env: the environment whose published version is taken
 
     def report(self) -> WorkspaceDataDiff:
         """The data diff as ``diff --data`` reports one project (BASE: the published run, HEAD: the restatement),
@@ -82,28 +83,38 @@ class RestateAsk:
     allow_draft: bool = False
 
 
+def check_reason(reason: Optional[str]) -> None:
+    """RESTATE-001 unless ``reason`` holds some text."""
+    if not (reason or "").strip():
+        raise RestateError("RESTATE-001 a restatement needs a reason: `--reason TEXT` says why the closed period's "
+                           "numbers change (it is recorded in the run record with who restated it). Nothing was run "
+                           "or written.")
+
+
+def check_closed(store, project, period: Period, instead: str) -> None:
+    """RESTATE-002 unless ``project``'s ``period`` is closed (by id: under an earlier name too); ``instead``: what
+    to do with an open one."""
+    if store.closed(project.name, period.identifier, project.id) is None:
+        history = store.history(project.name, period.identifier, project.id)
+        when = f" (it was {describe(history[-1])})" if history else ""
+        raise RestateError(
+            f"RESTATE-002 period {period.identifier} of project '{project.name}' is open{when}: a restatement "
+            f"changes a closed period. {instead[0].upper() + instead[1:]}. Nothing was run or written.")
+
+
 def plan(runner, ask: RestateAsk, workspace: Optional[Workspace] = None):
     """Everything checked before Spark: (workspace, project, compiled, superseded run). Raises
     :class:`.restate_publish.RestateError` (exit 1) for a missing reason, an open period, a project without
     outputs, an output that is not a local folder, superseded rows that are gone; an unknown project, or a draft
     one without ``allow_draft``, is the usual error."""
-    reason, period = ask.reason, ask.period
-    if not (reason or "").strip():
-        raise RestateError("RESTATE-001 a restatement needs a reason: `--reason TEXT` says why the closed period's "
-                           "numbers change (it is recorded in the run record with who restated it). Nothing was run "
-                           "or written.")
+    period = ask.period
+    check_reason(ask.reason)
     ws = workspace or runner.load_workspace()
     compiled = compiled_to_run(ws, ask.project_ref, ask.allow_draft, verb="restate")
     project = compiled.project
-    closure = runner.store.closed(project.name, period.identifier, project.id)  # by id: under an earlier name too
-    if closure is None:
-        history = runner.store.history(project.name, period.identifier, project.id)
-        when = f" (it was {describe(history[-1])})" if history else ""
-        raise RestateError(
-            f"RESTATE-002 period {period.identifier} of project '{project.name}' is open{when}: a restatement "
-            "changes a closed period. Run it instead (`ledgerflow run "
-            f"{project.name} --period {period.identifier}`), or see what a run would change first with "
-            "`ledgerflow diff --data`. Nothing was run or written.")
+    check_closed(runner.store, project, period, f"run it instead (`ledgerflow run {project.name} --period "
+                                                f"{period.identifier}`), or see what a run would change first with "
+                                                "`ledgerflow diff --data`")
     if not compiled.outputs:
         raise RestateError(
             f"RESTATE-006 project '{project.name}' writes no output any more: a restatement publishes its outputs, "
@@ -230,12 +241,17 @@ def summary_lines(result: Restatement) -> list[str]:
     if result.dry_run:
         lines = [f"Dry run: nothing was published or recorded. Restating period {result.period} of project "
                  f"'{result.project}' would supersede " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
-                 + f" (reason: {result.reason!r}, by {result.by})."]
+                 + f" (reason: {result.reason!r}, by {result.by})"
+                 + (f" with what environment '{result.from_env}' published." if result.from_env else ".")]
         lines += [emptied_line(o.seq, o.name, o.location, would=True) for o in result.would_empty]
     else:
         lines = [f"Restated period {result.period} of project '{result.project}': run {result.record['run_id']} "
                  "supersedes " + (f"run {sup.run_id}" if sup.run_id else "nothing published")
                  + f" (reason: {result.reason!r}, by {result.by})."]
+        promotion = result.record.get("promotion")
+        if promotion:
+            lines.append(f"  promoted from environment '{promotion['from']}' (its run {promotion['source_run_id']}; "
+                         f"promotion {promotion['promotion_id']}): no rows recomputed, no data copied")
         lines += [f"  superseded output {o.seq} '{o.name}' stays readable at {o.folder}" for o in sup.outputs]
         lines += [emptied_line(e["operation_seq"], e["name"], e["location"])
                   for e in result.record["restatement"].get("emptied_outputs") or []]

@@ -6,6 +6,7 @@ import json
 import os
 from contextlib import closing
 
+from .closure_table import ClosureTable
 from .database import StateDatabase
 from .published import upsert_run
 
@@ -37,6 +38,8 @@ class PromotionTable(StateDatabase):
                                            promotion["by"], promotion["at"], items))
             for rec in runs:
                 upsert_run(conn, rec)
+                # this transaction holds the write lock: a period closed since the plan refuses it here
+                ClosureTable.refuse_closed(conn, rec)
             for item in promotion["items"]:
                 for reg in item["registered"]:
                     conn.execute("INSERT OR IGNORE INTO registered_promotions (name, version, env, promotion_id, at) "

@@ -1,0 +1,35 @@
+"""A path's real path, asked of the kernel in three system calls where ``os.path.realpath`` takes one per folder.
+
+Deciding what a partition shows and what ledgerflow may delete compares real paths (``commit/partitions.py``),
+a dozen per partition: ``os.path.realpath`` walks the path folder by folder in Python (an ``lstat`` each), which
+made those checks most of the time of a promotion of 1,800 partitions. On Linux, :func:`real_path` opens the path
+without reading it (``O_PATH``) and reads the name the kernel resolved it to from ``/proc/self/fd``: the same
+answer for a path that exists (every link resolved, ``..`` after a link taken from where it leads). Anything else
+(a path that does not exist or no longer does, a dangling link or one that loops, no ``/proc``, another system)
+is answered by ``os.path.realpath`` itself.
+"""
+from __future__ import annotations
+
+import os
+
+_O_PATH = getattr(os, "O_PATH", None)
+_DELETED = " (deleted)"
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath(path)``, faster for a path that exists (see the module docstring)."""
+    if _O_PATH is None or not isinstance(path, str) or "\0" in path:
+        return os.path.realpath(path)
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return os.path.realpath(path)
+    try:
+        resolved = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+    finally:
+        os.close(fd)
+    if not resolved.startswith("/") or resolved.endswith(_DELETED):
+        return os.path.realpath(path)  # removed meanwhile, or not a path of this file system's tree
+    return resolved
