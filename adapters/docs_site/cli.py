@@ -8,7 +8,7 @@ from typing import Callable, Optional
 import click
 
 from ...compiler.errors import CompileError
-from ..console.invocation import Invocation, command
+from ..console.invocation import Invocation, command, env_option
 
 
 def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None]) -> None:
@@ -22,6 +22,11 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
     root = inv.root
     target = os.path.abspath(out if out is not None else os.path.join(root, "target", "docs"))
     store = inv.store if os.path.exists(os.path.join(root, ".ledgerflow", "state.db")) else None
+    if store is not None:
+        from ..envs.views import environments
+        lines = environments(inv)
+    else:
+        lines = []
     try:
         ws, problems = inv.workspace, None
     except CompileError as err:  # the workspace's files cannot be loaded: a first page with their errors
@@ -29,7 +34,7 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
     check_clear(target, root, ws, store)
     check_out(target)
     try:
-        site = broken_site(problems) if ws is None else collect_site(ws, store)
+        site = broken_site(problems) if ws is None else collect_site(ws, store, lines)
     except CompileError as err:
         site = broken_site(err.diagnostics)
     with staged_site(target) as folder:
@@ -48,9 +53,10 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
               help="Folder of the site (default target/docs of the workspace). Only the files an earlier `ledgerflow "
                    "docs` listed in the folder's marker are replaced or deleted; a non-empty folder without that "
                    "marker, or a place ledgerflow keeps data or records in, is refused.")
+@env_option
 @command
 def docs_cmd(inv: Invocation, out):
     """Write a static site of the workspace that opens from disk with no network: the workspace graph, each
     project (YAML, compiled SQL, outputs, checks, tests), each output column's lineage, each dataset, and the
-    runs with their timings, checks and bridge, the closed and stale periods."""
+    runs with their timings, checks and bridge, the closed and stale periods, as --env publishes them."""
     build_docs(inv, out, click.echo)

@@ -69,11 +69,12 @@ def broken_site(errors: list[Diagnostic], name: str = "") -> Site:
                 errors)
 
 
-def collect_site(ws: Workspace, store=None) -> Site:
-    """Every page of the site of ``ws``; ``store``: the run store (None when nothing ran in the workspace)."""
+def collect_site(ws: Workspace, store=None, environments: Sequence[str] = ()) -> Site:
+    """Every page of the site of ``ws``; ``store``: the run store (None when nothing ran in the workspace), in the
+    environment the site shows; ``environments``: the lines of ``envs list``."""
     graph = WorkspaceGraph(ws)
     errors: list[Diagnostic] = list(graph.problems())
-    runs_data, records = runs_page_data(store, ws)
+    runs_data, records = runs_page_data(store, ws, list(environments))
     superseding = superseding_index(records)
     tests = load_all(ws.root)
     pages: list[Page] = []

@@ -23,7 +23,8 @@ def run_summary(rec: dict, superseding: Optional[dict[str, list[dict]]] = None) 
             "project_href": ids.project_page(rec["project"]["name"]), "period": rec["period"]["identifier"],
             "status": rec["status"], "started_at": rec.get("started_at"), "finished_at": rec.get("finished_at"),
             "seconds": timings.get("total_s"), "rows": _rows(rec), "outputs": len(rec.get("outputs") or []),
-            "batch_id": rec.get("batch_id"), "parent_run_id": rec.get("parent_run_id"),
+            "batch_id": rec.get("batch_id"), "parent_run_id": rec.get("parent_run_id"), "env": rec.get("env") or "prod",
+            "promotion": rec.get("promotion"),
             "error": (rec.get("error") or "").splitlines()[0][:300] if rec.get("error") else None,
             "checks_failed": sum(1 for c in rec.get("checks") or [] if c.get("status") not in ("passed", None)),
             "restatement": restatement_brief(rec), "superseded_by": (superseding or {}).get(rec["run_id"], [])}
@@ -100,21 +101,24 @@ def periods_data(store, ws, records: list[dict]) -> list[dict]:
                     "state": "closed" if closure and closure["action"] == CLOSE else "open",
                     "closure": closure, "runs": counts.get(key, 0),
                     "published_run": run["run_id"] if run else None,
+                    "published_in": (run.get("env") or "prod") if run else None,
                     "published_href": ids.run_page(run["run_id"]) if run else None,
                     "stale": None if run is None else key in stale, "stale_reasons": stale.get(key, []),
                     "restatements": period_restatements(records, key[0], key[1])})
     return out
 
 
-def runs_page_data(store, ws) -> tuple[dict, list[dict]]:
-    """(the runs page's data, every run record newest first): runs grouped by project and period, and the
-    periods; with no run store, empty."""
+def runs_page_data(store, ws, environments: Optional[list[str]] = None) -> tuple[dict, list[dict]]:
+    """(the runs page's data, every run record newest first): runs grouped by project and period (each saying
+    its environment), and the periods as the store's environment publishes them (where it has published nothing,
+    prod's; ``published_in`` says which); ``environments``: the lines of ``envs list``. With no run store,
+    empty."""
     if store is None:
-        return {"runs": [], "periods": [], "store": False}, []
+        return {"runs": [], "periods": [], "store": False, "env": "prod", "environments": []}, []
     records = store.list_runs()
     superseding = superseding_index(records)
     return {"runs": [run_summary(r, superseding) for r in records], "periods": periods_data(store, ws, records),
-            "store": True}, records
+            "store": True, "env": store.env, "environments": list(environments or [])}, records
 
 
 def runs_of(records: list[dict], project: str, limit: Optional[int] = 50,

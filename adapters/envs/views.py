@@ -33,8 +33,13 @@ def output_folder(inv, ref: str) -> str:
         record = inv.store.get_run(row["run_id"])
         for out in record.get("outputs") or []:
             location = out.get("location")
-            if out.get("operation_seq") == op.seq and isinstance(location, str) and location.startswith("/"):
-                return env_folder(root_period(location)[0], env)
+            if out.get("operation_seq") != op.seq or not isinstance(location, str):
+                continue
+            if not location.startswith("/"):
+                raise PromotionRefused(f"ENV-006 output {op.seq} of {project.name} writes {location}, a catalog table "
+                                       "or URI, which no local folder shows: an environment other than prod "
+                                       "publishes local folders only.")
+            return env_folder(root_period(location)[0], env)
     raise LedgerflowError(f"ENV-006 output {op.seq} of {project.name} has not been published in '{env}' or prod yet, "
                           "so it has no folder. Hint: run the project first.")
 
