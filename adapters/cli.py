@@ -381,6 +381,10 @@ main.add_command(docs_cmd)
 main.add_command(promote_cmd)
 main.add_command(envs_group)
 
+from .manifest.cli import manifest_cmd  # noqa: E402  (light too: no pyspark)
+
+main.add_command(manifest_cmd)
+
 from .onboarding.cli import init_cmd, with_infer  # noqa: E402  (light too)
 
 main.add_command(init_cmd)

@@ -153,6 +153,9 @@ CODES: tuple[Code, ...] = (
          "rows were computed from (promote the upstream project too)", f"{ENVIRONMENTS} (Promotion)"),
     Code("ENV-006", "an environment command that cannot apply: promoting an environment onto itself, dropping "
          "prod, `envs path` of a catalog-table output or of an output never published", f"{ENVIRONMENTS} (Commands)"),
+    # the manifest (ledgerflow manifest)
+    Code("MANIFEST-001", "`manifest --out` naming a folder, a link or a file that is not a manifest ledgerflow wrote",
+         "docs/manifest.md (Writing it)"),
     # restating a closed period (ledgerflow restate)
     Code("RESTATE-001", "a restatement without a reason (a blank --reason)", f"{COMMANDS} (Restating a closed period)"),
     Code("RESTATE-002", "restating an open project-period (use `run`)", f"{COMMANDS} (Restating a closed period)"),

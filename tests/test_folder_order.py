@@ -35,7 +35,7 @@ ADAPTERS_ORDER: list[tuple[str, ...]] = [
     ("envs",),  # environments and promotion: re-pointing what runs published (a dry run shows diff's data diff)
     ("periods",),  # closed, stale and restated project-periods: a restatement shows its data diff
     ("scenarios",),  # scenario tests: compile_out's scripts, runs
-    ("docs_site",),  # the docs site shows projects, periods, scenarios
+    ("docs_site", "manifest"),  # the docs site shows projects, periods, scenarios / the manifest describes them
     (TOP,),  # cli.py and api.py: the two front doors
 ]
 

@@ -1,0 +1,65 @@
+"""``ledgerflow manifest [--out FILE]``: its option and output; the document is :func:`.build.build_manifest`'s."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from ...compiler.errors import CompileError, LedgerflowError
+from ..console.invocation import Invocation, command
+
+
+class ManifestOutRefused(LedgerflowError):
+    """``--out`` names something ledgerflow did not write as a manifest: nothing is written."""
+
+
+def _check_out(path: str) -> None:
+    """Refuse ``--out`` when it is a folder, a link, or a file that is not a manifest ledgerflow wrote (which is
+    never replaced)."""
+    if os.path.islink(path) or os.path.isdir(path):
+        raise ManifestOutRefused(f"MANIFEST-001 --out {path} is {'a symbolic link' if os.path.islink(path) else 'a folder'}: "
+                                 "the manifest is one file. Nothing was written. Hint: give a file's path.")
+    if os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                old = json.load(fh)
+            ours = isinstance(old, dict) and "manifest_version" in old and "ledgerflow_version" in old
+        except (OSError, ValueError, UnicodeDecodeError):
+            ours = False
+        if not ours:
+            raise ManifestOutRefused(f"MANIFEST-001 --out {path} exists and is not a manifest ledgerflow wrote: it is "
+                                     "never replaced. Nothing was written. Hint: give another path, or move the file away.")
+
+
+def manifest_text(inv: Invocation) -> tuple[str, list]:
+    """The manifest of the invocation's workspace as JSON text (sorted keys, two-space indent, a final newline) and
+    the errors its projects have."""
+    from .build import build_manifest
+    manifest, errors = build_manifest(inv.workspace)
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n", errors
+
+
+@click.command("manifest")
+@click.option("--out", metavar="FILE", default=None,
+              help="Write the manifest to FILE (replacing only a manifest ledgerflow wrote) instead of printing it.")
+@command
+def manifest_cmd(inv: Invocation, out):
+    """Print (or write to --out) the workspace as one JSON document, without starting a JVM: projects with their
+    operations, inputs, outputs (columns, types, destinations), registered datasets, dependencies, checks,
+    tests and each project's compiled SQL hash (docs/manifest.md; its JSON Schema: docs/manifest.schema.json).
+    A workspace with errors still gets its manifest (each project's errors in it), then exit 1."""
+    if out is not None:
+        _check_out(os.path.abspath(out))
+    text, errors = manifest_text(inv)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        path = os.path.abspath(out)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        click.echo(f"Wrote the manifest to {path}.")
+    if errors:
+        raise CompileError(errors)

@@ -1,0 +1,69 @@
+"""``ledgerflow manifest`` (issue 47 point 2, docs/manifest.md): the workspace as one JSON document valid against
+docs/manifest.schema.json, the same bytes every time, without a JVM; bad --out refused with nothing written."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import jsonschema
+
+from cli_support import cli, describe
+from conftest import REPO
+
+SCHEMA = json.loads((REPO / "docs" / "manifest.schema.json").read_text())
+
+
+def test_the_sample_manifest_is_valid_and_holds_projects_outputs_dependencies_checks_and_tests(finance):
+    result = cli(finance, "manifest")
+    assert result.exit_code == 0, describe(result)
+    manifest = json.loads(result.stdout)
+    jsonschema.validate(manifest, SCHEMA)
+    projects = manifest["projects"]
+    assert len(projects) == len(list((finance / "projects").glob("*.yml")))
+    consolidation = projects["close_consolidation"]
+    assert consolidation["depends_on"] == ["close_conversion"]
+    assert {"dataset": "close_converted", "role": "input", "registered": True} in consolidation["reads"]
+    out = consolidation["outputs"][0]
+    assert (out["registers"], out["destination"]["kind"], out["destination"]["target"]) == (
+        "close_consolidated", "table", "close_consolidated")
+    assert {"name": "total_reporting", "type": "decimal(28,2)"} in out["columns"]
+    compiled = cli(finance, "compile", "close_consolidation")
+    assert consolidation["sql_sha256"] == hashlib.sha256(compiled.stdout.encode()).hexdigest()
+    journal = projects["journal_controls"]
+    assert len(journal["checks"]) == 7 and journal["tests"], journal
+    assert manifest["datasets"]["close_converted"]["registered_by"] == ["close_conversion"]
+    assert "close_consolidation" in manifest["datasets"]["close_converted"]["read_by"]
+    assert cli(finance, "manifest").stdout == result.stdout  # the same bytes every time
+
+
+def test_manifest_starts_no_jvm_and_out_replaces_only_its_own_file(finance, tmp_path):
+    out = tmp_path / "manifest.json"
+    code = ("import sys; from ledgerflow.adapters.cli import main\n"
+            "try:\n    main(['--workspace', sys.argv[1], 'manifest', '--out', sys.argv[2]])\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('pyspark' in sys.modules or any(m.startswith('pyspark.') for m in sys.modules), code)")
+    for _ in range(2):  # the second replaces the manifest the first wrote
+        done = subprocess.run([sys.executable, "-c", code, str(finance), str(out)], capture_output=True, text=True,
+                              cwd=REPO)
+        assert done.stdout.strip().splitlines()[-1] == "False 0", done.stdout + done.stderr
+    jsonschema.validate(json.loads(out.read_text()), SCHEMA)
+    other = tmp_path / "notes.json"
+    other.write_text('{"mine": true}')
+    for target in (other, tmp_path):
+        refused = cli(finance, "manifest", "--out", str(target))
+        assert refused.exit_code == 1 and "MANIFEST-001" in refused.stderr, describe(refused)
+    assert other.read_text() == '{"mine": true}'
+
+
+def test_a_project_with_errors_is_in_the_manifest_with_them_and_exit_1(finance):
+    bad = finance / "projects" / "ts03_fx_conversion.yml"
+    bad.write_text(bad.read_text().replace("transactions.amount_local * fx.rate", "transactions.no_such_column"))
+    result = cli(finance, "manifest")
+    assert result.exit_code == 1, describe(result)
+    manifest = json.loads(result.stdout)
+    jsonschema.validate(manifest, SCHEMA)
+    broken = manifest["projects"]["ts03_fx_conversion"]
+    assert broken["errors"] and broken["sql_sha256"] is None and "no_such_column" in json.dumps(broken["errors"])
+    assert manifest["projects"]["ts01_output_only"]["errors"] == []
