@@ -10,7 +10,7 @@ import click
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
 from ..compiler.version import version
 from ..compiler.visible_text import visible
-from .console.cli_options import spark_options
+from .console.cli_options import results_option, spark_options
 from .console.invocation import Invocation, command, env_option, started_early
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
@@ -109,44 +109,48 @@ def validate_cmd(inv: Invocation, projects):
 @click.option("--allow-draft", is_flag=True, default=False, help="Run a project whose status is draft.")
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
+@results_option
 @env_option
 @command
 def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail_fast, master, remote, conf,
-            allow_draft, wait):
+            allow_draft, wait, results_path):
     """Resolve, execute on Spark, write the outputs and record the run (of PROJECT, or of the projects
     --select or --all name, in dependency order in one SparkSession), for one period or several: every run
     of the invocation records one batch id (`ledgerflow retry BATCH_ID`)."""
     chosen = sum([bool(project), bool(select), run_all])
     if chosen > 1 or (chosen == 0 and not stale):
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all (--stale: at most one)")
-    mode = mode or "auto"
-    from ..compiler.periods import PeriodError, parse_periods
-    root = inv.root
-    try:
-        periods = parse_periods(period)  # the one parse: each Period travels to its runs, parameters and writers
-    except PeriodError as err:
-        raise click.BadParameter(str(err), param_hint="--period")
-    if project and len(periods) == 1 and not stale:  # a closed project-period: refused before Spark starts
-        from .periods.command import refuse_closed
-        refuse_closed(inv, project, periods[0])
-    factory, label = inv.session_factory(master, remote, conf)
-    factory = started_early(factory)  # the JVM starts while the project is compiled and resolved
-    from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
-    runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait, env=inv.env)
-    from .run.interrupts import outside_a_run
-    from .run.scheduler import RUN, Request, Scheduler
-    from .run.unit import RunSettings
-    scheduler = Scheduler(runner, click.echo)
-    request = Request(RUN, root, tuple(periods), None if (run_all or project) else " ".join(select) or None,
-                      project, RunSettings(allow_draft, fail_fast, mode))
-    with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
-        if stale:
-            from .periods.stale_run import stale_request
-            scheduler.submit(stale_request(request, runner.store, click.echo))
-        elif project and len(periods) == 1:  # one run, as it always was, in a batch of its own
-            scheduler.run_one(request, inv.project(project).name, inv.workspace)
-        else:
-            scheduler.submit(request)
+    from .run.results_file import results_file
+    with results_file(results_path, "run", inv.env) as results:  # a bad --results refused before anything runs
+        mode = mode or "auto"
+        from ..compiler.periods import PeriodError, parse_periods
+        root = inv.root
+        try:
+            periods = parse_periods(period)  # the one parse: each Period travels to its runs, parameters and writers
+        except PeriodError as err:
+            raise click.BadParameter(str(err), param_hint="--period")
+        if project and len(periods) == 1 and not stale:  # a closed project-period: refused before Spark starts
+            from .periods.command import refuse_closed
+            refuse_closed(inv, project, periods[0])
+        factory, label = inv.session_factory(master, remote, conf)
+        factory = started_early(factory)  # the JVM starts while the project is compiled and resolved
+        from .run.runner import Runner  # after the JVM's launch: importing the compiler overlaps it too
+        runner = Runner(root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait, env=inv.env)
+        from .run.interrupts import outside_a_run
+        from .run.scheduler import RUN, Request, Scheduler
+        from .run.unit import RunSettings
+        scheduler = Scheduler(runner, click.echo)
+        results.scheduler, results.store = scheduler, runner.store
+        request = Request(RUN, root, tuple(periods), None if (run_all or project) else " ".join(select) or None,
+                          project, RunSettings(allow_draft, fail_fast, mode))
+        with outside_a_run():  # a Ctrl-C while no run is under way (compiling, between projects): exit 3 too
+            if stale:
+                from .periods.stale_run import stale_request
+                scheduler.submit(stale_request(request, runner.store, click.echo))
+            elif project and len(periods) == 1:  # one run, as it always was, in a batch of its own
+                scheduler.run_one(request, inv.project(project).name, inv.workspace)
+            else:
+                scheduler.submit(request)
 
 
 @main.command("retry")
@@ -158,22 +162,27 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
 @spark_options()
 @click.option("--wait", "wait", is_flag=True, default=False,
               help="When another run is writing a destination partition, wait for it instead of failing.")
+@results_option
 @env_option
 @command
-def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, wait):
+def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, wait, results_path):
     """Re-run the failed and skipped project-periods of batch BATCH_ID (new runs of the same batch, projects in
     dependency order; a project with several periods fused where it can be)."""
-    inv.store.get_batch(batch_id)  # an unknown batch: its paragraph before Spark starts
-    factory, label = inv.session_factory(master, remote, conf)
-    factory = started_early(factory)
-    from .run.runner import Runner  # after the JVM's launch (see run_cmd)
-    runner = Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait, env=inv.env)
-    from .run.interrupts import outside_a_run
-    from .run.scheduler import RETRY, Request, Scheduler
-    from .run.unit import RunSettings
-    with outside_a_run():
-        settings = RunSettings(fail_fast=fail_fast, mode=mode)  # mode None: as the batch ran
-        Scheduler(runner, click.echo).submit(Request(RETRY, inv.root, settings=settings, batch=batch_id))
+    from .run.results_file import results_file
+    with results_file(results_path, "retry", inv.env) as results:
+        inv.store.get_batch(batch_id)  # an unknown batch: its paragraph before Spark starts
+        factory, label = inv.session_factory(master, remote, conf)
+        factory = started_early(factory)
+        from .run.runner import Runner  # after the JVM's launch (see run_cmd)
+        runner = Runner(inv.root, echo=click.echo, session_factory=factory, spark_label=label, wait=wait, env=inv.env)
+        from .run.interrupts import outside_a_run
+        from .run.scheduler import RETRY, Request, Scheduler
+        from .run.unit import RunSettings
+        scheduler = Scheduler(runner, click.echo)
+        results.scheduler, results.store = scheduler, runner.store
+        with outside_a_run():
+            settings = RunSettings(fail_fast=fail_fast, mode=mode)  # mode None: as the batch ran
+            scheduler.submit(Request(RETRY, inv.root, settings=settings, batch=batch_id))
 
 
 @main.command("dag")
@@ -373,21 +382,12 @@ from .periods.cli import periods_group, status_cmd  # noqa: E402  (light: click 
 from .periods.restate_cli import restate_cmd  # noqa: E402  (light too)
 from .docs_site.cli import docs_cmd  # noqa: E402  (light too)
 from .envs.cli import envs_group, promote_cmd  # noqa: E402  (light too)
-
-main.add_command(periods_group)
-main.add_command(status_cmd)
-main.add_command(restate_cmd)
-main.add_command(docs_cmd)
-main.add_command(promote_cmd)
-main.add_command(envs_group)
-
 from .manifest.cli import manifest_cmd  # noqa: E402  (light too: no pyspark)
-
-main.add_command(manifest_cmd)
 
 from .onboarding.cli import init_cmd, with_infer  # noqa: E402  (light too)
 
-main.add_command(init_cmd)
+for _command in (periods_group, status_cmd, restate_cmd, docs_cmd, promote_cmd, envs_group, manifest_cmd, init_cmd):
+    main.add_command(_command)
 main.add_command(with_infer(datasets_cmd))  # `datasets infer`; list and show as before
 
 

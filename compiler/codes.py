@@ -153,6 +153,9 @@ CODES: tuple[Code, ...] = (
          "rows were computed from (promote the upstream project too)", f"{ENVIRONMENTS} (Promotion)"),
     Code("ENV-006", "an environment command that cannot apply: promoting an environment onto itself, dropping "
          "prod, `envs path` of a catalog-table output or of an output never published", f"{ENVIRONMENTS} (Commands)"),
+    # machine-readable results (run --results)
+    Code("RESULTS-001", "`run --results` naming a folder, a link or a file that is not results ledgerflow wrote",
+         f"{COMMANDS} (Machine-readable results)"),
     # the manifest (ledgerflow manifest)
     Code("MANIFEST-001", "`manifest --out` naming a folder, a link or a file that is not a manifest ledgerflow wrote",
          "docs/manifest.md (Writing it)"),

@@ -54,6 +54,7 @@ class Scheduler:
 
     def __init__(self, runner, echo: Echo = print):
         self.runner, self.echo = runner, echo
+        self.batch_ids: list[str] = []  # every batch this scheduler started or retried (``run --results``)
 
     # ------------------------------------------------------------ invocations
     def submit(self, request: Request) -> list[ProjectOutcome]:
@@ -79,6 +80,7 @@ class Scheduler:
             self.echo("running period by period: one period")
         batch_id = batches.start_batch(self.runner.store, names, periods, settings,
                                        pairs=None if pairs is None else _ordered(pairs, names, periods))
+        self.batch_ids.append(batch_id)
         settings = RunSettings(settings.allow_draft, settings.fail_fast, settings.mode, batch_id)
         return self.execute(BatchPlan(graph, names, periods, settings, answers, closed, todo))
 
@@ -86,6 +88,7 @@ class Scheduler:
         """``ledgerflow retry BATCH``: the project-periods of the batch that did not complete, as new runs of it
         (:func:`.batch.retry_plan` says which, and what its completed runs registered)."""
         found = batches.retry_plan(self.runner.store, request.batch)
+        self.batch_ids.append(found.batch_id)
         graph, names = plan_selection(request.root, None, names=found.names, env=self.runner.store.env)
         self.echo(found.announce)
         periods = found.periods
@@ -101,6 +104,7 @@ class Scheduler:
         settings = request.settings
         batch_id = batches.start_batch(self.runner.store, [name], list(request.periods),
                                        RunSettings(settings.allow_draft, mode=None))
+        self.batch_ids.append(batch_id)
         unit = Unit(name, request.periods[0], RunSettings(settings.allow_draft, settings.fail_fast, None, batch_id))
         return self.run_unit(unit, workspace)
 
