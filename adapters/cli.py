@@ -383,10 +383,12 @@ from .periods.restate_cli import restate_cmd  # noqa: E402  (light too)
 from .docs_site.cli import docs_cmd  # noqa: E402  (light too)
 from .envs.cli import envs_group, promote_cmd  # noqa: E402  (light too)
 from .manifest.cli import manifest_cmd  # noqa: E402  (light too: no pyspark)
+from .console.events_send import events_group  # noqa: E402  (light too)
 
 from .onboarding.cli import init_cmd, with_infer  # noqa: E402  (light too)
 
-for _command in (periods_group, status_cmd, restate_cmd, docs_cmd, promote_cmd, envs_group, manifest_cmd, init_cmd):
+for _command in (periods_group, status_cmd, restate_cmd, docs_cmd, promote_cmd, envs_group, manifest_cmd, init_cmd,
+                 events_group):
     main.add_command(_command)
 main.add_command(with_infer(datasets_cmd))  # `datasets infer`; list and show as before
 

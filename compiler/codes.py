@@ -156,6 +156,9 @@ CODES: tuple[Code, ...] = (
     # machine-readable results (run --results)
     Code("RESULTS-001", "`run --results` naming a folder, a link or a file that is not results ledgerflow wrote",
          f"{COMMANDS} (Machine-readable results)"),
+    # OpenLineage events (ledgerflow events send)
+    Code("EVENTS-001", "`events send` left events pending: the receiver still fails, or events are off",
+         "docs/openlineage.md (When the receiver is down)"),
     # the manifest (ledgerflow manifest)
     Code("MANIFEST-001", "`manifest --out` naming a folder, a link or a file that is not a manifest ledgerflow wrote",
          "docs/manifest.md (Writing it)"),

@@ -128,6 +128,7 @@ class WorkspaceConfig:
     spark_conf: dict[str, str] = field(default_factory=dict)
     file: str = ""
     bridge: str = "always"  # which runs observe and record their bridge: always | with_checks | off (docs/checks.md)
+    openlineage: Optional[dict] = None  # {namespace, transport, disabled} (docs/openlineage.md); None: not set
 
 
 @dataclass

@@ -1,6 +1,9 @@
 """Load ``ledgerflow.yml``: the workspace's name, its resolvers and their rules, the Spark settings."""
 from __future__ import annotations
 
+import json
+from typing import Optional
+
 from .errors import DiagnosticCollector, Location, did_you_mean
 from .model import Resolver, ResolverRule, Strategy, WorkspaceConfig
 from .yaml_reader import Reader, as_str
@@ -15,8 +18,8 @@ FORMATS = ("parquet", "csv", "json", "orc")
 def load_config(path: str, display: str, errors: DiagnosticCollector) -> WorkspaceConfig:
     """Read ``ledgerflow.yml`` (shown as ``display``), adding every problem to ``errors``."""
     data = load_yaml_file(path, display)
-    r = Reader(data, MARKER, ("name", "default_resolver", "resolvers", "spark", "description", "bridge"), ("name",), errors,
-               Location(display, 1, 1))
+    r = Reader(data, MARKER, ("name", "default_resolver", "resolvers", "spark", "description", "bridge", "openlineage"),
+               ("name",), errors, Location(display, 1, 1))
     resolvers: dict[str, Resolver] = {}
     res_map = r.get("resolvers", YMap, YMap())
     for rname, rdata in res_map.items():
@@ -42,7 +45,22 @@ def load_config(path: str, display: str, errors: DiagnosticCollector) -> Workspa
                    default, did_you_mean(default, resolvers))
     return WorkspaceConfig(name=r.get("name", str, ""), default_resolver=default, resolvers=resolvers,
                            spark_master=sr.get("master", str), spark_conf=conf, file=display,
-                           bridge=_bridge(r, data))
+                           bridge=_bridge(r, data), openlineage=_openlineage(r, errors))
+
+
+def _openlineage(r: Reader, errors: DiagnosticCollector) -> Optional[dict]:
+    """``openlineage: {namespace: NAME, transport: {type: http|file|console|..., ...}}`` as plain data (the transport
+    is the openlineage-python client's own configuration, passed to it as written); None when absent."""
+    if "openlineage" not in r.data:
+        return None
+    section = r.get("openlineage", YMap, YMap())
+    ol = Reader(section, "openlineage", ("namespace", "transport", "disabled"), (), errors, r.loc("openlineage"))
+    transport = ol.get("transport", YMap, None)
+    if transport is not None and "type" not in transport:
+        errors.add("YAML-004", "openlineage's transport needs 'type' (http, file, console, kafka, ...)",
+                   ol.loc("transport"), "", "add 'type: http' and 'url: ...', as the OpenLineage client's configuration")
+    plain = json.loads(json.dumps(transport)) if transport is not None else None
+    return {"namespace": ol.get("namespace", str), "transport": plain, "disabled": bool(ol.get("disabled", bool, False))}
 
 
 def _bridge(r: Reader, data) -> str:

@@ -26,7 +26,7 @@ TOP = "(top)"
 # Lowest first. Packages on one level import nothing of each other.
 ADAPTERS_ORDER: list[tuple[str, ...]] = [
     ("store", "layout"),  # the run store (SQLite) / a destination's partition layout: only compiler/ below them
-    ("inputs",),  # resolving and reading inputs
+    ("inputs", "events"),  # resolving and reading inputs / OpenLineage events built from run records
     ("spark",),  # the session, Spark's error text (which names an input file's bad record)
     ("commit",),  # staged outputs, the commit journal, recovery, opening the run store
     ("run",),  # running a project-period

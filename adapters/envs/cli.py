@@ -7,6 +7,12 @@ import click
 from ..console.invocation import Invocation, command, who
 
 
+def promotion_events(inv: Invocation):
+    """The ``emit`` a promotion calls: its OpenLineage events, when the workspace has them on."""
+    from ..events.emitter import emit_promotion
+    return lambda kind, record: emit_promotion(inv.root, inv.workspace.config, kind, record)
+
+
 @click.command("promote")
 @click.argument("project", required=False)
 @click.option("--from", "from_env", required=True, metavar="ENV", help="The environment whose versions are promoted.")
@@ -48,7 +54,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         click.echo(f"Dry run: nothing promoted ({len(items)} project-period{'s' if len(items) != 1 else ''} "
                    f"from '{source.env}' to '{target.env}' would be).")
         return
-    record = promote(source, target, items, who(by))
+    record = promote(source, target, items, who(by), emit=promotion_events(inv))
     moved = sum(len(i.swaps) for i in items)
     click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "
                f"'{target.env}' ({moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied): promotion "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
 from ..commit import swaps
@@ -151,12 +151,13 @@ def _producer(store: RunStore, name: str, version) -> Optional[str]:
 
 
 def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str,
-            restatement: Optional[dict] = None) -> dict:
+            restatement: Optional[dict] = None, emit: Callable[[str, dict], None] = lambda kind, record: None) -> dict:
     """Re-point every partition of ``items`` (planned by :func:`plan`) to its source version, then record the
     promotion (see the module docstring); returns the promotion's record. The journal lists every partition
     before the first swap (one write, not one per partition). ``restatement`` (``restate --from-env``, one
     item): the block its promoted run's record carries; the versions it replaces are kept (the superseded
-    rows stay readable where the block says)."""
+    rows stay readable where the block says). ``emit(event type, record)``: its OpenLineage events (START once
+    the journal is kept, then COMPLETE or FAIL)."""
     from ..run.context import new_run_id, utcnow
     now = utcnow()
     promotion_id = new_run_id(now)
@@ -180,6 +181,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         # every partition checked, the whole journal kept once (nothing has changed before), then every swap
         swaps.swap_planned(staged, journal, lambda _journal: _write_json(path, record))
         written = True
+        emit("START", record)
         runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow())) for i in items]
         for run in runs if restatement is not None else []:
             run["restatement"] = restatement
@@ -190,6 +192,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
                       problems=problems)
         if written or rolled or kept:
             _write_json(path, record)
+            emit("FAIL", record)
         liveness.release(promotion_id)
         raise
     # A process that dies from here on has passed the commit point: the next command completes it (recovery).
@@ -197,6 +200,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
                   retired=swaps.retire(journal, keep_replaced=restatement is not None))
     _write_json(path, record)
     liveness.release(promotion_id)
+    emit("COMPLETE", record)
     return record
 
 

@@ -59,6 +59,8 @@ def restate_from_env(root: str, workspace, ask: RestateAsk, from_env: str, spark
     block = {"reason": ask.reason.strip(), "by": person, "supersedes_run_id": superseded.run_id,
              "superseded_outputs": [o.to_json() for o in superseded.outputs], "data_diff": diff.to_json(),
              "from_env": from_env}
-    promotion = promote(source, target, items, person, restatement=block)
+    from ..events.emitter import emit_promotion
+    promotion = promote(source, target, items, person, restatement=block,
+                        emit=lambda kind, rec: emit_promotion(root, workspace.config, kind, rec))
     record = target.get_run(promotion["runs"][0])
     return Restatement(project.name, period, block["reason"], person, superseded, diff, record, from_env=from_env)

@@ -42,6 +42,7 @@ from .evaluator import PeriodRun, Strategy
 from .metrics import RunMetrics, run_timings
 from .record import RunRecord, output_lineage
 from .replay import replay_context
+from ..events.emitter import emit_of_run
 from .run_end import completed_lines, record_failed, settle_committed
 
 Echo = Callable[[str], None]
@@ -85,8 +86,7 @@ class Runner:
 
     def __init__(self, root: str, echo: Echo = print, session_factory: Optional[Callable[[], object]] = None,
                  spark_label: str = "local", memory: Optional[dict] = None, wait: bool = False, env: str = "prod"):
-        self.root, self.echo = os.path.abspath(root), echo
-        self.wait = wait  # a destination partition another live run writes: wait for it (else fail at once)
+        self.root, self.echo, self.wait = os.path.abspath(root), echo, wait  # wait: for another run's partition
         self.store = open_store(self.root, env)  # checked, interrupted runs recovered; publishing to ``env``
         self.session_factory, self.spark_label = session_factory, spark_label
         self.memory = memory  # dataset id or name -> DataFrame read from memory (Python API)
@@ -180,6 +180,7 @@ class Runner:
             needed = refuse_closed_partitions(self.store, record.data, leases.resources(places, ctx.period.identifier))
             leases.take(self.store, ctx.run_id, process, needed, self.wait, self.echo)  # one writer per partition
             self.store.save_run(record.data, ctx.compiled.script())
+            emit_of_run(self.root, ctx, "START", record.data, self.echo)
         except LedgerflowError as err:
             record = record or RunRecord.start(ctx)
             self._fail(record, ctx, err)
@@ -206,6 +207,7 @@ class Runner:
                 self.stop_requested = self.stop_requested or signal.SIGINT in arrived
             # Committed: from here on nothing rolls the run back or records it failed, and Ctrl-C only adds a note.
             settle_committed(self.store, record, ctx, journal, self.echo)
+            emit_of_run(self.root, ctx, "COMPLETE", record.data, self.echo)
             if late is not None and not isinstance(late, KeyboardInterrupt):
                 raise late
             self._report(ctx, record, outputs, time.monotonic() - clock)
@@ -274,7 +276,8 @@ class Runner:
         return written.outputs, written.journal, late
 
     def _fail(self, record: RunRecord, ctx: RunContext, err: LedgerflowError) -> None:
-        """Record the run failed with ``err`` (:func:`.failure.record_failed`); a Ctrl-C meanwhile only sets
-        :attr:`stop_requested`, the run is stopping anyway."""
+        """Record the run failed with ``err`` (:func:`.failure.record_failed`; a Ctrl-C meanwhile only sets
+        :attr:`stop_requested`, the run is stopping anyway), and say so in an OpenLineage event."""
         if record_failed(self.store, record, ctx, err, self.echo):
             self.stop_requested = True
+        emit_of_run(self.root, ctx, None, record.data, self.echo)  # FAIL or ABORT, when it is recorded failed

@@ -1,0 +1,80 @@
+"""What a run, a promotion and ``ledgerflow events send`` call: keep an event, then send what is pending
+(:mod:`.outbox`). Nothing here ever raises into a run: an event that cannot even be built or kept is reported in
+one line on standard error and the run goes on."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Optional
+
+from .outbox import Sender, keep
+from .run_events import promotion_event, run_event
+from .settings import EventSettings, event_settings
+
+_senders: dict[tuple, Sender] = {}  # one per workspace and settings in a process: a broken receiver is tried once
+
+
+def _sender(root: str, settings: EventSettings) -> Sender:
+    key = (root, settings.namespace, json.dumps(settings.transport, sort_keys=True, default=str))
+    if key not in _senders:
+        _senders[key] = Sender(settings)
+    return _senders[key]
+
+
+def _emit(root: str, settings: EventSettings, build) -> None:
+    try:
+        keep(root, build())
+    except Exception as exc:  # noqa: BLE001 - lineage events never fail a run
+        print(f"warning: an OpenLineage event could not be built or kept: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return
+    try:
+        _sender(root, settings).send_pending(root)
+    except Exception as exc:  # noqa: BLE001 - the client could not even be set up: the events stay kept
+        print(f"warning: OpenLineage events not sent ({type(exc).__name__}: {exc}); they are kept in "
+              f"{root}/.ledgerflow/events/pending: `ledgerflow events send` sends them.", file=sys.stderr)
+
+
+def emit_run(root: str, config, event_type: str, record: dict, types: Optional[dict] = None,
+             sql: Optional[str] = None) -> None:
+    """Emit the ``event_type`` event of the run ``record`` (nothing when the workspace's ``config`` has events off)."""
+    settings = event_settings(config)
+    if settings is not None:
+        _emit(root, settings, lambda: run_event(event_type, record, settings.namespace, types, sql))
+
+
+def emit_of_run(root: str, ctx, event_type: Optional[str], record: dict, echo=print) -> None:
+    """:func:`emit_run` for a run's context (``ctx``: its compiled project, whose plan gives the outputs' column
+    types, and its workspace's configuration); a failure is one line through ``echo``, never an exception.
+    ``event_type`` None: the end of a failed run, ``ABORT`` when it was interrupted, else ``FAIL`` (nothing when the
+    record does not say failed)."""
+    if event_type is None:
+        if record.get("status") != "failed":
+            return
+        event_type = "ABORT" if str(record.get("error") or "").startswith("interrupted") else "FAIL"
+    try:
+        from ...compiler.plan import OutputPlan
+        plan = ctx.compiled.plan
+        types = {op.seq: [(n, str(c.type)) for n, c in op.columns.items()] for op in plan.operations
+                 if isinstance(op, OutputPlan)} if plan else {}
+        emit_run(root, ctx.workspace.config, event_type, record, types, ctx.compiled.script())
+    except Exception as exc:  # noqa: BLE001 - lineage events never fail a run
+        echo(f"  warning: no OpenLineage {event_type} event: {type(exc).__name__}: {exc}")
+
+
+def emit_promotion(root: str, config, event_type: str, promotion: dict) -> None:
+    """Emit the ``event_type`` event of a promotion (its journal's record)."""
+    settings = event_settings(config)
+    if settings is not None:
+        _emit(root, settings, lambda: promotion_event(event_type, promotion, settings.namespace))
+
+
+def send_all(root: str, config) -> tuple[int, int, Optional[str]]:
+    """``ledgerflow events send``: every pending event, oldest first; (sent, left, why the first one left was not
+    sent). With events off, nothing is sent (why: they are off)."""
+    settings = event_settings(config)
+    if settings is None:
+        from .outbox import pending
+        return 0, len(pending(root)), "OpenLineage events are off in this workspace (docs/openlineage.md)"
+    sender = Sender(settings, warn=lambda line: None)
+    sent, left = sender.send_pending(root)
+    return sent, left, sender.broken

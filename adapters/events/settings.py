@@ -1,0 +1,64 @@
+"""Whether a workspace emits OpenLineage events, under which namespace and through which transport.
+
+On when ``ledgerflow.yml`` has ``openlineage:`` (``{namespace, transport, disabled}``; the transport is the
+openlineage-python client's own configuration, passed as written) or the client's standard variables
+``OPENLINEAGE_URL`` / ``OPENLINEAGE_CONFIG`` are set; off otherwise, with ``disabled: true`` or with the client's
+``OPENLINEAGE_DISABLED=true``. Nothing imports the client when events are off.
+
+An HTTP transport gets ledgerflow's bounds where the configuration sets none, so that a receiver that is down or
+slow costs a run at most a few seconds: a 2-second timeout and one retry of a refused connection (the client's own
+default retries five times with back-off, about 10 seconds).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+HTTP_TIMEOUT_S = 2.0
+HTTP_RETRY = {"total": 1, "connect": 1, "read": 0, "backoff_factor": 0.2}
+
+
+@dataclass(frozen=True)
+class EventSettings:
+    """An enabled workspace's events: the job namespace and the transport configuration (None: the client's
+    standard configuration, from ``OPENLINEAGE_URL`` or ``OPENLINEAGE_CONFIG``)."""
+
+    namespace: str
+    transport: Optional[dict]
+
+
+def event_settings(config) -> Optional[EventSettings]:
+    """The events settings of a workspace's :class:`~ledgerflow.compiler.model.WorkspaceConfig` (None: off)."""
+    if os.environ.get("OPENLINEAGE_DISABLED", "").strip().lower() == "true":
+        return None
+    section = getattr(config, "openlineage", None) or {}
+    if section.get("disabled"):
+        return None
+    namespace = section.get("namespace") or os.environ.get("OPENLINEAGE_NAMESPACE") or config.name or "ledgerflow"
+    transport = section.get("transport")
+    if transport is None and not (os.environ.get("OPENLINEAGE_URL") or os.environ.get("OPENLINEAGE_CONFIG")):
+        return None
+    return EventSettings(namespace, bounded(transport) if transport is not None else None)
+
+
+def bounded(transport: dict) -> dict:
+    """``transport`` with ledgerflow's HTTP timeout and retries where it sets none (see the module docstring)."""
+    out = dict(transport)
+    if str(out.get("type", "")).lower() in ("http", "async_http"):
+        out.setdefault("timeout", HTTP_TIMEOUT_S)
+        out.setdefault("retry", dict(HTTP_RETRY))
+    return out
+
+
+def standard_transport() -> Optional[dict]:
+    """The transport ``OPENLINEAGE_URL`` names, bounded as above (None when it is not set: ``OPENLINEAGE_CONFIG``'s
+    file is the client's to read)."""
+    url = os.environ.get("OPENLINEAGE_URL")
+    if not url:
+        return None
+    transport = {"type": "http", "url": url, "endpoint": os.environ.get("OPENLINEAGE_ENDPOINT", "api/v1/lineage")}
+    key = os.environ.get("OPENLINEAGE_API_KEY")
+    if key:
+        transport["auth"] = {"type": "api_key", "apiKey": key}
+    return bounded(transport)
