@@ -1,0 +1,79 @@
+"""``ledgerflow.dagster.definitions`` (issue 47 point 4, docs/dagster.md): the sample workspace as Dagster assets,
+materialised with Dagster's own ``materialize``: one month of a project with checks, a failing check (nothing
+published, the check failed, the step failed), and a backfill of three months as one ledgerflow range."""
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+import pytest
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+
+from conftest import cli_env
+
+pytestmark = pytest.mark.spark  # each materialisation runs ledgerflow, and so Spark, in a process of its own
+
+
+@pytest.fixture
+def spark_processes(monkeypatch):
+    """The ledgerflow processes Dagster starts map the tests' class archive, as every test's processes do."""
+    for key, value in cli_env().items():
+        monkeypatch.setenv(key, value)
+
+
+def _assets(finance):
+    from ledgerflow.dagster import definitions
+    defs = definitions(str(finance), start="2026-01")
+    graph = defs.resolve_asset_graph()
+    return defs, graph
+
+
+def test_the_workspace_is_assets_with_dependencies_partitions_and_checks(finance):
+    _defs, graph = _assets(finance)
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert {"journal_controls/write_controlled_lines", "close_conversion/register_converted_lines",
+            "close_consolidation/register_the_totals"} <= keys
+    assert [p.to_user_string() for p in graph.get(dg.AssetKey(["close_consolidation", "register_the_totals"])).parent_keys] \
+        == ["close_conversion/register_converted_lines"]
+    node = graph.get(dg.AssetKey(["journal_controls", "write_controlled_lines"]))
+    assert node.partitions_def.get_partition_keys()[:3] == ["2026-01", "2026-02", "2026-03"]
+    assert {c.name for c in graph.asset_check_keys if c.asset_key == node.key} >= {"journals_balance", "some_lines"}
+
+
+def test_materialise_a_month_a_failing_check_and_a_backfill_of_three_months(finance, spark_processes):
+    defs, graph = _assets(finance)
+    journal = defs.get_assets_def(dg.AssetKey(["journal_controls", "write_controlled_lines"]))
+    month = dg.materialize([journal], partition_key="2026-01")
+    assert month.success
+    [event] = month.get_asset_materialization_events()
+    meta = event.materialization.metadata
+    assert meta["rows"].value == 10 and json.loads(meta["ledgerflow/run_ids"].value)["2026-01"]
+    assert json.loads(meta["ledgerflow/bridge"].value)["2026-01"][0]["measure"] == "count"
+    checks = {e.check_name: e.passed for e in month.get_asset_check_evaluations()}
+    assert checks and all(checks.values()) and "journals_balance" in checks
+    published = finance / "out" / "journal_lines" / "_period=2026-01"
+    assert published.is_dir()
+
+    # a failing check: nothing published for 2026-02, the check says so, the step fails
+    project = finance / "projects" / "journal_controls.yml"
+    project.write_text(project.read_text().replace("row_count: {min: 1}", "row_count: {min: 100000}"))
+    defs, _graph = _assets(finance)
+    journal = defs.get_assets_def(dg.AssetKey(["journal_controls", "write_controlled_lines"]))
+    failed = dg.materialize([journal], partition_key="2026-02", raise_on_error=False)
+    assert not failed.success and not failed.get_asset_materialization_events()
+    checks = {e.check_name: e.passed for e in failed.get_asset_check_evaluations()}
+    assert checks["some_lines"] is False and checks["journals_balance"] is True
+    assert not (finance / "out" / "journal_lines" / "_period=2026-02").exists()
+
+    # a backfill of three months of a chain's first project: one ledgerflow run of the range
+    conversion = defs.get_assets_def(dg.AssetKey(["close_conversion", "register_converted_lines"]))
+    backfill = dg.materialize([conversion], tags={ASSET_PARTITION_RANGE_START_TAG: "2026-01",
+                                                 ASSET_PARTITION_RANGE_END_TAG: "2026-03"})
+    assert backfill.success
+    events = backfill.get_asset_materialization_events()  # one per partition of the range, from the one run
+    assert sorted(e.materialization.partition for e in events) == ["2026-01", "2026-02", "2026-03"]
+    run_ids = json.loads(events[0].materialization.metadata["ledgerflow/run_ids"].value)
+    assert sorted(run_ids) == ["2026-01", "2026-02", "2026-03"] and len(set(run_ids.values())) == 3
+    from ledgerflow.adapters.store.runstore import RunStore
+    batches = {RunStore(str(finance)).get_run(r)["batch_id"] for r in run_ids.values()}
+    assert len(batches) == 1  # one invocation: one batch
