@@ -71,14 +71,28 @@ def registrations(ws: Workspace) -> dict[str, list[tuple[Project, OutputOperatio
 
 
 def dataset_name(ws: Workspace, ref: str, registered: Iterable[str]) -> Optional[str]:
-    """The name of the dataset a reference (UUID or name) means, or None when nothing has it."""
+    """The name of the dataset a reference (UUID or name) means, or None when nothing has it. ``registered``'s ids
+    are derived once per collection it is given as (a mapping or set reused across calls: one pass each)."""
     ds = ws.find_dataset(ref)
     if ds is not None:
         return ds.name
-    for name in registered:
-        if ref == name or ref == registered_id(name):
-            return name
-    return None
+    names = registered if isinstance(registered, (dict, set, frozenset)) else set(registered)
+    if ref in names:
+        return ref
+    return _ids_of(names).get(ref)
+
+
+_ID_CACHE: dict[int, tuple[object, dict[str, str]]] = {}
+
+
+def _ids_of(names) -> dict[str, str]:
+    """Registered id -> name for the collection ``names`` (kept while that very collection lives)."""
+    kept = _ID_CACHE.get(id(names))
+    if kept is None or kept[0] is not names:
+        kept = (names, {registered_id(n): n for n in names})
+        _ID_CACHE.clear()  # one collection at a time: a workspace's registrations
+        _ID_CACHE[id(names)] = kept
+    return kept[1]
 
 
 def project_reads(project: Project) -> list[tuple[str, str, Optional[Location]]]:

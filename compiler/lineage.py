@@ -81,11 +81,15 @@ class _Lineage:
 
     def __init__(self, ws: Optional[Workspace], planner: Optional[Planner]):
         self.ws, self.planner = ws, planner
-        self.cache: dict[tuple[str, int], dict[str, list[Input]]] = {}
+        self.cache: dict[tuple[str, int], Optional[dict[str, list[Input]]]] = {}
         self.active: set[tuple[str, int]] = set()
+        self.plans: dict[str, Optional[Plan]] = {}
+        self.registrations: Optional[dict] = None
+        self.edges: dict[int, tuple[Plan, list]] = {}
 
     def of_plan(self, plan: Plan) -> list[ColumnLineage]:
-        result = [ColumnLineage(seq, name, _order(self.upstream(edges))) for seq, name, edges in column_edges(plan)]
+        """Every output column of ``plan`` with its inputs, registered datasets followed upstream."""
+        result = [ColumnLineage(seq, name, _order(self.upstream(edges))) for seq, name, edges in self._edges(plan)]
         _attach_checks(result, plan)
         return sorted(result, key=lambda c: c.output)  # stable: column order kept within an output
 
@@ -110,24 +114,70 @@ class _Lineage:
     def _registered(self, name: str) -> Optional[tuple[Project, OutputOperation]]:
         if self.ws is None or self.planner is None:
             return None
-        return registering_output(self.ws, name)
+        if self.registrations is None:  # the workspace's registrations, found once (not once per column)
+            self.registrations = registrations(self.ws)
+        found = self.registrations.get(name)
+        return found[0] if found else None
 
     def _output(self, project: Project, seq: int) -> Optional[dict[str, list[Input]]]:
+        """The lineage of output ``seq`` of ``project`` by column. The registering outputs upstream of it are
+        found first (an explicit stack, not recursion: a chain of a thousand projects is as deep as a chain of
+        two) and computed upstream first, so each one's inputs are already known when it is computed."""
         key = (project.name, seq)
         if key in self.cache:
             return self.cache[key]
         if key in self.active:  # a cycle (a validation error of its own): stop here
             return None
-        self.active.add(key)
-        try:
+        for p, s in self._upstream_order(project, seq):
+            k = (p.name, s)
+            if k in self.cache or k in self.active:
+                continue
+            self.active.add(k)
+            try:
+                plan = self._plan(p)
+                cols = None if plan is None else {c.column: c.inputs for c in self.of_plan(plan) if c.output == s}
+            finally:
+                self.active.discard(k)
+            self.cache[k] = cols
+        return self.cache.get(key)
+
+    def _edges(self, plan: Plan) -> list:
+        """:func:`~.lineage_walk.column_edges` of ``plan``, walked once (the plan kept with them, so its id stays its
+        own)."""
+        kept = self.edges.get(id(plan))
+        if kept is None or kept[0] is not plan:
+            kept = self.edges[id(plan)] = (plan, column_edges(plan))
+        return kept[1]
+
+    def _plan(self, project: Project) -> Optional[Plan]:
+        """``project``'s plan (planned once), None when it has errors."""
+        if project.name not in self.plans:
             plan = self.planner(self.ws, project)
-            if plan.diagnostics:
-                return None
-            cols = {c.column: c.inputs for c in self.of_plan(plan) if c.output == seq}
-        finally:
-            self.active.discard(key)
-        self.cache[key] = cols
-        return cols
+            self.plans[project.name] = None if plan.diagnostics else plan
+        return self.plans[project.name]
+
+    def _upstream_order(self, project: Project, seq: int) -> list[tuple[Project, int]]:
+        """The registering outputs ``project``'s output ``seq`` reads through, transitively, upstream first, and
+        itself last (a depth-first walk with an explicit stack)."""
+        order: list[tuple[Project, int]] = []
+        seen: set[tuple[str, int]] = set()
+        stack: list[tuple[Project, int, bool]] = [(project, seq, False)]
+        while stack:
+            p, s, ready = stack.pop()
+            if ready:
+                order.append((p, s))
+                continue
+            if (p.name, s) in seen or (p.name, s) in self.cache:
+                continue
+            seen.add((p.name, s))
+            stack.append((p, s, True))
+            plan = self._plan(p)
+            for ds in sorted({ds for _seq, _name, edges in self._edges(plan) for (ds, _col), _kind in edges}
+                             if plan is not None else ()):
+                found = self._registered(ds)
+                if found is not None:
+                    stack.append((found[0], found[1].seq, False))
+        return order
 
 
 def _attach_checks(columns: list[ColumnLineage], plan: Plan) -> None:
@@ -141,12 +191,18 @@ def _attach_checks(columns: list[ColumnLineage], plan: Plan) -> None:
                 found.checks.append(check.name)
 
 
-def plan_lineage(plan: Plan, ws: Optional[Workspace] = None, planner: Optional[Planner] = None) -> list[ColumnLineage]:
+def plan_lineage(plan: Plan, ws: Optional[Workspace] = None, planner: Optional[Planner] = None,
+                 walker: Optional["LineageWalker"] = None) -> list[ColumnLineage]:
     """Every column of every output of ``plan`` with its inputs (output seq order, then column order).
 
     With ``ws`` and ``planner`` (e.g. :func:`~.compile.plan_project`), inputs that are columns of a
-    dataset registered by a project of ``ws`` are followed into that project's output."""
-    return _Lineage(ws, planner).of_plan(plan)
+    dataset registered by a project of ``ws`` are followed into that project's output. ``walker``: a
+    :class:`LineageWalker` of the same ``ws`` and ``planner`` kept across calls, so that many projects' lineage
+    (the docs site's) plans and walks each upstream project once, not once per project downstream of it."""
+    return (walker or _Lineage(ws, planner)).of_plan(plan)
+
+
+LineageWalker = _Lineage  # the walk of many projects' lineage sharing what it found (see plan_lineage)
 
 
 def select(columns: list[ColumnLineage], plan: Plan, column: Optional[str] = None,

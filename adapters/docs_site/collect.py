@@ -10,7 +10,9 @@ from typing import Sequence
 
 from ...compiler.dag_view import as_dict
 from ...compiler.errors import Diagnostic
+from ...compiler.compile import plan_project
 from ...compiler.graph import WorkspaceGraph, edges, split_id
+from ...compiler.lineage import LineageWalker
 from ...compiler.model import Workspace
 from ...compiler.version import version
 from ..scenarios.spec import load_all
@@ -79,13 +81,14 @@ def collect_site(ws: Workspace, store=None, environments: Sequence[str] = ()) ->
     tests = load_all(ws.root)
     pages: list[Page] = []
     projects = []
+    walker = LineageWalker(ws, plan_project)  # one walk upstream for every project's lineage page
     for project in sorted(ws.projects, key=lambda p: p.name):
         data, plan, problems = project_data(ws, project, tests, runs_of(records, project.name, superseding=superseding))
         href = ids.project_page(project.name)
         pages.append(Page(href, "project", f"{project.name}: project", data))
         errors += problems
         if data["lineage_href"]:
-            lineage = lineage_data(ws, project, plan)
+            lineage = lineage_data(ws, project, plan, walker)
             pages.append(Page(data["lineage_href"], "lineage", f"{project.name}: column lineage", lineage))
             _link_columns(data, lineage)
         projects.append({"name": project.name, "node": f"project:{project.name}", "href": href,

@@ -136,13 +136,14 @@ def project_data(ws: Workspace, project: Project, tests: list,
     return data, plan, errors
 
 
-def lineage_data(ws: Workspace, project: Project, plan: Plan) -> dict:
+def lineage_data(ws: Workspace, project: Project, plan: Plan, walker=None) -> dict:
     """The lineage page's data: per output column its inputs (dataset, column, kind, the registered
-    datasets the path went through) and the checks reading it; the kinds with what each means."""
+    datasets the path went through) and the checks reading it; the kinds with what each means. ``walker``: a
+    :class:`~ledgerflow.compiler.lineage.LineageWalker` shared by every project's page."""
     names = output_names(plan)
     graph_names = {d.name for d in ws.datasets}
     columns = []
-    for c in plan_lineage(plan, ws, plan_project):
+    for c in plan_lineage(plan, ws, plan_project, walker):
         columns.append({
             "output": c.output, "output_name": names.get(c.output, f"output_{c.output}"), "column": c.column,
             "checks": list(c.checks),

@@ -1,0 +1,73 @@
+"""A workspace of projects chained through registered datasets, deeper than Python's recursion limit (issue 48
+point 1): the graph walks are iterative, so lineage, validate, dag and the docs site's lineage pages answer."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cli_support import cli, describe
+
+DEPTH = 600
+
+
+def _chain(root: Path, n: int) -> Path:
+    """``n`` projects, each reading the dataset the one before registers (the first reads ``gl``)."""
+    (root / "datasets").mkdir(parents=True)
+    (root / "projects").mkdir()
+    (root / "ledgerflow.yml").write_text(
+        "name: chain\nresolvers:\n  local:\n    rules:\n      - name: files\n        strategy: {type: path, path: "
+        "\"data/{{dataset}}/v{{version}}\", format: parquet}\ndefault_resolver: local\n")
+    (root / "datasets" / "gl.yml").write_text(
+        "id: 0a000000-0000-4000-8000-000000000001\nname: gl\nstatus: active\nversions:\n  - {version: 1}\nmain_table:\n"
+        "  name: gl\n  temporal_mode: period\n  columns:\n    - {name: code, type: string}\n"
+        "    - {name: amount, type: \"decimal(18,2)\"}\n")
+    for k in range(n):
+        source = "gl" if k == 0 else f"d{k - 1:04d}"
+        (root / "projects" / f"p{k:04d}.yml").write_text(
+            f"id: 0d000000-0000-4000-8000-{k:012d}\nname: p{k:04d}\nversion: 1\nstatus: active\n"
+            f"input_dataset_id: {source}\noperations:\n  - seq: 1\n    name: bump\n    type: update\n    arguments:\n"
+            "      assignments:\n        - column: amount\n          expression: amount + 1\n"
+            "  - seq: 2\n    name: out\n    type: output\n    arguments:\n"
+            f"      register_as_dataset: d{k:04d}\n      destination: {{table: d{k:04d}}}\n")
+    return root
+
+
+def test_lineage_validate_and_dag_of_a_chain_deeper_than_the_recursion_limit(tmp_path):
+    ws = _chain(tmp_path / "chain", DEPTH)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(400)  # below the chain's depth: nothing may recurse along it
+    try:
+        lineage = cli(ws, "lineage", f"p{DEPTH - 1:04d}.amount")
+        validate = cli(ws, "validate")
+        dag = cli(ws, "dag", "--format", "json")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert lineage.exit_code == 0, describe(lineage)[:2000]
+    assert validate.exit_code == 0 and dag.exit_code == 0, describe(validate)[:2000]
+    first = lineage.stdout.splitlines()[2]  # the value input, through every registered dataset of the chain
+    assert first.split()[:2] == ["transformation", "gl.amount"], first[:200]
+    assert first.count(" -> d") == DEPTH - 1 and first.endswith("p0000.2 -> d0000"), first[:200]
+
+
+def test_the_docs_site_of_a_deep_chain_walks_each_project_once(tmp_path):
+    """Every project's lineage page shares one walk upstream: planning is counted, not timed."""
+    from ledgerflow.compiler import compile as compile_module
+    from ledgerflow.compiler.workspace import load_workspace
+    from ledgerflow.adapters.docs_site.collect import collect_site
+    ws_root = _chain(tmp_path / "chain", 60)
+    ws = load_workspace(str(ws_root))
+    calls = []
+    real = compile_module.plan_project
+
+    def counted(workspace, project):
+        calls.append(project.name)
+        return real(workspace, project)
+    import ledgerflow.adapters.docs_site.collect as collect_module
+    original = collect_module.plan_project
+    collect_module.plan_project = counted
+    try:
+        site = collect_site(ws)
+    finally:
+        collect_module.plan_project = original
+    assert not site.errors
+    assert len(calls) == len(set(calls)) <= 60, (len(calls), len(set(calls)))  # each upstream project planned once
