@@ -11,24 +11,10 @@ DEPTH = 600
 
 
 def _chain(root: Path, n: int) -> Path:
-    """``n`` projects, each reading the dataset the one before registers (the first reads ``gl``)."""
-    (root / "datasets").mkdir(parents=True)
-    (root / "projects").mkdir()
-    (root / "ledgerflow.yml").write_text(
-        "name: chain\nresolvers:\n  local:\n    rules:\n      - name: files\n        strategy: {type: path, path: "
-        "\"data/{{dataset}}/v{{version}}\", format: parquet}\ndefault_resolver: local\n")
-    (root / "datasets" / "gl.yml").write_text(
-        "id: 0a000000-0000-4000-8000-000000000001\nname: gl\nstatus: active\nversions:\n  - {version: 1}\nmain_table:\n"
-        "  name: gl\n  temporal_mode: period\n  columns:\n    - {name: code, type: string}\n"
-        "    - {name: amount, type: \"decimal(18,2)\"}\n")
-    for k in range(n):
-        source = "gl" if k == 0 else f"d{k - 1:04d}"
-        (root / "projects" / f"p{k:04d}.yml").write_text(
-            f"id: 0d000000-0000-4000-8000-{k:012d}\nname: p{k:04d}\nversion: 1\nstatus: active\n"
-            f"input_dataset_id: {source}\noperations:\n  - seq: 1\n    name: bump\n    type: update\n    arguments:\n"
-            "      assignments:\n        - column: amount\n          expression: amount + 1\n"
-            "  - seq: 2\n    name: out\n    type: output\n    arguments:\n"
-            f"      register_as_dataset: d{k:04d}\n      destination: {{table: d{k:04d}}}\n")
+    """``n`` projects, each reading the dataset the one before registers (the first reads ``gl``): the
+    workspace-scale benchmark's ``chain`` shape."""
+    from bench.workspace_scale import chain
+    chain(root, n)
     return root
 
 

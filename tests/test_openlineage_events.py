@@ -141,3 +141,29 @@ def test_a_promotion_emits_events_of_its_own(tmp_path):
     facet = events[1]["run"]["facets"]["ledgerflow"]["promotion"]
     assert (facet["from"], facet["to"], len(facet["projectPeriods"])) == ("dev", "prod", 2)
     assert sorted(o["name"] for o in events[1]["outputs"]) == sorted(str(ws / "out" / p) for p in ("p0000", "p0001"))
+
+
+def test_the_end_of_a_failed_run_is_fail_or_abort_as_its_record_says(tmp_path):
+    """No Spark: the event a failed run's end sends is ABORT when it was interrupted (Ctrl-C), FAIL otherwise, and
+    nothing when the store could not say it failed."""
+    from types import SimpleNamespace
+
+    from ledgerflow.adapters.events.emitter import emit_of_run
+    from ledgerflow.compiler.model import WorkspaceConfig
+    log = tmp_path / "events.jsonl"
+    config = WorkspaceConfig(name="w", default_resolver=None, resolvers={},
+                             openlineage={"namespace": "w", "transport": {"type": "file", "log_file_path": str(log),
+                                                                          "append": True}, "disabled": False})
+    ctx = SimpleNamespace(compiled=SimpleNamespace(plan=None, script=lambda: "SELECT 1"),
+                          workspace=SimpleNamespace(config=config))
+    base = {"project": {"name": "p"}, "period": {"identifier": "2026-01", "start": "2026-01-01", "end": "2026-01-31"},
+            "started_at": "2026-02-01T00:00:00", "finished_at": "2026-02-01T00:01:00"}
+    for n, (status, error) in enumerate((("failed", "interrupted: KeyboardInterrupt in the process that ran it"),
+                                         ("failed", "run x failed on Spark: boom"), ("running", None))):
+        record = dict(base, run_id=f"01a24a46-456e-7b46-9574-0f00f083{n:04d}", status=status, error=error)
+        emit_of_run(str(tmp_path), ctx, None, record)
+    events = _events(log)
+    assert [e["eventType"] for e in events] == ["ABORT", "FAIL"]
+    for e in events:
+        validate_event(e)
+    assert events[0]["run"]["facets"]["errorMessage"]["message"].startswith("interrupted")
