@@ -40,40 +40,31 @@ def test_the_workspace_is_assets_with_dependencies_partitions_and_checks(finance
     assert {c.name for c in graph.asset_check_keys if c.asset_key == node.key} >= {"journals_balance", "some_lines"}
 
 
-def test_materialise_a_month_a_failing_check_and_a_backfill_of_three_months(finance, spark_processes):
-    defs, graph = _assets(finance)
-    journal = defs.get_assets_def(dg.AssetKey(["journal_controls", "write_controlled_lines"]))
-    month = dg.materialize([journal], partition_key="2026-01")
-    assert month.success
-    [event] = month.get_asset_materialization_events()
-    meta = event.materialization.metadata
-    assert meta["rows"].value == 10 and json.loads(meta["ledgerflow/run_ids"].value)["2026-01"]
-    assert json.loads(meta["ledgerflow/bridge"].value)["2026-01"][0]["measure"] == "count"
-    checks = {e.check_name: e.passed for e in month.get_asset_check_evaluations()}
-    assert checks and all(checks.values()) and "journals_balance" in checks
-    published = finance / "out" / "journal_lines" / "_period=2026-01"
-    assert published.is_dir()
-
-    # a failing check: nothing published for 2026-02, the check says so, the step fails
-    project = finance / "projects" / "journal_controls.yml"
-    project.write_text(project.read_text().replace("row_count: {min: 1}", "row_count: {min: 100000}"))
+def test_materialise_a_backfill_of_three_months_and_a_month_whose_check_fails(finance, spark_processes):
+    """Two ledgerflow processes: a backfill of three months of a chain's first project (one run of the range: one
+    batch, each partition materialised with its run, rows and bridge), then a month of a project with checks, one
+    made to fail (nothing published; that check failed, the others passed; the step failed)."""
     defs, _graph = _assets(finance)
-    journal = defs.get_assets_def(dg.AssetKey(["journal_controls", "write_controlled_lines"]))
-    failed = dg.materialize([journal], partition_key="2026-02", raise_on_error=False)
-    assert not failed.success and not failed.get_asset_materialization_events()
-    checks = {e.check_name: e.passed for e in failed.get_asset_check_evaluations()}
-    assert checks["some_lines"] is False and checks["journals_balance"] is True
-    assert not (finance / "out" / "journal_lines" / "_period=2026-02").exists()
-
-    # a backfill of three months of a chain's first project: one ledgerflow run of the range
-    conversion = defs.get_assets_def(dg.AssetKey(["close_conversion", "register_converted_lines"]))
-    backfill = dg.materialize([conversion], tags={ASSET_PARTITION_RANGE_START_TAG: "2026-01",
-                                                 ASSET_PARTITION_RANGE_END_TAG: "2026-03"})
+    conversion = dg.AssetKey(["close_conversion", "register_converted_lines"])
+    backfill = dg.materialize([defs.get_assets_def(conversion)], tags={ASSET_PARTITION_RANGE_START_TAG: "2026-01",
+                                                                      ASSET_PARTITION_RANGE_END_TAG: "2026-03"})
     assert backfill.success
     events = backfill.get_asset_materialization_events()  # one per partition of the range, from the one run
     assert sorted(e.materialization.partition for e in events) == ["2026-01", "2026-02", "2026-03"]
-    run_ids = json.loads(events[0].materialization.metadata["ledgerflow/run_ids"].value)
+    meta = events[0].materialization.metadata
+    run_ids = json.loads(meta["ledgerflow/run_ids"].value)
     assert sorted(run_ids) == ["2026-01", "2026-02", "2026-03"] and len(set(run_ids.values())) == 3
+    assert json.loads(meta["ledgerflow/rows"].value)["2026-01"] == 10 and meta["rows"].value >= 10
+    assert json.loads(meta["ledgerflow/bridge"].value)["2026-01"][0]["measure"] == "count"
     from ledgerflow.adapters.store.runstore import RunStore
-    batches = {RunStore(str(finance)).get_run(r)["batch_id"] for r in run_ids.values()}
-    assert len(batches) == 1  # one invocation: one batch
+    assert len({RunStore(str(finance)).get_run(r)["batch_id"] for r in run_ids.values()}) == 1  # one invocation
+
+    project = finance / "projects" / "journal_controls.yml"
+    project.write_text(project.read_text().replace("row_count: {min: 1}", "row_count: {min: 100000}"))
+    defs, _graph = _assets(finance)
+    journal = dg.AssetKey(["journal_controls", "write_controlled_lines"])
+    failed = dg.materialize([defs.get_assets_def(journal)], partition_key="2026-01", raise_on_error=False)
+    assert not failed.success and not failed.get_asset_materialization_events()
+    checks = {e.check_name: e.passed for e in failed.get_asset_check_evaluations()}
+    assert checks["some_lines"] is False and checks["journals_balance"] is True and len(checks) >= 6
+    assert not (finance / "out" / "journal_lines" / "_period=2026-01").exists()

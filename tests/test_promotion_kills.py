@@ -111,7 +111,7 @@ def _steps(tmp_root: Path) -> int:
     return _STEPS["n"]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(where=st.floats(min_value=0, max_value=1, exclude_max=True))
 def test_a_promotion_killed_at_a_random_step_leaves_every_partition_old_or_new_and_recovers(tmp_path_factory, where):
     steps = _steps(tmp_path_factory.mktemp("steps"))
