@@ -55,6 +55,11 @@ def test_a_run_in_dev_publishes_only_to_dev_and_promote_re_points_prod_without_c
     listed = cli(finance, "envs", "list")
     assert f"{TS03} 2026-01: ahead (run {dev['run_id']})" in listed.stdout, describe(listed)
 
+    replayed = cli(finance, "replay", dev["run_id"])  # a dev run's replay publishes in dev, unasked
+    assert replayed.exit_code == 0, describe(replayed)
+    again = record(finance, run_id_of(replayed))
+    assert again["env"] == "dev" and _inodes(prod_part) == before and again["run_id"] in _marker(dev_part)
+    dev = again
     dry = cli(finance, "promote", TS03, "--from", "dev", "--period", "2026-01", "--dry-run")
     assert dry.exit_code == 0 and "Dry run: nothing promoted" in dry.stdout, describe(dry)
     assert "10 -> 10 rows: 0 added, 0 removed, 10 changed" in dry.stdout, dry.stdout  # rows matched by _row_id

@@ -3,10 +3,13 @@ the run store's closed project-periods (:mod:`..store.closure_table`)."""
 from __future__ import annotations
 
 import datetime
+import os
 from typing import Callable, Optional
 
 from ...compiler.periods import Period
 from ..console.invocation import who
+from ..layout.env_names import ENV_VARIABLE
+from ..layout.partition_paths import PROD
 from ..store.closure_table import CLOSE, describe
 
 Echo = Callable[[str], None]
@@ -65,10 +68,16 @@ def refuse_closed(inv, project_ref: str, period: Period) -> None:
 
 
 def refuse_closed_replay(inv, run_id: str) -> None:
-    """Raise :class:`.closure_table.PeriodClosed` (exit 1) when the project-period of run ``run_id`` (a unique
-    prefix) is closed: before ``replay`` starts Spark (an unknown run: the usual error)."""
+    """Before ``replay`` starts Spark: the replay publishes in the environment the run published in, unless
+    ``--env`` or ``$LEDGERFLOW_ENV`` names one (a dev run's replay never lands in prod unasked); then raise
+    :class:`.closure_table.PeriodClosed` (exit 1) when it would republish a closed period of prod (an unknown run:
+    the usual error)."""
+    if inv.env_option is None and not os.environ.get(ENV_VARIABLE):
+        from ..store.runstore import RunStore  # one record read, in whatever environment it ran
+        inv.env_option = RunStore(inv.root).get_run(run_id).get("env") or PROD
     rec = inv.store.get_run(run_id)
-    inv.store.refuse_if_closed(rec["project"]["name"], rec["period"]["identifier"], rec["project"].get("id"))
+    if inv.env == PROD:
+        inv.store.refuse_if_closed(rec["project"]["name"], rec["period"]["identifier"], rec["project"].get("id"))
 
 
 def list_periods(inv, refs: tuple, periods: Optional[list[Period]], echo: Echo) -> None:
