@@ -13,7 +13,7 @@ Shapes (no data: nothing here starts Spark):
 
 Timed, each a fresh ``python -m ledgerflow.adapters.cli`` process: ``validate``, ``dag --format json``,
 ``dag --select +LAST --format json`` (what planning ``run --select +LAST`` selects), ``lineage LAST.amount``,
-``manifest``, ``status``, ``docs --out DIR`` and ``diff HEAD`` after a change to the first project (the workspace
+``manifest`` (built) and ``manifest`` again (kept: ``target/manifest.cache.json``), ``status``, ``docs --out DIR`` and ``diff HEAD`` after a change to the first project (the workspace
 is a git repository). Raw output: ``bench/results/workspace_scale_<date>.txt``; times are printed, never asserted.
 """
 from __future__ import annotations
@@ -91,7 +91,8 @@ def time_commands(root: Path, last: str, first: str) -> list[tuple[str, float, i
     site = tempfile.mkdtemp(prefix="ledgerflow-scale-site-")
     commands = [("validate", ["validate"]), ("dag", ["dag", "--format", "json"]),
                 ("dag --select +LAST", ["dag", "--select", f"+{last}", "--format", "json"]),
-                ("lineage", ["lineage", f"{last}.amount"]), ("manifest", ["manifest"]), ("status", ["status"]),
+                ("lineage", ["lineage", f"{last}.amount"]), ("manifest", ["manifest"]),
+                ("manifest again (kept)", ["manifest"]), ("status", ["status"]),
                 ("docs", ["docs", "--out", os.path.join(site, "site")])]
     out = []
     for label, args in commands:

@@ -67,3 +67,35 @@ def test_a_project_with_errors_is_in_the_manifest_with_them_and_exit_1(finance):
     broken = manifest["projects"]["ts03_fx_conversion"]
     assert broken["errors"] and broken["sql_sha256"] is None and "no_such_column" in json.dumps(broken["errors"])
     assert manifest["projects"]["ts01_output_only"]["errors"] == []
+
+
+def test_the_manifest_is_kept_and_a_stale_one_is_never_used(finance, monkeypatch):
+    """The second manifest comes from target/manifest.cache.json; a change to any workspace file, a damaged cache
+    file or a link at its name is never mistaken for it."""
+    from ledgerflow.adapters.manifest import build
+    first = cli(finance, "manifest")
+    assert first.exit_code == 0 and (finance / "target" / "manifest.cache.json").is_file()
+
+    def refuse(ws):
+        raise AssertionError("built again")
+    with monkeypatch.context() as m:
+        m.setattr(build, "build_manifest", refuse)
+        assert cli(finance, "manifest").stdout == first.stdout  # kept: nothing built
+    project = finance / "projects" / "ts03_fx_conversion.yml"
+    project.write_text(project.read_text().replace("description: TS-03.", "description: changed after the manifest "
+                                                   "was kept. TS-03.", 1))
+    changed = json.loads(cli(finance, "manifest").stdout)
+    assert changed["projects"]["ts03_fx_conversion"]["description"].startswith("changed after the manifest was kept")
+    test_file = next((finance / "tests").glob("*.yml"))
+    test_file.write_text(test_file.read_text() + "\n# a comment changes the file, so the key\n")
+    cache = finance / "target" / "manifest.cache.json"
+    key = json.loads(cache.read_text())["key"]
+    assert cli(finance, "manifest").exit_code == 0 and json.loads(cache.read_text())["key"] != key
+    cache.write_text('{"key": "')  # damaged: built again and rewritten
+    assert json.loads(cli(finance, "manifest").stdout)["projects"]["ts03_fx_conversion"]["description"]
+    assert json.loads(cache.read_text())["key"]
+    cache.unlink()
+    elsewhere = finance.parent / "elsewhere.json"
+    elsewhere.write_text("{}")
+    cache.symlink_to(elsewhere)  # a link at its name: neither followed nor replaced
+    assert cli(finance, "manifest").exit_code == 0 and elsewhere.read_text() == "{}" and cache.is_symlink()

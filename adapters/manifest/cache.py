@@ -1,0 +1,83 @@
+"""The manifest kept between invocations (``target/manifest.cache.json``), used only while nothing it depends on
+changed, like dbt's partial parsing: a workspace of a thousand projects prints its manifest without compiling them
+all again.
+
+The cache's key is a SHA-256 of everything the manifest is made from: the content of ``ledgerflow.yml`` and of every
+file in ``datasets/``, ``projects/`` and ``tests/``; the registered datasets the run store holds (names, versions,
+columns); ledgerflow's version and the size and modification time of every file of its installed code. Any
+difference, and the cache is not used (a file that cannot be read as one is ignored too); it is rewritten after
+the manifest is built. A workspace with errors is never cached. Nothing but that one file under ``target/`` is
+ever written, and a link or folder at its name is left alone (the manifest is then built every time).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Optional
+
+CACHE = os.path.join("target", "manifest.cache.json")
+_WORKSPACE_FILES = (("datasets", (".yml", ".yaml")), ("projects", (".yml", ".yaml")), ("tests", (".yml", ".yaml")))
+
+
+def _code_fingerprint(digest) -> None:
+    """ledgerflow's version and the size and modification time of every file of its installed packages."""
+    import importlib.util
+
+    from ...compiler import version as version_module
+    digest.update(version_module.version().encode())
+    adapters = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    templates = importlib.util.find_spec("ledgerflow.templates")
+    bases = [os.path.dirname(os.path.abspath(version_module.__file__)), adapters,
+             *(list(templates.submodule_search_locations) if templates else [])]
+    for base in bases:
+        for folder, dirs, files in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".j2")):
+                    st = os.stat(os.path.join(folder, name))
+                    digest.update(f"{os.path.relpath(os.path.join(folder, name), base)}:{st.st_size}:{st.st_mtime_ns}\n"
+                                  .encode())
+
+
+def cache_key(root: str, registrations: list) -> str:
+    """The key of the manifest of the workspace at ``root`` with ``registrations`` (the run store's rows)."""
+    digest = hashlib.sha256()
+    _code_fingerprint(digest)
+    files = [os.path.join(root, "ledgerflow.yml")]
+    for folder, endings in _WORKSPACE_FILES:
+        path = os.path.join(root, folder)
+        if os.path.isdir(path):
+            files += [os.path.join(path, n) for n in sorted(os.listdir(path)) if n.endswith(endings)]
+    for path in files:
+        with open(path, "rb") as fh:
+            digest.update(f"{os.path.relpath(path, root)}\0".encode() + hashlib.sha256(fh.read()).digest())
+    digest.update(json.dumps(registrations, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def read(root: str, key: str) -> Optional[str]:
+    """The cached manifest text when the cache holds ``key``; None otherwise."""
+    path = os.path.join(root, CACHE)
+    if os.path.islink(path) or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            kept = json.load(fh)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(kept, dict) or kept.get("key") != key or not isinstance(kept.get("text"), str):
+        return None
+    return kept["text"]
+
+
+def write(root: str, key: str, text: str) -> None:
+    """Keep ``text`` under ``key`` (nothing when ``target`` or the cache's name is a link or not ours to write)."""
+    target, path = os.path.join(root, "target"), os.path.join(root, CACHE)
+    if os.path.islink(target) or (os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path))):
+        return
+    os.makedirs(target, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"key": key, "text": text}, fh)
+    os.replace(tmp, path)
