@@ -1,8 +1,6 @@
 """Periods (``2026-01``, ``2026-Q1``, ``2026``, ``2026-01-15``) and the one place that builds period filters."""
 from __future__ import annotations
 
-import functools
-
 import calendar
 import datetime
 import re
@@ -177,15 +175,7 @@ _ASOF_FILTER = "{f} <= :period_start AND ({t} IS NULL OR {t} > :period_start)"
 
 
 def period_filter(temporal_mode: str, qualifier: Optional[str] = None) -> Optional[exp.Expression]:
-    """The WHERE condition selecting a run's rows of a table of ``temporal_mode`` (None for snapshot): a copy of
-    the tree parsed the first time for this mode and qualifier (the caller's own to change), so that a workspace of
-    a thousand projects, or a project of five hundred joins, parses it once, not once per use."""
-    tree = _period_filter(temporal_mode, qualifier)
-    return tree.copy() if tree is not None else None
-
-
-@functools.lru_cache(maxsize=4096)
-def _period_filter(temporal_mode: str, qualifier: Optional[str]) -> Optional[exp.Expression]:
+    """The WHERE condition selecting a run's rows of a table of ``temporal_mode`` (None for snapshot)."""
     def col(name: str) -> str:
         return exp.column(name, table=qualifier, quoted=True).sql("spark")
 
