@@ -73,6 +73,12 @@ def to_text(columns: list[ColumnLineage], plan: Plan) -> str:
     return "\n".join(visible(line) for line in lines)  # a name's escape sequence is shown, never sent
 
 
+def transformation(kind: str) -> dict:
+    """A lineage kind as OpenLineage's transformation ``{type, subtype}``: what decides the rows, and a value read
+    only in a condition, are INDIRECT; the rest DIRECT."""
+    return {"type": "INDIRECT" if kind in ROW_KINDS + ("conditional",) else "DIRECT", "subtype": kind.upper()}
+
+
 def to_openlineage(columns: list[ColumnLineage], plan: Plan, namespace: str) -> dict:
     """Per output, an OpenLineage output dataset ``{namespace, name, facets: {columnLineage}}``; the
     facet's ``fields`` map each column to its ``inputFields`` with their transformations."""
@@ -85,9 +91,7 @@ def to_openlineage(columns: list[ColumnLineage], plan: Plan, namespace: str) -> 
             field = fields.setdefault((i.dataset, i.column), {"namespace": namespace, "name": i.dataset,
                                                               "field": i.column, "transformations": []})
             description = _DESCRIPTION[i.kind] + (f" (through {', '.join(i.via)})" if i.via else "")
-            field["transformations"].append({"type": "INDIRECT" if i.kind in ROW_KINDS + ("conditional",) else "DIRECT",
-                                             "subtype": i.kind.upper(), "description": description,
-                                             "masking": False})
+            field["transformations"].append({**transformation(i.kind), "description": description, "masking": False})
         facet["fields"][c.column] = {"inputFields": list(fields.values())}
         rows = facet.setdefault("dataset", [])  # what decides the rows: the union over the columns
         for f in fields.values():

@@ -282,6 +282,12 @@ def _unique(expressions: list[exp.Expression]) -> list[exp.Expression]:
     return out
 
 
+def output_types(plan: Plan) -> dict[int, list[tuple[str, str]]]:
+    """Per output seq, its columns in order with their Spark types (as the compiled SQL writes them)."""
+    return {op.seq: [(name, str(col.type)) for name, col in op.columns.items()] for op in plan.operations
+            if isinstance(op, OutputPlan)}
+
+
 def output_columns(plan: Plan) -> dict[int, dict[str, list[exp.Expression]]]:
     """Per output seq, per written column: its expressions over input dataset columns.
 

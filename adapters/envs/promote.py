@@ -183,8 +183,9 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         written = True
         emit("START", record)
         runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow())) for i in items]
-        for run in runs if restatement is not None else []:
-            run["restatement"] = restatement
+        if restatement is not None:
+            for run in runs:
+                run["restatement"] = restatement
         target.record_promotion(record, runs)  # the commit point
     except BaseException as exc:
         rolled, kept, problems = swaps.roll_back(journal)
@@ -211,7 +212,7 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
     rec = dict(item.record)  # the parts changed below are copied; the rest is shared, read only
     rec["outputs"] = [dict(o) for o in rec.get("outputs") or []]
     rec["commit"] = json.loads(json.dumps(rec.get("commit") or {}))
-    moved = dict((version, link) for link, version in item.swaps)  # versions as the record names them
+    moved = {version: link for link, version in item.swaps}  # versions as the record names them
     for entry in rec["commit"].get("partitions") or []:
         if isinstance(entry, dict) and entry.get("staged") in moved:
             entry["link"] = moved[entry["staged"]]

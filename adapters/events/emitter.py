@@ -52,11 +52,13 @@ def emit_of_run(root: str, ctx, event_type: Optional[str], record: dict, echo=pr
             return
         event_type = "ABORT" if str(record.get("error") or "").startswith("interrupted") else "FAIL"
     try:
-        from ...compiler.plan import OutputPlan
+        settings = event_settings(ctx.workspace.config)
+        if settings is None:  # events off: no plan walked, no script rendered
+            return
+        from ...compiler.plan import output_types
         plan = ctx.compiled.plan
-        types = {op.seq: [(n, str(c.type)) for n, c in op.columns.items()] for op in plan.operations
-                 if isinstance(op, OutputPlan)} if plan else {}
-        emit_run(root, ctx.workspace.config, event_type, record, types, ctx.compiled.script())
+        types = output_types(plan) if plan is not None and event_type == "COMPLETE" else {}
+        _emit(root, settings, lambda: run_event(event_type, record, settings.namespace, types, ctx.compiled.script()))
     except Exception as exc:  # noqa: BLE001 - lineage events never fail a run
         echo(f"  warning: no OpenLineage {event_type} event: {type(exc).__name__}: {exc}")
 

@@ -21,6 +21,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Optional
 
+from ...compiler.lineage_formats import transformation
 from ...compiler.version import version
 
 EVENT_SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
@@ -37,10 +38,6 @@ _STANDARD = {  # facet key -> (schema version, schema name)
     "version": ("1-0-1", "DatasetVersionDatasetFacet"), "jobType": ("2-0-4", "JobTypeJobFacet"),
     "sql": ("1-1-0", "SQLJobFacet"),
 }
-# the compiler's lineage kinds as OpenLineage transformation (type, subtype)
-_TRANSFORMATIONS = {"identity": ("DIRECT", "IDENTITY"), "transformation": ("DIRECT", "TRANSFORMATION"),
-                    "aggregation": ("DIRECT", "AGGREGATION"), "conditional": ("INDIRECT", "CONDITIONAL"),
-                    "join": ("INDIRECT", "JOIN"), "filter": ("INDIRECT", "FILTER"), "group_by": ("INDIRECT", "GROUP_BY")}
 _PARTITION = re.compile(r"/(\.lf_envs/[^/]+/)?_period=[^/]+/?$")
 
 
@@ -126,10 +123,10 @@ def _lineage_facet(output: dict, inputs: list[dict]) -> Optional[dict]:
     for col in ((output.get("lineage") or {}).get("columns") or []):
         found = []
         for inp in col.get("inputs") or []:
-            kind = _TRANSFORMATIONS.get(inp.get("kind"), ("INDIRECT", str(inp.get("kind") or "").upper()))
+            kind = transformation(str(inp.get("kind") or ""))
             for namespace, name in by_name.get(inp.get("dataset"), [("ledgerflow", str(inp.get("dataset")))]):
                 found.append({"namespace": namespace, "name": name, "field": str(inp.get("column")),
-                              "transformations": [{"type": kind[0], "subtype": kind[1]}]})
+                              "transformations": [kind]})
         fields[str(col.get("column"))] = {"inputFields": found}
     return facet("columnLineage", fields=fields) if fields else None
 

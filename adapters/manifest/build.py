@@ -16,7 +16,7 @@ from ...compiler.compile import compile_project
 from ...compiler.errors import CompileError, Diagnostic
 from ...compiler.graph import dataset_name, project_reads, registrations
 from ...compiler.model import Destination, OutputOperation, Project, Workspace
-from ...compiler.plan import OutputPlan
+from ...compiler.plan import output_types
 from ...compiler.version import version
 from ..scenarios.spec import load_all
 
@@ -50,8 +50,7 @@ def _project(ws: Workspace, project: Project, regs: dict, producers: dict, tests
     for ref, role, _loc in project_reads(project):
         name = dataset_name(ws, str(ref), regs) or str(ref)
         reads.append({"dataset": name, "role": role, "registered": name in regs})
-    columns = {op.seq: [{"name": n, "type": str(c.type)} for n, c in op.columns.items()]
-               for op in (plan.operations if plan else []) if isinstance(op, OutputPlan)}
+    columns = {seq: [{"name": n, "type": t} for n, t in cols] for seq, cols in (output_types(plan) if plan else {}).items()}
     outputs = []
     for op in project.operations:
         if isinstance(op, OutputOperation):

@@ -92,14 +92,14 @@ def check_reason(reason: Optional[str]) -> None:
 
 
 def check_closed(store, project, period: Period, instead: str) -> None:
-    """RESTATE-002 unless ``project``'s ``period`` is closed (by id: under an earlier name too); ``instead``: what
-    to do with an open one."""
+    """RESTATE-002 unless ``project``'s ``period`` is closed (by id: under an earlier name too); ``instead``: the
+    sentence saying what to do with an open one."""
     if store.closed(project.name, period.identifier, project.id) is None:
         history = store.history(project.name, period.identifier, project.id)
         when = f" (it was {describe(history[-1])})" if history else ""
         raise RestateError(
             f"RESTATE-002 period {period.identifier} of project '{project.name}' is open{when}: a restatement "
-            f"changes a closed period. {instead[0].upper() + instead[1:]}. Nothing was run or written.")
+            f"changes a closed period. {instead}. Nothing was run or written.")
 
 
 def plan(runner, ask: RestateAsk, workspace: Optional[Workspace] = None):
@@ -112,7 +112,7 @@ def plan(runner, ask: RestateAsk, workspace: Optional[Workspace] = None):
     ws = workspace or runner.load_workspace()
     compiled = compiled_to_run(ws, ask.project_ref, ask.allow_draft, verb="restate")
     project = compiled.project
-    check_closed(runner.store, project, period, f"run it instead (`ledgerflow run {project.name} --period "
+    check_closed(runner.store, project, period, f"Run it instead (`ledgerflow run {project.name} --period "
                                                 f"{period.identifier}`), or see what a run would change first with "
                                                 "`ledgerflow diff --data`")
     if not compiled.outputs:

@@ -36,7 +36,7 @@ def restate_from_env(root: str, workspace, ask: RestateAsk, from_env: str, spark
     compiled = compiled_to_run(workspace, ask.project_ref, ask.allow_draft, verb="restate")
     project, period = compiled.project, ask.period.identifier
     target = open_store(root, PROD)
-    check_closed(target, project, ask.period, f"promote it instead (`ledgerflow promote {project.name} --from "
+    check_closed(target, project, ask.period, f"Promote it instead (`ledgerflow promote {project.name} --from "
                                               f"{from_env} --period {period}`)")
     source = open_store(root, from_env)
     items = plan_promotion(source, target, [project.name], [period], restating=True)

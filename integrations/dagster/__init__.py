@@ -41,12 +41,13 @@ def _keys(manifest: dict) -> dict[tuple[str, int], dg.AssetKey]:
     return keys
 
 
-def _deps(manifest: dict, keys: dict, name: str) -> list[dg.AssetKey]:
-    """The assets whose registered dataset project ``name`` reads."""
+def _deps(manifest: dict, keys: dict) -> dict[str, list[dg.AssetKey]]:
+    """Per project, the assets whose registered dataset it reads."""
     producers = {o["registers"]: keys[(p, o["seq"])] for p, project in manifest["projects"].items()
                  for o in project["outputs"] if o["registers"]}
-    return sorted({producers[r["dataset"]] for r in manifest["projects"][name]["reads"]
-                   if r["registered"] and r["dataset"] in producers}, key=lambda k: k.to_string())
+    return {name: sorted({producers[r["dataset"]] for r in project["reads"]
+                          if r["registered"] and r["dataset"] in producers}, key=lambda k: k.to_string())
+            for name, project in manifest["projects"].items()}
 
 
 def _partitions(start: str, level: str) -> dg.PartitionsDefinition:
@@ -73,7 +74,8 @@ def run_ledgerflow(root: str, project: str, first: str, last: str, command: Sequ
     return done.returncode, results, (done.stdout + done.stderr)[-4000:]
 
 
-def _project_assets(root: str, manifest: dict, keys: dict, name: str, partitions, command) -> dg.AssetsDefinition:
+def _project_assets(root: str, manifest: dict, keys: dict, deps: list, name: str, partitions,
+                    command) -> dg.AssetsDefinition:
     project = manifest["projects"][name]
     outputs = {o["seq"]: o for o in project["outputs"]}
     first_output = min(outputs) if outputs else None
@@ -82,7 +84,7 @@ def _project_assets(root: str, manifest: dict, keys: dict, name: str, partitions
         seq = int(c["on"]) if str(c["on"]).isdigit() and int(c["on"]) in outputs else \
             next((o["seq"] for o in project["outputs"] if o["name"] == c["on"]), first_output)
         checks[c["name"]] = keys[(name, seq)]
-    specs = [dg.AssetSpec(keys[(name, seq)], deps=_deps(manifest, keys, name), group_name=name,
+    specs = [dg.AssetSpec(keys[(name, seq)], deps=deps, group_name=name,
                           description=f"{name}: output {seq} '{o['name']}'", kinds={"spark"},
                           metadata={"ledgerflow/destination": json.dumps(o["destination"]),
                                     "ledgerflow/registers": o["registers"] or ""})
@@ -134,6 +136,7 @@ def definitions(workspace_dir: str, start: str = "2024-01", period_level: str = 
     keys = _keys(manifest)
     partitions = _partitions(start, period_level)
     command = list(command or [sys.executable, "-m", "ledgerflow.adapters.cli"])
-    assets = [_project_assets(root, manifest, keys, name, partitions, command)
+    deps = _deps(manifest, keys)
+    assets = [_project_assets(root, manifest, keys, deps[name], name, partitions, command)
               for name, project in sorted(manifest["projects"].items()) if project["outputs"] and not project["errors"]]
     return dg.Definitions(assets=assets)
