@@ -282,3 +282,15 @@ def versions_dir(location: str) -> Path:
     """The hidden folder holding a destination partition's written versions."""
     loc = Path(location)
     return loc.parent / ".lf_versions" / loc.name
+
+
+def add_checked_copy(ws) -> None:
+    """journal_controls gains a second output (seq 4, registering ``journal_lines_copy``) and two checks of it, one
+    naming what it registers, one its name: where a check's ``on`` resolves to is the compiler's to say."""
+    project = ws / "projects" / "journal_controls.yml"
+    project.write_text(project.read_text().replace(
+        "checks:\n", "  - seq: 4\n    name: Write the copy\n    type: output\n    arguments:\n"
+        "      destination: {path: \"out/journal_lines_copy/v{{version}}\", format: parquet}\n"
+        "      register_as_dataset: journal_lines_copy\n"
+        "checks:\n  - {name: copy_has_lines, on: journal_lines_copy, row_count: {min: 1}}\n"
+        "  - {name: copy_by_name, on: Write the copy, row_count: {min: 1}}\n", 1))

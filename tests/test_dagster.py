@@ -9,6 +9,7 @@ import dagster as dg
 import pytest
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
+from cli_support import add_checked_copy
 from conftest import cli_env
 
 pytestmark = pytest.mark.spark  # each materialisation runs ledgerflow, and so Spark, in a process of its own
@@ -38,6 +39,16 @@ def test_the_workspace_is_assets_with_dependencies_partitions_and_checks(finance
     node = graph.get(dg.AssetKey(["journal_controls", "write_controlled_lines"]))
     assert node.partitions_def.get_partition_keys()[:3] == ["2026-01", "2026-02", "2026-03"]
     assert {c.name for c in graph.asset_check_keys if c.asset_key == node.key} >= {"journals_balance", "some_lines"}
+
+
+def test_a_check_hangs_on_the_output_its_on_names(finance):
+    """A check whose ``on`` is what an output registers, or its name, judges that output: its asset check is that
+    output's asset, not the project's first."""
+    add_checked_copy(finance)
+    _defs, graph = _assets(finance)
+    on = {c.name: c.asset_key.to_user_string() for c in graph.asset_check_keys}
+    assert on["copy_has_lines"] == on["copy_by_name"] == "journal_controls/write_the_copy"
+    assert on["journals_balance"] == on["lines_numbered"] == "journal_controls/write_controlled_lines"
 
 
 def test_materialise_a_backfill_of_three_months_and_a_month_whose_check_fails(finance, spark_processes):

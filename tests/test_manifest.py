@@ -9,7 +9,7 @@ import sys
 
 import jsonschema
 
-from cli_support import cli, describe
+from cli_support import add_checked_copy, cli, describe
 from conftest import REPO
 
 SCHEMA = json.loads((REPO / "docs" / "manifest.schema.json").read_text())
@@ -99,3 +99,16 @@ def test_the_manifest_is_kept_and_a_stale_one_is_never_used(finance, monkeypatch
     elsewhere.write_text("{}")
     cache.symlink_to(elsewhere)  # a link at its name: neither followed nor replaced
     assert cli(finance, "manifest").exit_code == 0 and elsewhere.read_text() == "{}" and cache.is_symlink()
+
+
+def test_each_check_names_the_output_the_compiler_bound_it_to(finance):
+    """A check's ``on`` may name an output by seq, by name or by what it writes or registers: the manifest gives the
+    output the compiler bound (``output_seq``), so a reader (Dagster) never guesses; a check of the input has none."""
+    add_checked_copy(finance)
+    result = cli(finance, "manifest")
+    assert result.exit_code == 0, describe(result)
+    manifest = json.loads(result.stdout)
+    jsonschema.validate(manifest, SCHEMA)
+    judged = {c["name"]: c["output_seq"] for c in manifest["projects"]["journal_controls"]["checks"]}
+    assert judged["copy_has_lines"] == 4 and judged["copy_by_name"] == 4
+    assert judged["journals_balance"] == 3 and judged["lines_numbered"] is None

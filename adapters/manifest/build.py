@@ -51,6 +51,8 @@ def _project(ws: Workspace, project: Project, regs: dict, producers: dict, tests
         name = dataset_name(ws, str(ref), regs) or str(ref)
         reads.append({"dataset": name, "role": role, "registered": name in regs})
     columns = {seq: [{"name": n, "type": t} for n, t in cols] for seq, cols in (output_types(plan) if plan else {}).items()}
+    # the output each check judges, as the compiler bound its `on` (a registered name, a table, a seq); None: the input
+    judged = {str(c.check.name): c.on for c in plan.checks} if plan else {}
     outputs = []
     for op in project.operations:
         if isinstance(op, OutputOperation):
@@ -70,7 +72,8 @@ def _project(ws: Workspace, project: Project, regs: dict, producers: dict, tests
         "outputs": outputs,
         "depends_on": upstream,
         "checks": [{"name": str(c.name), "kind": str(c.kind) if c.kind else None, "on": str(c.on or "input"),
-                    "severity": str(c.severity), "on_violation": str(c.on_violation) if c.on_violation else None}
+                    "output_seq": judged.get(str(c.name)), "severity": str(c.severity),
+                    "on_violation": str(c.on_violation) if c.on_violation else None}
                    for c in project.checks],
         "tests": sorted(({"name": str(t.name), "period": str(t.period)} for t in named),
                         key=lambda t: (t["name"], t["period"])),

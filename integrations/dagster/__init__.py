@@ -81,9 +81,10 @@ def _project_assets(root: str, manifest: dict, keys: dict, deps: list, name: str
     first_output = min(outputs) if outputs else None
     checks = {}
     for c in project["checks"]:
-        seq = int(c["on"]) if str(c["on"]).isdigit() and int(c["on"]) in outputs else \
-            next((o["seq"] for o in project["outputs"] if o["name"] == c["on"]), first_output)
-        checks[c["name"]] = keys[(name, seq)]
+        # the output the compiler bound the check to; a check of the input is shown on the first output
+        seq = c["output_seq"] if c["output_seq"] in outputs else first_output
+        if seq is not None:  # a project without outputs has no asset to hang a check on
+            checks[c["name"]] = keys[(name, seq)]
     specs = [dg.AssetSpec(keys[(name, seq)], deps=deps, group_name=name,
                           description=f"{name}: output {seq} '{o['name']}'", kinds={"spark"},
                           metadata={"ledgerflow/destination": json.dumps(o["destination"]),
