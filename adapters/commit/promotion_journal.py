@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..layout.whole_files import write_json_whole
 from ..store import liveness
 from . import swaps
 
@@ -20,12 +21,7 @@ def promotions_dir(store) -> str:
 def write_json(path: str, data: dict) -> None:
     """Write ``data`` to ``path`` whole (a temporary file, flushed to disk, renamed over it), on one line: a
     journal of thousands of partitions is written by the C encoder, which an indent would turn off."""
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, default=str)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_json_whole(path, data, durable=True, default=str)
 
 
 def recover_promotions(store) -> list[tuple[str, str]]:

@@ -14,9 +14,9 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from ...compiler.diff.data_match import match_words
 from ...compiler.periods import parse_period
 from ...compiler.visible_text import visible
-from .data_keys import match_words
 from .data_result import IGNORED_COLUMNS, OutputDataDiff, SampleRow, WorkspaceDataDiff, json_value
 from .formats import _code, _text, _words
 

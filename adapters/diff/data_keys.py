@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 from ...compiler.errors import LedgerflowError
-from ...compiler.diff.data_match import match_words  # noqa: F401 (data_formats reads it from here)
 from .data_result import KEY
 
 _UUID7 = "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"

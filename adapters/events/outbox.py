@@ -17,6 +17,7 @@ import sys
 import time
 from typing import Callable, Optional
 
+from ..layout.whole_files import write_json_whole
 from .settings import EventSettings, standard_transport
 
 PENDING = os.path.join("events", "pending")  # under .ledgerflow/
@@ -43,9 +44,7 @@ def keep(root: str, event: dict) -> str:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     name = f"{stamp}-{time.time_ns() % 10**9:09d}-{os.getpid()}-{next(_counter):06d}-{event['eventType'].lower()}.json"
     path = os.path.join(folder, name)
-    with open(path + ".tmp", "w", encoding="utf-8") as fh:
-        json.dump(event, fh, sort_keys=True)
-    os.replace(path + ".tmp", path)
+    write_json_whole(path, event, sort_keys=True)
     return path
 
 

@@ -23,6 +23,7 @@ from typing import Optional
 
 from ...compiler.lineage_formats import transformation
 from ...compiler.version import version
+from ..layout.partition_paths import root_period
 
 EVENT_SCHEMA = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 LEDGERFLOW_FACETS = "https://ledgerflow.invalid/spec/facets/1-0-0/LedgerflowFacets.json"
@@ -38,7 +39,6 @@ _STANDARD = {  # facet key -> (schema version, schema name)
     "version": ("1-0-1", "DatasetVersionDatasetFacet"), "jobType": ("2-0-4", "JobTypeJobFacet"),
     "sql": ("1-1-0", "SQLJobFacet"),
 }
-_PARTITION = re.compile(r"/(\.lf_envs/[^/]+/)?_period=[^/]+/?$")
 
 
 def producer() -> str:
@@ -72,7 +72,9 @@ def dataset_id(location: str) -> tuple[str, str]:
 
 def destination_of(location: str) -> str:
     """An output's destination: its location without the period's partition (and an environment's folder)."""
-    return _PARTITION.sub("", location) if isinstance(location, str) else location
+    if not isinstance(location, str) or not os.path.basename(location.rstrip("/")).startswith("_period="):
+        return location  # a table, a URI or a folder without partitions
+    return root_period(location.rstrip("/"))[0]
 
 
 def _number(text) -> Optional[float]:

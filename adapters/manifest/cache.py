@@ -16,6 +16,8 @@ import json
 import os
 from typing import Optional
 
+from ..layout.whole_files import write_json_whole
+
 CACHE = os.path.join("target", "manifest.cache.json")
 _WORKSPACE_FILES = (("datasets", (".yml", ".yaml")), ("projects", (".yml", ".yaml")), ("tests", (".yml", ".yaml")))
 
@@ -77,7 +79,4 @@ def write(root: str, key: str, text: str) -> None:
     if os.path.islink(target) or (os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path))):
         return
     os.makedirs(target, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"key": key, "text": text}, fh)
-    os.replace(tmp, path)
+    write_json_whole(path, {"key": key, "text": text})

@@ -8,6 +8,7 @@ import click
 
 from ...compiler.errors import CompileError, LedgerflowError
 from ..console.invocation import Invocation, command
+from ..layout.whole_files import not_ours, write_whole
 
 
 class ManifestOutRefused(LedgerflowError):
@@ -17,19 +18,13 @@ class ManifestOutRefused(LedgerflowError):
 def _check_out(path: str) -> None:
     """Refuse ``--out`` when it is a folder, a link, or a file that is not a manifest ledgerflow wrote (which is
     never replaced)."""
-    if os.path.islink(path) or os.path.isdir(path):
-        raise ManifestOutRefused(f"MANIFEST-001 --out {path} is {'a symbolic link' if os.path.islink(path) else 'a folder'}: "
-                                 "the manifest is one file. Nothing was written. Hint: give a file's path.")
-    if os.path.exists(path):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                old = json.load(fh)
-            ours = isinstance(old, dict) and "manifest_version" in old and "ledgerflow_version" in old
-        except (OSError, ValueError, UnicodeDecodeError):
-            ours = False
-        if not ours:
-            raise ManifestOutRefused(f"MANIFEST-001 --out {path} exists and is not a manifest ledgerflow wrote: it is "
-                                     "never replaced. Nothing was written. Hint: give another path, or move the file away.")
+    what = not_ours(path, lambda old: isinstance(old, dict) and "manifest_version" in old and "ledgerflow_version" in old)
+    if what in ("a symbolic link", "a folder"):
+        raise ManifestOutRefused(f"MANIFEST-001 --out {path} is {what}: the manifest is one file. Nothing was written. "
+                                 "Hint: give a file's path.")
+    if what is not None:
+        raise ManifestOutRefused(f"MANIFEST-001 --out {path} exists and is not a manifest ledgerflow wrote: it is "
+                                 "never replaced. Nothing was written. Hint: give another path, or move the file away.")
 
 
 def manifest_text(inv: Invocation) -> tuple[str, list]:
@@ -65,10 +60,7 @@ def manifest_cmd(inv: Invocation, out):
         click.echo(text, nl=False)
     else:
         path = os.path.abspath(out)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        write_whole(path, text)
         click.echo(f"Wrote the manifest to {path}.")
     if errors:
         raise CompileError(errors)

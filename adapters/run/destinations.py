@@ -13,9 +13,10 @@ from typing import Optional
 from ...compiler import resolver as resolver_engine
 from ...compiler.errors import ResolutionError
 from ...compiler.model import Dataset
+from ...compiler.registered import registered_id
 from ..commit.destinations import OutputDestination, refuse_shared_destinations
 from ..commit.partitions import check_partition
-from ..store.runstore import RunStore, registered_id
+from ..store.runstore import RunStore
 from .context import RunContext
 
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Iterator, Optional
 
 from ...compiler.errors import LedgerflowError
+from ..layout.whole_files import not_ours, write_whole
 
 RESULTS_VERSION = 1
 
@@ -69,14 +70,7 @@ def check_results_path(path: Optional[str]) -> None:
     if path is None:
         return
     path = os.path.abspath(path)
-    what = "a symbolic link" if os.path.islink(path) else "a folder" if os.path.isdir(path) else None
-    if what is None and os.path.exists(path):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                old = json.load(fh)
-            what = None if isinstance(old, dict) and "results_version" in old else "a file ledgerflow did not write"
-        except (OSError, ValueError, UnicodeDecodeError):
-            what = "a file ledgerflow did not write"
+    what = not_ours(path, lambda old: isinstance(old, dict) and "results_version" in old)
     if what is not None:
         raise ResultsPathRefused(f"RESULTS-001 --results {path} is {what}: the results go to a new file or over "
                                  "results ledgerflow wrote. Nothing was run. Hint: give another path.")
@@ -125,8 +119,4 @@ def results_file(path: Optional[str], command: str, env: str) -> Iterator[Result
         message = None if error is None else (error.render() if hasattr(error, "render") else str(error)) or None
         document = {"results_version": RESULTS_VERSION, "command": command, "exit_code": _exit_code(error),
                     "error": message, "env": env, "batch_ids": batch_ids, "results": found}
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(document, fh, indent=2, default=str)
-            fh.write("\n")
-        os.replace(tmp, path)
+        write_whole(path, json.dumps(document, indent=2, default=str) + "\n")

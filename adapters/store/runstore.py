@@ -24,7 +24,7 @@ from typing import Optional
 
 from ...compiler.errors import LedgerflowError, ResolutionError
 from ...compiler.model import ColumnDef, Dataset, DatasetVersion
-from ...compiler.registered import REGISTERED_NAMESPACE, registered_id  # noqa: F401  (re-exported)
+from ...compiler.registered import registered_id
 from .batch_table import BatchTable
 from .closure_table import ClosureTable
 from .lease_table import LeaseTable
@@ -78,9 +78,9 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
         """Write ``run.json`` (and the compiled SQL) into the run's folder; returns the folder."""
         folder = os.path.join(self.runs_dir, record["run_id"])
         os.makedirs(folder, exist_ok=True)
-        tmp = os.path.join(folder, "run.json.tmp")
+        tmp = os.path.join(folder, "run.json.tmp")  # written whole as layout/whole_files does (store sits beside it)
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=2, sort_keys=False, default=str)
+            json.dump(record, fh, indent=2, default=str)
         os.replace(tmp, os.path.join(folder, "run.json"))
         if sql_text is not None:
             with open(os.path.join(folder, "compiled.sql"), "w", encoding="utf-8") as fh:

@@ -1,0 +1,41 @@
+"""Files ledgerflow writes whole, and the check before it writes over one: a temporary file beside the target,
+renamed over it, so a reader (or a process killed mid-write) sees the old file or the new one, never half; and a
+file a user names (``--out``, ``--results``) is replaced only when it is one ledgerflow wrote."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Callable, Optional
+
+
+def write_whole(path: str, text: str, durable: bool = False) -> None:
+    """Write ``text`` to ``path`` whole: a temporary file of this process beside it, renamed over it. ``durable``:
+    flushed to disk first (a journal that recovery reads after a crash)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_json_whole(path: str, data: Any, durable: bool = False, **dumps: Any) -> None:
+    """:func:`write_whole` of ``json.dumps(data, **dumps)``."""
+    write_whole(path, json.dumps(data, **dumps), durable)
+
+
+def not_ours(path: str, ours: Callable[[Any], bool]) -> Optional[str]:
+    """Why ``path`` may not be written over, or None: "a symbolic link", "a folder", or "a file ledgerflow did not
+    write" when it exists and its JSON does not pass ``ours``. A path that does not exist is free."""
+    if os.path.islink(path):
+        return "a symbolic link"
+    if os.path.isdir(path):
+        return "a folder"
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return None if ours(json.load(fh)) else "a file ledgerflow did not write"
+    except (OSError, ValueError, UnicodeDecodeError):
+        return "a file ledgerflow did not write"
