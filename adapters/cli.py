@@ -8,14 +8,15 @@ import sys
 import click
 
 from ..compiler.errors import CompileError, Diagnostic, LedgerflowError
+from ..compiler.gcpause import gc_paused, one_command_process
 from ..compiler.version import version
 from ..compiler.visible_text import visible
 from .console.cli_options import results_option, spark_options
 from .console.invocation import Invocation, command, env_option, started_early
 
-# Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list`
-# start without sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and,
-# in a workspace where nothing ran yet, without the run store (sqlite3).
+# Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list` start without
+# sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and, in a workspace where nothing
+# ran yet, without the run store (sqlite3).
 
 
 def _print_version(ctx, _param, value):
@@ -56,11 +57,8 @@ def compile_cmd(inv: Invocation, project, out, period, resolved, all_projects, c
         return compile_all(inv, project, out, check, resolved or period, all_projects)
     if project is None:
         raise click.UsageError("compile needs a PROJECT (or --all)")
-    from ..compiler.gcpause import gc_paused
     from .compile_out.command import compile_one
-    # One project, then the process ends: the collector stays off from the imports on, and what the
-    # compile made is left to the exit (see gc_paused).
-    with gc_paused(until_exit=True):
+    with gc_paused(until_exit=True):  # one project, then the process ends (see gc_paused)
         compile_one(inv, project, out, period, resolved)
 
 
@@ -384,7 +382,6 @@ from .docs_site.cli import docs_cmd  # noqa: E402  (light too)
 from .envs.cli import envs_group, promote_cmd  # noqa: E402  (light too)
 from .manifest.cli import manifest_cmd  # noqa: E402  (light too: no pyspark)
 from .console.events_send import events_group  # noqa: E402  (light too)
-
 from .onboarding.cli import init_cmd, with_infer  # noqa: E402  (light too)
 
 for _command in (periods_group, status_cmd, restate_cmd, docs_cmd, promote_cmd, envs_group, manifest_cmd, init_cmd,
@@ -393,5 +390,11 @@ for _command in (periods_group, status_cmd, restate_cmd, docs_cmd, promote_cmd, 
 main.add_command(with_infer(datasets_cmd))  # `datasets infer`; list and show as before
 
 
-if __name__ == "__main__":  # pragma: no cover
+def entry() -> None:
+    """``ledgerflow`` the program: :data:`main`, in a process that ends with it (:func:`one_command_process`)."""
+    one_command_process()
     main()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

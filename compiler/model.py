@@ -301,16 +301,34 @@ class Workspace:
     # model), bound by the registered-datasets pass against this very workspace; compile reuses it
     producer_plans: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    # lookups by id or name, built on first use (a workspace of 1,000 projects looks names up thousands of times)
+    _index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def _lookup(self, kind: str, items: list, ref: str):
+        """The first of ``items`` whose id or name is ``ref``: what a walk of the list finds, from an index
+        rebuilt when the list is another or shorter, extended when it grew, and checked against the item found
+        (an item replaced in place under another name is not found by its old one)."""
+        kept = self._index.get(kind)
+        if kept is None or kept[0] is not items or kept[1] > len(items):
+            kept = self._index[kind] = [items, 0, {}]
+        index = kept[2]
+        for i in range(kept[1], len(items)):  # what was appended since (the registered-datasets pass appends)
+            index.setdefault(items[i].id, i)
+            index.setdefault(items[i].name, i)
+        kept[1] = len(items)
+        i = index.get(ref)
+        if i is not None and (items[i].id == ref or items[i].name == ref):
+            return items[i]
+        for item in items:  # not indexed, or replaced in place: as the list says
+            if item.id == ref or item.name == ref:
+                self._index.pop(kind, None)
+                return item
+        return None
+
     def find_dataset(self, ref: str) -> Optional[Dataset]:
         """The dataset whose UUID or name is ``ref``."""
-        for ds in self.datasets:
-            if ds.id == ref or ds.name == ref:
-                return ds
-        return None
+        return self._lookup("datasets", self.datasets, ref)
 
     def find_project(self, ref: str) -> Optional[Project]:
         """The project whose id or name is ``ref``."""
-        for p in self.projects:
-            if p.id == ref or p.name == ref:
-                return p
-        return None
+        return self._lookup("projects", self.projects, ref)

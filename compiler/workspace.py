@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import yaml
 
 from .errors import CompileError, DiagnosticCollector, LedgerflowError, did_you_mean
+from .gcpause import loading_paused
 from .graph import has_registrations
 from .model import Dataset, Workspace, WorkspaceConfig
 from .workspace_config import MARKER, load_config
@@ -63,7 +64,13 @@ def load_workspace(root: str, extra_datasets: Callable[[], list[Dataset]] | None
     """Load every file of the workspace at ``root``; raises :class:`CompileError` listing all problems.
 
     ``extra_datasets`` supplies datasets registered by earlier runs (the run store), which join the catalog.
+    The collector is paused meanwhile (:func:`.gcpause.loading_paused`).
     """
+    with loading_paused():
+        return _load_workspace(root, extra_datasets)
+
+
+def _load_workspace(root: str, extra_datasets: Callable[[], list[Dataset]] | None) -> Workspace:
     errors = DiagnosticCollector()
     root = os.path.abspath(root)
     if not os.path.isfile(os.path.join(root, MARKER)):
