@@ -305,25 +305,19 @@ class Workspace:
     _index: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def _lookup(self, kind: str, items: list, ref: str):
-        """The first of ``items`` whose id or name is ``ref``: what a walk of the list finds, from an index
-        rebuilt when the list is another or shorter, extended when it grew, and checked against the item found
-        (an item replaced in place under another name is not found by its old one)."""
+        """The first of ``items`` whose id or name is ``ref``, as a walk of the list finds it, from an index kept
+        with the list it was built from: extended when the list only grew, rebuilt when anything else changed
+        (comparing two lists of the same objects is a C loop over pointers, a walk of their names is not)."""
         kept = self._index.get(kind)
-        if kept is None or kept[0] is not items or kept[1] > len(items):
-            kept = self._index[kind] = [items, 0, {}]
-        index = kept[2]
-        for i in range(kept[1], len(items)):  # what was appended since (the registered-datasets pass appends)
+        if kept is None or len(items) < len(kept[0]) or items[:len(kept[0])] != kept[0]:
+            kept = self._index[kind] = ([], {})
+        seen, index = kept
+        for i in range(len(seen), len(items)):
             index.setdefault(items[i].id, i)
             index.setdefault(items[i].name, i)
-        kept[1] = len(items)
+            seen.append(items[i])
         i = index.get(ref)
-        if i is not None and (items[i].id == ref or items[i].name == ref):
-            return items[i]
-        for item in items:  # not indexed, or replaced in place: as the list says
-            if item.id == ref or item.name == ref:
-                self._index.pop(kind, None)
-                return item
-        return None
+        return items[i] if i is not None else None
 
     def find_dataset(self, ref: str) -> Optional[Dataset]:
         """The dataset whose UUID or name is ``ref``."""
