@@ -2,6 +2,7 @@
 point 1): the graph walks are iterative, so lineage, validate, dag and the docs site's lineage pages answer."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -57,3 +58,27 @@ def test_the_docs_site_of_a_deep_chain_walks_each_project_once(tmp_path):
         collect_module.plan_project = original
     assert not site.errors
     assert len(calls) == len(set(calls)) <= 60, (len(calls), len(set(calls)))  # each upstream project planned once
+
+
+def test_diff_of_a_change_at_the_root_compiles_only_what_can_differ(tmp_path):
+    """``diff`` after a change to the chain's first project: an expression change leaves the dataset it registers
+    as readers see it (columns, types, versions), so no reader is compiled again (one project per side, not the
+    chain), and the impact walk still reaches every column downstream; a new column compiles the readers too."""
+    import shutil
+
+    from ledgerflow.compiler.diff import projects_to_compile
+    from ledgerflow.compiler.workspace import load_workspace
+    base = _chain(tmp_path / "base", 30)
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    first = head / "projects" / "p0000.yml"
+    first.write_text(first.read_text().replace("amount + 1", "amount + 2"))
+    names = sorted(p.name for p in load_workspace(str(head)).projects)
+    assert projects_to_compile(load_workspace(str(base)), load_workspace(str(head)), names) == ["p0000"]
+    result = cli(head, "diff", str(base), str(head), "--format", "json")
+    impact = json.loads(result.stdout)["impact"]
+    assert {(i["project"], i["column"]) for i in impact} == {(f"p{k:04d}", "amount") for k in range(1, 30)}
+    first.write_text(first.read_text().replace("expression: amount + 2\n",
+                                               "expression: amount + 2\n        - column: flag\n"
+                                               "          expression: amount > 0\n"))  # a new column
+    assert len(projects_to_compile(load_workspace(str(base)), load_workspace(str(head)), names)) == 30

@@ -51,12 +51,16 @@ def file_digest(workspace: Workspace, project: Project) -> str:
 
 def declarations_digest(workspace: Workspace) -> str:
     """A hash of everything besides projects that a compile reads: ledgerflow.yml and every dataset
-    (declared: its file; registered: its versions and columns)."""
+    (declared: its file; registered: what a reader sees of it, its versions and typed columns, not the file
+    of the project registering it: a change to that project which leaves the columns alone compiles no
+    reader again), and the registered datasets whose producer does not compile."""
     h = hashlib.sha256(_file_bytes(workspace, workspace.config.file or "ledgerflow.yml"))
     for ds in sorted(workspace.datasets, key=lambda d: (d.name, d.file)):
         h.update(ds.file.encode() + b"\0")
-        h.update(_file_bytes(workspace, ds.file) if ds.file else
-                 repr((ds.id, ds.name, ds.versions, [(c.name, c.type) for c in ds.columns])).encode())
+        h.update(_file_bytes(workspace, ds.file) if ds.file and not ds.registered else
+                 repr((ds.id, ds.name, ds.temporal_mode, ds.versions,
+                       [(c.name, c.type, c.nullable) for c in ds.columns])).encode())
+    h.update(repr(sorted(workspace.unavailable.items())).encode())
     return h.hexdigest()
 
 
