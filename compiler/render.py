@@ -96,6 +96,8 @@ def comment(text: str) -> str:
     backslash-newline, which would swallow the statement on the next line. Inside a ``--`` comment,
     ``;``, quotes, ``/*`` and ``*/`` mean nothing to Spark's lexer or splitter, so they stay as written.
     """
+    if text.isprintable() and "\\" not in text:  # no C*, Zl or Zp character, no backslash: nothing to escape
+        return f"-- {text}"
     body = "".join(_visible(ch) for ch in text)
     if text.endswith("\\"):
         body = body[:-2] + "\\x5c"

@@ -45,3 +45,17 @@ def test_the_period_filter_is_the_callers_own_tree():
     assert again.sql("spark") == text and again is not first
     assert not any(node.meta for node in again.walk())  # no parser positions of a text no user wrote
     assert periods.period_filter("snapshot") is None
+
+
+def test_a_comment_of_printable_text_is_written_as_the_escaping_rule_writes_it():
+    """``render.comment``'s shortcut for text with nothing to escape gives what the character-by-character rule
+    gives, for text drawn from characters of every kind (controls, separators, marks, astral, backslashes)."""
+    from ledgerflow.compiler import render
+    pool = "ab Zé€\u00a0\u2028\u2029\u0085\x0b\x0c\r\n\t\\\u200b\u202e\U0001f600\ue000\x7f;'\"*/"
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 8)))
+        body = "".join(render._visible(ch) for ch in text)
+        if text.endswith("\\"):
+            body = body[:-2] + "\\x5c"
+        assert render.comment(text) == f"-- {body}", repr(text)
