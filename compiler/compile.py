@@ -79,9 +79,15 @@ def plan_diagnostics(workspace: Workspace, project: Project) -> list[Diagnostic]
 def compile_project(workspace: Workspace, project: Project, stage_max_ctes: int = STAGE_MAX_CTES) -> CompiledProject:
     """Validate and compile ``project``; raises :class:`CompileError` with every problem found."""
     with gc_paused():
-        plan = _bound(workspace, project)
-        if plan.diagnostics:
-            raise CompileError(plan.diagnostics)
+        return compile_plan(project, _bound(workspace, project), stage_max_ctes)
+
+
+def compile_plan(project: Project, plan: Plan, stage_max_ctes: int = STAGE_MAX_CTES) -> CompiledProject:
+    """The compiled ``project`` from its bound ``plan`` (:func:`plan_project`'s); raises :class:`CompileError`
+    with the plan's diagnostics when it has any."""
+    if plan.diagnostics:
+        raise CompileError(plan.diagnostics)
+    with gc_paused():
         statements = cut_stages(lower(plan), stage_max_ctes)
     return CompiledProject(project, plan.inputs, statements, plan.schema,
                            plan.input_dataset.id if plan.input_dataset else "", plan)

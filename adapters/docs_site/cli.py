@@ -15,6 +15,7 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
     """Write the site of the invocation's workspace to ``out`` (default ``target/docs`` of the workspace);
     a workspace with errors still gets its site (the errors on its first page), then :class:`CompileError`
     (exit 1) reports them. No Spark: the workspace is compiled and the run store read."""
+    from ..compile_out.script_cache import ScriptCache
     from .collect import broken_site, collect_site
     from .protected import check_clear
     from .target import check_out, staged_site
@@ -33,12 +34,14 @@ def build_docs(inv: Invocation, out: Optional[str], echo: Callable[[str], None])
         ws, problems = None, err.diagnostics
     check_clear(target, root, ws, store)
     check_out(target)
+    scripts = ScriptCache(root)
     try:
-        site = broken_site(problems) if ws is None else collect_site(ws, store, lines)
+        site = broken_site(problems) if ws is None else collect_site(ws, store, lines, scripts)
     except CompileError as err:
         site = broken_site(err.diagnostics)
     with staged_site(target) as folder:
         files = write_site(site, folder)
+    scripts.save()
     pages = len(site.pages)
     echo(f"Wrote the docs site to {target} ({pages} page{'s' if pages != 1 else ''}, {files} files): open "
          f"{os.path.join(target, 'index.html')} in a browser (it needs no server and no network).")

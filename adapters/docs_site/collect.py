@@ -71,9 +71,10 @@ def broken_site(errors: list[Diagnostic], name: str = "") -> Site:
                 errors)
 
 
-def collect_site(ws: Workspace, store=None, environments: Sequence[str] = ()) -> Site:
+def collect_site(ws: Workspace, store=None, environments: Sequence[str] = (), scripts=None) -> Site:
     """Every page of the site of ``ws``; ``store``: the run store (None when nothing ran in the workspace), in the
-    environment the site shows; ``environments``: the lines of ``envs list``."""
+    environment the site shows; ``environments``: the lines of ``envs list``; ``scripts``: the compiled scripts
+    kept between invocations (:class:`~..compile_out.script_cache.ScriptCache`), or None to compile each."""
     graph = WorkspaceGraph(ws)
     errors: list[Diagnostic] = list(graph.problems())
     runs_data, records = runs_page_data(store, ws, list(environments))
@@ -83,7 +84,8 @@ def collect_site(ws: Workspace, store=None, environments: Sequence[str] = ()) ->
     projects = []
     walker = LineageWalker(ws, plan_project)  # one walk upstream for every project's lineage page
     for project in sorted(ws.projects, key=lambda p: p.name):
-        data, plan, problems = project_data(ws, project, tests, runs_of(records, project.name, superseding=superseding))
+        data, plan, problems = project_data(ws, project, tests, runs_of(records, project.name, superseding=superseding),
+                                            scripts)
         href = ids.project_page(project.name)
         pages.append(Page(href, "project", f"{project.name}: project", data))
         errors += problems

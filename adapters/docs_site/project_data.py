@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ...compiler.compile import compile_project, plan_project
-from ...compiler.errors import CompileError, Diagnostic
+from ...compiler.compile import plan_project
+from ...compiler.errors import Diagnostic
 from ...compiler.lineage import plan_lineage
 from ...compiler.lineage_formats import _DESCRIPTION as KIND_DESCRIPTION
 from ...compiler.lineage_formats import output_names
 from ...compiler.model import OutputOperation, Project, Workspace
 from ...compiler.plan import OutputPlan, Plan
+from ..compile_out.script_cache import ScriptCache, plan_and_script
 from . import ids
 
 
@@ -105,19 +106,12 @@ def _tests(project: Project, tests: list) -> list[dict]:
     return out
 
 
-def project_data(ws: Workspace, project: Project, tests: list,
-                 runs: list[dict]) -> tuple[dict, Optional[Plan], list[Diagnostic]]:
+def project_data(ws: Workspace, project: Project, tests: list, runs: list[dict],
+                 scripts: Optional[ScriptCache] = None) -> tuple[dict, Optional[Plan], list[Diagnostic]]:
     """The project page's data, the project's plan (None when it has errors) and its errors: its operations
-    (with their YAML lines), compiled SQL, outputs, checks, tests, runs and errors."""
+    (with their YAML lines), compiled SQL (from ``scripts`` when given), outputs, checks, tests, runs and errors."""
     lines = source_lines(ws.root, project.file)
-    errors: list[Diagnostic] = []
-    plan: Optional[Plan] = None
-    sql = ""
-    try:
-        compiled = compile_project(ws, project)  # binds once; its plan is the one lineage reads
-        plan, sql = compiled.plan, compiled.script()
-    except CompileError as err:
-        errors = list(err.diagnostics)
+    plan, sql, errors = plan_and_script(ws, project, scripts)  # binds once; its plan is the one lineage reads
     known = {d.name for d in ws.datasets}
     data = {
         "name": project.name, "id": str(project.id), "version": project.version, "status": str(project.status),

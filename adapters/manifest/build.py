@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 from typing import Optional
 
-from ...compiler.compile import compile_project
-from ...compiler.errors import CompileError, Diagnostic
+from ...compiler.errors import Diagnostic
 from ...compiler.graph import dataset_name, project_reads, registrations
 from ...compiler.model import Destination, OutputOperation, Project, Workspace
 from ...compiler.plan import output_types
 from ...compiler.version import version
+from ..compile_out.script_cache import ScriptCache, plan_and_script
 from ..scenarios.spec import load_all
 
 MANIFEST_VERSION = 1
@@ -37,15 +37,11 @@ def _destination(d: Optional[Destination]) -> Optional[dict]:
             "resolver": str(d.resolver) if d.resolver else None}
 
 
-def _project(ws: Workspace, project: Project, regs: dict, producers: dict, tests: list) -> tuple[dict, list]:
+def _project(ws: Workspace, project: Project, regs: dict, producers: dict, tests: list,
+             scripts: Optional[ScriptCache]) -> tuple[dict, list]:
     """One project's entry and its errors."""
-    errors: list[Diagnostic] = []
-    plan, sql = None, None
-    try:
-        compiled = compile_project(ws, project)
-        plan, sql = compiled.plan, compiled.script() + "\n"  # the bytes `compile` prints and `compile --out` writes
-    except CompileError as err:
-        errors = list(err.diagnostics)
+    plan, script, errors = plan_and_script(ws, project, scripts)
+    sql = script + "\n" if plan is not None else None  # the bytes `compile` prints and `compile --out` writes
     reads = []
     for ref, role, _loc in project_reads(project):
         name = dataset_name(ws, str(ref), regs) or str(ref)
@@ -82,14 +78,15 @@ def _project(ws: Workspace, project: Project, regs: dict, producers: dict, tests
     }, errors
 
 
-def build_manifest(ws: Workspace) -> tuple[dict, list[Diagnostic]]:
-    """The manifest of ``ws`` (see the module docstring) and the errors its projects have."""
+def build_manifest(ws: Workspace, scripts: Optional[ScriptCache] = None) -> tuple[dict, list[Diagnostic]]:
+    """The manifest of ``ws`` (see the module docstring) and the errors its projects have; ``scripts``: the
+    compiled scripts kept between invocations, or None to compile each project."""
     regs = registrations(ws)
     producers = {name: [p.name for p, _op in found] for name, found in regs.items()}
     tests = load_all(ws.root)
     projects, errors = {}, []
     for project in sorted(ws.projects, key=lambda p: p.name):
-        projects[project.name], found = _project(ws, project, regs, producers, tests)
+        projects[project.name], found = _project(ws, project, regs, producers, tests, scripts)
         errors += found
     readers: dict[str, set] = {}
     for name, entry in projects.items():

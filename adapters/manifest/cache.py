@@ -16,36 +16,16 @@ import json
 import os
 from typing import Optional
 
+from ..compile_out.script_cache import code_fingerprint
 from ..layout.whole_files import write_json_whole
 
 CACHE = os.path.join("target", "manifest.cache.json")
 _WORKSPACE_FILES = (("datasets", (".yml", ".yaml")), ("projects", (".yml", ".yaml")), ("tests", (".yml", ".yaml")))
 
 
-def _code_fingerprint(digest) -> None:
-    """ledgerflow's version and the size and modification time of every file of its installed packages."""
-    import importlib.util
-
-    from ...compiler import version as version_module
-    digest.update(version_module.version().encode())
-    adapters = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    templates = importlib.util.find_spec("ledgerflow.templates")
-    bases = [os.path.dirname(os.path.abspath(version_module.__file__)), adapters,
-             *(list(templates.submodule_search_locations) if templates else [])]
-    for base in bases:
-        for folder, dirs, files in os.walk(base):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".j2")):
-                    st = os.stat(os.path.join(folder, name))
-                    digest.update(f"{os.path.relpath(os.path.join(folder, name), base)}:{st.st_size}:{st.st_mtime_ns}\n"
-                                  .encode())
-
-
 def cache_key(root: str, registrations: list) -> str:
     """The key of the manifest of the workspace at ``root`` with ``registrations`` (the run store's rows)."""
-    digest = hashlib.sha256()
-    _code_fingerprint(digest)
+    digest = hashlib.sha256(code_fingerprint().encode())
     files = [os.path.join(root, "ledgerflow.yml")]
     for folder, endings in _WORKSPACE_FILES:
         path = os.path.join(root, folder)

@@ -31,13 +31,16 @@ def manifest_text(inv: Invocation) -> tuple[str, list]:
     """The manifest of the invocation's workspace as JSON text (sorted keys, two-space indent, a final newline) and
     the errors its projects have: the cached text while nothing it depends on changed (:mod:`.cache`)."""
     from . import cache
+    from ..compile_out.script_cache import ScriptCache
     from .build import build_manifest
     store = os.path.exists(os.path.join(inv.root, ".ledgerflow", "state.db"))
     key = cache.cache_key(inv.root, inv.store.registrations() if store else [])
     kept = cache.read(inv.root, key)
     if kept is not None:
         return kept, []
-    manifest, errors = build_manifest(inv.workspace)
+    scripts = ScriptCache(inv.root)
+    manifest, errors = build_manifest(inv.workspace, scripts)
+    scripts.save()
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     if not errors:
         cache.write(inv.root, key, text)

@@ -1,0 +1,144 @@
+"""Compiled scripts kept between invocations, per project (``target/compiled.cache.json``), like dbt's partial
+parsing: ``manifest`` and ``docs`` of a workspace of a thousand projects compile again only the projects whose
+compile could give other SQL.
+
+A project's key is a SHA-256 of everything its compiled script is made from once it binds without errors: the
+workspace's folder; the bytes of ``ledgerflow.yml`` and of the project's file; each dataset the compiled SQL reads
+(every input view of the bound plan): its file's bytes when it is declared, and in any case its identity, status,
+temporal mode, versions and typed columns (a registered dataset is known by those, as its readers see it); and
+ledgerflow's version and the size and modification time of every file of its installed code. Binding is not
+skipped: a project's errors are always found afresh, and a project with errors is neither read from nor written
+to the cache. A cached script is used only under an equal key; after the command the file holds exactly the
+scripts of the projects it compiled or used, so it never grows past the workspace. A link or a folder at the
+cache's name, a file not in the cache's form, or ``target`` being a link: the cache is not used and nothing is
+written.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from typing import Optional
+
+from ...compiler.compile import compile_plan, plan_project
+from ...compiler.model import Dataset, Project, Workspace
+from ...compiler.plan import Plan
+from ..layout.whole_files import write_json_whole
+
+CACHE = os.path.join("target", "compiled.cache.json")
+CACHE_VERSION = 1
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """ledgerflow's version and the size and modification time of every file of its installed code (compiler,
+    adapters, templates): a different ledgerflow may compile the same workspace to other SQL."""
+    import importlib.util
+
+    from ...compiler import version as version_module
+    digest = hashlib.sha256(version_module.version().encode())
+    adapters = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    templates = importlib.util.find_spec("ledgerflow.templates")
+    bases = [os.path.dirname(os.path.abspath(version_module.__file__)), adapters,
+             *(list(templates.submodule_search_locations) if templates else [])]
+    for base in bases:
+        for folder, dirs, files in os.walk(base):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".j2")):
+                    st = os.stat(os.path.join(folder, name))
+                    digest.update(f"{os.path.relpath(os.path.join(folder, name), base)}:{st.st_size}:{st.st_mtime_ns}\n"
+                                  .encode())
+    return digest.hexdigest()
+
+
+def _bytes(root: str, relative: str) -> bytes:
+    try:
+        with open(os.path.join(root, relative), "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b"\0unreadable\0"
+
+
+def _dataset_key(ws: Workspace, ds: Dataset) -> bytes:
+    seen = repr((ds.id, ds.name, ds.status, ds.table_name, ds.temporal_mode, ds.registered, ds.versions,
+                 [(c.name, str(c.type), c.nullable) for c in ds.columns])).encode()
+    declared = _bytes(ws.root, ds.file) if ds.file and not ds.registered else b""
+    return hashlib.sha256(seen + b"\0" + declared).digest()
+
+
+def project_key(ws: Workspace, project: Project, plan: Plan) -> str:
+    """The key of ``project``'s compiled script in ``ws`` with its bound ``plan`` (see the module docstring)."""
+    digest = hashlib.sha256(code_fingerprint().encode())
+    for part in (os.path.abspath(ws.root).encode(), _bytes(ws.root, ws.config.file or "ledgerflow.yml"),
+                 project.file.encode(), _bytes(ws.root, project.file)):
+        digest.update(hashlib.sha256(part).digest())
+    for view in plan.inputs:
+        digest.update(view.view.encode() + b"\0" + _dataset_key(ws, view.dataset))
+    return digest.hexdigest()
+
+
+class ScriptCache:
+    """The scripts kept under a workspace's ``target/``: :meth:`compiled` answers, :meth:`save` keeps what was
+    compiled or used (see the module docstring)."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.path = os.path.join(root, CACHE)
+        self.kept = self._read()
+        self.used: dict[str, str] = {}
+        self.hits = 0
+
+    def _writable(self) -> bool:
+        target = os.path.dirname(self.path)
+        if os.path.islink(target) or (os.path.lexists(target) and not os.path.isdir(target)):
+            return False
+        return not os.path.lexists(self.path) or (not os.path.islink(self.path) and os.path.isfile(self.path))
+
+    def _read(self) -> dict[str, str]:
+        if not self._writable() or not os.path.isfile(self.path):
+            return {}
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                kept = json.load(fh)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return {}
+        if not isinstance(kept, dict) or kept.get("version") != CACHE_VERSION or not isinstance(kept.get("scripts"), dict):
+            return {}
+        return {k: v for k, v in kept["scripts"].items() if isinstance(k, str) and isinstance(v, str)}
+
+    def compiled(self, ws: Workspace, project: Project) -> tuple[Plan, Optional[str]]:
+        """``project``'s bound plan and its compiled script (``ledgerflow compile``'s text, without the final
+        newline), or None for the script when the plan has errors (``plan.diagnostics``)."""
+        plan = plan_project(ws, project)
+        if plan.diagnostics:
+            return plan, None
+        key = project_key(ws, project, plan)
+        text = self.kept.get(key)
+        if text is None:
+            text = compile_plan(project, plan).script()
+        else:
+            self.hits += 1
+        self.used[key] = text
+        return plan, text
+
+    def save(self) -> None:
+        """Keep the scripts compiled or used by this command (nothing when the cache's place is not ours, or
+        when nothing changed)."""
+        if not self._writable() or self.used == self.kept:
+            return
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        write_json_whole(self.path, {"version": CACHE_VERSION, "scripts": self.used})
+
+
+def plan_and_script(ws: Workspace, project: Project, scripts: Optional[ScriptCache]) -> tuple[Optional[Plan], str, list]:
+    """(the bound plan, the compiled script, no errors), or (None, "", the project's errors): from ``scripts``
+    when given, else compiled here."""
+    if scripts is not None:
+        plan, text = scripts.compiled(ws, project)
+        return (None, "", list(plan.diagnostics)) if text is None else (plan, text, [])
+    plan = plan_project(ws, project)
+    if plan.diagnostics:
+        return None, "", list(plan.diagnostics)
+    return plan, compile_plan(project, plan).script(), []
