@@ -13,8 +13,9 @@ Shapes (no data: nothing here starts Spark):
 
 Timed, each a fresh ``python -m ledgerflow.adapters.cli`` process: ``validate``, ``dag --format json``,
 ``dag --select +LAST --format json`` (what planning ``run --select +LAST`` selects), ``lineage LAST.amount``,
-``manifest`` (built) and ``manifest`` again (kept: ``target/manifest.cache.json``), ``status``, ``docs --out DIR`` and ``diff HEAD`` after a change to the first project (the workspace
-is a git repository). Raw output: ``bench/results/workspace_scale_<date>.txt``; times are printed, never asserted.
+``manifest`` (built) and ``manifest`` again (kept: ``target/manifest.cache.json``), ``status``, ``docs --out DIR``,
+then after a change to the first project (the workspace is a git repository): ``diff HEAD``, ``manifest`` and
+``docs`` (each project's compiled script kept: ``target/compiled.cache.json``). Raw output: ``bench/results/workspace_scale_<date>.txt``; times are printed, never asserted.
 """
 from __future__ import annotations
 
@@ -107,6 +108,11 @@ def time_commands(root: Path, last: str, first: str) -> list[tuple[str, float, i
     clock = time.perf_counter()
     done = subprocess.run(cli + ["diff", "HEAD"], capture_output=True, text=True)
     out.append(("diff HEAD (first project changed)", time.perf_counter() - clock, done.returncode))
+    for label, args in (("manifest (first project changed)", ["manifest"]),
+                        ("docs (first project changed)", ["docs", "--out", os.path.join(site, "site")])):
+        clock = time.perf_counter()
+        done = subprocess.run(cli + args, capture_output=True, text=True)
+        out.append((label, time.perf_counter() - clock, done.returncode))
     return out
 
 

@@ -220,3 +220,32 @@ def test_names_with_markup_are_shown_as_text(browser, tmp_path):
     page.wait_for_timeout(300)
     assert page.locator("#probe").count() == 1 and page.evaluate("typeof window.PWNED") == "undefined"
     page.close()
+
+
+def test_a_large_graph_is_drawn_where_ledgerflow_placed_it_searchable_and_collapsible(browser, tmp_path):
+    """A workspace past ``layout.LARGE`` nodes (a chain of 200 projects: 401 nodes with their datasets and ``gl``) is drawn at the positions the
+    site carries, without a layout in the browser; search finds the last project and Enter opens it; "Collapse
+    datasets" leaves the projects joined project to project, and again shows every node."""
+    from bench.workspace_scale import chain
+    root = tmp_path / "large"
+    chain(root, 200)
+    assert docs(root).exit_code == 0
+    site = root / "target" / "docs"
+    w = Watched(browser)
+    page = w.open((site / "index.html").as_uri())
+    assert page.locator("#graph").get_attribute("data-nodes") == "401"
+    placed = page.evaluate("LF_CY.nodes().map(n => [n.id(), n.position('x'), n.position('y')])")
+    positions = page.evaluate("LF_DATA.positions")
+    assert all(positions[node] == [x, y] for node, x, y in placed)
+    page.fill("#search", "p0199")
+    assert page.locator("#search-results a").all_inner_texts() == ["p0199"]
+    page.locator("#collapse").click()
+    assert page.locator("#graph").get_attribute("data-shown") == "200"
+    assert page.evaluate("LF_CY.edges('.direct').filter(e => e.visible()).length") == 199
+    page.locator("#collapse").click()
+    assert page.locator("#graph").get_attribute("data-shown") == "401"
+    page.press("#search", "Enter")
+    page.wait_for_url("**/" + page_of(site, "project", "p0199"))
+    w.ready()
+    assert page.locator("h1").inner_text() == "p0199"
+    w.clean()

@@ -18,6 +18,7 @@ from ...compiler.version import version
 from ..scenarios.spec import load_all
 from . import ids
 from .dataset_data import dataset_data
+from .layout import LARGE, layered_positions
 from .project_data import diagnostic, lineage_data, project_data
 from .restatement_data import search_entries, superseding_index
 from .run_data import run_data, runs_of, runs_page_data
@@ -61,7 +62,26 @@ def _index(name: str, graph: dict, errors: list[Diagnostic], projects: list[dict
             "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "errors": [diagnostic(d) for d in errors], "nodes": nodes, "edges": graph["edges"],
             "projects": projects, "datasets": datasets, "runs": runs, "runs_href": "runs.html", "search": list(search)}
+    if len(nodes) >= LARGE:  # drawn at positions computed here, datasets collapsible (see layout.py)
+        pairs = [(e["from"], e["to"]) for e in graph["edges"]]
+        data["positions"] = layered_positions([n["id"] for n in nodes], pairs)
+        data["direct_edges"] = _through_datasets(nodes, pairs)
     return Page("index.html", "index", f"{name or 'workspace'}: ledgerflow docs", data)
+
+
+def _through_datasets(nodes: list[dict], pairs: list[tuple[str, str]]) -> list[dict]:
+    """Project to project edges, one per dataset one writes and the other reads: the graph with its datasets
+    collapsed."""
+    datasets = {n["id"] for n in nodes if n["kind"] == "dataset"}
+    writers: dict[str, list[str]] = {}
+    readers: dict[str, list[str]] = {}
+    for a, b in pairs:
+        if b in datasets and a not in datasets:
+            writers.setdefault(b, []).append(a)
+        elif a in datasets and b not in datasets:
+            readers.setdefault(a, []).append(b)
+    found = sorted({(w, r, d) for d in datasets for w in writers.get(d, ()) for r in readers.get(d, ()) if w != r})
+    return [{"from": w, "to": r, "dataset": split_id(d)[1]} for w, r, d in found]
 
 
 def broken_site(errors: list[Diagnostic], name: str = "") -> Site:

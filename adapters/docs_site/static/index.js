@@ -11,7 +11,11 @@
     var edges = data.edges.map(function (e, i) {
       return {group: 'edges', data: {id: 'e' + i, source: e.from, target: e.to, role: e.role}};
     });
-    return nodes.concat(edges);
+    /* a large graph: project to project edges through a dataset, shown when its datasets are collapsed */
+    var direct = (data.direct_edges || []).map(function (e, i) {
+      return {group: 'edges', classes: 'direct', data: {id: 'd' + i, source: e.from, target: e.to, role: e.dataset}};
+    });
+    return nodes.concat(edges, direct);
   }
 
   function style() {
@@ -27,6 +31,7 @@
         label: 'data(role)', 'font-size': 9, color: '#4a5568', 'text-background-color': '#fff', 'text-background-opacity': 0.8,
         'line-color': function (e) { return roles[e.data('role')] || '#718096'; },
         'target-arrow-color': function (e) { return roles[e.data('role')] || '#718096'; }}},
+      {selector: 'edge.direct', style: {display: 'none', 'line-style': 'dashed'}},
       {selector: '.faded', style: {opacity: 0.15}},
       {selector: 'node.match', style: {'border-width': 4, 'border-color': '#d69e2e'}}
     ];
@@ -69,14 +74,25 @@
 
   function drawGraph(data, holder) {
     cytoscape.use(cytoscapeDagre);
-    var cy = cytoscape({container: holder, elements: elements(data), style: style(),
-                        minZoom: 0.05, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true});
+    var large = !!data.positions;  /* positions computed by ledgerflow docs: no layout in the browser */
+    var st = style();
+    if (large) st.push({selector: 'node', style: {'min-zoomed-font-size': 9}}, {selector: 'edge', style: {'min-zoomed-font-size': 9}});
+    var cy = cytoscape({container: holder, elements: elements(data), style: st,
+                        minZoom: large ? 0.002 : 0.05, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true,
+                        textureOnViewport: large, hideEdgesOnViewport: large});
     cy.on('layoutstop', function () {
       window.LF_READY_AT = performance.now();  // ms since the navigation started (bench/docs_scale.py)
       window.LF_READY = true;
       holder.setAttribute('data-nodes', String(cy.nodes().length));
     });
-    cy.layout({name: 'dagre', rankDir: 'LR', nodeSep: 18, rankSep: 70, edgeSep: 8, fit: true, padding: 20}).run();
+    if (large) {
+      cy.layout({name: 'preset', fit: true, padding: 20, positions: function (n) {
+        var p = data.positions[n.id()];
+        return {x: p[0], y: p[1]};
+      }}).run();
+    } else {
+      cy.layout({name: 'dagre', rankDir: 'LR', nodeSep: 18, rankSep: 70, edgeSep: 8, fit: true, padding: 20}).run();
+    }
     cy.on('tap', 'node', function (ev) {
       window.LF_TAPPED = ev.target.id();
       window.location.href = LF.href(ev.target.data('href'));
@@ -100,8 +116,9 @@
     var results = el('ul', {id: 'search-results', 'class': 'results'});
     var holder = el('div', {id: 'graph', 'class': 'graph'});
     var fit = el('button', {type: 'button', id: 'fit'}, ['Fit']);
+    var collapse = el('button', {type: 'button', id: 'collapse', hidden: !data.positions}, ['Collapse datasets']);
     app.appendChild(LF.section('Graph', [
-      el('div', {'class': 'toolbar'}, [box, fit, LF.legend(LF.roleColours),
+      el('div', {'class': 'toolbar'}, [box, fit, collapse, LF.legend(LF.roleColours),
         el('span', {'class': 'muted'}, ['Scroll to zoom, drag to pan, click a node to open it.'])]),
       results, holder]));
     app.appendChild(LF.section('Projects', [LF.table(['project', 'operations', 'outputs', 'checks', 'tests', 'runs', 'errors', 'description'],
@@ -120,6 +137,16 @@
     }
     var cy = drawGraph(data, holder);
     fit.addEventListener('click', function () { cy.fit(undefined, 20); });
+    collapse.addEventListener('click', function () {
+      /* datasets hidden, projects joined by the datasets between them; again: as before */
+      var collapsed = holder.classList.toggle('collapsed');
+      cy.batch(function () {
+        cy.nodes('[kind = "dataset"]').style('display', collapsed ? 'none' : 'element');
+        cy.edges('.direct').style('display', collapsed ? 'element' : 'none');
+      });
+      collapse.textContent = collapsed ? 'Show datasets' : 'Collapse datasets';
+      holder.setAttribute('data-shown', String(cy.nodes(':visible').length));
+    });
     search(cy, box, results, data.search || []);
   });
 }());
