@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..compile import plan_project
-from ..graph import registrations
+from ..graph import dataset_name, project_reads, registrations
 from ..lineage import plan_lineage
 from ..model import Project, Workspace
 from .result import Impact, ProjectDiff, Status
@@ -50,21 +50,34 @@ def impact_of(base: Workspace, head: Workspace, changes: list[ProjectDiff]) -> l
                 frontier.append((name, columns, out.rows_changed, f"{change.name} output {out.seq}"))
     if not frontier:
         return []
-    lineage = {p.name: _lineage_by_dataset(head, p) for p in sorted(head.projects, key=lambda p: p.name)}
-    # dataset -> the output columns reading it, in project then output order: each step of the walk looks only
-    # at the readers of its dataset (a chain of 1,000 projects: 1,000 steps, not 1,000 x 1,000 columns)
-    readers: dict[str, list[tuple[str, int, str, set]]] = {}
-    for project, outputs in lineage.items():
-        for seq, column, inputs in outputs:
-            for d in sorted({d for d, _c, _k in inputs}):
-                readers.setdefault(d, []).append((project, seq, column, inputs))
+    # dataset -> the projects reading it (from their YAML, in name order); a project's lineage is computed when
+    # the walk first reaches a dataset it reads, so a change reaching a few projects plans only those
+    regs = registrations(head)
+    reading: dict[str, list[Project]] = {}
+    for p in sorted(head.projects, key=lambda p: p.name):
+        for ref, _role, _loc in project_reads(p):
+            readers_of_ref = reading.setdefault(dataset_name(head, str(ref), regs) or str(ref), [])
+            if p not in readers_of_ref:
+                readers_of_ref.append(p)
+    lineage: dict[str, list] = {}
+
+    def readers(dataset: str) -> list[tuple[str, int, str, set]]:
+        """The output columns reading ``dataset``, in project then output order."""
+        out = []
+        for p in reading.get(dataset, ()):
+            if p.name not in lineage:
+                lineage[p.name] = _lineage_by_dataset(head, p)
+            out += [(p.name, seq, column, inputs) for seq, column, inputs in lineage[p.name]
+                    if any(d == dataset for d, _c, _k in inputs)]
+        return out
+
     found: list[Impact] = []
     seen: set[tuple[str, int, str]] = set()
     queue = deque(frontier)
     while queue:
         dataset, columns, rows, origin = queue.popleft()
         reached: dict[tuple[str, int], set[str]] = {}
-        for project, seq, column, inputs in readers.get(dataset, ()):
+        for project, seq, column, inputs in readers(dataset):
             reasons = sorted(f"{d}.{c} ({k})" for d, c, k in inputs if d == dataset and (rows or c in columns))
             if not reasons or (project, seq, column) in seen:
                 continue
