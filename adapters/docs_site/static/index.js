@@ -76,10 +76,11 @@
     cytoscape.use(cytoscapeDagre);
     var large = !!data.positions;  /* positions computed by ledgerflow docs: no layout in the browser */
     var st = style();
-    if (large) st.push({selector: 'node', style: {'min-zoomed-font-size': 9}}, {selector: 'edge', style: {'min-zoomed-font-size': 9}});
+    /* a large graph: no edge labels (the legend's colours name the roles), labels only where readable */
+    if (large) st.push({selector: 'node', style: {'min-zoomed-font-size': 9}}, {selector: 'edge', style: {label: ''}});
     var cy = cytoscape({container: holder, elements: elements(data), style: st,
                         minZoom: large ? 0.002 : 0.05, maxZoom: 3, boxSelectionEnabled: false, autoungrabify: true,
-                        textureOnViewport: large, hideEdgesOnViewport: large});
+                        textureOnViewport: large, hideEdgesOnViewport: large, pixelRatio: large ? 1 : 'auto'});
     cy.on('layoutstop', function () {
       window.LF_READY_AT = performance.now();  // ms since the navigation started (bench/docs_scale.py)
       window.LF_READY = true;
