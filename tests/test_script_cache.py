@@ -90,3 +90,19 @@ def test_the_commands_keep_the_scripts_and_leave_a_cache_that_is_not_theirs_alon
     again = cli(finance, "manifest")
     assert again.exit_code == 0 and again.stdout == first.stdout, describe(again)
     assert other.read_text() == "not ours" and os.path.islink(finance / CACHE)
+
+
+def test_a_first_build_compiles_on_two_cores_what_one_would(tmp_path):
+    """Past ``PARALLEL_MIN_PROJECTS`` scripts to compile, a forked process compiles half: the manifest is the one
+    compiled in one process, and every script is kept."""
+    from bench.workspace_scale import chain
+    root = tmp_path / "chain"
+    chain(root, script_cache.PARALLEL_MIN_PROJECTS + 20)
+    scripts = ScriptCache(str(root))
+    cached, _ = build_manifest(load_workspace(str(root)), scripts)
+    scripts.save()
+    fresh, _ = build_manifest(load_workspace(str(root)))
+    assert json.dumps(cached, sort_keys=True) == json.dumps(fresh, sort_keys=True)
+    kept = json.loads((root / CACHE).read_text())["scripts"]
+    assert sorted(kept.values()) == sorted(ScriptCache(str(root)).kept.values())
+    assert len(kept) == script_cache.PARALLEL_MIN_PROJECTS + 20

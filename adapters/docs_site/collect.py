@@ -103,6 +103,8 @@ def collect_site(ws: Workspace, store=None, environments: Sequence[str] = (), sc
     pages: list[Page] = []
     projects = []
     walker = LineageWalker(ws, plan_project)  # one walk upstream for every project's lineage page
+    if scripts is not None:
+        scripts.precompile(ws, sorted(ws.projects, key=lambda p: p.name))
     for project in sorted(ws.projects, key=lambda p: p.name):
         data, plan, problems = project_data(ws, project, tests, runs_of(records, project.name, superseding=superseding),
                                             scripts)

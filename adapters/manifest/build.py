@@ -85,6 +85,8 @@ def build_manifest(ws: Workspace, scripts: Optional[ScriptCache] = None) -> tupl
     producers = {name: [p.name for p, _op in found] for name, found in regs.items()}
     tests = load_all(ws.root)
     projects, errors = {}, []
+    if scripts is not None:
+        scripts.precompile(ws, sorted(ws.projects, key=lambda p: p.name))
     for project in sorted(ws.projects, key=lambda p: p.name):
         projects[project.name], found = _project(ws, project, regs, producers, tests, scripts)
         errors += found
