@@ -82,3 +82,25 @@ def test_diff_of_a_change_at_the_root_compiles_only_what_can_differ(tmp_path):
                                                "expression: amount + 2\n        - column: flag\n"
                                                "          expression: amount > 0\n"))  # a new column
     assert len(projects_to_compile(load_workspace(str(base)), load_workspace(str(head)), names)) == 30
+
+
+def test_a_large_base_loaded_in_a_forked_process_gives_the_same_diff_and_its_errors(tmp_path, monkeypatch):
+    """From ``PARALLEL_MIN_PROJECTS`` projects the base side loads in a forked process: the diff is the one of
+    two loads in this process; a base that does not load is reported as the base's error either way."""
+    import shutil
+
+    from ledgerflow.adapters.diff import command
+    base = _chain(tmp_path / "base", command.PARALLEL_MIN_PROJECTS + 10)
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    first = head / "projects" / "p0000.yml"
+    first.write_text(first.read_text().replace("amount + 1", "amount + 2"))
+    forked = cli(head, "diff", str(base), str(head), "--format", "json")
+    monkeypatch.setattr(command, "PARALLEL_MIN_PROJECTS", 10**6)
+    alone = cli(head, "diff", str(base), str(head), "--format", "json")
+    assert forked.exit_code == alone.exit_code == 0 and forked.stdout == alone.stdout, describe(forked)
+    monkeypatch.undo()
+    broken = base / "projects" / "p0005.yml"
+    broken.write_text(broken.read_text() + "  - seq: [\n")
+    failed = cli(head, "diff", str(base), str(head))
+    assert failed.exit_code == 1 and "base" in failed.output and "p0005.yml" in failed.output, describe(failed)
