@@ -126,12 +126,13 @@ class ScriptCache:
         if len(missing) < PARALLEL_MIN_PROJECTS or (os.cpu_count() or 1) < 2 \
                 or "fork" not in multiprocessing.get_all_start_methods():
             return
-        half = missing[len(missing) // 2:]
-        _FORKED["work"] = half
+        # dealt out alternately, largest first: each process gets about half the operations to compile
+        work = sorted(missing, key=lambda m: -len(m[1].operations))
+        _FORKED["work"] = work[1::2]
         try:
             with multiprocessing.get_context("fork").Pool(1) as pool:
                 pending = pool.apply_async(_compile_forked)
-                for key, project, plan in missing[:len(missing) // 2]:
+                for key, project, plan in work[0::2]:
                     self.kept[key] = compile_plan(project, plan).script()
                 self.kept.update(pending.get())
         finally:
