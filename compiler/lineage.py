@@ -66,12 +66,16 @@ Planner = Callable[[Workspace, Project], Plan]
 
 def _order(inputs: list[Input]) -> list[Input]:
     """Deduplicated (``via`` paths merged) and sorted by kind, dataset, column."""
-    merged: dict[tuple[str, str, str], set] = {}
+    # the least path of each input (one path, deterministic), kept as the inputs come: a set of paths would hash
+    # each path whole, and a path through a chain of a thousand registered datasets is a thousand steps long
+    merged: dict[tuple[str, str, str], tuple] = {}
     for i in inputs:
-        merged.setdefault((i.dataset, i.column, i.kind), set()).update([i.via] if i.via else [])
+        key = (i.dataset, i.column, i.kind)
+        best = merged.get(key)
+        if best is None or (i.via and i.via is not best and (not best or i.via < best)):
+            merged[key] = i.via
     out = []
-    for (ds, col, kind), vias in merged.items():
-        via = min(vias) if vias else ()  # one path, deterministic
+    for (ds, col, kind), via in merged.items():
         out.append(Input(ds, col, kind, via))
     return sorted(out, key=lambda i: (KINDS.index(i.kind), i.dataset, i.column))
 
@@ -86,6 +90,7 @@ class _Lineage:
         self.plans: dict[str, Optional[Plan]] = {}
         self.registrations: Optional[dict] = None
         self.edges: dict[int, tuple[Plan, list]] = {}
+        self.paths: dict[tuple[str, int], tuple[tuple, tuple]] = {}  # (step, id of a path) -> (the path, step + path)
 
     def of_plan(self, plan: Plan) -> list[ColumnLineage]:
         """Every output column of ``plan`` with its inputs, registered datasets followed upstream."""
@@ -108,8 +113,17 @@ class _Lineage:
                 continue
             step = f"{project.name}.{op.seq} -> {ds}"
             for i in columns[col]:
-                out.append(Input(i.dataset, i.column, compose(kind, i.kind), (step,) + i.via))
+                out.append(Input(i.dataset, i.column, compose(kind, i.kind), self._path(step, i.via)))
         return out
+
+    def _path(self, step: str, via: tuple) -> tuple:
+        """``(step,) + via``, made once per step and path: the inputs sharing a path share one tuple, so a chain
+        of a thousand registered datasets copies each path once per step, not once per input column."""
+        key = (step, id(via))
+        kept = self.paths.get(key)
+        if kept is None or kept[0] is not via:
+            kept = self.paths[key] = (via, (step,) + via)
+        return kept[1]
 
     def _registered(self, name: str) -> Optional[tuple[Project, OutputOperation]]:
         if self.ws is None or self.planner is None:

@@ -47,6 +47,9 @@ def derive_registered(ws: Workspace) -> None:
     if problems:
         raise CompileError(problems)
     producers = {p.name for outputs in regs.values() for p, _ in outputs}
+    positions: dict[str, int] = {}  # dataset name -> its first place in ws.datasets (what _put replaces)
+    for i, d in enumerate(ws.datasets):
+        positions.setdefault(d.name, i)
     for name in graph.project_order():
         if name not in producers:
             continue
@@ -67,7 +70,7 @@ def derive_registered(ws: Workspace) -> None:
                 continue  # a declared name, or a second registration (GRAPH-002)
             columns = [(n, c.type.sql or (INEXACT_NUMBER if c.type.kind == "number" else INEXACT))
                        for n, c in op_plan.columns.items()]
-            _put(ws, _dataset(reg, columns, ws.find_dataset(reg), project, op))
+            _put(ws, _dataset(reg, columns, ws.find_dataset(reg), project, op), positions)
 
 
 def _dataset(name: str, columns: list[tuple[str, str]], stored: Optional[Dataset], project: Project,
@@ -88,10 +91,12 @@ def _dataset(name: str, columns: list[tuple[str, str]], stored: Optional[Dataset
                    location=loc, registered=True)
 
 
-def _put(ws: Workspace, ds: Dataset) -> None:
-    """Replace the run store's entry of ``ds.name`` by ``ds``, or add it."""
-    for i, d in enumerate(ws.datasets):
-        if d.name == ds.name:
-            ws.datasets[i] = ds
-            return
+def _put(ws: Workspace, ds: Dataset, positions: dict[str, int]) -> None:
+    """Replace the run store's entry of ``ds.name`` by ``ds``, or add it; ``positions`` (name -> place in
+    ``ws.datasets``) is kept up to date, so a thousand registrations do not each walk the list."""
+    i = positions.get(ds.name)
+    if i is not None:
+        ws.datasets[i] = ds
+        return
+    positions[ds.name] = len(ws.datasets)
     ws.datasets.append(ds)

@@ -58,6 +58,12 @@ def test_the_docs_site_of_a_deep_chain_walks_each_project_once(tmp_path):
         collect_module.plan_project = original
     assert not site.errors
     assert len(calls) == len(set(calls)) <= 60, (len(calls), len(set(calls)))  # each upstream project planned once
+    # the last project's page shows its path's five nearest and five furthest registered datasets and how many
+    # between: a page of a few kilobytes at the end of any chain
+    last = next(p for p in site.pages if p.kind == "lineage" and p.data["project"] == "p0059")
+    value = next(i for c in last.data["columns"] if c["column"] == "amount" for i in c["inputs"] if i["dataset"] == "gl")
+    assert len(value["via"]) == 10 and value["via_hidden"] == 59 - 10
+    assert value["via"][0] == "p0058.2 -> d0058" and value["via"][-1] == "p0000.2 -> d0000"
 
 
 def test_diff_of_a_change_at_the_root_compiles_only_what_can_differ(tmp_path):

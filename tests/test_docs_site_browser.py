@@ -248,4 +248,9 @@ def test_a_large_graph_is_drawn_where_ledgerflow_placed_it_searchable_and_collap
     page.wait_for_url("**/" + page_of(site, "project", "p0199"))
     w.ready()
     assert page.locator("h1").inner_text() == "p0199"
+    # its lineage: the path through 199 registered datasets drawn with its ends and how many between
+    page.goto((site / page_of(site, "lineage", "p0199")).as_uri() + "#c=0")
+    w.ready()
+    labels = page.evaluate("LF_CY.nodes().map(n => n.data('label'))")
+    assert "\u2026 189 more registered datasets \u2026" in labels and len(labels) < 40, labels  # not 200
     w.clean()

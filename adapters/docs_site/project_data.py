@@ -130,6 +130,19 @@ def project_data(ws: Workspace, project: Project, tests: list, runs: list[dict],
     return data, plan, errors
 
 
+VIA_ENDS = 5  # registered datasets shown at each end of a longer path
+
+
+def _via(via: tuple) -> dict:
+    """The registered datasets a path crossed, as the page shows them: all of them, or for a path longer than
+    twice :data:`VIA_ENDS` the nearest and the furthest ones and how many between (``via_hidden``, at index
+    ``VIA_ENDS``): a project at the end of a chain of a thousand stays a page of a few kilobytes, and the site of
+    a long chain grows with its length, not its square."""
+    if len(via) <= 2 * VIA_ENDS:
+        return {"via": list(via)}
+    return {"via": list(via[:VIA_ENDS]) + list(via[-VIA_ENDS:]), "via_hidden": len(via) - 2 * VIA_ENDS}
+
+
 def lineage_data(ws: Workspace, project: Project, plan: Plan, walker=None) -> dict:
     """The lineage page's data: per output column its inputs (dataset, column, kind, the registered
     datasets the path went through) and the checks reading it; the kinds with what each means. ``walker``: a
@@ -141,7 +154,7 @@ def lineage_data(ws: Workspace, project: Project, plan: Plan, walker=None) -> di
         columns.append({
             "output": c.output, "output_name": names.get(c.output, f"output_{c.output}"), "column": c.column,
             "checks": list(c.checks),
-            "inputs": [{"dataset": i.dataset, "column": i.column, "kind": i.kind, "via": list(i.via),
+            "inputs": [{"dataset": i.dataset, "column": i.column, "kind": i.kind, **_via(i.via),
                         "href": ids.dataset_page(i.dataset) if i.dataset in graph_names else None}
                        for i in c.inputs]})
     return {"project": project.name, "project_href": ids.project_page(project.name), "columns": columns,

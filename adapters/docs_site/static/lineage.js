@@ -6,6 +6,14 @@
   var el = LF.el;
   var cy = null;
 
+  /* The registered datasets an input's path crossed, nearest first; a long path's middle as one step
+     ("... N more registered datasets ...", where the data says: project_data.py _via). */
+  function steps(input) {
+    var out = input.via.slice();
+    if (input.via_hidden) out.splice(input.via.length / 2, 0, '\u2026 ' + input.via_hidden + ' more registered datasets \u2026');
+    return out;
+  }
+
   /* Nodes and edges of one column: input columns -> registered datasets crossed (furthest first) -> output. */
   function elements(column) {
     var nodes = {}, edges = {};
@@ -15,10 +23,11 @@
       var source = 'in:' + JSON.stringify([input.dataset, input.column]);
       nodes[source] = {id: source, label: input.dataset + '.' + input.column, kind: 'input', href: input.href || ''};
       var path = [source];
-      input.via.slice().reverse().forEach(function (step) {
-        var id = 'via:' + step;
+      steps(input).reverse().forEach(function (step) {
         var parts = step.split(' -> ');
-        nodes[id] = {id: id, label: parts[parts.length - 1] + '\n(registered by ' + parts[0] + ')', kind: 'via'};
+        var id = parts.length > 1 ? 'via:' + step : 'gap:' + source + ':' + step;
+        var label = parts.length > 1 ? parts[parts.length - 1] + '\n(registered by ' + parts[0] + ')' : step;
+        nodes[id] = {id: id, label: label, kind: 'via'};
         path.push(id);
       });
       path.push(target);
@@ -74,7 +83,7 @@
     table.textContent = '';
     table.appendChild(LF.table(['kind', 'input column', 'through registered datasets'], column.inputs.map(function (i) {
       return [LF.badge(i.kind, 'kind-' + i.kind), el('span', {}, [LF.link(i.href, i.dataset), '.', el('code', {}, [i.column])]),
-              i.via.length ? i.via.join(', ') : '-'];
+              i.via.length ? steps(i).join(', ') : '-'];
     }), 'no input column: a constant or a system value', 'grid inputs'));
     if (column.checks.length) table.appendChild(el('p', {}, ['Checked by: ' + column.checks.join(', ')]));
   }
