@@ -39,6 +39,7 @@ def test_the_workspace_is_assets_with_dependencies_partitions_and_checks(finance
     node = graph.get(dg.AssetKey(["journal_controls", "write_controlled_lines"]))
     assert node.partitions_def.get_partition_keys()[:3] == ["2026-01", "2026-02", "2026-03"]
     assert {c.name for c in graph.asset_check_keys if c.asset_key == node.key} >= {"journals_balance", "some_lines"}
+    assert (finance / "target" / "compiled.cache.json").is_file()  # a code location's next load compiles nothing
 
 
 def test_a_check_hangs_on_the_output_its_on_names(finance):

@@ -92,17 +92,41 @@ def test_the_commands_keep_the_scripts_and_leave_a_cache_that_is_not_theirs_alon
     assert other.read_text() == "not ours" and os.path.islink(finance / CACHE)
 
 
-def test_a_first_build_compiles_on_two_cores_what_one_would(tmp_path):
+def test_a_first_build_compiles_on_two_cores_what_one_would(tmp_path, monkeypatch):
     """Past ``PARALLEL_MIN_PROJECTS`` scripts to compile, a forked process compiles half: the manifest is the one
     compiled in one process, and every script is kept."""
+    import multiprocessing
+
     from bench.workspace_scale import chain
     root = tmp_path / "chain"
     chain(root, script_cache.PARALLEL_MIN_PROJECTS + 20)
+    contexts = []
+    real = multiprocessing.get_context
+    monkeypatch.setattr(multiprocessing, "get_context", lambda *a: contexts.append(a) or real(*a))
     scripts = ScriptCache(str(root))
     cached, _ = build_manifest(load_workspace(str(root)), scripts)
     scripts.save()
+    assert contexts == [("fork",)] or (os.cpu_count() or 1) < 2
     fresh, _ = build_manifest(load_workspace(str(root)))
     assert json.dumps(cached, sort_keys=True) == json.dumps(fresh, sort_keys=True)
     kept = json.loads((root / CACHE).read_text())["scripts"]
     assert sorted(kept.values()) == sorted(ScriptCache(str(root)).kept.values())
     assert len(kept) == script_cache.PARALLEL_MIN_PROJECTS + 20
+
+
+def test_a_cache_that_may_not_fork_compiles_in_its_own_process(tmp_path, monkeypatch):
+    """``ScriptCache(root, fork=False)`` (a Dagster code server, which has threads) never forks, however many
+    scripts are missing."""
+    import multiprocessing
+
+    from bench.workspace_scale import chain
+    root = tmp_path / "chain"
+    chain(root, script_cache.PARALLEL_MIN_PROJECTS + 5)
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(multiprocessing, "get_context", refuse)
+    scripts = ScriptCache(str(root), fork=False)
+    build_manifest(load_workspace(str(root)), scripts)
+    assert len(scripts.used) == script_cache.PARALLEL_MIN_PROJECTS + 5

@@ -86,8 +86,11 @@ class ScriptCache:
     """The scripts kept under a workspace's ``target/``: :meth:`compiled` answers, :meth:`save` keeps what was
     compiled or used (see the module docstring)."""
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, fork: bool = True):
+        """``fork``: whether :meth:`precompile` may fork (not in a process with threads of its own, such as a
+        Dagster code server: a forked copy of a thread holding a lock would wait for it forever)."""
         self.root = root
+        self.fork = fork
         self.path = os.path.join(root, CACHE)
         self.kept = self._read()
         self.on_disk = dict(self.kept)  # what save() would write again: nothing to do
@@ -123,7 +126,7 @@ class ScriptCache:
                 key = project_key(ws, project, plan)
                 if key not in self.kept:
                     missing.append((key, project, plan))
-        if len(missing) < PARALLEL_MIN_PROJECTS or (os.cpu_count() or 1) < 2 \
+        if not self.fork or len(missing) < PARALLEL_MIN_PROJECTS or (os.cpu_count() or 1) < 2 \
                 or "fork" not in multiprocessing.get_all_start_methods():
             return
         # dealt out alternately, largest first: each process gets about half the operations to compile

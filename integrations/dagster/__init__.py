@@ -130,10 +130,13 @@ def definitions(workspace_dir: str, start: str = "2024-01", period_level: str = 
     """The workspace at ``workspace_dir`` as a ``dagster.Definitions`` (see the module docstring): partitions from
     ``start`` (a period of ``period_level``: month, day or year); ``command``: how ledgerflow is started (default
     this Python's ``-m ledgerflow.adapters.cli``)."""
+    from ledgerflow.adapters.compile_out.script_cache import ScriptCache
     from ledgerflow.adapters.manifest.build import build_manifest
     from ledgerflow.compiler.workspace import load_workspace
     root = os.path.abspath(workspace_dir)
-    manifest, _errors = build_manifest(load_workspace(root))
+    scripts = ScriptCache(root, fork=False)  # the compiled scripts `ledgerflow manifest` and `docs` keep, kept too
+    manifest, _errors = build_manifest(load_workspace(root), scripts)
+    scripts.save()
     keys = _keys(manifest)
     partitions = _partitions(start, period_level)
     command = list(command or [sys.executable, "-m", "ledgerflow.adapters.cli"])
