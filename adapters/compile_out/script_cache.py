@@ -20,17 +20,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import multiprocessing
 import os
 from typing import Optional
 
 from ...compiler.compile import compile_plan, plan_project
 from ...compiler.model import Dataset, Project, Workspace
 from ...compiler.plan import Plan
-from ..layout.whole_files import write_json_whole
+from ..console.two_processes import can_fork, in_two_processes
+from ..layout.whole_files import may_keep, write_json_whole
 
 CACHE = os.path.join("target", "compiled.cache.json")
 CACHE_VERSION = 1
+PARALLEL_MIN_PROJECTS = 100  # scripts to compile from which a second process pays for its start
 
 
 @functools.lru_cache(maxsize=1)
@@ -71,11 +72,19 @@ def _dataset_key(ws: Workspace, ds: Dataset) -> bytes:
     return hashlib.sha256(seen + b"\0" + declared).digest()
 
 
-def project_key(ws: Workspace, project: Project, plan: Plan) -> str:
-    """The key of ``project``'s compiled script in ``ws`` with its bound ``plan`` (see the module docstring)."""
+def _workspace_key(ws: Workspace) -> bytes:
+    """What every project's key shares: ledgerflow's code, the workspace's folder and ``ledgerflow.yml``."""
     digest = hashlib.sha256(code_fingerprint().encode())
-    for part in (os.path.abspath(ws.root).encode(), _bytes(ws.root, ws.config.file or "ledgerflow.yml"),
-                 project.file.encode(), _bytes(ws.root, project.file)):
+    for part in (os.path.abspath(ws.root).encode(), _bytes(ws.root, ws.config.file or "ledgerflow.yml")):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.digest()
+
+
+def project_key(ws: Workspace, project: Project, plan: Plan, shared: Optional[bytes] = None) -> str:
+    """The key of ``project``'s compiled script in ``ws`` with its bound ``plan`` (see the module docstring);
+    ``shared``: :func:`_workspace_key` of ``ws`` when already known."""
+    digest = hashlib.sha256(shared if shared is not None else _workspace_key(ws))
+    for part in (project.file.encode(), _bytes(ws.root, project.file)):
         digest.update(hashlib.sha256(part).digest())
     for view in plan.inputs:
         digest.update(view.view.encode() + b"\0" + _dataset_key(ws, view.dataset))
@@ -95,15 +104,22 @@ class ScriptCache:
         self.kept = self._read()
         self.on_disk = dict(self.kept)  # what save() would write again: nothing to do
         self.used: dict[str, str] = {}
+        self._bound: dict[str, tuple[Project, Plan, Optional[str]]] = {}  # project name -> (project, plan, key)
+        self._shared: Optional[tuple[Workspace, bytes]] = None
 
-    def _writable(self) -> bool:
-        target = os.path.dirname(self.path)
-        if os.path.islink(target) or (os.path.lexists(target) and not os.path.isdir(target)):
-            return False
-        return not os.path.lexists(self.path) or (not os.path.islink(self.path) and os.path.isfile(self.path))
+    def _plan_and_key(self, ws: Workspace, project: Project) -> tuple[Plan, Optional[str]]:
+        """``project``'s bound plan and its key (None when the plan has errors), each found once per command."""
+        kept = self._bound.get(project.name)
+        if kept is None or kept[0] is not project:
+            if self._shared is None or self._shared[0] is not ws:
+                self._shared = (ws, _workspace_key(ws))
+            plan = plan_project(ws, project)
+            key = None if plan.diagnostics else project_key(ws, project, plan, self._shared[1])
+            kept = self._bound[project.name] = (project, plan, key)
+        return kept[1], kept[2]
 
     def _read(self) -> dict[str, str]:
-        if not self._writable() or not os.path.isfile(self.path):
+        if not may_keep(self.path) or not os.path.isfile(self.path):
             return {}
         try:
             with open(self.path, encoding="utf-8") as fh:
@@ -121,33 +137,23 @@ class ScriptCache:
         so the forked process inherits the plans; its scripts come back as text."""
         missing = []
         for project in projects:
-            plan = plan_project(ws, project)
-            if not plan.diagnostics:
-                key = project_key(ws, project, plan)
-                if key not in self.kept:
-                    missing.append((key, project, plan))
-        if not self.fork or len(missing) < PARALLEL_MIN_PROJECTS or (os.cpu_count() or 1) < 2 \
-                or "fork" not in multiprocessing.get_all_start_methods():
+            plan, key = self._plan_and_key(ws, project)
+            if key is not None and key not in self.kept:
+                missing.append((key, project, plan))
+        if not self.fork or len(missing) < PARALLEL_MIN_PROJECTS or not can_fork():
             return
         # dealt out alternately, largest first: each process gets about half the operations to compile
         work = sorted(missing, key=lambda m: -len(m[1].operations))
-        _FORKED["work"] = work[1::2]
-        try:
-            with multiprocessing.get_context("fork").Pool(1) as pool:
-                pending = pool.apply_async(_compile_forked)
-                for key, project, plan in work[0::2]:
-                    self.kept[key] = compile_plan(project, plan).script()
-                self.kept.update(pending.get())
-        finally:
-            _FORKED.clear()
+        theirs, mine = in_two_processes(lambda: _compiled(work[1::2]), lambda: _compiled(work[0::2]))
+        self.kept.update(theirs)
+        self.kept.update(mine)
 
     def compiled(self, ws: Workspace, project: Project) -> tuple[Plan, Optional[str]]:
         """``project``'s bound plan and its compiled script (``ledgerflow compile``'s text, without the final
         newline), or None for the script when the plan has errors (``plan.diagnostics``)."""
-        plan = plan_project(ws, project)
-        if plan.diagnostics:
+        plan, key = self._plan_and_key(ws, project)
+        if key is None:
             return plan, None
-        key = project_key(ws, project, plan)
         text = self.kept.get(key)
         if text is None:
             text = compile_plan(project, plan).script()
@@ -157,18 +163,14 @@ class ScriptCache:
     def save(self) -> None:
         """Keep the scripts compiled or used by this command (nothing when the cache's place is not ours, or
         when nothing changed)."""
-        if not self._writable() or self.used == self.on_disk:
+        if not may_keep(self.path) or self.used == self.on_disk:
             return
         os.makedirs(os.path.dirname(self.path), exist_ok=True)
         write_json_whole(self.path, {"version": CACHE_VERSION, "scripts": self.used})
 
 
-PARALLEL_MIN_PROJECTS = 100  # scripts to compile from which a second process pays for its start
-_FORKED: dict = {}  # what the forked process compiles (inherited, not pickled)
-
-
-def _compile_forked() -> dict[str, str]:
-    return {key: compile_plan(project, plan).script() for key, project, plan in _FORKED["work"]}
+def _compiled(work: list[tuple[str, Project, Plan]]) -> dict[str, str]:
+    return {key: compile_plan(project, plan).script() for key, project, plan in work}
 
 
 def plan_and_script(ws: Workspace, project: Project, scripts: Optional[ScriptCache]) -> tuple[Optional[Plan], str, list]:

@@ -8,7 +8,6 @@ in a forked process while the head loads (a workspace of 1,000 projects: one loa
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 from typing import Callable, Optional
 
@@ -18,6 +17,7 @@ from ...compiler.diff.result import Category, WorkspaceDiff
 from ...compiler.errors import CompileError
 from ...compiler.model import Dataset, Workspace
 from ...compiler.workspace import load_workspace
+from ..console.two_processes import can_fork, in_two_processes
 from .formats import render_json, render_markdown, render_text
 from .gitsource import Side, open_side
 
@@ -25,7 +25,6 @@ EXIT_FOUND = 4
 PARALLEL_MIN_OPERATIONS = 200
 PARALLEL_MIN_PROJECTS = 100  # project files on the base side from which it is loaded in a forked process
 
-_FORKED: dict = {}  # what the forked process compiles (inherited, not pickled)
 
 
 def _load(side: Side, extra: list[Dataset]) -> Workspace:
@@ -35,12 +34,15 @@ def _load(side: Side, extra: list[Dataset]) -> Workspace:
         raise SideError(side.role, side.label, err.render()) from None
 
 
-def _load_forked() -> Optional[Workspace]:
+def _load_for_parent(side: Side, registered: list[Dataset]) -> Optional[Workspace]:
+    """``side`` loaded in a forked process, as the parent takes it back: without its plans (sqlglot trees; the
+    parent binds again the few projects it compiles), or None when it does not load (the parent loads it again
+    and reports its error itself)."""
     try:
-        ws = _load(_FORKED["side"], _FORKED["registered"])
-    except Exception:  # noqa: BLE001 - the parent loads this side again and reports its error itself
+        ws = _load(side, registered)
+    except Exception:  # noqa: BLE001 - reported by the parent's own load
         return None
-    ws.producer_plans = {}  # plans hold sqlglot trees: the parent binds again the few projects it compiles
+    ws.producer_plans = {}
     return ws
 
 
@@ -51,35 +53,18 @@ def _load_both(base_side: Side, head_side: Side, registered: list[Dataset]) -> t
     error is reported as any."""
     projects = os.path.join(base_side.root, "projects")
     count = len(os.listdir(projects)) if os.path.isdir(projects) else 0
-    if count < PARALLEL_MIN_PROJECTS or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if count < PARALLEL_MIN_PROJECTS or not can_fork():
         return _load(base_side, registered), _load(head_side, registered)
-    _FORKED.update(side=base_side, registered=registered)
-    try:
-        with multiprocessing.get_context("fork").Pool(1) as pool:
-            pending = pool.apply_async(_load_forked)
-            head = _load(head_side, registered)
-            base = pending.get()
-    finally:
-        _FORKED.clear()
+    base, head = in_two_processes(lambda: _load_for_parent(base_side, registered),
+                                  lambda: _load(head_side, registered))
     return (base if base is not None else _load(base_side, registered)), head
-
-
-def _summarise_forked() -> tuple:
-    return summarise(_FORKED["workspace"], _FORKED["names"])
 
 
 def _summarise_both(base: Workspace, head: Workspace, names: list[str]) -> tuple[tuple, tuple]:
     size = sum(len(p.operations) for ws in (base, head) for p in ws.projects if p.name in names)
-    if size < PARALLEL_MIN_OPERATIONS or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if size < PARALLEL_MIN_OPERATIONS or not can_fork():
         return summarise(base, names), summarise(head, names)
-    _FORKED.update(workspace=base, names=names)
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(1) as pool:
-        pending = pool.apply_async(_summarise_forked)
-        head_result = summarise(head, names)
-        base_result = pending.get()
-    _FORKED.clear()
-    return base_result, head_result
+    return in_two_processes(lambda: summarise(base, names), lambda: summarise(head, names))
 
 
 def compute_diff(workspace_root: Optional[str], base_spec: Optional[str], head_spec: Optional[str],

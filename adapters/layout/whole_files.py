@@ -25,6 +25,15 @@ def write_json_whole(path: str, data: Any, durable: bool = False, **dumps: Any) 
     write_whole(path, json.dumps(data, **dumps), durable)
 
 
+def may_keep(path: str) -> bool:
+    """Whether ledgerflow may keep a file of its own at ``path`` (a cache under ``target/``): neither the file nor
+    its folder is a link, the folder is not a file, and the file is a file or not there yet."""
+    folder = os.path.dirname(path)
+    if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+        return False
+    return not os.path.lexists(path) or (not os.path.islink(path) and os.path.isfile(path))
+
+
 def not_ours(path: str, ours: Callable[[Any], bool]) -> Optional[str]:
     """Why ``path`` may not be written over, or None: "a symbolic link", "a folder", or "a file ledgerflow did not
     write" when it exists and its JSON does not pass ``ours``. A path that does not exist is free."""

@@ -17,7 +17,7 @@ import os
 from typing import Optional
 
 from ..compile_out.script_cache import code_fingerprint
-from ..layout.whole_files import write_json_whole
+from ..layout.whole_files import may_keep, write_json_whole
 
 CACHE = os.path.join("target", "manifest.cache.json")
 _WORKSPACE_FILES = (("datasets", (".yml", ".yaml")), ("projects", (".yml", ".yaml")), ("tests", (".yml", ".yaml")))
@@ -55,8 +55,8 @@ def read(root: str, key: str) -> Optional[str]:
 
 def write(root: str, key: str, text: str) -> None:
     """Keep ``text`` under ``key`` (nothing when ``target`` or the cache's name is a link or not ours to write)."""
-    target, path = os.path.join(root, "target"), os.path.join(root, CACHE)
-    if os.path.islink(target) or (os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path))):
+    path = os.path.join(root, CACHE)
+    if not may_keep(path):
         return
-    os.makedirs(target, exist_ok=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     write_json_whole(path, {"key": key, "text": text})
