@@ -7,24 +7,22 @@ on its ancestors, and a topological order is a valid run order.
 
 Built from the typed model alone (no binding, no SQL): a dataset reference is resolved by UUID or
 name against the declared datasets, the datasets registered in the run store and the names the
-projects' outputs register; an unknown reference is left out (binding reports it). networkx is
-imported only here, and only when a graph is built: a workspace where no output registers a dataset
-has no edge between projects and never needs it (:func:`has_registrations`).
+projects' outputs register; an unknown reference is left out (binding reports it). The graph is kept
+as plain adjacency maps and walked iteratively (no recursion, whatever the depth); networkx is imported
+only to spell out a cycle, which only a broken workspace has.
 
 :func:`problems` lists the graph's errors: ``GRAPH-001`` a cycle, spelled out node by node;
 ``GRAPH-002`` a dataset registered by more than one output.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import Iterable, Optional
 
 from .errors import Diagnostic, Location
 from .model import AppendOperation, OutputOperation, Project, UpdateOperation, Workspace
 from .registered import registered_id
-
-if TYPE_CHECKING:  # pragma: no cover
-    import networkx as nx
 
 PROJECT = "project"
 DATASET = "dataset"
@@ -40,6 +38,10 @@ def split_id(node: str) -> tuple[str, str]:
     """(kind, name) of a node id."""
     kind, _, name = node.partition(":")
     return kind, name
+
+
+class GraphCycle(ValueError):
+    """The workspace graph has a cycle, so it has no order (reported as GRAPH-001 by :meth:`WorkspaceGraph.problems`)."""
 
 
 @dataclass(frozen=True)
@@ -125,53 +127,112 @@ def edges(ws: Workspace) -> list[Edge]:
 
 
 class WorkspaceGraph:
-    """The graph of one workspace (a networkx ``DiGraph``; each edge keeps its roles and locations)."""
+    """The graph of one workspace: each node's kind, and for each pair of nodes the edges (roles and
+    locations) from one to the other, kept both ways."""
 
     def __init__(self, ws: Workspace):
-        import networkx as nx  # here, not at import: it costs ~0.7 s and a plain `compile` never needs it
-
-        self.nx = nx
         self.workspace = ws
-        g = nx.DiGraph()
+        kinds: dict[str, str] = {}
         for p in ws.projects:
-            g.add_node(node_id(PROJECT, p.name), kind=PROJECT)
+            kinds[node_id(PROJECT, p.name)] = PROJECT
         for d in ws.datasets:
-            g.add_node(node_id(DATASET, d.name), kind=DATASET)
+            kinds.setdefault(node_id(DATASET, d.name), DATASET)
         for name in registrations(ws):
-            g.add_node(node_id(DATASET, name), kind=DATASET)
-        for e in edges(ws):
-            if g.has_edge(e.source, e.target):
-                g.edges[e.source, e.target]["edges"].append(e)
-            else:
-                g.add_edge(e.source, e.target, edges=[e])
-        self.g: "nx.DiGraph" = g
+            kinds.setdefault(node_id(DATASET, name), DATASET)
+        self._link(kinds, edges(ws))
+
+    def _link(self, kinds: dict[str, str], listed: Iterable[Edge]) -> None:
+        """Keep ``kinds`` (node -> kind) and the ``listed`` edges between them, both ways."""
+        self._kinds = kinds
+        self._succ: dict[str, dict[str, list[Edge]]] = {n: {} for n in kinds}
+        self._pred: dict[str, dict[str, list[Edge]]] = {n: {} for n in kinds}
+        for e in listed:
+            self._succ[e.source].setdefault(e.target, []).append(e)
+            self._pred[e.target][e.source] = self._succ[e.source][e.target]
+        self._order: Optional[list[str]] = None
+        self._looped = False
 
     # ------------------------------------------------------------------ queries
+    def __contains__(self, node: str) -> bool:
+        return node in self._kinds
+
+    def nodes(self) -> list[str]:
+        """Every node, sorted."""
+        return sorted(self._kinds)
+
     def kind(self, node: str) -> str:
         """``project`` or ``dataset``."""
-        return self.g.nodes[node]["kind"]
+        return self._kinds[node]
 
     def projects(self) -> list[str]:
         """Every project node, sorted."""
-        return sorted(n for n in self.g if self.kind(n) == PROJECT)
+        return sorted(n for n, k in self._kinds.items() if k == PROJECT)
 
     def datasets(self) -> list[str]:
         """Every dataset node, sorted."""
-        return sorted(n for n in self.g if self.kind(n) == DATASET)
+        return sorted(n for n, k in self._kinds.items() if k == DATASET)
+
+    def successors(self, node: str) -> list[str]:
+        """The nodes ``node`` feeds directly."""
+        return list(self._succ[node])
+
+    def out_edges(self, node: str) -> list[tuple[str, list[Edge]]]:
+        """(target, the edges to it) of every node ``node`` feeds directly."""
+        return list(self._succ[node].items())
+
+    def in_edges(self, node: str) -> list[tuple[str, list[Edge]]]:
+        """(source, the edges from it) of every node feeding ``node`` directly."""
+        return list(self._pred[node].items())
 
     def ancestors(self, node: str) -> set[str]:
         """Every node ``node`` depends on (transitively)."""
-        return self.nx.ancestors(self.g, node)
+        return self._reach(node, self._pred)
 
     def descendants(self, node: str) -> set[str]:
         """Every node that depends on ``node`` (transitively)."""
-        return self.nx.descendants(self.g, node)
+        return self._reach(node, self._succ)
+
+    @staticmethod
+    def _reach(node: str, links: dict[str, dict[str, list[Edge]]]) -> set[str]:
+        seen: set[str] = set()
+        todo = [node]
+        while todo:
+            for other in links[todo.pop()]:
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        seen.discard(node)
+        return seen
+
+    def _full_order(self) -> list[str]:
+        """Every node in dependency order, ties broken by id (the smallest ready node first). On a cycle the
+        nodes on or after it are left out and :attr:`_looped` says so."""
+        if self._order is None:
+            waiting = {n: len(self._pred[n]) for n in self._kinds}
+            ready = [n for n, k in waiting.items() if k == 0]
+            heapq.heapify(ready)
+            order = []
+            while ready:
+                n = heapq.heappop(ready)
+                order.append(n)
+                for succ in self._succ[n]:
+                    waiting[succ] -= 1
+                    if waiting[succ] == 0:
+                        heapq.heappush(ready, succ)
+            self._order, self._looped = order, len(order) < len(self._kinds)
+        return self._order
 
     def order(self, nodes: Optional[Iterable[str]] = None) -> list[str]:
         """``nodes`` (default: all) in dependency order, ties broken by id: deterministic. The order is
-        the whole graph's, so two selected projects linked through an unselected one keep their order."""
-        chosen = set(self.g) if nodes is None else set(nodes)
-        return [n for n in self.nx.lexicographical_topological_sort(self.g) if n in chosen]
+        the whole graph's, so two selected projects linked through an unselected one keep their order.
+        Raises :class:`GraphCycle` when the graph has a cycle (no order exists)."""
+        order = self._full_order()
+        if self._looped:
+            raise GraphCycle("the workspace graph has a cycle: no order exists (GRAPH-001)")
+        if nodes is None:
+            return list(order)
+        chosen = set(nodes)
+        return [n for n in order if n in chosen]
 
     def project_order(self, nodes: Optional[Iterable[str]] = None) -> list[str]:
         """The project names among ``nodes`` (default: all), in run order."""
@@ -181,25 +242,32 @@ class WorkspaceGraph:
         """The edges between ``nodes`` (default: all), ordered by the nodes' order then role."""
         order = self.order(nodes)
         index = {n: i for i, n in enumerate(order)}
-        found = [e for u, v, data in self.g.edges(data=True) if u in index and v in index for e in data["edges"]]
+        found = [e for u in order for v, listed in self._succ[u].items() if v in index for e in listed]
         return sorted(found, key=lambda e: (index[e.source], index[e.target], ROLES.index(e.role)))
 
     # ------------------------------------------------------------------ problems
     def cycles(self) -> list[list[str]]:
         """One cycle per strongly connected group of nodes, each starting (and ending) at its smallest project."""
+        self._full_order()
+        if not self._looped:
+            return []
+        import networkx as nx  # only a broken workspace gets here: spelling a cycle out is networkx's job
+        g = nx.DiGraph()
+        g.add_nodes_from(self._kinds)
+        g.add_edges_from((u, v) for u, targets in self._succ.items() for v in targets)
         out = []
-        for component in sorted((sorted(c) for c in self.nx.strongly_connected_components(self.g)), key=lambda c: c[0]):
+        for component in sorted((sorted(c) for c in nx.strongly_connected_components(g)), key=lambda c: c[0]):
             start = next((n for n in component if self.kind(n) == PROJECT), component[0])
-            if len(component) == 1 and not self.g.has_edge(start, start):
+            if len(component) == 1 and not g.has_edge(start, start):
                 continue
-            sub = self.g.subgraph(component)
+            sub = g.subgraph(component)
             path = [start]
             # the shortest way back to start from each of its successors gives a simple cycle
             best = None
             for succ in sorted(sub.successors(start)):
                 try:
-                    back = self.nx.shortest_path(sub, succ, start)
-                except self.nx.NetworkXNoPath:  # pragma: no cover - impossible inside a component
+                    back = nx.shortest_path(sub, succ, start)
+                except nx.NetworkXNoPath:  # pragma: no cover - impossible inside a component
                     continue
                 if best is None or len(back) < len(best):
                     best = back
@@ -210,7 +278,7 @@ class WorkspaceGraph:
         """GRAPH-001 (a cycle) and GRAPH-002 (a dataset registered twice) diagnostics."""
         diags = []
         for cycle in self.cycles():
-            back = self.g.edges[cycle[-2], cycle[-1]]["edges"][0]  # the read that closes the cycle
+            back = self._succ[cycle[-2]][cycle[-1]][0]  # the read that closes the cycle
             diags.append(Diagnostic(
                 "GRAPH-001", "projects depend on each other in a cycle: " + " -> ".join(cycle),
                 back.location or Location("<workspace>"), split_id(cycle[-2])[1],

@@ -53,7 +53,7 @@ def _node(graph: WorkspaceGraph, kind: str, name: str, term: str) -> str:
     """The node a term names; a bare name is a project first, then a dataset."""
     kinds = [kind] if kind else [PROJECT, DATASET]
     for k in kinds:
-        if node_id(k, name) in graph.g:
+        if node_id(k, name) in graph:
             return node_id(k, name)
     if kind == DATASET:
         candidates = [split_id(n)[1] for n in graph.datasets()]

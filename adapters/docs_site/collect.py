@@ -11,7 +11,7 @@ from typing import Sequence
 from ...compiler.dag_view import as_dict
 from ...compiler.errors import Diagnostic
 from ...compiler.compile import plan_project
-from ...compiler.graph import WorkspaceGraph, edges, split_id
+from ...compiler.graph import GraphCycle, WorkspaceGraph, edges, split_id
 from ...compiler.lineage import LineageWalker
 from ...compiler.model import Workspace
 from ...compiler.version import version
@@ -47,8 +47,8 @@ def _graph_dict(graph: WorkspaceGraph, ws: Workspace) -> dict:
     """``dag --format json``'s nodes and edges; with a cycle (no order exists) every node and edge, sorted."""
     try:
         return as_dict(graph)
-    except Exception:  # noqa: BLE001 - networkx refuses to order a cycle (GRAPH-001, on the first page)
-        return {"nodes": [{"id": n, "kind": graph.kind(n)} for n in sorted(graph.g)],
+    except GraphCycle:  # no order exists (GRAPH-001, on the first page)
+        return {"nodes": [{"id": n, "kind": graph.kind(n)} for n in graph.nodes()],
                 "edges": [{"from": e.source, "to": e.target, "role": e.role} for e in edges(ws)]}
 
 

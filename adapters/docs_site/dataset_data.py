@@ -46,16 +46,14 @@ def resolver_data(ws: Workspace, ds: Dataset) -> dict:
 def _neighbours(graph: WorkspaceGraph, node: str) -> tuple[list[dict], list[dict]]:
     """(readers, producers) of a dataset node: projects with their roles and pages."""
     readers, producers = [], []
-    if node not in graph.g:
+    if node not in graph:
         return readers, producers
-    for _, target, data in graph.g.out_edges(node, data=True):
+    for target, listed in graph.out_edges(node):
         name = split_id(target)[1]
-        readers.append({"project": name, "href": ids.project_page(name),
-                        "roles": [e.role for e in data["edges"]]})
-    for source, _, data in graph.g.in_edges(node, data=True):
+        readers.append({"project": name, "href": ids.project_page(name), "roles": [e.role for e in listed]})
+    for source, listed in graph.in_edges(node):
         name = split_id(source)[1]
-        producers.append({"project": name, "href": ids.project_page(name),
-                          "roles": [e.role for e in data["edges"]]})
+        producers.append({"project": name, "href": ids.project_page(name), "roles": [e.role for e in listed]})
     return sorted(readers, key=lambda r: r["project"]), sorted(producers, key=lambda r: r["project"])
 
 

@@ -196,8 +196,8 @@ def _downstream(report: StaleReport, by_key: dict, closures: dict, ws, graph) ->
     while queue:
         project, period = queue.pop(0)
         below = set()
-        for mid in graph.g.successors(node_id(PROJECT, project)):
-            below |= {n for n in (graph.g.successors(mid) if split_id(mid)[0] != PROJECT else [mid])
+        for mid in graph.successors(node_id(PROJECT, project)):
+            below |= {n for n in (graph.successors(mid) if split_id(mid)[0] != PROJECT else [mid])
                       if split_id(n)[0] == PROJECT}
         for node in sorted(below):
             key = (split_id(node)[1], period)
