@@ -12,7 +12,7 @@ import os
 from typing import Callable, Optional
 
 from ...compiler.compile import gc_paused
-from ...compiler.diff import (SideError, compare, projects_to_compile, select_projects, summarise)
+from ...compiler.diff import SideError, compare, select_projects, summarise, to_compile
 from ...compiler.diff.result import Category, WorkspaceDiff
 from ...compiler.errors import CompileError
 from ...compiler.model import Dataset, Workspace
@@ -101,7 +101,7 @@ def compare_sides(base_side: Side, head_side: Side, registered: list[Dataset],
     where a project does not compile."""
     base, head = _load_both(base_side, head_side, registered)
     names = select_projects(base, head, projects)
-    todo = projects_to_compile(base, head, names)
+    todo = to_compile(base, head, names)
     (base_summaries, base_errors), (head_summaries, head_errors) = _summarise_both(base, head, todo)
     if base_errors:
         raise SideError("base", base_side.label, "\n".join(base_errors))

@@ -3,11 +3,11 @@
 The passes: :mod:`.summary` compiles each project that may have changed on each side and keeps plain
 data (script, normalised SQL, plan prints from :mod:`.prints`); :mod:`.align` matches operations;
 :mod:`.projects` compares outputs and columns and assigns the category; :mod:`.datasets` lists what
-changed in each dataset's declaration; :mod:`.impact` (empty until the workspace graph lands) follows
-changed columns into other projects; :mod:`.result` is the result and its JSON (docs/diff.md).
+changed in each dataset's declaration; :mod:`.impact` follows changed columns and row sets into other
+projects; :mod:`.result` is the result and its JSON (docs/diff.md).
 
-:func:`diff_workspaces` runs them in one process; an adapter may call :func:`projects_to_compile`,
-summarise each side elsewhere (another process) and call :func:`compare`.
+:func:`diff_workspaces` runs them in one process; an adapter may call :func:`to_compile`, summarise each
+side elsewhere (another process) and call :func:`compare`.
 """
 from __future__ import annotations
 
@@ -61,6 +61,12 @@ def projects_to_compile(base: Workspace, head: Workspace, names: list[str]) -> l
     return out
 
 
+def to_compile(base: Workspace, head: Workspace, chosen: list[str]) -> list[str]:
+    """What to compile for a diff of the ``chosen`` projects: every project whose sources differ, the chosen
+    ones or not, as a change upstream of a chosen project reaches it (``impact``)."""
+    return projects_to_compile(base, head, select_projects(base, head))
+
+
 def summarise(workspace: Workspace, names: Iterable[str]) -> tuple[dict[str, ProjectSummary], list[str]]:
     """Summaries of the named projects that exist in ``workspace``, and the errors of those that do not
     compile (each rendered, naming the project)."""
@@ -78,18 +84,30 @@ def summarise(workspace: Workspace, names: Iterable[str]) -> tuple[dict[str, Pro
 
 def compare(base: Workspace, head: Workspace, base_label: str, head_label: str, names: list[str],
             base_summaries: dict[str, ProjectSummary], head_summaries: dict[str, ProjectSummary]) -> WorkspaceDiff:
-    """The diff of the named projects, from the summaries of those compiled (others are unchanged)."""
+    """The diff of the named projects, from the summaries of those compiled (others are unchanged). The
+    summaries may hold projects beyond ``names`` (:func:`to_compile`): their changes reach the named projects'
+    ``impact``, and an impact on a named project counts as a breaking change of the selection."""
     diff = WorkspaceDiff(base_label, head_label)
+    compared = {name: compare_project(name, base_summaries.get(name), head_summaries.get(name))
+                for name in dict.fromkeys([*base_summaries, *head_summaries])}
     for name in names:
-        if name in base_summaries or name in head_summaries:
-            diff.projects.append(compare_project(name, base_summaries.get(name), head_summaries.get(name)))
+        if name in compared:
+            diff.projects.append(compared[name])
         else:
             project = head.find_project(name)
             diff.projects.append(ProjectDiff(name, Status.UNCHANGED, None, [
                 OperationChange(o.seq, o.name, Status.UNCHANGED, o.kind.value if o.kind else "", o.seq)
                 for o in project.operations]))
     diff.datasets = compare_datasets(base, head)
-    diff.impact = impact_of(base, head, [p for p in diff.projects if p.status != Status.UNCHANGED])
+    changed = [p for p in diff.projects if p.status != Status.UNCHANGED]
+    diff.impact = impact_of(base, head, changed)
+    everything = [p for p in compared.values() if p.status != Status.UNCHANGED]
+    if len(everything) > len(changed):  # a selection: what reaches it from the projects left out counts too
+        chosen, kept = set(names), {(i.project, i.output, i.column) for i in diff.impact}
+        upstream = [i for i in impact_of(base, head, everything)
+                    if i.project in chosen and (i.project, i.output, i.column) not in kept]
+        diff.impact += upstream
+        diff.selection_impacted = bool(upstream)
     return diff
 
 
@@ -97,7 +115,7 @@ def diff_workspaces(base: Workspace, head: Workspace, base_label: str = "base", 
                     names: Iterable[str] = ()) -> WorkspaceDiff:
     """Compare two workspaces in this process; raises :class:`SideError` when a side does not compile."""
     chosen = select_projects(base, head, names)
-    todo = projects_to_compile(base, head, chosen)
+    todo = to_compile(base, head, chosen)
     sides = {}
     for side, ws, label in (("base", base, base_label), ("head", head, head_label)):
         summaries, errors = summarise(ws, todo)

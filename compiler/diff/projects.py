@@ -56,13 +56,45 @@ def check_changes(base: Optional[ProjectSummary], head: Optional[ProjectSummary]
     """The checks added, removed or modified between two sides (head's order, then base's removed ones)."""
     old, new = (base.checks if base else {}), (head.checks if head else {})
     out = []
-    for name, (fp, quarantine) in new.items():
+    for name, (fp, quarantine, _on) in new.items():
         if name not in old:
             out.append(CheckChange(name, Status.ADDED, quarantine))
         elif old[name][0] != fp:
             out.append(CheckChange(name, Status.MODIFIED, quarantine or old[name][1]))
-    out += [CheckChange(name, Status.REMOVED, q) for name, (_, q) in old.items() if name not in new]
+    out += [CheckChange(name, Status.REMOVED, q) for name, (_, q, _on) in old.items() if name not in new]
     return out
+
+
+def _quarantined(base: ProjectSummary, head: ProjectSummary, checks: list[CheckChange],
+                 operations: list[OperationChange]) -> set[int]:
+    """The head outputs whose rows a changed quarantine check can change: the output it is on, on either side
+    (base's seq followed to head's), or every output for a check on the input."""
+    to_head = {o.base_seq: o.seq for o in operations if o.status != Status.REMOVED and o.base_seq is not None}
+    hit: set[int] = set()
+    for c in checks:
+        for side, seqs in ((head.checks, None), (base.checks, to_head)):
+            entry = side.get(c.name)
+            if entry is None or not entry[1]:
+                continue
+            if entry[2] is None:
+                hit |= set(head.outputs)
+            else:
+                seq = entry[2] if seqs is None else seqs.get(entry[2])
+                if seq in head.outputs:
+                    hit.add(seq)
+    return hit
+
+
+def _rows_changed(outputs: list[OutputChange], seqs: set[int], head: ProjectSummary) -> list[OutputChange]:
+    """``outputs`` with each of ``seqs`` marked as writing other rows (added as a change when it had none)."""
+    changed = {o.seq: o for o in outputs if o.status == Status.MODIFIED}
+    added = []
+    for seq in sorted(seqs):
+        if seq in changed:
+            changed[seq].rows_changed = True
+        elif not any(o.seq == seq and o.status != Status.REMOVED for o in outputs):
+            added.append(OutputChange(seq, head.outputs[seq].name, True, [], Status.MODIFIED))
+    return sorted(outputs + added, key=lambda o: o.seq) if added else outputs
 
 
 def _categorise(base: ProjectSummary, head: ProjectSummary, operations: list[OperationChange],
@@ -125,6 +157,7 @@ def compare_project(name: str, base: Optional[ProjectSummary], head: Optional[Pr
             if change is not None:
                 outputs.append(change)
     checks = check_changes(base, head)
+    outputs = _rows_changed(outputs, _quarantined(base, head, checks, operations), head)
     category, reasons = _categorise(base, head, operations, outputs, checks)
     diff = sql_diff(base.script, head.script, name)
     changed = (base.file_digest != head.file_digest or base.normalised_sql != head.normalised_sql or outputs

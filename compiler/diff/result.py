@@ -120,10 +120,13 @@ class WorkspaceDiff:
     projects: list[ProjectDiff] = field(default_factory=list)
     datasets: list[DatasetDiff] = field(default_factory=list)
     impact: list[Impact] = field(default_factory=list)
+    selection_impacted: bool = False  # `--project`: a change outside the selection reaches it (breaking)
 
     def worst(self) -> Optional[Category]:
-        """The most severe category of any project (None when nothing changed)."""
+        """The most severe category of any project (None when nothing changed); breaking when a change outside
+        a ``--project`` selection reaches a selected project."""
         found = [p.category for p in self.projects if p.category is not None]
+        found += [Category.BREAKING] if self.selection_impacted else []
         return max(found, key=lambda c: c.rank) if found else None
 
 

@@ -30,7 +30,8 @@ class ProjectSummary:
     operations: list[OperationPrint] = field(default_factory=list)
     outputs: dict[int, OutputPrint] = field(default_factory=dict)
     datasets: list[str] = field(default_factory=list)  # names of the datasets it reads
-    checks: dict[str, tuple[str, bool]] = field(default_factory=dict)  # name -> (fingerprint, quarantines)
+    # name -> (fingerprint, quarantines, the output seq it is on: None for the input)
+    checks: dict[str, tuple[str, bool, Optional[int]]] = field(default_factory=dict)
 
 
 def _file_bytes(workspace: Workspace, relative: str) -> bytes:
@@ -77,6 +78,6 @@ def summarise_project(workspace: Workspace, project: Project) -> ProjectSummary:
               for v in compiled.inputs]
     normalised = "\n".join(header + [f"{st.kind} {st.name}:\n{st.sql};" for st in compiled.statements])
     prints = plan_prints(workspace, compiled.plan)
-    checks = {c.name: (fingerprint(c), c.action == Action.QUARANTINE) for c in compiled.plan.checks}
+    checks = {c.name: (fingerprint(c), c.action == Action.QUARANTINE, c.on) for c in compiled.plan.checks}
     return ProjectSummary(project.name, file_digest(workspace, project), compiled.script(), normalised,
                           prints.operations, prints.outputs, sorted({v.dataset.name for v in compiled.inputs}), checks)
