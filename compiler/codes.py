@@ -153,6 +153,9 @@ CODES: tuple[Code, ...] = (
          "rows were computed from (promote the upstream project too)", f"{ENVIRONMENTS} (Promotion)"),
     Code("ENV-006", "an environment command that cannot apply: promoting an environment onto itself, dropping "
          "prod, `envs path` of a catalog-table output or of an output never published", f"{ENVIRONMENTS} (Commands)"),
+    Code("ENV-007", "a promotion of a record that is not what the source shows in this workspace: a partition or "
+         "version outside the workspace (a copied or moved workspace), a version changed since it was published, "
+         "or a journal folder (target/promotions) that is a link", f"{ENVIRONMENTS} (Promotion)"),
     # machine-readable results (run --results)
     Code("RESULTS-001", "`run --results` naming a folder, a link or a file that is not results ledgerflow wrote",
          f"{COMMANDS} (Machine-readable results)"),

@@ -5,17 +5,70 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from typing import Iterator, Optional
 
+from ...compiler.realpaths import inside
+from ..layout.real_path import real_path
 from ..layout.whole_files import write_json_whole
 from ..store import liveness
 from . import swaps
 
 FOLDER = "promotions"  # target/promotions/<promotion id>.json: each promotion's journal and outcome
+_JOURNAL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json")  # <promotion id>.json
 
 
 def promotions_dir(store) -> str:
     """``target/promotions`` of the store's workspace."""
     return os.path.join(store.root, "target", FOLDER)
+
+
+def journal_folder(store, create: bool = False) -> Optional[str]:
+    """``target/promotions`` when it (and ``target``) is a real folder, made when ``create``; None when either is
+    a link or a file, or (without ``create``) when it does not exist: a journal is never read or written
+    through something ledgerflow did not make."""
+    folder = promotions_dir(store)
+    for path in (os.path.dirname(folder), folder):
+        if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+            return None
+        if not os.path.isdir(path):
+            if not create:
+                return None
+            os.mkdir(path)
+    return folder
+
+
+def _journals(store) -> Iterator[tuple[str, dict]]:
+    """(path, record) of each journal in ``target/promotions``: a plain file named ``<promotion id>.json`` that
+    names that very id (a link, another name or a damaged file is left alone)."""
+    folder = journal_folder(store)
+    if folder is None:
+        return
+    for name in sorted(os.listdir(folder)):
+        found = _JOURNAL.fullmatch(name)
+        path = os.path.join(folder, name)
+        if found is None or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as fh:
+                record = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and record.get("promotion_id") == found.group(1):
+            yield path, record
+
+
+def _elsewhere(store, record: dict) -> Optional[str]:
+    """The first path ``record``'s journal names outside the store's workspace (a copy's journal names the
+    original's partitions), or None."""
+    workspace = real_path(store.root)
+    entries = (record.get("commit") or {}).get("partitions")
+    for entry in entries if isinstance(entries, list) else []:
+        for key in ("link", "staged", "previous"):
+            value = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(value, str) and not inside(real_path(value), workspace):
+                return value
+    return None
 
 
 def write_json(path: str, data: dict) -> None:
@@ -28,22 +81,16 @@ def recover_promotions(store) -> list[tuple[str, str]]:
     """Roll back every promotion whose process died before its commit point (its journal says ``running`` and
     its lock can be taken): each partition it re-pointed shows what it showed before (one that died after its
     commit point is completed instead). Returns (promotion id, what was done) for each."""
-    folder = promotions_dir(store)
-    if not os.path.isdir(folder):
-        return []
     done = []
-    for name in sorted(os.listdir(folder)):
-        if not name.endswith(".json"):
-            continue
-        path = os.path.join(folder, name)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                record = json.load(fh)
-        except (OSError, ValueError):
-            continue
+    for path, record in _journals(store):
         if record.get("status") != "running":
             continue
         pid = record["promotion_id"]
+        away = _elsewhere(store, record)
+        if away is not None:
+            done.append((pid, f"left alone: its journal names {away}, outside this workspace (a copy of another "
+                              "workspace's journal?); nothing was changed"))
+            continue
         with liveness.probe(store.runs_dir, pid) as lock:
             if lock.state != "abandoned":
                 continue
@@ -59,6 +106,7 @@ def recover_promotions(store) -> list[tuple[str, str]]:
                           f"{'s' if len(rolled) != 1 else ''} it had re-pointed"
                           + (f"; {'; '.join(problems)}" if problems else ""))
             write_json(path, record)
+            store.release(pid)  # the leases it held
             lock.settled()
         done.append((pid, detail))
     return done

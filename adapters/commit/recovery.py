@@ -170,20 +170,21 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
 
 
 def recover(store, found_by: Optional[str] = None, other_hosts: bool = False) -> list[Outcome]:
-    """Check every ``running`` run of ``store``, then the claims of runs never recorded; returns one
-    :class:`Outcome` each."""
+    """Check every ``running`` run of ``store``, then every promotion, then the claims of runs never recorded;
+    returns one :class:`Outcome` each. A dead promotion is rolled back before the claims: its leases (which it
+    releases itself) keep its partitions from any run until then."""
     if not os.path.exists(store.db_path) and not os.path.isdir(store.runs_dir):
         return []  # nothing ever recorded (and no database is created just to look)
     found_by = found_by or finder()
     outcomes = [recover_run(store, rec, found_by, other_hosts) for rec in store.running_records()]
+    for promotion_id, detail in promotion_journal.recover_promotions(store):
+        outcomes.append(Outcome(promotion_id, "interrupted", detail))
     seen = {o.run_id for o in outcomes}
     for run_id, proc in store.claims().items():
         if run_id not in seen:
             outcome = release_claims(store, run_id, proc, other_hosts)
             if outcome is not None:
                 outcomes.append(outcome)
-    for promotion_id, detail in promotion_journal.recover_promotions(store):
-        outcomes.append(Outcome(promotion_id, "interrupted", detail))
     return outcomes
 
 

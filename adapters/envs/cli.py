@@ -59,6 +59,9 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
     click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "
                f"'{target.env}' ({moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied): promotion "
                f"{record['promotion_id']}")
+    if record.get("unfinished"):
+        click.echo(f"ledgerflow: warning: interrupted after the commit point ({record['unfinished']}): the promotion "
+                   "stands; the next command finishes its journal and deletes the versions it replaced.", err=True)
     by_project: dict[str, list] = {}
     for item in items:
         by_project.setdefault(item.project, []).append(item)

@@ -13,23 +13,28 @@ import json
 import os
 from contextlib import closing
 
+from ...compiler.realpaths import inside
 from ..commit import shown
 from ..layout.partition_paths import ENVS, PARTITION, PROD, env_folder, link_env, root_period, versions_dir
+from ..layout.real_path import real_path
 from .promote import PromotionRefused
 
 
-def _roots(store, env: str) -> list[str]:
-    """The local output folders where ``env``'s runs published partitions (from their records)."""
+def _roots(store, env: str) -> tuple[list[str], list[str]]:
+    """The local output folders of this workspace where ``env``'s runs published partitions (from their records),
+    and those records' folders outside it (a copy's records name the original's: never touched)."""
     with closing(store._connect()) as conn:
         rows = conn.execute("SELECT record FROM runs WHERE env = ?", (env,)).fetchall()
-    roots = set()
+    workspace = real_path(store.root)
+    roots, away = set(), set()
     for (text,) in rows:
         rec = json.loads(text)
         for entry in (rec.get("commit") or {}).get("partitions") or []:
             link = entry.get("link") if isinstance(entry, dict) else None
             if isinstance(link, str) and os.path.isabs(link) and link_env(link) == env:
-                roots.add(root_period(link)[0])
-    return sorted(roots)
+                root = root_period(link)[0]
+                (roots if inside(real_path(root), workspace) else away).add(root)
+    return sorted(roots), sorted(away)
 
 
 def drop(store, env: str, by: str) -> tuple[list[str], list[str]]:
@@ -39,12 +44,13 @@ def drop(store, env: str, by: str) -> tuple[list[str], list[str]]:
                                "folder. Hint: drop another environment, e.g. `ledgerflow envs drop dev`.")
     if not os.path.exists(store.db_path):
         return [], []
-    roots = _roots(store, env)
+    roots, away = _roots(store, env)
     at = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
     with store._immediate() as conn:
         conn.execute("INSERT INTO environment_drops (env, dropped_at, by_name) VALUES (?,?,?)", (env, at, by))
         conn.execute("DELETE FROM registered_promotions WHERE env = ?", (env,))
-    removed, left = [], []
+    removed, left = [], [f"{root}: outside this workspace (a record of another workspace: this one copied or "
+                         "moved?), left as it is" for root in away]
     for root in roots:
         folder = env_folder(root, env)
         if os.path.islink(os.path.join(root, ENVS)) or os.path.islink(folder) or not os.path.isdir(folder):

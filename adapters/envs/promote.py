@@ -10,9 +10,12 @@ points every partition back; a process killed in between is rolled back by the n
 (:func:`..commit.promotion_journal.recover_promotions`), as a run's commit is.
 
 Refused, before anything changes, with every reason at once (exit 1): a project-period ``a`` has not published
-(ENV-004), a closed period of prod (ENV-003: ``restate`` changes it), an output that is not a local folder, and a
+(ENV-004), a closed period of prod (ENV-003: ``restate`` changes it), an output that is not a local folder, a
 promotion that would leave ``b`` reading another upstream version than the promoted rows were computed from
-(ENV-005: promote the upstream project too).
+(ENV-005: promote the upstream project too), and a record that is not what ``a`` shows in this workspace (ENV-007:
+a partition or version outside this workspace, as in a copy of it, or a version ``a`` no longer shows as it was
+published). A partition a run under way is writing is never re-pointed: the promotion takes the same leases a
+run takes (RUN-001 when one is held), released at its commit point or after its rollback.
 """
 from __future__ import annotations
 
@@ -22,11 +25,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
-from ..commit import swaps
-from ..commit.promotion_journal import promotions_dir, write_json as _write_json
+from ...compiler.realpaths import inside
+from ..commit import shown, swaps
+from ..commit.promotion_journal import journal_folder, write_json as _write_json
 from ..commit.staging import Staged
-from ..layout.partition_paths import PROD, link_env, partition_link, root_period
+from ..layout.partition_paths import PROD, link_env, partition_link, root_period, versions_dir
 from ..layout.real_path import real_path
+from ..run import leases
 from ..store import liveness
 from ..store.runstore import RunStore
 
@@ -77,7 +82,7 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
                                 f"{source.env} --reason TEXT` changes a closed period")
                 continue
             item = PromotedPeriod(project, period, records[row["run_id"]])
-            problems += _swaps_of(item, target.env)
+            problems += _swaps_of(item, target.env, real_path(target.root))
             items.append(item)
     if not problems:
         problems += _upstream_problems(items, target)
@@ -89,8 +94,9 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
     return items
 
 
-def _swaps_of(item: PromotedPeriod, to_env: str) -> list[str]:
-    """Fill ``item.swaps`` and ``item.registrations`` from its record; the reasons it cannot be promoted."""
+def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
+    """Fill ``item.swaps`` and ``item.registrations`` from its record; the reasons it cannot be promoted (its
+    partitions must lie in ``workspace``, a real path, and each must still show the version it published)."""
     rec = item.record
     commit = rec.get("commit") or {}
     problems = []
@@ -104,8 +110,18 @@ def _swaps_of(item: PromotedPeriod, to_env: str) -> list[str]:
             continue
         link, version, _previous = fields
         root, period = root_period(link)
+        if not all(inside(real_path(p), workspace) for p in (link, version)):
+            problems.append(f"ENV-007 {item.project} {item.period}: its record names {link}, outside this workspace "
+                            f"({workspace}); a record of another workspace (this one copied or moved?) is never "
+                            "promoted from")
+            continue
         if not os.path.isdir(version) or os.path.islink(version):
             problems.append(f"{item.project} {item.period}: its version folder {version} is gone")
+            continue
+        if shown.shown_version(link, versions_dir(root, period)) != real_path(version):
+            problems.append(f"ENV-007 {item.project} {item.period}: {link} no longer shows exactly the files of the "
+                            f"version its run published ({version}): something changed one of them since; run it "
+                            "again in that environment")
             continue
         item.swaps.append((partition_link(root, period, to_env), version))
     for out in rec.get("outputs") or []:
@@ -162,8 +178,11 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     now = utcnow()
     promotion_id = new_run_id(now)
     at = now.isoformat(timespec="milliseconds")
-    folder = promotions_dir(target)
-    os.makedirs(folder, exist_ok=True)
+    folder = journal_folder(target, create=True)
+    if folder is None:
+        raise PromotionRefused(f"ENV-007 {os.path.join(target.root, 'target', 'promotions')} (or target/ above it) "
+                               "is not a folder ledgerflow made but a link or a file: a promotion's journal is never "
+                               "written through it. Nothing was promoted. Hint: move it away.")
     path = os.path.join(folder, f"{promotion_id}.json")
     record = {"promotion_id": promotion_id, "from": source.env, "to": target.env, "by": by, "at": at,
               "status": "running", "process": liveness.hold(target.runs_dir, promotion_id),
@@ -176,6 +195,14 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     journal: list[dict] = record["commit"]["partitions"]
 
     staged = [Staged(link, version, real=real_path(version)) for i in items for link, version in i.swaps]
+    needed = list(dict.fromkeys(
+        leases.partition_key("path", root, period) + ("" if target.env == PROD else f" in environment {target.env}")
+        for link, _version in (s for i in items for s in i.swaps) for root, period in [root_period(link)]))
+    try:
+        leases.take(target, promotion_id, record["process"], needed)  # one writer per partition, runs included
+    except BaseException:
+        liveness.release(promotion_id)
+        raise
     written = False
     try:
         # every partition checked, the whole journal kept once (nothing has changed before), then every swap
@@ -194,12 +221,19 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         if written or rolled or kept:
             _write_json(path, record)
             emit("FAIL", record)
+        target.release(promotion_id)  # its leases
         liveness.release(promotion_id)
         raise
     # A process that dies from here on has passed the commit point: the next command completes it (recovery).
-    record.update(status="completed", runs=[r["run_id"] for r in runs],
-                  retired=swaps.retire(journal, keep_replaced=restatement is not None))
-    _write_json(path, record)
+    try:
+        record.update(status="completed", runs=[r["run_id"] for r in runs],
+                      retired=swaps.retire(journal, keep_replaced=restatement is not None))
+        _write_json(path, record)
+    except Exception as exc:  # noqa: BLE001 - the promotion stands: the next command finishes its journal
+        record.update(status="completed", unfinished=f"{type(exc).__name__}: {exc}")
+        liveness.release(promotion_id, keep_file=True)  # an abandoned lock: recovery completes the journal
+        emit("COMPLETE", record)
+        return record
     liveness.release(promotion_id)
     emit("COMPLETE", record)
     return record

@@ -40,6 +40,7 @@ class PromotionTable(StateDatabase):
                 upsert_run(conn, rec)
                 # this transaction holds the write lock: a period closed since the plan refuses it here
                 ClosureTable.refuse_closed(conn, rec)
+            conn.execute("DELETE FROM leases WHERE run_id = ?", (promotion["promotion_id"],))  # its partitions
             for item in promotion["items"]:
                 for reg in item["registered"]:
                     conn.execute("INSERT OR IGNORE INTO registered_promotions (name, version, env, promotion_id, at) "
