@@ -142,3 +142,27 @@ def test_dropping_an_environment_in_a_copy_leaves_the_originals_partitions(tmp_p
     assert result.exit_code == 0, describe(result)
     assert "outside this workspace" in result.stderr
     assert dev.is_dir() and (dev / ".lf_version").read_text().strip() == f"p0000-{PERIOD}-dev"
+
+
+def test_recovery_in_a_copy_leaves_the_originals_run_under_way_alone(tmp_path):
+    """A copy taken while a run of the original is under way holds that run's record, naming the original's
+    partitions: the copy's recovery (the run's lock is free there) leaves it alone instead of rolling it back."""
+    import sqlite3
+    original = _workspace(tmp_path / "original")
+    with sqlite3.connect(original / ".ledgerflow" / "state.db") as conn:  # dev's run, as if still under way
+        run_id, text = conn.execute("SELECT run_id, record FROM runs WHERE env = 'dev'").fetchone()
+        rec = json.loads(text)
+        rec.update(status="running", finished_at=None,
+                   process={"pid": 4194000, "host": liveness.this_host(), "started_at": "2026-12-06T00:00:00"})
+        conn.execute("UPDATE runs SET status = 'running', finished_at = NULL, record = ? WHERE run_id = ?",
+                     (json.dumps(rec), run_id))
+    copy = tmp_path / "copy"
+    shutil.copytree(original, copy, symlinks=True)
+    store = RunStore(str(copy))
+    liveness.hold(store.runs_dir, run_id)
+    liveness.release(run_id, keep_file=True)  # an abandoned lock, as a copy finds it
+    result = cli(copy, "runs", "list")
+    assert result.exit_code == 0, describe(result)
+    dev = _out(original) / ".lf_envs" / "dev" / f"_period={PERIOD}"
+    assert dev.is_dir() and (dev / ".lf_version").read_text().strip() == f"p0000-{PERIOD}-dev"
+    assert (_out(original) / ".lf_versions" / f"_period={PERIOD}" / f"p0000-{PERIOD}-dev").is_dir()

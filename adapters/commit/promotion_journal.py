@@ -58,17 +58,20 @@ def _journals(store) -> Iterator[tuple[str, dict]]:
             yield path, record
 
 
-def _elsewhere(store, record: dict) -> Optional[str]:
-    """The first path ``record``'s journal names outside the store's workspace (a copy's journal names the
-    original's partitions), or None."""
+def outside_workspace(store, record: dict, keys: tuple = ("link", "staged", "previous")) -> Optional[str]:
+    """The first path the journal of ``record`` (a promotion's or a run's) names outside the store's workspace
+    under ``keys`` of its entries (a run's: the version folders it staged, ``("staged",)``, and those of its
+    staging list), or None. A copy's records name the original's partitions: recovery never acts on such a
+    record (the original's own commands do); a damaged entry of a run of this workspace is left to
+    :func:`.swaps.roll_back`, which reports it."""
     workspace = real_path(store.root)
-    entries = (record.get("commit") or {}).get("partitions")
-    for entry in entries if isinstance(entries, list) else []:
-        for key in ("link", "staged", "previous"):
-            value = entry.get(key) if isinstance(entry, dict) else None
-            if isinstance(value, str) and not inside(real_path(value), workspace):
-                return value
-    return None
+    commit = record.get("commit") if isinstance(record.get("commit"), dict) else {}
+    entries = commit.get("partitions") if isinstance(commit.get("partitions"), list) else []
+    paths = [e.get(key) for e in entries if isinstance(e, dict) for key in keys]
+    staging = record.get("staging") if isinstance(record.get("staging"), list) and keys == ("staged",) else []
+    paths += [s.get("versions") for s in staging if isinstance(s, dict)]
+    return next((p for p in paths if isinstance(p, str) and os.path.isabs(p)
+                 and not inside(real_path(p), workspace)), None)
 
 
 def write_json(path: str, data: dict) -> None:
@@ -86,7 +89,7 @@ def recover_promotions(store) -> list[tuple[str, str]]:
         if record.get("status") != "running":
             continue
         pid = record["promotion_id"]
-        away = _elsewhere(store, record)
+        away = outside_workspace(store, record)
         if away is not None:
             done.append((pid, f"left alone: its journal names {away}, outside this workspace (a copy of another "
                               "workspace's journal?); nothing was changed"))

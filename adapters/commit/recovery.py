@@ -164,6 +164,10 @@ def recover_run(store, rec: dict, found_by: str, other_hosts: bool = False) -> O
                 detail += "; run.json updated from the registry"
             lock.settled()
             return Outcome(run_id, "finished", detail)
+        away = promotion_journal.outside_workspace(store, current, ("staged",))
+        if away is not None:
+            return Outcome(run_id, "unknown", f"left running: its record names {away}, outside this workspace (a "
+                           "copy of another workspace's run?); nothing was changed")
         outcome = _interrupt(store, current, found_by)
         lock.settled()
     return outcome
