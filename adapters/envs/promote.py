@@ -106,7 +106,8 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
     for entry in commit.get("partitions") or []:
         fields = swaps.entry_fields(entry)
         if fields is None:
-            problems.append(f"{item.project} {item.period}: its record's commit entry {entry!r} names no partition")
+            problems.append(f"ENV-007 {item.project} {item.period}: its record's commit entry {entry!r} names no "
+                            "partition")
             continue
         link, version, _previous = fields
         root, period = root_period(link)
@@ -116,7 +117,7 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
                             "promoted from")
             continue
         if not os.path.isdir(version) or os.path.islink(version):
-            problems.append(f"{item.project} {item.period}: its version folder {version} is gone")
+            problems.append(f"ENV-007 {item.project} {item.period}: its version folder {version} is gone or is a link")
             continue
         if shown.shown_version(link, versions_dir(root, period)) != real_path(version):
             problems.append(f"ENV-007 {item.project} {item.period}: {link} no longer shows exactly the files of the "
