@@ -65,6 +65,7 @@ class Dataset:
     location: Optional[Location] = None
     registered: bool = False  # created by an output's register_as_dataset
     raw: Any = None  # the parsed YAML, kept verbatim for a run's snapshot
+    text_sha256: str = ""  # of the text its file held when it was parsed ("" when not read from a file)
 
     def column(self, name: str) -> Optional[ColumnDef]:
         """The declared column called ``name``, if any."""
@@ -129,6 +130,7 @@ class WorkspaceConfig:
     file: str = ""
     bridge: str = "always"  # which runs observe and record their bridge: always | with_checks | off (docs/checks.md)
     openlineage: Optional[dict] = None  # {namespace, transport, disabled} (docs/openlineage.md); None: not set
+    text_sha256: str = ""  # of the text ledgerflow.yml held when it was parsed
 
 
 @dataclass
@@ -285,6 +287,7 @@ class Project:
     raw: Any = None  # the parsed YAML, kept verbatim for the run's project snapshot
     location: Optional[Location] = None
     checks: list[Check] = field(default_factory=list)
+    text_sha256: str = ""  # of the text its file held when it was parsed ("" when not read from a file)
 
 
 @dataclass

@@ -53,20 +53,20 @@ def parse_period(text: str) -> Period:
     """Parse a period identifier; raises :class:`PeriodError` for anything else."""
     t = str(text).strip()
     try:
-        if re.fullmatch(r"\d{4}", t):
+        if re.fullmatch(r"[0-9]{4}", t):
             y = int(t)
             return Period(t, "year", datetime.date(y, 1, 1), datetime.date(y, 12, 31))
-        m = re.fullmatch(r"(\d{4})-Q([1-4])", t)
+        m = re.fullmatch(r"([0-9]{4})-Q([1-4])", t)
         if m:
             y, q = int(m.group(1)), int(m.group(2))
             start = datetime.date(y, 3 * q - 2, 1)
             end_month = 3 * q
             return Period(t, "quarter", start, datetime.date(y, end_month, calendar.monthrange(y, end_month)[1]))
-        m = re.fullmatch(r"(\d{4})-(\d{2})", t)
+        m = re.fullmatch(r"([0-9]{4})-([0-9]{2})", t)
         if m:
             y, mo = int(m.group(1)), int(m.group(2))
             return Period(t, "month", datetime.date(y, mo, 1), datetime.date(y, mo, calendar.monthrange(y, mo)[1]))
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", t):
+        if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", t):
             d = datetime.date.fromisoformat(t)
             return Period(t, "day", d, d)
     except ValueError:

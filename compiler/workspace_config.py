@@ -7,7 +7,7 @@ from typing import Optional
 from .errors import DiagnosticCollector, Location, did_you_mean
 from .model import Resolver, ResolverRule, Strategy, WorkspaceConfig
 from .yaml_reader import Reader, as_str
-from .yaml_source import YList, YMap, load_yaml_file
+from .yaml_source import YList, YMap, read_yaml_file
 
 MARKER = "ledgerflow.yml"
 BRIDGE = ("always", "with_checks", "off")  # which runs record their bridge, the default first (docs/checks.md "The bridge")
@@ -17,7 +17,7 @@ FORMATS = ("parquet", "csv", "json", "orc")
 
 def load_config(path: str, display: str, errors: DiagnosticCollector) -> WorkspaceConfig:
     """Read ``ledgerflow.yml`` (shown as ``display``), adding every problem to ``errors``."""
-    data = load_yaml_file(path, display)
+    data, digest = read_yaml_file(path, display)
     r = Reader(data, MARKER, ("name", "default_resolver", "resolvers", "spark", "description", "bridge", "openlineage"),
                ("name",), errors, Location(display, 1, 1))
     resolvers: dict[str, Resolver] = {}
@@ -45,7 +45,7 @@ def load_config(path: str, display: str, errors: DiagnosticCollector) -> Workspa
                    default, did_you_mean(default, resolvers))
     return WorkspaceConfig(name=r.get("name", str, ""), default_resolver=default, resolvers=resolvers,
                            spark_master=sr.get("master", str), spark_conf=conf, file=display,
-                           bridge=_bridge(r, data), openlineage=_openlineage(r, errors))
+                           bridge=_bridge(r, data), openlineage=_openlineage(r, errors), text_sha256=digest)
 
 
 def _openlineage(r: Reader, errors: DiagnosticCollector) -> Optional[dict]:

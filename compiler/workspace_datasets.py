@@ -7,7 +7,7 @@ from typing import Any, Optional
 from .errors import DiagnosticCollector, Location
 from .model import TEMPORAL_MODES, ColumnDef, Dataset, DatasetVersion
 from .yaml_reader import Reader, as_str, check_uuid, plain
-from .yaml_source import YList, YMap, load_yaml_file
+from .yaml_source import YList, YMap, read_yaml_file
 
 _DECIMAL = re.compile(r"^decimal\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _SIMPLE_TYPES = {"string": "string", "integer": "int", "int": "int", "bigint": "bigint", "double": "double",
@@ -30,7 +30,11 @@ def normalise_type(text: str) -> Optional[str]:
 
 def load_dataset(path: str, display: str, errors: DiagnosticCollector) -> Optional[Dataset]:
     """Read one ``datasets/<name>.yml``."""
-    return dataset_from_data(load_yaml_file(path, display), display, errors)
+    data, digest = read_yaml_file(path, display)
+    dataset = dataset_from_data(data, display, errors)
+    if dataset is not None:
+        dataset.text_sha256 = digest
+    return dataset
 
 
 def dataset_from_data(data: Any, display: str, errors: DiagnosticCollector) -> Optional[Dataset]:

@@ -10,7 +10,7 @@ from .kinds.registry import operation_kind
 from .model import OPERATION_TYPES, DatasetRef, Operation, OperationKind, Project
 from .operation_yaml import located_list
 from .yaml_reader import Reader, as_str, check_uuid, plain, text_of
-from .yaml_source import YList, YMap, load_yaml_file
+from .yaml_source import YList, YMap, read_yaml_file
 
 _OP_KEYS = ("id", "seq", "name", "description", "type", "selector", "arguments", "parameters")
 
@@ -48,7 +48,11 @@ def _load_operation(data: Any, loc: Location, project_id: str, errors: Diagnosti
 
 def load_project(path: str, display: str, errors: DiagnosticCollector) -> Optional[Project]:
     """Read one ``projects/<name>.yml``."""
-    return project_from_data(load_yaml_file(path, display), display, errors)
+    data, digest = read_yaml_file(path, display)
+    project = project_from_data(data, display, errors)
+    if project is not None:
+        project.text_sha256 = digest
+    return project
 
 
 def project_from_data(data: Any, display: str, errors: DiagnosticCollector) -> Optional[Project]:

@@ -6,6 +6,7 @@ place is found through the enclosing container.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
@@ -197,8 +198,16 @@ def _file_too_large(file: str, size: int) -> CompileError:
 def load_yaml_file(path: str, display: str | None = None) -> Any:
     """Read and parse a YAML file (see :func:`load_yaml_text`); a file larger than
     :data:`MAX_YAML_BYTES` is refused (YAML-008) before it is read."""
+    return read_yaml_file(path, display)[0]
+
+
+def read_yaml_file(path: str, display: str | None = None) -> tuple[Any, str]:
+    """:func:`load_yaml_file`, and the SHA-256 of the very bytes parsed: what a cache keyed by the file's content
+    must use (reading the file again later could see an edit made in between)."""
     size = os.path.getsize(path)
     if size > MAX_YAML_BYTES:
         raise _file_too_large(display or path, size)
-    with open(path, encoding="utf-8") as fh:
-        return load_yaml_text(fh.read(), display or path)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as text mode reads it
+    return load_yaml_text(text, display or path), hashlib.sha256(data).hexdigest()

@@ -19,6 +19,7 @@ from ...compiler.compile import compile_project
 from ...compiler.errors import CompileError, LedgerflowError
 from ...compiler.render import comment
 from ...compiler.model import Workspace
+from ..layout.whole_files import write_whole
 from . import folders
 from .paths import write_failed
 
@@ -111,8 +112,7 @@ def write_all(workspace: Workspace, folder: str) -> tuple[list[str], list[str]]:
         path = os.path.join(folder, *rel.split("/"))
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_whole(path, text)  # a link planted at the file's name is replaced, never written through
         except OSError as err:
             done = f" ({len(written)} written before it)" if written else ""
             raise write_failed(path, err, f"the compiled SQL{done}") from None

@@ -14,6 +14,7 @@ def compile_one(inv, project, out, period, resolved) -> None:
     from ...compiler.compile import compile_project
     from ...compiler.periods import parse_period
     from . import folders
+    from ..layout.whole_files import write_whole
     from .paths import check_folder, write_failed
     if out:
         check_folder(out, "--out")
@@ -34,8 +35,7 @@ def compile_one(inv, project, out, period, resolved) -> None:
         path = os.path.join(folder, f"{name}{'.' + period if resolved else ''}.sql")
         try:
             os.makedirs(folder, exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text + "\n")
+            write_whole(path, text + "\n")  # a link planted at the file's name is replaced, never written through
         except OSError as err:
             raise write_failed(path, err, f"the SQL of project '{proj.name}'") from None
         click.echo(path)

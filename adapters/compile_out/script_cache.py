@@ -3,10 +3,12 @@ parsing: ``manifest`` and ``docs`` of a workspace of a thousand projects compile
 compile could give other SQL.
 
 A project's key is a SHA-256 of everything its compiled script is made from once it binds without errors: the
-workspace's folder; the bytes of ``ledgerflow.yml`` and of the project's file; each dataset the compiled SQL reads
-(every input view of the bound plan): its file's bytes when it is declared, and in any case its identity, status,
-temporal mode, versions and typed columns (a registered dataset is known by those, as its readers see it); and
-ledgerflow's version and the size and modification time of every file of its installed code. Binding is not
+workspace's folder; the bytes of ``ledgerflow.yml`` and of the project's file, as the load parsed them (a digest
+taken when they were read, never a second read, which could see an edit made meanwhile); each dataset the compiled
+SQL reads (every input view of the bound plan): its file's bytes when it is declared, and in any case its identity,
+status, temporal mode, versions and typed columns (a registered dataset is known by those, as its readers see it);
+ledgerflow's version and the size and modification time of every file of its installed code; and the versions of
+the libraries that shape the SQL text (:data:`SHAPING`). Binding is not
 skipped: a project's errors are always found afresh, and a project with errors is neither read from nor written
 to the cache. Scripts missing from the cache are compiled first, half of them in a forked process when there
 are :data:`PARALLEL_MIN_PROJECTS` or more (:meth:`ScriptCache.precompile`). A cached script is used only under an
@@ -32,6 +34,7 @@ from ..layout.whole_files import may_keep, write_json_whole
 CACHE = os.path.join("target", "compiled.cache.json")
 CACHE_VERSION = 1
 PARALLEL_MIN_PROJECTS = 100  # scripts to compile from which a second process pays for its start
+SHAPING = ("sqlglot", "jinja2", "PyYAML")  # libraries whose version can change the compiled text
 
 
 @functools.lru_cache(maxsize=1)
@@ -40,8 +43,15 @@ def code_fingerprint() -> str:
     adapters, templates): a different ledgerflow may compile the same workspace to other SQL."""
     import importlib.util
 
+    from importlib import metadata
+
     from ...compiler import version as version_module
     digest = hashlib.sha256(version_module.version().encode())
+    for package in SHAPING:  # the libraries that shape the SQL text: another version may write other SQL
+        try:
+            digest.update(f"{package}=={metadata.version(package)}\n".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{package} not installed\n".encode())
     adapters = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     templates = importlib.util.find_spec("ledgerflow.templates")
     bases = [os.path.dirname(os.path.abspath(version_module.__file__)), adapters,
@@ -57,6 +67,12 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
+def _parsed(root: str, relative: str, text_sha256: str) -> bytes:
+    """What a key holds of a workspace file: the digest of the text the load parsed (the file read again now could
+    hold an edit made since), or, for a file not read by this load, its bytes now."""
+    return text_sha256.encode() if text_sha256 else _bytes(root, relative)
+
+
 def _bytes(root: str, relative: str) -> bytes:
     try:
         with open(os.path.join(root, relative), "rb") as fh:
@@ -68,14 +84,15 @@ def _bytes(root: str, relative: str) -> bytes:
 def _dataset_key(ws: Workspace, ds: Dataset) -> bytes:
     seen = repr((ds.id, ds.name, ds.status, ds.table_name, ds.temporal_mode, ds.registered, ds.versions,
                  [(c.name, str(c.type), c.nullable) for c in ds.columns])).encode()
-    declared = _bytes(ws.root, ds.file) if ds.file and not ds.registered else b""
+    declared = _parsed(ws.root, ds.file, ds.text_sha256) if ds.file and not ds.registered else b""
     return hashlib.sha256(seen + b"\0" + declared).digest()
 
 
 def _workspace_key(ws: Workspace) -> bytes:
     """What every project's key shares: ledgerflow's code, the workspace's folder and ``ledgerflow.yml``."""
     digest = hashlib.sha256(code_fingerprint().encode())
-    for part in (os.path.abspath(ws.root).encode(), _bytes(ws.root, ws.config.file or "ledgerflow.yml")):
+    for part in (os.path.abspath(ws.root).encode(),
+                 _parsed(ws.root, ws.config.file or "ledgerflow.yml", ws.config.text_sha256)):
         digest.update(hashlib.sha256(part).digest())
     return digest.digest()
 
@@ -84,7 +101,7 @@ def project_key(ws: Workspace, project: Project, plan: Plan, shared: Optional[by
     """The key of ``project``'s compiled script in ``ws`` with its bound ``plan`` (see the module docstring);
     ``shared``: :func:`_workspace_key` of ``ws`` when already known."""
     digest = hashlib.sha256(shared if shared is not None else _workspace_key(ws))
-    for part in (project.file.encode(), _bytes(ws.root, project.file)):
+    for part in (project.file.encode(), _parsed(ws.root, project.file, project.text_sha256)):
         digest.update(hashlib.sha256(part).digest())
     for view in plan.inputs:
         digest.update(view.view.encode() + b"\0" + _dataset_key(ws, view.dataset))

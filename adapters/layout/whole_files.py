@@ -5,19 +5,33 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Any, Callable, Optional
 
 
 def write_whole(path: str, text: str, durable: bool = False) -> None:
-    """Write ``text`` to ``path`` whole: a temporary file of this process beside it, renamed over it. ``durable``:
-    flushed to disk first (a journal that recovery reads after a crash)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` whole: a new temporary file beside it (created exclusively under a random name,
+    so nothing planted at a predictable name is written through), renamed over it; a link at ``path`` itself is
+    replaced, never followed. The file gets the mode a plain ``open`` would give it. ``durable``: flushed to disk
+    first (a journal that recovery reads after a crash)."""
+    folder, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def write_json_whole(path: str, data: Any, durable: bool = False, **dumps: Any) -> None:

@@ -38,19 +38,38 @@ def cache_key(root: str, registrations: list) -> str:
     return digest.hexdigest()
 
 
+def as_parsed(ws) -> bool:
+    """Whether ``ledgerflow.yml`` and every dataset and project file still hold the bytes the load of ``ws``
+    parsed (their digests taken as they were read): a manifest built from them may be kept under the key of the
+    files as they are now."""
+    files = [(ws.config.file or "ledgerflow.yml", ws.config.text_sha256)]
+    files += [(d.file, d.text_sha256) for d in ws.datasets if d.file and not d.registered]
+    files += [(p.file, p.text_sha256) for p in ws.projects]
+    for relative, digest in files:
+        try:
+            with open(os.path.join(ws.root, relative), "rb") as fh:
+                if hashlib.sha256(fh.read()).hexdigest() != digest:
+                    return False
+        except OSError:
+            return False
+    return True
+
+
 def read(root: str, key: str) -> Optional[str]:
-    """The cached manifest text when the cache holds ``key``; None otherwise."""
+    """The cached manifest text when the cache holds ``key`` (and is a manifest, kept in a real ``target/``);
+    None otherwise."""
     path = os.path.join(root, CACHE)
-    if os.path.islink(path) or not os.path.isfile(path):
+    if not may_keep(path) or not os.path.isfile(path):
         return None
     try:
         with open(path, encoding="utf-8") as fh:
             kept = json.load(fh)
+        if not isinstance(kept, dict) or kept.get("key") != key or not isinstance(kept.get("text"), str):
+            return None
+        text = json.loads(kept["text"])
     except (OSError, ValueError, UnicodeDecodeError):
         return None
-    if not isinstance(kept, dict) or kept.get("key") != key or not isinstance(kept.get("text"), str):
-        return None
-    return kept["text"]
+    return kept["text"] if isinstance(text, dict) and "manifest_version" in text else None
 
 
 def write(root: str, key: str, text: str) -> None:

@@ -42,7 +42,9 @@ def manifest_text(inv: Invocation) -> tuple[str, list]:
     manifest, errors = build_manifest(inv.workspace, scripts)
     scripts.save()
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    if not errors:
+    # kept only when every file still holds what the build parsed: an edit made meanwhile is built next time
+    if not errors and cache.cache_key(inv.root, inv.store.registrations() if store else []) == key \
+            and cache.as_parsed(inv.workspace):
         cache.write(inv.root, key, text)
     return text, errors
 
