@@ -31,6 +31,7 @@ from ..commit.promotion_journal import journal_folder, write_json as _write_json
 from ..commit.staging import Staged
 from ..layout.partition_paths import PROD, link_env, partition_link, root_period, versions_dir
 from ..layout.real_path import real_path
+from ..inputs.registered_reads import version_read
 from ..run import leases
 from ..store import liveness
 from ..store.runstore import RunStore
@@ -133,8 +134,11 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
 
 def _upstream_problems(items: list[PromotedPeriod], target: RunStore) -> list[str]:
     """ENV-005: a promoted run read a registered version the target would not read after the promotion."""
-    promoted = {(name, version) for item in items for name, version in item.registrations}
+    published = {(name, item.period): version for item in items for name, version in item.registrations}
     regs = target.registrations()
+    by_name: dict[str, list[dict]] = {}
+    for reg in regs:
+        by_name.setdefault(reg["name"], []).append(reg)
     problems = []
     for item in items:
         snap = item.record.get("resolver_snapshot") or {}
@@ -143,9 +147,9 @@ def _upstream_problems(items: list[PromotedPeriod], target: RunStore) -> list[st
             if res.get("resolver_source") != "registered" or view in pinned:
                 continue
             name, read = res.get("dataset_name"), res.get("version")
-            holding = [r["version"] for r in regs if r["name"] == name and item.period in r["periods"]]
-            holding += [v for n, v in promoted if n == name]
-            would = max(holding) if holding else None
+            # what the target reads after the promotion for the period: the version this promotion publishes there
+            # (a promotion makes it the one read), else the one it reads now
+            would = published.get((name, item.period)) or version_read(by_name.get(name, []), item.period)
             if would != read:
                 producer = next((i.project for i in items if (name, read) in i.registrations), None) or \
                     _producer(target, name, read)

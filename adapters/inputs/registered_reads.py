@@ -27,6 +27,20 @@ def versions_holding(registrations: list[dict], period: Period) -> list[int]:
     return [r["version"] for r in registrations if period.identifier in r["periods"]]
 
 
+def version_read(registrations: list[dict], period: str) -> Optional[int]:
+    """The version of one registered dataset a run reads for ``period`` (an identifier), from the run store's
+    ``registrations`` of it as its environment reads them: of the versions holding the period, those its own
+    environment published when there are any (else prod's, per period, like dbt's ``--defer``), and of those the
+    one published last (registered, or promoted: a promotion makes the promoted version the one read, whatever
+    its number); None when no version holds the period."""
+    holding = [r for r in registrations if period in r["periods"]]
+    own = [r for r in holding if r.get("shown_in", "prod") != "prod"]
+    chosen = own or holding
+    if not chosen:
+        return None
+    return max(chosen, key=lambda r: (r.get("published_at") or r.get("created_at") or "", r["version"]))["version"]
+
+
 def pin_source(project: Project, view: InputView) -> Optional[str]:
     """Where the version ``view`` reads is pinned, as errors name it (``input_dataset_version at
     projects/p.yml:4:24``); None when it is not pinned."""

@@ -17,7 +17,7 @@ from ...compiler.periods import Period
 from ...compiler.resolver import Resolution
 from ..store.runstore import RunStore
 from . import loaders
-from .registered_reads import pin_source, registered_resolution, versions_holding
+from .registered_reads import pin_source, registered_resolution, version_read
 
 
 class Resolving(Protocol):
@@ -42,11 +42,11 @@ def choose_version(dataset: Dataset, pinned: Optional[int], period: Period, stor
     if dataset.registered and upstream and dataset.name in upstream:
         return upstream[dataset.name]["version"]
     if dataset.registered:
-        holding = versions_holding(store.registrations(dataset.name), period)
-        if not holding:
+        version = version_read(store.registrations(dataset.name), period.identifier)
+        if version is None:
             raise ResolutionError(f"registered dataset '{dataset.name}' has no version holding period "
                                   f"{period.identifier}; pin a dataset_version or run the producing project first.")
-        return max(holding)
+        return version
     version = dataset.latest_active_version()
     if version is None:
         raise ResolutionError(f"dataset '{dataset.name}' has no active version.")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..inputs.fingerprint import HashBudget, compare, describe_change, fingerprint_path, local_path
+from ..inputs.registered_reads import version_read
 from ..store.closure_table import CLOSE, describe
 from ..store.published import declaration_sha256
 
@@ -84,13 +85,12 @@ class _Now:
         return self._declared[dataset_id]
 
     def newest_holding(self, name: str, period: str) -> Optional[int]:
+        """The version of registered dataset ``name`` a run would read for ``period`` now (:func:`version_read`)."""
         if self._holding is None:
             self._holding = {}
             for reg in self.store.registrations():
-                for p in reg["periods"]:
-                    key = (reg["name"], p)
-                    self._holding[key] = max(self._holding.get(key, 0), reg["version"])
-        return self._holding.get((name, period))
+                self._holding.setdefault(reg["name"], []).append(reg)
+        return version_read(self._holding.get(name, []), period)
 
     def listing(self, path: str) -> dict:
         if path not in self._listings:

@@ -227,7 +227,7 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
         environment it was registered in, and ``shown_in``, the environment whose partitions a read of it opens.
         ``every_env``: every committed version, whatever its environment (``datasets show`` of all of them)."""
         q = ("SELECT name, version, dataset_id, location, format, periods, columns, run_id, created_at, "
-             "COALESCE(env, 'prod'), (SELECT group_concat(p.env) FROM registered_promotions p "
+             "COALESCE(env, 'prod'), (SELECT group_concat(p.env || '=' || p.at) FROM registered_promotions p "
              "WHERE p.name = registered_datasets.name AND p.version = registered_datasets.version) "
              f"FROM registered_datasets WHERE {_COMMITTED}")
         with closing(self._connect()) as conn:
@@ -240,9 +240,15 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
         for r in rows:
             d = dict(zip(keys, r[:10]))
             d["periods"], d["columns"] = json.loads(d["periods"]), json.loads(d["columns"])
-            d["envs"] = sorted({d["env"], *((r[10] or "").split(",") if r[10] else [])})
+            # when it became what each environment reads: registered there, or promoted to it (the latest)
+            published = {d["env"]: d["created_at"] or ""}
+            for promoted in (r[10] or "").split(",") if r[10] else []:
+                env, _, at = promoted.partition("=")
+                published[env] = max(published.get(env, ""), at)
             if d["env"] == self.env != "prod" and (d["created_at"] or "") <= dropped:
-                d["envs"].remove(self.env)  # registered before the environment was dropped: no longer its own
+                published.pop(self.env, None)  # registered before the environment was dropped: no longer its own
+            d["published"] = published
+            d["envs"] = sorted(published)
             out.append(d)
         return out if every_env else _as_env_reads(out, self.env)
 
@@ -255,7 +261,8 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
             by_name.setdefault(reg["name"], []).append(reg)
         out = []
         for name, regs in by_name.items():
-            newest = regs[-1]
+            own = [r for r in regs if r["shown_in"] == self.env]
+            newest = (own or regs)[-1]  # an environment's own columns when it registered the dataset
             cols = [ColumnDef(c, t) for c, t in newest["columns"] if not c.startswith("_")]
             out.append(Dataset(id=newest["dataset_id"], name=name, status="active", table_name=name,
                                temporal_mode="period", columns=cols,
@@ -265,16 +272,16 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
 
 
 def _as_env_reads(regs: list[dict], env: str) -> list[dict]:
-    """The registrations ``env`` reads (see :meth:`RunStore.registrations`), each with ``shown_in``."""
+    """The registrations ``env`` may read (see :meth:`RunStore.registrations`): its own (registered in it or
+    promoted to it) and prod's, each with ``shown_in`` (the environment whose partitions a read of it opens) and
+    ``published_at`` (when it became what that environment reads). Which one a run reads for a period:
+    :func:`..inputs.registered_reads.version_read`."""
     out = []
-    by_name: dict[str, list[dict]] = {}
-    for reg in regs:
-        by_name.setdefault(reg["name"], []).append(reg)
-    for regs_of in by_name.values():
-        own = [r for r in regs_of if env in r["envs"]] if env != "prod" else []
-        chosen = own or [r for r in regs_of if "prod" in r["envs"]]
-        for r in chosen:
-            out.append({**r, "shown_in": env if own else "prod"})
+    for r in regs:
+        if env != "prod" and env in r["envs"]:
+            out.append({**r, "shown_in": env, "published_at": r["published"][env]})
+        elif "prod" in r["envs"]:
+            out.append({**r, "shown_in": "prod", "published_at": r["published"]["prod"]})
     return out
 
 
