@@ -63,3 +63,14 @@ def test_dev_reads_its_own_version_of_a_period_and_prods_of_the_others(tmp_path)
     shown = {r["version"]: r["shown_in"] for r in RunStore(root, "dev").registrations("converted")}
     assert shown == {1: "prod", 2: "prod", 3: "dev"}  # a read of v2 from dev opens prod's partitions
     assert _reads(root, "dev", "2026-03") is None
+
+
+def test_runs_list_shows_the_environments_own_history(tmp_path):
+    """prod's history holds no dev run (a dev line looked like a prod run); `--env dev` lists dev's, marked."""
+    from cli_support import cli, describe
+    from test_promotion_review import _workspace
+    ws = _workspace(tmp_path / "ws")
+    prod, dev = cli(ws, "runs", "list"), cli(ws, "runs", "list", "--env", "dev")
+    assert prod.exit_code == 0 and dev.exit_code == 0, describe(prod) + describe(dev)
+    assert "-dev " not in prod.stdout and "env=dev" not in prod.stdout and "-new " in prod.stdout
+    assert "-dev " in dev.stdout and "env=dev" in dev.stdout and "-new " not in dev.stdout

@@ -162,6 +162,7 @@ def run_line(rec: dict, superseded_by: Sequence[str] = ()) -> str:
     rows = sum(o.get("rows") or 0 for o in rec.get("outputs") or [])
     return (f"{rec['run_id']}  {rec['started_at']}  {rec['status']:<9}  {rec['project']['name']}  "
             f"{rec['period']['identifier']}  outputs={len(rec.get('outputs') or [])} rows={rows}"
+            + (f"  env={rec['env']}" if rec.get("env") not in (None, "prod") else "")
             + (f"  replay of {rec['parent_run_id']}" if rec.get("parent_run_id") else "")
             + restatement_mark(rec)
             + (f"  superseded by restatement {', '.join(superseded_by)}" if superseded_by else "")
