@@ -16,6 +16,7 @@ import pytest
 
 from cli_support import cli, describe, record, run_id_of
 from conftest import cli_env
+from ledgerflow.adapters.store.runstore import RunStore
 
 TS03 = "ts03_fx_conversion"
 OUT = Path("data/ts03_fx_converted/v1/ts03_fx_converted.csv")
@@ -161,8 +162,21 @@ def test_dev_reads_prods_registered_version_until_it_registers_its_own_and_promo
         "close_converted"] == 1
     alone = cli(finance, "promote", "close_consolidation", "--from", "dev", "--period", "2026-01")
     assert alone.exit_code == 1 and "ENV-005" in alone.stderr and "close_conversion" in alone.stderr, describe(alone)
+    # dev computed what prod did: the dry run compares with the version prod reads now (under its own version's
+    # folder), not with nothing
+    dry = cli(finance, "promote", "--select", "+close_consolidation", "--from", "dev", "--period", "2026-01",
+              "--dry-run")
+    assert dry.exit_code == 0 and dry.stdout.count(": same rows") == 2, describe(dry)
+    assert "10 -> 10 rows: 0 added, 0 removed, 0 changed" in dry.stdout, describe(dry)
     both = cli(finance, "promote", "--select", "+close_consolidation", "--from", "dev", "--period", "2026-01")
     assert both.exit_code == 0, describe(both)
+    # the promoted record reads close_converted where prod shows it, so dropping dev leaves prod's status alone
+    store = RunStore(str(finance))
+    promoted = store.get_run(store.last_published("close_consolidation", "2026-01")["run_id"])
+    assert promoted.get("promotion") and ".lf_envs" not in json.dumps(promoted["resolver_snapshot"])
+    assert cli(finance, "envs", "drop", "dev").exit_code == 0
+    status = cli(finance, "status")
+    assert "no longer exists" not in status.output and ".lf_envs" not in status.output, describe(status)
     after = _run(finance, "close_consolidation", "2026-01")
     assert {v["dataset_name"]: v["version"] for v in after["resolver_snapshot"]["resolutions"].values()}[
         "close_converted"] == 2

@@ -49,7 +49,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         from ..diff.data_formats import render_data
         from .dry_run import reports
         factory, _label = inv.session_factory()
-        for report in reports(factory(), items, source.env, target.env):
+        for report in reports(factory(), items, source.env, target):
             click.echo(render_data(report, "text"))
         click.echo(f"Dry run: nothing promoted ({len(items)} project-period{'s' if len(items) != 1 else ''} "
                    f"from '{source.env}' to '{target.env}' would be).")

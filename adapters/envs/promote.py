@@ -29,7 +29,7 @@ from ...compiler.realpaths import inside
 from ..commit import shown, swaps
 from ..commit.promotion_journal import journal_folder, write_json as _write_json
 from ..commit.staging import Staged
-from ..layout.partition_paths import PROD, link_env, partition_link, root_period, versions_dir
+from ..layout.partition_paths import ENVS, PROD, env_folder, link_env, partition_link, root_period, versions_dir
 from ..layout.real_path import real_path
 from ..inputs.registered_reads import version_read
 from ..run import leases
@@ -244,6 +244,19 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     return record
 
 
+def _shown_in(value, from_env: str, to_env: str):
+    """``value`` (a run record's resolver snapshot, or part of it) with every folder of the partitions ``from_env``
+    shows (``<root>/.lf_envs/<from_env>``) replaced by the folder ``to_env`` shows them in; a copy."""
+    if isinstance(value, dict):
+        return {k: _shown_in(v, from_env, to_env) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown_in(v, from_env, to_env) for v in value]
+    if isinstance(value, str) and os.path.isabs(value) and os.path.basename(value) == from_env \
+            and os.path.basename(os.path.dirname(value)) == ENVS:
+        return env_folder(os.path.dirname(os.path.dirname(value)), to_env)
+    return value
+
+
 def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id: str, by: str, at: str,
                   run_id: str) -> dict:
     """The record of the completed run ``to_env`` publishes by the promotion: the source run's, under a run id of
@@ -260,6 +273,8 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
         if isinstance(location, str) and location.startswith("/") and link_env(location) == from_env:
             root, period = root_period(location)
             out["location"] = partition_link(root, period, to_env)
+    # the registered versions it read, where the target shows them (a dropped source environment's folders go)
+    rec["resolver_snapshot"] = _shown_in(rec.get("resolver_snapshot"), from_env, to_env)
     rec.pop("batch_id", None)  # the promotion is no run of the source's batch
     rec.update(run_id=run_id, env=to_env, finished_at=at,
                promotion={"promotion_id": promotion_id, "from": from_env, "to": to_env, "by": by, "at": at,

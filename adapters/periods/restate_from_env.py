@@ -51,7 +51,7 @@ def restate_from_env(root: str, workspace, ask: RestateAsk, from_env: str, spark
             + f", which run {superseded.run_id} published for period {period} of project '{project.name}': "
             "re-pointing would leave it showing the superseded rows. Nothing was changed. Restate by running the "
             f"project instead (`ledgerflow restate {project.name} --period {period} --reason TEXT`).")
-    diff = item_diff(spark_factory(), items[0])
+    diff = item_diff(spark_factory(), items[0], target)
     person = who(ask.by)
     if ask.dry_run:
         return Restatement(project.name, period, ask.reason.strip(), person, superseded, diff, dry_run=True,
