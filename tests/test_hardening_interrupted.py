@@ -226,8 +226,10 @@ def test_dead_run_staging_removed_but_never_a_swapped_in_version_or_what_symlink
     staged2 = stage(location, f"{run_id}.2")
     unrelated = stage(location, new_run_id(utcnow()))  # another run's version: not this run's
     os.symlink(outside, versions_dir(location) / f"{run_id}.3")  # a symlink named after the run: not followed
-    tmp_link = Path(f"{location}.{run_id}.tmp")  # the temporary link of an interrupted swap
+    tmp_link = Path(location).parent / f".{Path(location).name}.{run_id}.tmp"  # of an interrupted swap
     os.symlink(os.path.relpath(staged, tmp_link.parent), tmp_link)
+    old_tmp_link = Path(f"{location}.{run_id}.tmp")  # the same, as an earlier release named it
+    os.symlink(os.path.relpath(staged, old_tmp_link.parent), old_tmp_link)
     swapped = stage(other, run_id)  # this partition was swapped in before the process died: live data
     os.symlink(os.path.relpath(swapped, Path(other).parent), other)
 
@@ -236,7 +238,7 @@ def test_dead_run_staging_removed_but_never_a_swapped_in_version_or_what_symlink
     out = cleaned.stdout
     assert f"{run_id}  marked failed: interrupted: the process (pid " in out
     assert "found by `ledgerflow runs clean`" in out
-    for path in (staged, staged2, tmp_link):
+    for path in (staged, staged2, tmp_link, old_tmp_link):
         assert f"    removed {path}" in out
         assert not os.path.lexists(path)
     rec = record(finance, run_id)

@@ -166,3 +166,66 @@ def test_recovery_in_a_copy_leaves_the_originals_run_under_way_alone(tmp_path):
     dev = _out(original) / ".lf_envs" / "dev" / f"_period={PERIOD}"
     assert dev.is_dir() and (dev / ".lf_version").read_text().strip() == f"p0000-{PERIOD}-dev"
     assert (_out(original) / ".lf_versions" / f"_period={PERIOD}" / f"p0000-{PERIOD}-dev").is_dir()
+
+
+def test_a_planted_show_folder_or_link_among_the_versions_is_never_removed(tmp_path):
+    """A folder named as ledgerflow names its shown folders, whose only file has a second name inside it, holds
+    the only copy of its data; a link named so points outside: a promotion's sweep leaves both."""
+    ws = _workspace(tmp_path / "ws")
+    versions = _out(ws) / ".lf_versions" / f"_period={PERIOD}"
+    planted = versions / f".show.p0000-{PERIOD}-new.mine"
+    planted.mkdir()
+    (planted / "a").write_text("only copy of my data")
+    os.link(planted / "a", planted / "b")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    os.symlink(victim, versions / f".show.p0000-{PERIOD}-dev.lnk")
+    promoted = _promote(ws)
+    assert promoted.exit_code == 0, describe(promoted)
+    assert (planted / "a").read_text() == "only copy of my data" and (planted / "b").exists()
+    assert os.path.islink(versions / f".show.p0000-{PERIOD}-dev.lnk") and victim.is_dir()
+    assert _shown(ws) == f"p0000-{PERIOD}-dev"
+    left = {n for n in os.listdir(versions) if n.startswith(".show.")}
+    assert left == {planted.name, f".show.p0000-{PERIOD}-dev.lnk"}
+
+
+def test_where_names_cannot_be_exchanged_the_temporary_link_is_hidden_from_readers(tmp_path, monkeypatch):
+    """On a file system without renameat2 a partition is shown by a symbolic link made under a temporary name
+    first; that name is hidden, so a reader listing the destination never takes it for a partition."""
+    from ledgerflow.adapters.commit import shown
+    root = tmp_path / "out"
+    version = root / ".lf_versions" / f"_period={PERIOD}" / "run-1"
+    version.mkdir(parents=True)
+    (version / "part-00000.csv").write_text("code,amount\nA,1.00\n")
+    seen = []
+    real_symlink = os.symlink
+
+    def symlink(target, name, *args, **kwargs):
+        real_symlink(target, name, *args, **kwargs)
+        seen.append(sorted(n for n in os.listdir(root) if not n.startswith(".")))
+    monkeypatch.setattr(shown, "exchange_supported", lambda versions: False)
+    monkeypatch.setattr(os, "symlink", symlink)
+    shown.show(str(root / f"_period={PERIOD}"), str(version))
+    assert seen == [[]]  # while the temporary link existed, a reader saw no partition at all
+    assert os.path.islink(root / f"_period={PERIOD}")
+    assert sorted(os.listdir(root)) == [".lf_versions", f"_period={PERIOD}"]
+
+
+def test_runs_clean_turns_partitions_of_an_earlier_release_into_real_folders(tmp_path):
+    """A partition published as a symbolic link shows its version's _SUCCESS file, which pyarrow given
+    ignore_prefixes=["."] fails on: `runs clean` makes it a real folder showing the same rows."""
+    import pyarrow.dataset as ds
+    ws = _workspace(tmp_path / "ws")
+    shows = _out(ws) / ".lf_envs" / "dev"  # dev's partition, which dev's completed run's journal names
+    partition = shows / f"_period={PERIOD}"
+    version = _out(ws) / ".lf_versions" / f"_period={PERIOD}" / f"p0000-{PERIOD}-dev"
+    (version / "_SUCCESS").write_text("")
+    shutil.rmtree(partition)
+    os.symlink(os.path.relpath(version, partition.parent), partition)  # as an earlier release published it
+    cleaned = cli(ws, "runs", "clean")
+    assert cleaned.exit_code == 0 and "now a real folder" in cleaned.stdout, describe(cleaned)
+    assert partition.is_dir() and not partition.is_symlink()
+    assert (partition / ".lf_version").read_text().strip() == version.name
+    rows = ds.dataset(str(shows), format="csv", partitioning="hive", ignore_prefixes=["."]).to_table()
+    assert rows.num_rows == 200
+    assert not [n for n in os.listdir(version.parent) if n.startswith(".show.")]

@@ -83,10 +83,11 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
                 problems.append(f"could not remove {path} (or it is not a version folder ledgerflow created): left alone")
         except OSError as exc:
             problems.append(f"could not remove {path}: {exc.strerror or exc}")
-    # the temporary link of an interrupted swap (swaps._point): `<dest>/_period=P.<name>.tmp`
+    # the temporary link of an interrupted swap (shown.temporary_link): `<dest>/._period=P.<name>.tmp`, or
+    # `<dest>/_period=P.<name>.tmp` as an earlier release named it
     try:
-        tmp_links = [n for n in os.listdir(dest) if n.startswith(part + ".") and n.endswith(".tmp")
-                     and own_name(n[len(part) + 1:-len(".tmp")], run_id)]
+        tmp_links = [n for n in os.listdir(dest) for head in (f".{part}.", f"{part}.")
+                     if n.startswith(head) and n.endswith(".tmp") and own_name(n[len(head):-len(".tmp")], run_id)]
     except OSError:
         tmp_links = []
     for name in tmp_links:

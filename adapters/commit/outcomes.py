@@ -11,7 +11,8 @@ class Outcome:
     run replaced, left by a process that died before deleting them, removed), ``finished`` (its record was
     final after all: the registry row is brought in line with run.json), ``released`` (reserved versions
     and leases of a process that died before its run was recorded), ``live`` (its process holds
-    the lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask)."""
+    the lock), ``other_host`` (started on another host: not checked), ``unknown`` (no lock to ask),
+    ``converted`` (a partition published as a symbolic link by an earlier release, now a real folder)."""
 
     run_id: str
     action: str
@@ -50,7 +51,7 @@ def report(outcomes: list[Outcome]) -> list[str]:
             lines.append(f"{o.run_id}  failed run: {o.detail}")
         elif o.action == "retired":
             lines.append(f"{o.run_id}  completed run: {o.detail}")
-        elif o.action in ("finished", "released"):
+        elif o.action in ("finished", "released", "converted"):
             lines.append(f"{o.run_id}  {o.detail}")
         else:
             lines.append(f"{o.run_id}  left running ({o.action}): {o.detail}")

@@ -256,7 +256,34 @@ def clean(store, other_hosts: bool = False) -> list[Outcome]:
         removed, _kept, problems = CommitJournal.from_record(rec).remove_staging()
         if removed or problems:
             outcomes.append(Outcome(rec["run_id"], "cleaned", describe(removed, [], problems), removed, [], problems))
-    return outcomes
+    return outcomes + _converted(store, records)
+
+
+def _converted(store, records: list[dict]) -> list[Outcome]:
+    """Each partition an earlier release published as a symbolic link (named by a completed run's journal, in
+    this workspace, leased by no run under way) turned into a real folder showing the same version: what pyarrow
+    and pandas read (a link shows the version folder's ``_SUCCESS`` too)."""
+    from ...compiler.realpaths import inside
+    from ..layout.partition_paths import root_period, versions_dir
+    from ..layout.real_path import real_path
+    from . import shown
+    workspace, leased = real_path(store.root), " ".join(lease["resource"] for lease in store.leases())
+    out = []
+    for rec in records:
+        if rec.get("status") != "completed":
+            continue
+        for entry in (rec.get("commit") or {}).get("partitions") or []:
+            link = entry.get("link") if isinstance(entry, dict) else None
+            if not (isinstance(link, str) and os.path.isabs(link) and os.path.islink(link)) \
+                    or not inside(real_path(os.path.dirname(link)), workspace) or link in leased:
+                continue
+            versions = versions_dir(*root_period(link))
+            version = shown.shown_version(link, versions)
+            if version is not None and shown.convert(link, versions):
+                shown.sweep(versions, shown.made_for(version))  # the link exchanged out
+                out.append(Outcome(rec["run_id"], "converted", f"{link}: a symbolic link of an earlier release, "
+                                   "now a real folder showing the same version"))
+    return out
 
 
 def _dead_ranges(store, records: list[dict], seen: set) -> list[Outcome]:

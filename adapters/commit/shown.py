@@ -232,11 +232,23 @@ def discard(folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def only_links(folder: str) -> bool:
-    """Whether removing ``folder`` loses no data: a link, or a folder whose every file but the marker has another
-    name elsewhere (a hard link count of 2 or more) and that holds nothing but folders and such files."""
+def only_links(folder: str, version_name: Optional[str] = None) -> bool:
+    """Whether removing ``folder`` (an entry ``.show.<version>.<tag>`` of ``.lf_versions/_period=P``) loses no
+    data and nothing ledgerflow did not make: a symbolic link to a version folder beside it (a partition of an
+    earlier release, exchanged out), or a folder whose every file but the marker is a hard link of the same file
+    of the version it shows (named by its marker, else ``version_name``), holding nothing else. Two names of one
+    file inside the folder itself are no copy elsewhere: such a folder is kept."""
+    versions = os.path.dirname(folder)
     if os.path.islink(folder):
-        return True
+        try:
+            target = os.path.join(versions, os.readlink(folder))
+        except OSError:
+            return False
+        return os.path.dirname(real_path(target)) == real_path(versions) and os.path.isdir(target)
+    name = marker(folder) or version_name
+    version = os.path.join(versions, name) if name and not name.startswith(SHOWING) else None
+    if version is None or os.path.islink(version) or not os.path.isdir(version):
+        return False
     try:
         for rel, is_dir in _files(folder):
             path = os.path.join(folder, rel)
@@ -245,7 +257,9 @@ def only_links(folder: str) -> bool:
             st = os.lstat(path)
             if rel == MARKER and stat.S_ISREG(st.st_mode) and st.st_size <= 256:
                 continue
-            if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+            original = os.path.join(version, rel)
+            if not stat.S_ISREG(st.st_mode) or os.path.islink(original) or not os.path.isfile(original) \
+                    or not os.path.samestat(st, os.lstat(original)):
                 return False
     except OSError:
         return False
@@ -265,7 +279,7 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
         if not name.startswith(SHOWING) or not names(name[len(SHOWING):]):
             continue
         path = os.path.join(versions, name)
-        if only_links(path):
+        if only_links(path, name[len(SHOWING):].rsplit(".", 1)[0]):
             discard(path)
             removed.append(path)
     return removed
@@ -373,8 +387,15 @@ def convert(partition: str, versions: str) -> bool:
     return not os.path.islink(partition)
 
 
+def temporary_link(partition: str, version: str) -> str:
+    """The name a symbolic link to ``version`` is made under before it replaces ``partition`` (where names cannot
+    be exchanged): beside the partition, hidden (a leading dot), so that no reader of the destination takes it for
+    a partition of its own for the moment it exists."""
+    return os.path.join(os.path.dirname(partition), f".{os.path.basename(partition)}.{os.path.basename(version)}.tmp")
+
+
 def _link(partition: str, version: str) -> None:
-    tmp = f"{partition}.{os.path.basename(version)}.tmp"
+    tmp = temporary_link(partition, version)
     if os.path.islink(tmp):
         os.remove(tmp)  # a link left by an interrupted swap: removing it touches no files
     # relative between real paths: the kernel resolves a relative link from the folder it really is in

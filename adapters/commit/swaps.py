@@ -176,7 +176,7 @@ def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None)
     there now is ledgerflow's: never deleted, never exchanged out, otherwise. ``checked``: the partition's
     ``lstat`` when the caller checked it (:func:`..partitions.check_partition`); the very same inode is exchanged
     out or nothing is."""
-    tmp = f"{link}.{os.path.basename(new_target)}.tmp"
+    tmp = shown.temporary_link(link, new_target)
     if os.path.lexists(tmp) and not os.path.islink(tmp):
         raise UnsafeDestination(f"{tmp} is {what(tmp)}, which ledgerflow did not create; move it away and run again.")
     root, period = root_period(link)
