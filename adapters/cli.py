@@ -288,8 +288,7 @@ def runs_cmd(inv: Invocation, action, run_id, other_hosts, as_json, batch):
         found = store.get_batch(batch)
         echo_lines(batch_lines(found, store.batch_runs(found["batch_id"])))
         return
-    # the invocation's environment's history: a dev run is no run of prod's (`--env dev` lists dev's)
-    runs = [r for r in store.list_runs() if (r.get("env") or "prod") == store.env]
+    runs = store.list_runs(env=store.env)  # the environment's own history: a dev run is no run of prod's
     if not runs:
         click.echo("no runs yet" + (f" in environment '{store.env}'" if store.env != "prod" else ""))
     from .store.restatements import superseding_ids

@@ -574,7 +574,7 @@ def test_any_sqlite_error_met_deep_in_a_command_is_one_paragraph(finance, monkey
     from ledgerflow.adapters.store.runstore import RunStore
     assert cli(finance, "runs", "list").exit_code == 0  # a good store
 
-    def locked(self):
+    def locked(self, *args, **kwargs):
         raise sqlite3.OperationalError("database is locked")
     monkeypatch.setattr(RunStore, "list_runs", locked)
     err = one_paragraph(cli(finance, "runs", "list"), 1)

@@ -18,7 +18,7 @@ from decimal import Decimal as D
 import pytest
 
 from ledgerflow.adapters.commit import shown as shown_module
-from ledgerflow.adapters.commit import staging, swaps
+from ledgerflow.adapters.commit import renames, staging, swaps
 from ledgerflow.adapters.layout.partition_paths import partition_link, versions_dir
 from partition_support import shown
 from cli_support import add_project, run_ok, write
@@ -309,13 +309,13 @@ def test_without_exchange_a_partition_is_a_link_and_a_folder_is_never_left_unswa
     root = tmp_path / "out"
     old, new = _version(root, "run-0", 1), _version(root, "run-1", 1)
     link = partition_link(str(root), "2026-01")
-    real = shown_module._renameat2
+    real = renames._renameat2
 
     def no_exchange(source, target, flags):
-        if flags == shown_module._RENAME_EXCHANGE:
-            raise shown_module.Unsupported(22, "Invalid argument", source)
+        if flags == renames._RENAME_EXCHANGE:
+            raise renames.Unsupported(22, "Invalid argument", source)
         return real(source, target, flags)
-    monkeypatch.setattr(shown_module, "_renameat2", no_exchange)
+    monkeypatch.setattr(renames, "_renameat2", no_exchange)
     swaps.commit([staging.Staged(link, old)])  # a file system that renames without replacing, but cannot exchange
     assert os.path.islink(link) and shown(link) == os.path.realpath(old)
     swaps.commit([staging.Staged(link, new)])

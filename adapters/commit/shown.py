@@ -20,9 +20,7 @@ is atomic everywhere (``docs/guarantees.md``).
 """
 from __future__ import annotations
 
-import ctypes
 import errno
-import functools
 import os
 import shutil
 import stat
@@ -30,50 +28,10 @@ import uuid
 from typing import Optional
 
 from ..layout.real_path import real_path
+from .renames import UNSUPPORTED, Unsupported, exchange, place  # noqa: F401  (Unsupported: for callers)
 
 MARKER = ".lf_version"  # in a shown folder: the name of the version folder it shows
 SHOWING = ".show."  # a shown folder being built, or exchanged out, inside .lf_versions/_period=P
-_AT_FDCWD = -100
-_RENAME_NOREPLACE = 1
-_RENAME_EXCHANGE = 2
-_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EXDEV,
-                errno.EMLINK}
-
-
-class Unsupported(OSError):
-    """The file system cannot exchange two names or make hard links: the partition stays a symbolic link."""
-
-
-@functools.lru_cache(maxsize=1)
-def _libc_renameat2():
-    """The C library's ``renameat2`` (None where it has none), looked up once."""
-    call = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
-    if call is not None:
-        call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    return call
-
-
-def _renameat2(source: str, target: str, flags: int) -> None:
-    call = _libc_renameat2()
-    if call is None:
-        raise Unsupported(errno.ENOSYS, "renameat2 is not available")
-    if call(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), flags) != 0:
-        code = ctypes.get_errno()
-        if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
-            raise Unsupported(code, os.strerror(code), source)
-        raise OSError(code, os.strerror(code), source)
-
-
-def exchange(a: str, b: str) -> None:
-    """Swap the names ``a`` and ``b`` (both exist) in one atomic step."""
-    _renameat2(a, b, _RENAME_EXCHANGE)
-
-
-def place(source: str, target: str) -> None:
-    """Rename ``source`` to ``target``, which must not exist (never replaces anything that appeared there)."""
-    _renameat2(source, target, _RENAME_NOREPLACE)
-
-
 def _files(folder: str, below: str = ""):
     """(relative path, is a folder) of everything in ``folder``, recursively, links never followed."""
     with os.scandir(os.path.join(folder, below) if below else folder) as entries:
@@ -114,7 +72,7 @@ def build(version: str) -> str:
             fh.write(name + "\n")
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)  # only links to the version's files: nothing lost
-        if exc.errno in _UNSUPPORTED:
+        if exc.errno in UNSUPPORTED:
             raise Unsupported(exc.errno, f"cannot make hard links here ({exc.strerror})", version) from exc
         raise
     return folder
@@ -232,12 +190,12 @@ def discard(folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def only_links(folder: str, version_name: Optional[str] = None) -> bool:
-    """Whether removing ``folder`` (an entry ``.show.<version>.<tag>`` of ``.lf_versions/_period=P``) loses no
-    data and nothing ledgerflow did not make: a symbolic link to a version folder beside it (a partition of an
-    earlier release, exchanged out), or a folder whose every file but the marker is a hard link of the same file
-    of the version it shows (named by its marker, else ``version_name``), holding nothing else. Two names of one
-    file inside the folder itself are no copy elsewhere: such a folder is kept."""
+def only_links(folder: str, kept: Optional[set] = None) -> bool:
+    """Whether removing ``folder`` (an entry ``.show.*`` of ``.lf_versions/_period=P``) loses no data and nothing
+    ledgerflow did not make: a symbolic link to a version folder beside it (a partition of an earlier release,
+    exchanged out), or a folder whose every file but the marker is a hard link of a file of a version folder
+    beside it (``kept``: those files' (device, inode), when the caller has them), holding nothing else. Two names
+    of one file inside the folder itself are no copy elsewhere: such a folder is kept."""
     versions = os.path.dirname(folder)
     if os.path.islink(folder):
         try:
@@ -245,25 +203,34 @@ def only_links(folder: str, version_name: Optional[str] = None) -> bool:
         except OSError:
             return False
         return os.path.dirname(real_path(target)) == real_path(versions) and os.path.isdir(target)
-    name = marker(folder) or version_name
-    version = os.path.join(versions, name) if name and not name.startswith(SHOWING) else None
-    if version is None or os.path.islink(version) or not os.path.isdir(version):
-        return False
+    kept = _version_inodes(versions) if kept is None else kept
     try:
         for rel, is_dir in _files(folder):
-            path = os.path.join(folder, rel)
             if is_dir:
                 continue
-            st = os.lstat(path)
+            st = os.lstat(os.path.join(folder, rel))
             if rel == MARKER and stat.S_ISREG(st.st_mode) and st.st_size <= 256:
                 continue
-            original = os.path.join(version, rel)
-            if not stat.S_ISREG(st.st_mode) or os.path.islink(original) or not os.path.isfile(original) \
-                    or not os.path.samestat(st, os.lstat(original)):
+            if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) not in kept:
                 return False
     except OSError:
         return False
     return True
+
+
+def _version_inodes(versions: str) -> set:
+    """(device, inode) of every file in the version folders of ``versions`` (not the ``.show.*`` entries)."""
+    found = set()
+    for name in os.listdir(versions):
+        path = os.path.join(versions, name)
+        if name.startswith(SHOWING) or os.path.islink(path) or not os.path.isdir(path):
+            continue
+        for rel, is_dir in _files(path):
+            if not is_dir:
+                st = os.lstat(os.path.join(path, rel))
+                if stat.S_ISREG(st.st_mode):
+                    found.add((st.st_dev, st.st_ino))
+    return found
 
 
 def sweep(versions: str, names=lambda name: True) -> list[str]:
@@ -275,11 +242,14 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
     removed: list[str] = []
     if not _safe_versions(versions):
         return removed  # never followed into a folder ledgerflow did not create
+    kept: Optional[set] = None
     for name in sorted(os.listdir(versions)):
         if not name.startswith(SHOWING) or not names(name[len(SHOWING):]):
             continue
         path = os.path.join(versions, name)
-        if only_links(path, name[len(SHOWING):].rsplit(".", 1)[0]):
+        if kept is None:
+            kept = _version_inodes(versions)  # once per sweep, when there is something to sweep
+        if only_links(path, kept):
             discard(path)
             removed.append(path)
     return removed

@@ -96,10 +96,12 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
             return None
         return row[0] if row else None
 
-    def list_runs(self) -> list[dict]:
-        """Every run, newest first."""
+    def list_runs(self, env: Optional[str] = None) -> list[dict]:
+        """Every run (of environment ``env`` only, when given), newest first."""
+        where = "" if env is None else " WHERE COALESCE(env, 'prod') = ?"
         with closing(self._connect()) as conn:
-            rows = conn.execute("SELECT record FROM runs ORDER BY started_at DESC, run_id DESC").fetchall()
+            rows = conn.execute(f"SELECT record FROM runs{where} ORDER BY started_at DESC, run_id DESC",
+                                () if env is None else (env,)).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def running_records(self) -> list[dict]:
