@@ -160,7 +160,7 @@ def _steps(state: BatchState, by_period: bool) -> list[Callable[[], None]]:
     if by_period:
         return [lambda n=n, p=p: state.run_one(state.unit(n, p)) for n, p in keys]
     steps: list[Callable[[], None]] = []
-    for name in dict.fromkeys(n for n, _ in keys):
+    for name in _running(state):
         mine = [p for p in state.plan.periods if (name, p.identifier) in state.outcomes]
         if state.plan.answers[name][0] == FUSED:
             steps.append(lambda name=name, mine=mine: run_fused(state, name, mine))
@@ -169,10 +169,17 @@ def _steps(state: BatchState, by_period: bool) -> list[Callable[[], None]]:
     return steps
 
 
+def _running(state: BatchState) -> list[str]:
+    """The projects with a project-period to run, in run order (the plan's: upstream first), not in the order
+    their first period comes (a retry's upstream may have only a later period left)."""
+    pending = {n for n, _ in state.plan.keys()}
+    return [n for n in state.plan.names if n in pending]
+
+
 def _headline(state: BatchState, by_period: bool) -> str:
     """The line a batch starts with: how many project-periods, in which order."""
     keys = state.plan.keys()
-    running = list(dict.fromkeys(n for n, _ in keys))
+    running = _running(state)
     when = [p for p in state.plan.periods if any(k[1] == p.identifier for k in state.outcomes)]
     plural, total = "s" if len(running) != 1 else "", len(keys)
     if state.single:
