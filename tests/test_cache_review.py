@@ -55,10 +55,9 @@ def test_a_manifest_built_while_a_file_changed_is_not_kept(finance, monkeypatch)
 
 
 def test_the_libraries_that_shape_sql_are_in_the_key(monkeypatch):
-    from importlib import metadata
+    import sqlglot
     base = script_cache.code_fingerprint.__wrapped__()
-    real = metadata.version
-    monkeypatch.setattr(metadata, "version", lambda name: "0.0.1" if name == "sqlglot" else real(name))
+    monkeypatch.setattr(sqlglot, "__version__", "0.0.1")
     assert script_cache.code_fingerprint.__wrapped__() != base
 
 

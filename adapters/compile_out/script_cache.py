@@ -34,7 +34,7 @@ from ..layout.whole_files import may_keep, write_json_whole
 CACHE = os.path.join("target", "compiled.cache.json")
 CACHE_VERSION = 1
 PARALLEL_MIN_PROJECTS = 100  # scripts to compile from which a second process pays for its start
-SHAPING = ("sqlglot", "jinja2", "PyYAML")  # libraries whose version can change the compiled text
+SHAPING = ("sqlglot", "jinja2", "yaml")  # libraries whose version can change the compiled text
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,15 +43,13 @@ def code_fingerprint() -> str:
     adapters, templates): a different ledgerflow may compile the same workspace to other SQL."""
     import importlib.util
 
-    from importlib import metadata
+    import importlib
 
     from ...compiler import version as version_module
     digest = hashlib.sha256(version_module.version().encode())
-    for package in SHAPING:  # the libraries that shape the SQL text: another version may write other SQL
-        try:
-            digest.update(f"{package}=={metadata.version(package)}\n".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{package} not installed\n".encode())
+    for module in SHAPING:  # the libraries that shape the SQL text: another version may write other SQL
+        version = getattr(importlib.import_module(module), "__version__", "unknown")  # loaded anyway; no scan
+        digest.update(f"{module}=={version}\n".encode())
     adapters = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     templates = importlib.util.find_spec("ledgerflow.templates")
     bases = [os.path.dirname(os.path.abspath(version_module.__file__)), adapters,
