@@ -180,6 +180,26 @@ def test_quarantine_moves_the_rows_with_the_outputs_or_not_at_all(spark, finance
         ("JE-005", 1, "small_lines", rec["run_id"]), ("JE-005", 2, "small_lines", rec["run_id"])]
     assert rec["outputs"][0]["rows"] == 8
 
+    # a row violating two quarantine checks goes to the first one's destination only (a review found it in both)
+    also = QUARANTINE.replace("small_lines", "also_small").replace("< 1000000", "< 2000000")
+    _project(finance).write_text(_project(finance).read_text() + also.lstrip("\n"))
+    twice = record(finance, run_id_of(run(finance, PROJECT)))
+    assert (_check(twice, "small_lines")["quarantined"], _check(twice, "also_small")["quarantined"]) == (2, 0)
+    assert _check(twice, "also_small")["violations"] == 2
+    assert len(_rows(quarantine)) == 2 and twice["outputs"][0]["rows"] == 8
+    assert _rows(finance / "out" / "quarantine" / "2026" / "also_small" / "_period=2026-01") == []
+
+    # a close keeps the quarantine partitions too: another project quarantining into the same folder is refused
+    assert cli(finance, "periods", "close", "2026-01", "--project", PROJECT).exit_code == 0
+    other = _project(finance).read_text().replace(f"name: {PROJECT}", "name: other_controls").replace(
+        "0b000000-0000-4000-8000-000000000104", "0b000000-0000-4000-8000-000000000199").replace(
+        "out/journal_lines", "out/other_lines")
+    _project(finance).unlink()
+    (finance / "projects" / "other_controls.yml").write_text(other)
+    refused = cli(finance, "run", "other_controls", "--period", "2026-01")
+    assert refused.exit_code == 1 and "PERIOD-001" in refused.output, describe(refused)
+    assert len(_rows(quarantine)) == 2
+
 
 def test_run_select_names_the_failed_check_and_exits_4(spark, finance):
     _break_journal(finance)

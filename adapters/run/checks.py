@@ -93,9 +93,20 @@ class RunChecks:
             from pyspark.sql import functions as F
             frame = frame.localCheckpoint()  # computed once, then split into the kept and the quarantined rows
             self.results.update(check_eval.judge_rows(frame, moved, quarantined=True))
+            # a row violating several quarantine checks goes to the first one's destination (declared order) only:
+            # the quarantine partitions then add up to the rows the output lost (the bridge's `quarantined`)
+            firsts, earlier = [], None
             for check in moved:
+                bad = check_eval.violating(check)
+                firsts.append(bad if earlier is None else bad & ~earlier)
+                earlier = bad if earlier is None else earlier | bad
+            if len(moved) > 1:
+                counts = frame.agg(*[F.count_if(c).alias(f"q{i}") for i, c in enumerate(firsts)]).collect()[0]
+                for i, check in enumerate(moved):
+                    self.results[check.name]["quarantined"] = int(counts[f"q{i}"] or 0)
+            for check, first in zip(moved, firsts):
                 # written even when empty: the partition says what this run quarantined for the period
-                rows = frame.filter(check_eval.violating(check)).withColumn(CHECK_COLUMN, F.lit(check.name)) \
+                rows = frame.filter(first).withColumn(CHECK_COLUMN, F.lit(check.name)) \
                     .withColumn(RUN_COLUMN, F.lit(self.ctx.run_id))
                 extra.append((rows, self.quarantines[check.name]))
             any_violation = check_eval.any_violation(moved)

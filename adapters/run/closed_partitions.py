@@ -11,8 +11,10 @@ in common is PERIOD-001, naming the close. The run's own project is left to the 
 """
 from __future__ import annotations
 
+import os
 import re
 
+from ..layout.partition_paths import root_period
 from ..store.closure_table import PeriodClosed
 from .leases import partition_key
 
@@ -20,9 +22,16 @@ _TABLE = re.compile(r"^(.*) \(_period=[^)]*\)$")  # how a catalog table's writte
 
 
 def published_partitions(record: dict) -> set[str]:
-    """The names of the partitions the run ``record`` published (its outputs' recorded locations)."""
+    """The names of the partitions the run ``record`` published: its outputs' recorded locations, and every
+    partition its commit journal swapped in (its quarantine destinations' too)."""
     period = record["period"]["identifier"]
     out = set()
+    commit = record.get("commit") if isinstance(record.get("commit"), dict) else {}
+    for entry in commit.get("partitions") or []:
+        link = entry.get("link") if isinstance(entry, dict) else None
+        if isinstance(link, str) and os.path.isabs(link):
+            root, linked = root_period(link)
+            out.add(partition_key("path", root, linked))
     for o in record.get("outputs") or []:
         location = str(o.get("location") or "")
         table = _TABLE.match(location)

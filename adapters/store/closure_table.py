@@ -112,7 +112,7 @@ class ClosureTable(StateDatabase):
         return out
 
     def closed_publications(self, period: str) -> list[tuple[dict, dict]]:
-        """(close, what the run it keeps published wrote: ``{run_id, period, outputs}`` of the project-period's
+        """(close, what the run it keeps published wrote: ``{run_id, period, outputs, commit}`` of the project-period's
         last completed run) of every closed project-period of ``period`` that has a completed run (one query
         of the runs of the closed projects: a run of another project checks them before it writes)."""
         if self.env != "prod":
@@ -134,8 +134,9 @@ class ClosureTable(StateDatabase):
         for closure in closes:
             row = by_id.get(closure["project_id"]) if closure.get("project_id") else by_name.get(closure["project"])
             if row is not None:
-                outputs = json.loads(row[3]).get("outputs") or []
-                found.append((closure, {"run_id": row[2], "period": {"identifier": period}, "outputs": outputs}))
+                rec = json.loads(row[3])
+                found.append((closure, {"run_id": row[2], "period": {"identifier": period},
+                                        "outputs": rec.get("outputs") or [], "commit": rec.get("commit") or {}}))
         return found
 
     def names_ran_as(self) -> dict[str, str]:
