@@ -8,8 +8,7 @@ import os
 import re
 from typing import Iterator, Optional
 
-from ...compiler.realpaths import inside
-from ..layout.real_path import real_path
+from ..layout.real_path import real_path, within
 from ..layout.whole_files import write_json_whole
 from ..store import liveness
 from . import swaps
@@ -70,8 +69,7 @@ def outside_workspace(store, record: dict, keys: tuple = ("link", "staged", "pre
     paths = [e.get(key) for e in entries if isinstance(e, dict) for key in keys]
     staging = record.get("staging") if isinstance(record.get("staging"), list) and keys == ("staged",) else []
     paths += [s.get("versions") for s in staging if isinstance(s, dict)]
-    return next((p for p in paths if isinstance(p, str) and os.path.isabs(p)
-                 and not inside(real_path(p), workspace)), None)
+    return next((p for p in paths if isinstance(p, str) and os.path.isabs(p) and not within(p, workspace)), None)
 
 
 def write_json(path: str, data: dict) -> None:

@@ -263,11 +263,10 @@ def _converted(store, records: list[dict]) -> list[Outcome]:
     """Each partition an earlier release published as a symbolic link (named by a completed run's journal, in
     this workspace, leased by no run under way) turned into a real folder showing the same version: what pyarrow
     and pandas read (a link shows the version folder's ``_SUCCESS`` too)."""
-    from ...compiler.realpaths import inside
-    from ..layout.partition_paths import root_period, versions_dir
-    from ..layout.real_path import real_path
+    from ..layout.partition_paths import link_env, partition_key, root_period, versions_dir
+    from ..layout.real_path import real_path, within
     from . import shown
-    workspace, leased = real_path(store.root), " ".join(lease["resource"] for lease in store.leases())
+    workspace, leased = real_path(store.root), {lease["resource"] for lease in store.leases()}
     out = []
     for rec in records:
         if rec.get("status") != "completed":
@@ -275,7 +274,8 @@ def _converted(store, records: list[dict]) -> list[Outcome]:
         for entry in (rec.get("commit") or {}).get("partitions") or []:
             link = entry.get("link") if isinstance(entry, dict) else None
             if not (isinstance(link, str) and os.path.isabs(link) and os.path.islink(link)) \
-                    or not inside(real_path(os.path.dirname(link)), workspace) or link in leased:
+                    or not within(os.path.dirname(link), workspace) \
+                    or partition_key("path", *root_period(link), link_env(link)) in leased:
                 continue
             versions = versions_dir(*root_period(link))
             version = shown.shown_version(link, versions)

@@ -41,9 +41,8 @@ SHAPING = ("sqlglot", "jinja2", "yaml")  # libraries whose version can change th
 def code_fingerprint() -> str:
     """ledgerflow's version and the size and modification time of every file of its installed code (compiler,
     adapters, templates): a different ledgerflow may compile the same workspace to other SQL."""
-    import importlib.util
-
     import importlib
+    import importlib.util
 
     from ...compiler import version as version_module
     digest = hashlib.sha256(version_module.version().encode())

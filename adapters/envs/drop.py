@@ -13,10 +13,9 @@ import json
 import os
 from contextlib import closing
 
-from ...compiler.realpaths import inside
 from ..commit import shown
 from ..layout.partition_paths import ENVS, PARTITION, PROD, env_folder, link_env, root_period, versions_dir
-from ..layout.real_path import real_path
+from ..layout.real_path import real_path, within
 from .promote import PromotionRefused
 
 
@@ -33,7 +32,7 @@ def _roots(store, env: str) -> tuple[list[str], list[str]]:
             link = entry.get("link") if isinstance(entry, dict) else None
             if isinstance(link, str) and os.path.isabs(link) and link_env(link) == env:
                 root = root_period(link)[0]
-                (roots if inside(real_path(root), workspace) else away).add(root)
+                (roots if within(root, workspace) else away).add(root)
     return sorted(roots), sorted(away)
 
 

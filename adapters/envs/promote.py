@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
-from ...compiler.realpaths import inside
 from ..commit import shown, swaps
 from ..commit.promotion_journal import journal_folder, write_json as _write_json
 from ..commit.staging import Staged
-from ..layout.partition_paths import ENVS, PROD, env_folder, link_env, partition_link, root_period, versions_dir
-from ..layout.real_path import real_path
+from ..layout.partition_paths import (ENVS, PROD, env_folder, link_env, partition_key, partition_link, root_period,
+                                      versions_dir)
+from ..layout.real_path import real_path, within
 from ..inputs.registered_reads import version_read
 from ..run import leases
 from ..store import liveness
@@ -112,7 +112,7 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
             continue
         link, version, _previous = fields
         root, period = root_period(link)
-        if not all(inside(real_path(p), workspace) for p in (link, version)):
+        if not (within(link, workspace) and within(version, workspace)):
             problems.append(f"ENV-007 {item.project} {item.period}: its record names {link}, outside this workspace "
                             f"({workspace}); a record of another workspace (this one copied or moved?) is never "
                             "promoted from")
@@ -200,9 +200,8 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     journal: list[dict] = record["commit"]["partitions"]
 
     staged = [Staged(link, version, real=real_path(version)) for i in items for link, version in i.swaps]
-    needed = list(dict.fromkeys(
-        leases.partition_key("path", root, period) + ("" if target.env == PROD else f" in environment {target.env}")
-        for link, _version in (s for i in items for s in i.swaps) for root, period in [root_period(link)]))
+    needed = list(dict.fromkeys(partition_key("path", *root_period(link), target.env)
+                                for i in items for link, _version in i.swaps))
     try:
         leases.take(target, promotion_id, record["process"], needed)  # one writer per partition, runs included
     except BaseException:
@@ -236,10 +235,8 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         _write_json(path, record)
     except Exception as exc:  # noqa: BLE001 - the promotion stands: the next command finishes its journal
         record.update(status="completed", unfinished=f"{type(exc).__name__}: {exc}")
-        liveness.release(promotion_id, keep_file=True)  # an abandoned lock: recovery completes the journal
-        emit("COMPLETE", record)
-        return record
-    liveness.release(promotion_id)
+    # an unfinished journal keeps its lock file, abandoned: the next command's recovery completes it
+    liveness.release(promotion_id, keep_file="unfinished" in record)
     emit("COMPLETE", record)
     return record
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from ...compiler.table_names import split_parts
+
 PARTITION = "_period"
 VERSIONS = ".lf_versions"
 ENVS = ".lf_envs"  # <dest>/.lf_envs/<env>/_period=P: the partitions an environment other than prod shows
@@ -71,3 +73,25 @@ def envs_shown_in(root: str) -> list[str]:
 def shown_links(root: str, period: str) -> list[str]:
     """Every partition of ``period`` some environment may show in ``root``: prod's, then each other's."""
     return [partition_link(root, period)] + [partition_link(root, period, env) for env in envs_shown_in(root)]
+
+
+def partition_key(kind: str, target: str, period: str, env: str = PROD) -> str:
+    """The one name of the partition ``period`` of a destination (``kind`` "table" or "path", ``target`` its
+    table, folder or URI) in environment ``env``, as leases and closed partitions compare it (``run/leases.py``,
+    ``run/closed_partitions.py``): a table's name, a local folder's real path, a URI's text; another environment's
+    partition (``.lf_envs/<env>``) is its own, so prod's writers do not hold it."""
+    partition = f"{PARTITION}={period}"
+    if kind == "table":
+        key = f"table {_table_name(target)} {partition}"
+    elif kind == "path" and is_local(target):
+        key = f"path {os.path.join(os.path.realpath(local_path(target)), partition)}"
+    else:
+        key = f"uri {target.rstrip('/')}/{partition}"
+    return key if env == PROD else f"{key} in environment {env}"
+
+
+def _table_name(table: str) -> str:
+    """The last part of a catalog table's name, unquoted, in lower case (Spark compares names so); the
+    whole name for one the table-name rule cannot split (Spark itself will say what is wrong with it)."""
+    parts = split_parts(table)
+    return (parts[-1][0] if parts else table).lower()

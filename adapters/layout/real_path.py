@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+from ...compiler.realpaths import inside
+
 _O_PATH = getattr(os, "O_PATH", None)
 _DELETED = " (deleted)"
 
@@ -33,3 +35,9 @@ def real_path(path: str) -> str:
     if not resolved.startswith("/") or resolved.endswith(_DELETED):
         return os.path.realpath(path)  # removed meanwhile, or not a path of this file system's tree
     return resolved
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether ``path``'s real path lies in ``folder`` (a real path, e.g. a workspace's): what a record or journal
+    names must, before ledgerflow acts on it (a copy of a workspace holds the original's absolute paths)."""
+    return inside(real_path(path), folder, strict=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import uuid
 from typing import Any, Callable, Optional
 
 
@@ -15,11 +15,10 @@ def write_whole(path: str, text: str, durable: bool = False) -> None:
     replaced, never followed. The file gets the mode a plain ``open`` would give it. ``durable``: flushed to disk
     first (a journal that recovery reads after a crash)."""
     folder, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
+    # created, never opened if there: no link is followed; the umask applies as to any new file
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             if durable:

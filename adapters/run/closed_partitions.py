@@ -5,7 +5,7 @@ A close is of a project (by id), and ``validate`` refuses two writers of one des
 (OUT-VR-003). A partition can still be reached from another project: the closed project removed from the
 workspace (or its destination moved) and another project written to the place it published. So before a
 run takes its leases, the partitions it would replace are compared with those the last completed run of
-each closed project-period of its period published (the names :func:`.leases.partition_key` gives): one
+each closed project-period of its period published (the names ``layout.partition_paths.partition_key`` gives): one
 in common is PERIOD-001, naming the close. The run's own project is left to the close of its id
 (:meth:`.closure_table.ClosureTable.refuse_if_closed`), which a restatement of it passes.
 """
@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 import re
 
-from ..layout.partition_paths import root_period
+from ..layout.partition_paths import partition_key, root_period
 from ..store.closure_table import PeriodClosed
-from .leases import partition_key
 
 _TABLE = re.compile(r"^(.*) \(_period=[^)]*\)$")  # how a catalog table's written partition is recorded
 

@@ -22,14 +22,12 @@ replaced under a new host name on the same volume); ``--wait`` says the same in 
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Callable, Optional
 
 from ...compiler.errors import ResolutionError
-from ...compiler.table_names import split_parts
 from ..store import liveness
-from ..layout.partition_paths import PARTITION, is_local, local_path
+from ..layout.partition_paths import partition_key
 from ..commit import recovery
 
 if TYPE_CHECKING:
@@ -47,31 +45,10 @@ def resources(destinations: dict[int, OutputDestination], period: str) -> list[s
     """The leases a run writing ``destinations`` for ``period`` needs, one per destination partition."""
     out: list[str] = []
     for dest in destinations.values():
-        key = partition_key(dest.kind, dest.target, period)
-        if dest.env != "prod":
-            key += f" in environment {dest.env}"  # its own partition (.lf_envs/<env>): prod's writers are not held
+        key = partition_key(dest.kind, dest.target, period, dest.env)
         if key not in out:
             out.append(key)
     return out
-
-
-def partition_key(kind: str, target: str, period: str) -> str:
-    """The one name of the partition ``period`` of a destination (``kind`` "table" or "path", ``target`` its
-    table, folder or URI), as leases and closed partitions (:mod:`.closed_partitions`) compare it: a table's
-    name, a local folder's real path, a URI's text."""
-    partition = f"{PARTITION}={period}"
-    if kind == "table":
-        return f"table {_table_name(target)} {partition}"
-    if kind == "path" and is_local(target):
-        return f"path {os.path.join(os.path.realpath(local_path(target)), partition)}"
-    return f"uri {target.rstrip('/')}/{partition}"
-
-
-def _table_name(table: str) -> str:
-    """The last part of a catalog table's name, unquoted, in lower case (Spark compares names so); the
-    whole name for one the table-name rule cannot split (Spark itself will say what is wrong with it)."""
-    parts = split_parts(table)
-    return (parts[-1][0] if parts else table).lower()
 
 
 def take(store: RunStore, run_id: str, process: dict, needed: list[str], wait: bool = False,
