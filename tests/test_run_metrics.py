@@ -105,3 +105,27 @@ def test_spark_connect_records_null_job_counts():
     [stage] = t["statements"]
     assert stage["seconds"] >= 0 and stage["spark_jobs"] is None and stage["operations"] == [1, 2]
     assert t["outputs"][0]["spark_jobs"] is None
+
+
+def test_job_ids_are_fetched_in_one_call_whatever_the_session_retains(spark, monkeypatch):
+    """A long-lived session (a test session, a Dagster code server) retains up to a thousand jobs without a
+    group; pyspark's ``getJobIdsForGroup`` fetches that array one Py4J call per element, which cost every
+    measured block of every run about 70 ms. RunMetrics reads the array in one call, and counts the same."""
+    from pyspark.core.status import StatusTracker
+    sc = spark.sparkContext
+    for _ in range(30):
+        sc.parallelize([1]).count()
+    everyone = set(StatusTracker.getJobIdsForGroup(sc.statusTracker(), None))
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("one Py4J call per job id")
+
+    monkeypatch.setattr(StatusTracker, "getJobIdsForGroup", refuse)
+    metrics = RunMetrics(spark, "r1")
+    assert metrics._ungrouped() == everyone and len(everyone) >= 30
+    entry = metrics.statement("two_jobs", "stage", [1])
+    with metrics.measure(entry):
+        spark.range(3).collect()
+        spark.range(4).count()
+    timings = metrics.to_json()
+    assert timings["statements"][0]["spark_jobs"] >= 2 and timings["statements"][0]["spark_stages"] >= 2

@@ -56,11 +56,19 @@ class RunMetrics:
         except Exception:  # not reachable (e.g. a different Spark build): counts may miss a last job
             pass
 
+    def _job_ids(self, group: Optional[str]) -> set:
+        """The retained jobs of ``group`` (None: of no group). One Py4J call for the whole array: pyspark's
+        ``getJobIdsForGroup`` fetches it element by element, and a long-lived session retains up to
+        ``spark.ui.retainedJobs`` (1,000) jobs without a group, so that cost every measured block a
+        thousand round trips."""
+        ids = self.sc._jvm.java.util.Arrays.toString(self.sc._jsc.statusTracker().getJobIdsForGroup(group))
+        return {int(i) for i in ids.strip("[]").split(",") if i.strip()}
+
     def _ungrouped(self) -> set:
         if self.sc is None:
             return set()
         try:
-            return set(self.sc.statusTracker().getJobIdsForGroup(None))
+            return self._job_ids(None)
         except Exception:
             return set()
 
@@ -152,7 +160,7 @@ class RunMetrics:
         if self.sc is None or entry.get("skipped"):
             return
         tracker = self.sc.statusTracker()
-        jobs = set(tracker.getJobIdsForGroup(self._groups.get(id(entry)))) if id(entry) in self._groups else set()
+        jobs = self._job_ids(self._groups[id(entry)]) if id(entry) in self._groups else set()
         jobs |= self._loose.get(id(entry), set())
         stages = tasks = 0
         for job in jobs:
