@@ -21,6 +21,7 @@ from .gcpause import gc_paused  # adapters import it from here too
 from .lower import lower
 from .model import Project, Workspace
 from .plan import InputView, Plan
+from .render import printing_only
 from .stage import STAGE_MAX_CTES, Statement, cut_stages
 from .types import SqlType
 from .version import version
@@ -87,7 +88,7 @@ def compile_plan(project: Project, plan: Plan, stage_max_ctes: int = STAGE_MAX_C
     with the plan's diagnostics when it has any."""
     if plan.diagnostics:
         raise CompileError(plan.diagnostics)
-    with gc_paused():
+    with gc_paused(), printing_only():
         statements = cut_stages(lower(plan), stage_max_ctes)
     return CompiledProject(project, plan.inputs, statements, plan.schema,
                            plan.input_dataset.id if plan.input_dataset else "", plan)

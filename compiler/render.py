@@ -6,8 +6,13 @@ broken SQL downstream, and pretty-printed so the output is deterministic and rev
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import os
+import secrets
 from importlib import resources
+from typing import Iterator, Optional
 
 import jinja2
 import sqlglot
@@ -115,9 +120,95 @@ def normalise(text: str, what: str) -> str:
     return pretty(parse(text, what))
 
 
-def parse_ctes(fragment: str, what: str) -> list[exp.CTE]:
-    """The CTE nodes of a rendered fragment ``name AS (...), name AS (...)``: what a stage counts."""
-    return parse(f"WITH {fragment}\nSELECT 1", what).ctes
+# A placeholder's name: random per process, so no name in a workspace can be taken for one.
+_GRAFT = f"lf_graft_{secrets.token_hex(8)}_"
+_PRINTING_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("ledgerflow_printing_only", default=False)
+
+
+@contextlib.contextmanager
+def printing_only() -> Iterator[None]:
+    """Lower steps whose trees will only be printed (a compile, not a fused rewrite, which walks them): their
+    snippets may then be printed text (:class:`Grafts`)."""
+    token = _PRINTING_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _PRINTING_ONLY.reset(token)
+
+
+@functools.lru_cache(maxsize=8192)
+def _printed(text: str) -> Optional[str]:
+    """How a statement prints the snippet ``text`` in a select list: its pretty text, parsed and printed once
+    per distinct text; None when it must stay a tree (a table or query inside, which the stage cut walks) or
+    when its text holds a line end (in a literal or comment, where indenting would change it)."""
+    if "\n" in text or "\r" in text:
+        return None
+    tree = parse(f"SELECT {text}", "an expression")
+    if len(tree.expressions) != 1 or any(isinstance(n, (exp.Table, exp.Query)) for n in tree.expressions[0].walk()):
+        return None
+    lines = pretty(tree).split("\n")
+    if lines[0] != "SELECT" or not all(line.startswith("  ") for line in lines[1:]):
+        return None
+    return "\n".join(line[2:] for line in lines[1:])
+
+
+class Grafts:
+    """The snippets of one template: in a compile, each printed once per distinct text and set in place as text.
+
+    A template's snippets (each generated from a plan's sqlglot node) are whole expressions in slots of their
+    own: a select item, a WHERE, an ON, a parenthesised check, so a snippet prints alike wherever it stands.
+    The period filter and the row-id expression, tens of lines each, are the same text in every input, join
+    and append of every project, and parsing and printing them again each time was most of a wide
+    workspace's compile. When the steps are lowered only to be printed (:func:`printing_only`), a template gets
+    ``grafts(node)``, a placeholder column with a name no workspace can hold, and :func:`parse_ctes` parses the
+    skeleton and sets the snippet's printed text (:func:`_printed`) in the placeholder's place, as a leaf
+    (``exp.Var``) printed as it is; every placeholder must be found exactly once. Otherwise (a fused rewrite
+    walks the trees), or when a snippet must stay a tree, the template gets the snippet's text, as before.
+    ``LEDGERFLOW_CHECK_GRAFTS=1`` parses each fragment the old way too and fails when it prints differently
+    (``.ci/run`` sets it for the tests)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.printed: list[str] = []
+
+    def __call__(self, node: exp.Expression) -> str:
+        text = sql(node)
+        printed = _printed(text) if _PRINTING_ONLY.get() else None
+        if printed is None:
+            return text
+        self.texts.append(text)
+        self.printed.append(printed)
+        return f"`{_GRAFT}{len(self.texts) - 1}`"
+
+    def graft(self, tree: exp.Expression, what: str) -> None:
+        """Replace each placeholder column of ``tree`` by its snippet's printed text (in place)."""
+        found = [c for c in tree.find_all(exp.Column) if not c.table and c.name.startswith(_GRAFT)]
+        seen = sorted(int(c.name[len(_GRAFT):]) for c in found)
+        if seen != list(range(len(self.texts))):
+            raise TemplateRenderError(f"internal error: the SQL rendered for {what} holds placeholders {seen}, "
+                                      f"not each of the {len(self.texts)} expressions it was given once")
+        for column in found:
+            column.replace(exp.Var(this=self.printed[int(column.name[len(_GRAFT):])]))
+
+    def spelled(self, fragment: str) -> str:
+        """``fragment`` with each placeholder replaced by its snippet's text (what was parsed before)."""
+        for i in reversed(range(len(self.texts))):  # highest index first: `..._1` is a prefix of `..._10`
+            fragment = fragment.replace(f"`{_GRAFT}{i}`", self.texts[i])
+        return fragment
+
+
+def parse_ctes(fragment: str, what: str, grafts: Optional[Grafts] = None) -> list[exp.CTE]:
+    """The CTE nodes of a rendered fragment ``name AS (...), name AS (...)``: what a stage counts; ``grafts``:
+    the snippets of the fragment's placeholders (:class:`Grafts`)."""
+    tree = parse(f"WITH {fragment}\nSELECT 1", what)
+    if grafts is not None and grafts.texts:
+        grafts.graft(tree, what)
+        if os.environ.get("LEDGERFLOW_CHECK_GRAFTS") == "1":
+            parsed = parse(f"WITH {grafts.spelled(fragment)}\nSELECT 1", what)
+            if pretty(parsed) != pretty(tree):
+                raise TemplateRenderError(f"internal error: grafted and parsed SQL differ for {what}:\n"
+                                          f"{pretty(tree)}\n---\n{pretty(parsed)}")
+    return tree.ctes
 
 
 def parse(text: str, what: str) -> exp.Expression:

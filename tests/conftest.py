@@ -19,6 +19,10 @@ REPO = Path(__file__).resolve().parent.parent
 # session's archive, as a user's second command does: see pytest_sessionstart. tests/test_class_archive.py
 # tests the archive itself with folders of its own.
 os.environ["LEDGERFLOW_JVM_ARCHIVE"] = "off"
+# Every compile of the tests (and of the processes they start) also parses each template's fragment with its
+# snippets' text, and fails when that prints otherwise than the snippets set as printed text (compiler/render.py
+# Grafts): the SQL of every workspace the tests compile, hostile names included, is shown unchanged by it.
+os.environ["LEDGERFLOW_CHECK_GRAFTS"] = "1"
 # The tests' own cache folder (never the user's): private, as class_archive requires of an archive's folder.
 TEST_CACHE = os.path.join(tempfile.gettempdir(), f"ledgerflow-tests-{os.getuid()}")
 if str(REPO) not in sys.path:

@@ -14,6 +14,7 @@ SIZES = (40, 80, 160)
 
 
 def test_parses_per_operation_stay_flat_as_the_chain_grows(tmp_path, monkeypatch):
+    monkeypatch.delenv("LEDGERFLOW_CHECK_GRAFTS")  # the tests' check parses each fragment a second time
     names = write_chain_workspace(str(tmp_path), list(SIZES))
     ws = load_workspace(str(tmp_path))
     counted = {"parses": 0}
@@ -38,3 +39,30 @@ def test_parses_per_operation_stay_flat_as_the_chain_grows(tmp_path, monkeypatch
     first, second = parses[80] - parses[40], parses[160] - parses[80]
     assert second <= 2 * first + 4, parses  # each 40 operations more cost what the 40 before did: linear
     assert second / 80 <= 1.5, parses  # about one parse per operation: its CTE's text parsed back
+
+
+def test_a_snippet_every_project_shares_is_parsed_and_printed_once(tmp_path, monkeypatch):
+    """The period filter (and each other snippet) of every input and append of a wide workspace is the same
+    text: a compile parses and prints it once per process, not once per input, and the template's own text
+    (the skeleton) is what is parsed back per step. The SQL is the same: the tests' check
+    (LEDGERFLOW_CHECK_GRAFTS, tests/conftest.py) parses every fragment the old way too."""
+    from bench.workspace_scale import wide
+    from ledgerflow.compiler import render
+    monkeypatch.delenv("LEDGERFLOW_CHECK_GRAFTS")
+    wide(tmp_path / "w", 100)  # 4 entities x 20 steps, 20 consolidations of 3 appends each
+    ws = load_workspace(str(tmp_path / "w"))
+    render._printed.cache_clear()
+    texts: list[str] = []
+    original = Dialect.parse
+
+    def parse(self, sql, **opts):
+        texts.append(sql)
+        return original(self, sql, **opts)
+
+    monkeypatch.setattr(Dialect, "parse", parse)
+    scripts = [compile_project(ws, p).script() for p in ws.projects]
+    filters = [t for t in texts if "RLIKE" in t]  # the period filter's text, alone or in a fragment
+    reads = sum(1 + sum(op.kind.value == "append" for op in p.operations) for p in ws.projects)
+    assert reads == 100 + 20 * 3 and len(filters) <= 2, (reads, len(filters))
+    assert sum(s.count("RLIKE") for s in scripts) == reads  # every read still filters its periods
+    assert sum(map(len, texts)) < 0.5 * sum(map(len, scripts))  # parsing the whole text back: about 0.7

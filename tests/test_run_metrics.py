@@ -129,3 +129,11 @@ def test_job_ids_are_fetched_in_one_call_whatever_the_session_retains(spark, mon
         spark.range(4).count()
     timings = metrics.to_json()
     assert timings["statements"][0]["spark_jobs"] >= 2 and timings["statements"][0]["spark_stages"] >= 2
+
+
+def test_the_session_keeps_the_generated_code_of_a_thousand_plans(spark):
+    """A process running many projects or periods reuses the classes Spark generated for a plan it ran before
+    (Spark's default keeps 100); a workspace's own conf still wins (session_settings)."""
+    from ledgerflow.adapters.spark.session import session_settings
+    assert spark.conf.get("spark.sql.codegen.cache.maxEntries") == "1000"
+    assert session_settings({"spark.sql.codegen.cache.maxEntries": "50"})["spark.sql.codegen.cache.maxEntries"] == "50"

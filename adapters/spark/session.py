@@ -24,6 +24,10 @@ LOCAL_DEFAULTS = {
     "spark.sql.ansi.enabled": "true",
     "spark.driver.extraJavaOptions": "-Xss16m",
     "spark.sql.adaptive.enabled": "true",
+    # Spark keeps the classes it generated for 100 distinct plans; a process that runs many projects or
+    # periods (a batch, a range, a Dagster code server, the test session) compiled the same ones again and
+    # again: 1,000 kept made a run of two test files 5-8% faster (2026-12-06, M4).
+    "spark.sql.codegen.cache.maxEntries": "1000",
 }
 
 # Settings every ledgerflow session has whatever the workspace's conf says, because reading input rows
