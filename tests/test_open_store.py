@@ -3,6 +3,8 @@ opener (:func:`ledgerflow.adapters.commit.open_store.open_store`) checks the fil
 process died. No Spark."""
 from __future__ import annotations
 
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -79,3 +81,24 @@ def test_a_transaction_a_killed_writer_left_is_rolled_back_not_reported_unreadab
     import sqlite3
     with closing(sqlite3.connect(str(db))) as conn:  # the killed transaction is gone whole
         assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'junk'").fetchone() == (0,)
+
+
+def test_a_runs_files_are_written_whole_through_no_link_planted_in_its_folder(tmp_path):
+    """run.json was written through ``run.json.tmp`` (a fixed name) and compiled.sql in place: a link planted at
+    either name in the run's folder was written through, into a file ledgerflow never made. Both are now written
+    whole under a random temporary name, and a link at the file's own name is replaced, not followed."""
+    from ledgerflow.adapters.store.runstore import RunStore
+    store = RunStore(str(tmp_path))
+    folder = os.path.join(store.runs_dir, "r1")
+    os.makedirs(folder)
+    victim_json, victim_sql = tmp_path / "keep.json", tmp_path / "keep.sql"
+    victim_json.write_text("mine")
+    victim_sql.write_text("mine too")
+    os.symlink(victim_json, os.path.join(folder, "run.json.tmp"))
+    os.symlink(victim_sql, os.path.join(folder, "compiled.sql"))
+    store.write_files({"run_id": "r1", "status": "completed"}, "SELECT 1")
+    assert victim_json.read_text() == "mine" and victim_sql.read_text() == "mine too"
+    assert json.loads(open(os.path.join(folder, "run.json")).read()) == {"run_id": "r1", "status": "completed"}
+    assert not os.path.islink(os.path.join(folder, "compiled.sql"))
+    assert open(os.path.join(folder, "compiled.sql")).read() == "SELECT 1"
+    assert not [n for n in os.listdir(folder) if n.endswith(".tmp") and not n == "run.json.tmp"]

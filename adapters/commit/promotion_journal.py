@@ -9,7 +9,7 @@ import re
 from typing import Iterator, Optional
 
 from ..layout.real_path import real_path, within
-from ..layout.whole_files import write_json_whole
+from ..store.whole_files import write_json_whole
 from ..store import liveness
 from . import swaps
 

@@ -19,7 +19,7 @@ from ...compiler.compile import compile_project
 from ...compiler.errors import CompileError, LedgerflowError
 from ...compiler.render import comment
 from ...compiler.model import Workspace
-from ..layout.whole_files import write_whole
+from ..store.whole_files import write_whole
 from . import folders
 from .paths import write_failed
 

@@ -14,7 +14,7 @@ def compile_one(inv, project, out, period, resolved) -> None:
     from ...compiler.compile import compile_project
     from ...compiler.periods import parse_period
     from . import folders
-    from ..layout.whole_files import write_whole
+    from ..store.whole_files import write_whole
     from .paths import check_folder, write_failed
     if out:
         check_folder(out, "--out")

@@ -29,7 +29,7 @@ from ...compiler.compile import compile_plan, plan_project
 from ...compiler.model import Dataset, Project, Workspace
 from ...compiler.plan import Plan
 from ..console.two_processes import can_fork, in_two_processes
-from ..layout.whole_files import may_keep, write_json_whole
+from ..store.whole_files import may_keep, write_json_whole
 
 CACHE = os.path.join("target", "compiled.cache.json")
 CACHE_VERSION = 1

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Callable, Optional
 
-from ..layout.whole_files import write_json_whole
+from ..store.whole_files import write_json_whole
 from .settings import EventSettings, standard_transport
 
 PENDING = os.path.join("events", "pending")  # under .ledgerflow/

@@ -17,7 +17,7 @@ import os
 from typing import Optional
 
 from ..compile_out.script_cache import code_fingerprint
-from ..layout.whole_files import may_keep, write_json_whole
+from ..store.whole_files import may_keep, write_json_whole
 
 CACHE = os.path.join("target", "manifest.cache.json")
 _WORKSPACE_FILES = (("datasets", (".yml", ".yaml")), ("projects", (".yml", ".yaml")), ("tests", (".yml", ".yaml")))

@@ -8,7 +8,7 @@ import click
 
 from ...compiler.errors import CompileError, LedgerflowError
 from ..console.invocation import Invocation, command
-from ..layout.whole_files import not_ours, write_whole
+from ..store.whole_files import not_ours, write_whole
 
 
 class ManifestOutRefused(LedgerflowError):

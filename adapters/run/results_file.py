@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Iterator, Optional
 
 from ...compiler.errors import LedgerflowError
-from ..layout.whole_files import not_ours, write_whole
+from ..store.whole_files import not_ours, write_whole
 
 RESULTS_VERSION = 1
 

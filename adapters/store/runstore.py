@@ -29,6 +29,7 @@ from .batch_table import BatchTable
 from .closure_table import ClosureTable
 from .lease_table import LeaseTable
 from .promotion_table import PromotionTable
+from .whole_files import write_json_whole, write_whole
 from .published import PublishedTable, upsert_run
 
 _COMMITTED = "status = 'committed'"
@@ -78,13 +79,10 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
         """Write ``run.json`` (and the compiled SQL) into the run's folder; returns the folder."""
         folder = os.path.join(self.runs_dir, record["run_id"])
         os.makedirs(folder, exist_ok=True)
-        tmp = os.path.join(folder, "run.json.tmp")  # written whole as layout/whole_files does (store sits beside it)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=2, default=str)
-        os.replace(tmp, os.path.join(folder, "run.json"))
+        # written whole, through no link planted in the run's folder (write_whole)
+        write_json_whole(os.path.join(folder, "run.json"), record, indent=2, default=str)
         if sql_text is not None:
-            with open(os.path.join(folder, "compiled.sql"), "w", encoding="utf-8") as fh:
-                fh.write(sql_text)
+            write_whole(os.path.join(folder, "compiled.sql"), sql_text)
         return folder
 
     def run_status(self, run_id: str) -> Optional[str]:
