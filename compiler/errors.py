@@ -10,6 +10,8 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from .visible_text import visible
+
 
 class LedgerflowError(Exception):
     """Root of every error ledgerflow raises on purpose. ``exit_code`` is the CLI's exit code."""
@@ -46,12 +48,14 @@ class Diagnostic:
     hint: str = ""
 
     def render(self) -> str:
-        """Format as ``file:line:col: CODE message (at 'text'). Hint: ...``."""
-        out = f"{self.location}: {self.code} {self.message}"
+        """Format as ``file:line:col: CODE message (at 'text'). Hint: ...``, on one line: a line end or other
+        hidden character of a name from the YAML is written as its escape (:func:`.visible_text.visible`), so
+        it can neither break the diagnostic nor pass as a line of its own."""
+        out = f"{visible(str(self.location))}: {self.code} {visible(self.message)}"
         if self.text:
-            out += f" (at '{self.text}')"
+            out += f" (at '{visible(self.text)}')"
         if self.hint:
-            out += f". Hint: {self.hint}"
+            out += f". Hint: {visible(self.hint)}"
         return out
 
 

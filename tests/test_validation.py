@@ -1137,3 +1137,15 @@ def test_tiny_workspace_in_tmp_path(tmp_path):
 def os_path(rel: str) -> str:
     """Diagnostics name files relative to the workspace, with the platform's separator."""
     return str(Path(rel))
+
+
+def test_a_name_holding_a_line_end_stays_on_its_diagnostics_line(finance):
+    """A refused name from the YAML is shown with its line end written as an escape: it can neither break the
+    diagnostic in two nor print a line of its own that looks like another message."""
+    from cli_support import cli
+    edit(finance, "datasets/gl.yml", "name: journal_id", 'name: "journal_id\\nError: 0 errors found, all fine"')
+    result = cli(finance, "validate")
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0] == "Error: 1 error found:", lines
+    assert "DS-002 invalid column name 'journal_id\\u000aError: 0 errors found, all fine'" in lines[1]
