@@ -140,8 +140,10 @@ def printing_only() -> Iterator[None]:
 def _printed(text: str) -> Optional[str]:
     """How a statement prints the snippet ``text`` in a select list: its pretty text, parsed and printed once
     per distinct text; None when it must stay a tree (a table or query inside, which the stage cut walks) or
-    when its text holds a line end (in a literal or comment, where indenting would change it)."""
-    if "\n" in text or "\r" in text:
+    when its text holds a line end (in a literal or comment, where indenting would change it), or the marker
+    sqlglot's pretty printer turns into one after indenting (``__SQLGLOT__LB__``: it would become a line end
+    before this snippet is indented in place)."""
+    if "\n" in text or "\r" in text or _GENERATOR.SENTINEL_LINE_BREAK in text:
         return None
     tree = parse(f"SELECT {text}", "an expression")
     if len(tree.expressions) != 1 or any(isinstance(n, (exp.Table, exp.Query)) for n in tree.expressions[0].walk()):

@@ -66,3 +66,18 @@ def test_a_snippet_every_project_shares_is_parsed_and_printed_once(tmp_path, mon
     assert reads == 100 + 20 * 3 and len(filters) <= 2, (reads, len(filters))
     assert sum(s.count("RLIKE") for s in scripts) == reads  # every read still filters its periods
     assert sum(map(len, texts)) < 0.5 * sum(map(len, scripts))  # parsing the whole text back: about 0.7
+
+
+def test_a_literal_holding_sqlglots_line_break_marker_compiles_as_before(finance):
+    """sqlglot's pretty printer writes a line end inside a literal as a marker and turns every marker into a line
+    end once the statement is indented; a snippet printed on its own and set in place would have its marker
+    turned early and indented with the snippet. Such a snippet stays text in the template (the tests' check,
+    LEDGERFLOW_CHECK_GRAFTS, fails otherwise)."""
+    project = finance / "projects" / "zz_marker.yml"
+    project.write_text(
+        "id: 0b000000-0000-4000-8000-000000000901\nname: zz_marker\nversion: 1\nstatus: active\ninput_dataset_id: gl\n"
+        "operations:\n  - seq: 1\n    name: Set\n    type: update\n    arguments:\n      assignments:\n"
+        "        - column: description\n          expression: '\"x__SQLGLOT__LB__  y\"'\n"
+        "  - seq: 2\n    name: Write\n    type: output\n    arguments: {destination: {table: zz_marker}}\n")
+    ws = load_workspace(str(finance))
+    assert "y' ELSE" in compile_project(ws, ws.find_project("zz_marker")).script()
