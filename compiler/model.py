@@ -303,6 +303,9 @@ class Workspace:
     # project name -> its plan without errors (a compiler.plan.Plan: model may not import plan, plan imports
     # model), bound by the registered-datasets pass against this very workspace; compile reuses it
     producer_plans: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # registered dataset names whose columns the pass could not type exactly from the plan (a computed number):
+    # their types come from the run store's newest version (compiler/registered_pass.py)
+    inexact_registered: set[str] = field(default_factory=set, repr=False, compare=False)
 
     # lookups by id or name, built on first use (a workspace of 1,000 projects looks names up thousands of times)
     _index: dict = field(default_factory=dict, init=False, repr=False, compare=False)

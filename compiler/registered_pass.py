@@ -70,6 +70,8 @@ def derive_registered(ws: Workspace) -> None:
                 continue  # a declared name, or a second registration (GRAPH-002)
             columns = [(n, c.type.sql or (INEXACT_NUMBER if c.type.kind == "number" else INEXACT))
                        for n, c in op_plan.columns.items()]
+            if any(t in (INEXACT_NUMBER, INEXACT) for n, t in columns if not n.startswith("_")):
+                ws.inexact_registered.add(reg)
             _put(ws, _dataset(reg, columns, ws.find_dataset(reg), project, op), positions)
 
 

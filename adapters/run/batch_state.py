@@ -12,6 +12,7 @@ from typing import Callable, Optional
 from ...compiler.errors import ChecksFailed, LedgerflowError
 from ...compiler.graph import PROJECT, WorkspaceGraph, node_id
 from ...compiler.periods import Period
+from .batch_workspace import KeptWorkspace
 from .closed import ClosedReason
 from .interrupts import RunInterrupted
 from .outcomes import ProjectOutcome
@@ -51,6 +52,8 @@ class BatchState:
         self.blocked = {p.identifier: dict(plan.closed.get(p.identifier) or {}) for p in plan.periods}
         self.registered = {p.identifier: dict(plan.upstream.get(p.identifier) or {}) for p in plan.periods}
         self.step = 0
+        # the workspace each run reads: loaded once for the batch, what its runs register kept up to date
+        self.workspace = KeptWorkspace(plan.graph.workspace.root, runner.store.registered_datasets)
         self.stopped: Optional[str] = None  # what Ctrl-C did, when it stopped the invocation
         self.failed = False  # the last unit run failed (--fail-fast)
 
@@ -107,7 +110,8 @@ class BatchState:
         prefix = None if self.single else unit.period.identifier
         try:
             record = self.runner.run(unit.project, unit.period, unit.settings.allow_draft, upstream=unit.upstream,
-                                     batch_id=unit.settings.batch_id, prefix=prefix)
+                                     batch_id=unit.settings.batch_id, prefix=prefix,
+                                     workspace=self.workspace.current())
         except (LedgerflowError, RunInterrupted) as err:
             self.ended_failed(unit, err, time.monotonic() - clock, known)
             return

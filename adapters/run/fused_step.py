@@ -51,11 +51,11 @@ def run_fused(state: BatchState, name: str, periods: list[Period]) -> None:
         return state.stopped is not None or (fail_fast and state.failed)
 
     try:
-        # the workspace as each run loads it (runner.run does): with the datasets registered by the upstream
-        # runs of this batch, which the planning workspace does not have yet
+        # the batch's workspace: with the datasets registered by the upstream runs of this batch, which the
+        # planning workspace does not have yet
         run_range(state.runner, name, todo, upstream={p.identifier: state.registered[p.identifier] for p in todo},
                   allow_draft=state.plan.settings.allow_draft, batch_id=state.plan.settings.batch_id,
-                  on_start=on_start, on_done=on_done, progress=True)
+                  on_start=on_start, on_done=on_done, progress=True, workspace=state.workspace.current())
     except (RunInterrupted, LedgerflowError) as err:  # Ctrl-C during a period's run, or the range did not start
         hit = [current["period"]] if current else [p for p in todo
                                                    if state.outcome(state.unit(name, p)).status == "pending"]
