@@ -366,6 +366,31 @@ def test_a_dropped_outputs_folder_a_quarantine_now_writes_keeps_the_quarantined_
     assert spark.read.parquet(published[2]["location"]).count() == check["quarantined"]
 
 
+def test_a_quarantine_the_restated_run_no_longer_fills_is_published_empty(spark, finance):
+    """The superseded run quarantined two lines (a failing check set them aside); the restated project only warns
+    on them, so they stay in the output. Left published, the quarantine partition would still show the same two
+    lines: counted twice. It is published empty, its rows kept readable in their version folder."""
+    from cli_support import add_project
+    lines = "\n        - {seq: 1, name: Lines, type: output, arguments: {destination: {path: out/w_lines, format: parquet}}}\n"
+    quarantine = ("checks:\n  - {name: positive, on: 1, expect: 'amount_local > 0', on_violation: quarantine, "
+                  "quarantine: {path: out/w_held, format: parquet}}\n")
+    published = _run_and_close(finance, "set_aside", lines, extra=quarantine)
+    held = finance / "out" / "w_held" / f"_period={PERIOD}"
+    before = spark.read.parquet(str(held)).count()
+    assert before > 0
+    add_project(finance, "set_aside", lines, extra=quarantine.replace("on_violation: quarantine, quarantine: "
+                                                                       "{path: out/w_held, format: parquet}",
+                                                                       "on_violation: warn"))
+    r = cli(finance, "restate", "set_aside", "--period", PERIOD, "--reason", "negative lines kept, with a warning")
+    assert r.exit_code == 0, describe(r)
+    rec = record(finance, run_id_of(r))
+    assert [(e["operation_seq"], e["location"]) for e in rec["restatement"]["emptied_outputs"]] == [(None, str(held))]
+    assert "the restated run quarantines no row here: its partition" in r.stdout
+    assert spark.read.parquet(str(held)).count() == 0
+    out = spark.read.parquet(rec["outputs"][0]["location"])
+    assert out.count() == published[1]["rows"] + before  # the lines set aside are in the output, once
+
+
 def test_a_dropped_output_that_published_no_row_is_left_as_it_is(spark, finance):
     """A JSON partition of no row holds no schema to write an empty one with; it is empty already."""
     from cli_support import add_project

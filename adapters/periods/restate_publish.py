@@ -38,10 +38,11 @@ class RestateError(LedgerflowError):
 @dataclass
 class PublishedOutput:
     """One output of the superseded run: its name, seq, the partition it published (``location``, the link
-    ``<dest>/_period=P``), the version folder holding its rows, their format and count."""
+    ``<dest>/_period=P``), the version folder holding its rows, their format and count (a quarantine partition:
+    ``seq`` None)."""
 
     name: str
-    seq: int
+    seq: Optional[int]
     location: str
     folder: str
     format: str
@@ -62,6 +63,9 @@ class Superseded:
 
     run_id: Optional[str] = None
     outputs: list[PublishedOutput] = field(default_factory=list)
+    # the quarantine partitions it published (``seq`` None), when it quarantined any row: published empty when
+    # the restating run quarantines nothing there, or their rows would show in the quarantine and the output both
+    quarantines: list[PublishedOutput] = field(default_factory=list)
 
 
 def superseded_run(store, project: str, period: str, formats: dict[int, str],
@@ -103,6 +107,21 @@ def superseded_run(store, project: str, period: str, formats: dict[int, str],
                 "period and run it.")
         out.outputs.append(PublishedOutput(name, seq, location, folder, _format(folder) or formats.get(seq, "parquet"),
                                            o.get("rows"), labels[seq], bool(o.get("registered_dataset"))))
+    out.quarantines = _quarantines(rec, journal, {local_path(o.location) for o in out.outputs})
+    return out
+
+
+def _quarantines(rec: dict, journal: dict, outputs: set) -> list[PublishedOutput]:
+    """The quarantine partitions run ``rec`` published (its journal's partitions that are no output's), when its
+    checks quarantined a row: each with the version folder holding its rows."""
+    if not any((c.get("quarantined") or 0) > 0 for c in rec.get("checks") or [] if isinstance(c, dict)):
+        return []
+    out = []
+    for link, folder in journal.items():
+        if not isinstance(link, str) or not is_local(link) or local_path(link) in outputs:
+            continue
+        if isinstance(folder, str) and os.path.isdir(folder):
+            out.append(PublishedOutput("quarantine", None, link, folder, _format(folder) or "parquet"))
     return out
 
 
@@ -124,15 +143,15 @@ def emptied_outputs(superseded: Superseded, places: dict, period: str, workspace
     written = {_place(partition_link(local_path(d.target), period)) for d in places.values() if d.local}
     workspace = os.path.realpath(workspace_root)
     out = {}
-    for o in superseded.outputs:
+    for o in superseded.outputs + superseded.quarantines:
         link = local_path(o.location)
         if o.registered or o.rows == 0 or _place(link) in written:
             continue
         root = root_period(link)[0]
         check_partition(root, period, where=f"the partition output {o.seq} '{o.name}' published")
         inside = os.path.realpath(root).startswith(workspace + os.sep)  # else an absolute resolver path: as written
-        out[f"superseded output {o.seq}"] = (o, OutputDestination("path", root, o.format, 1,
-                                                                  workspace_root if inside else None))
+        key = f"superseded output {o.seq}" if o.seq is not None else f"superseded quarantine {link}"
+        out[key] = (o, OutputDestination("path", root, o.format, 1, workspace_root if inside else None))
     return out
 
 

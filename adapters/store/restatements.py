@@ -55,9 +55,11 @@ def restatement_mark(rec: dict) -> str:
 
 
 def emptied_line(seq, name: str, location: str, would: bool = False) -> str:
-    """The line naming an output a restatement publishes empty (``would``: a dry run's)."""
-    return (f"  output {seq} '{name}' is not written by the project any more: its partition {location} "
-            + ("would be published empty" if would else "is published empty"))
+    """The line naming an output a restatement publishes empty (``would``: a dry run's; ``seq`` None: a quarantine
+    partition the restating run quarantines nothing into)."""
+    what = (f"output {seq} '{name}' is not written by the project any more" if seq is not None else
+            "the restated run quarantines no row here")
+    return f"  {what}: its partition {location} " + ("would be published empty" if would else "is published empty")
 
 
 def restatement_lines(rec: dict, superseding: list[dict]) -> list[str]:
