@@ -113,6 +113,8 @@ CODES: tuple[Code, ...] = (
     Code("OUT-VR-004", "an output's destination in (or holding) ledgerflow's own folders: .ledgerflow/, target/runs "
          "and the other folders of target/ ledgerflow writes",
          f"{WORKSPACE} (One writer per destination)"),
+    Code("OUT-CSV-001", "a CSV output of one column with a NULL in it (Spark writes the row as an empty line, which "
+         "every CSV reader skips): refused before anything is written", f"{GUARANTEES} (Data is written exactly or not at all)"),
     Code("TABLE-001", "a table name Spark cannot take (a destination's catalog_table, or the name a resolver's table "
          "rule gives an output's table or a dataset read through it), or a destination table that cannot fill a "
          "path token", f"{GUARANTEES} (Table names are Spark's)"),

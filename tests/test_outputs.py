@@ -483,3 +483,29 @@ def test_catalog_table_with_columns_and_include_deleted(spark, runs):
         (D("1.10"), "S-1", False, "2026-01"), (D("2.20"), "S-2", True, "2026-01"),
         (D("3.30"), "S-3", False, "2026-01"), (D("4.40"), "F-1", False, "2026-02")]
     assert (outputs(jan)[10]["rows"], outputs(feb)[10]["rows"]) == (3, 1)
+
+
+def test_a_one_column_csv_with_a_null_is_refused_not_written_short(spark, finance):
+    """Spark writes a one-column row holding NULL as an empty line, which every CSV reader skips: the partition held
+    one line fewer than the output computed, and the run completed. It is refused before anything is written, for a
+    period's run and for a fused range; two columns keep the row (an empty field)."""
+    gl = finance / "data" / "gl" / "v1" / "transactions.csv"
+    gl.write_text(gl.read_text() + "JE-101,1,2026-02-03,4100,CC-100,USD,1000.00,1000.00,Rev Feb,ERP,2026-02\n"
+                  "JE-101,2,2026-02-03,,CC-100,USD,-1000.00,-1000.00,no account,ERP,2026-02\n")
+    one = "\n        - {seq: 1, name: Accounts, type: output, arguments: {destination: {path: out/accounts, format: csv}, " \
+          "columns: [account_code]}}\n"
+    add_project(finance, "accounts", one)
+    refused = cli(finance, "run", "accounts", "--period", "2026-02")
+    assert refused.exit_code == 3, describe(refused)
+    assert "OUT-CSV-001" in refused.stderr and "'account_code', and 1 of its rows hold NULL" in refused.stderr
+    assert not (finance / "out" / "accounts" / "_period=2026-02").exists()
+    ranged = cli(finance, "run", "accounts", "--period", "2026-01..2026-02")  # January has no NULL account
+    assert ranged.exit_code == 3 and "1 of 2 project-periods failed (accounts 2026-02)" in ranged.stderr
+    assert "OUT-CSV-001" in ranged.stdout, describe(ranged)
+    assert (finance / "out" / "accounts" / "_period=2026-01").is_dir()
+    assert not (finance / "out" / "accounts" / "_period=2026-02").exists()
+    add_project(finance, "accounts", one.replace("columns: [account_code]", "columns: [account_code, journal_id]"))
+    rec = run_ok(finance, "accounts", "2026-02")
+    february = sum(1 for line in gl.read_text().splitlines() if line.endswith(",2026-02"))
+    written = spark.read.option("header", "true").csv(rec["outputs"][0]["location"]).collect()
+    assert rec["outputs"][0]["rows"] == len(written) == february

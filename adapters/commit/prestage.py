@@ -19,7 +19,7 @@ from ..inputs.files import spark_path
 from ..spark.scoped_conf import session_settings
 from ..layout.partition_paths import PROD, VERSIONS, local_path, partition_link, versions_dir
 from .partitions import UnsafeDestination, check_inside, check_partition, what
-from .staging import CSV_WRITE_OPTIONS, Staged, version_name, without_period
+from .staging import CSV_WRITE_OPTIONS, Staged, refuse_unwritable, version_name, without_period
 
 PREFIX = ".fused-"
 
@@ -66,6 +66,7 @@ def write_prestaged(df, key: str, target: str, fmt: str, run_id: str, within: Op
                                 "folders only in a real folder there). Nothing was written there and nothing was "
                                 "deleted. Move it out of the destination and run again.")
     folder = prestage_root(target, run_id)
+    refuse_unwritable(without_period(df).drop(key), fmt, target)  # the files hold every column but the key
     writer = without_period(df).write.mode("error").format(fmt).partitionBy(key)
     if fmt == "csv":
         writer = writer.options(**CSV_WRITE_OPTIONS)

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
+from ...compiler.errors import ExecutionError
 from ..inputs.files import spark_path
 from ..layout.partition_paths import PARTITION, PROD, local_path, partition_link, root_period, versions_dir
 from ..layout.real_path import real_path
@@ -48,6 +49,28 @@ def version_name(versions: str, run_id: str) -> str:
     return name
 
 
+class UnwritableRows(ExecutionError):
+    """Rows the output's format cannot hold (OUT-CSV-001): nothing is written or published."""
+
+
+def refuse_unwritable(data, fmt: str, target: str) -> None:
+    """Raise :class:`UnwritableRows` when ``data`` (the columns a file of ``target`` holds) is a CSV of one column
+    with a NULL in it: Spark writes such a row as an empty line, and every CSV reader, Spark's included, skips an
+    empty line, so the row would be lost without a word (a second column, or a quoted empty field, would keep it).
+    One Spark job, only for a one-column CSV."""
+    if fmt != "csv" or len(data.columns) != 1:
+        return
+    from pyspark.sql import functions as F
+    column = data.columns[0]
+    nulls = data.where(F.col(f"`{column.replace('`', '``')}`").isNull()).count()
+    if nulls:
+        raise UnwritableRows(
+            f"OUT-CSV-001 the output to {target} is a CSV file of one column, '{column}', and {nulls} of its rows hold "
+            "NULL there: CSV writes such a row as an empty line, which every CSV reader skips, so those rows would be "
+            "lost. Nothing was written or published. Write the output as Parquet, give it a second column (its "
+            "`columns:`), or make the value not NULL (COALESCE).")
+
+
 def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_only: bool = False,
                     within: Optional[str] = None, env: str = PROD) -> Staged:
     """Write ``df`` as the next version of partition ``_period=period`` of the local folder ``target``.
@@ -60,6 +83,7 @@ def stage_partition(df, target: str, fmt: str, period: str, run_id: str, create_
     root = local_path(target)
     check_inside(root, within)  # raises before anything is written
     check_partition(target, period, create_only, env=env)
+    refuse_unwritable(data, fmt, target)
     versions = versions_dir(root, period)
     staged = os.path.join(versions, version_name(versions, run_id))
     writer = data.write.mode("error").format(fmt)  # a fresh folder: Spark never deletes anything ("error": Connect knows no "errorifexists")
