@@ -182,6 +182,13 @@ def test_a_range_fingerprints_each_location_once_as_each_period_would(tmp_path, 
     got = fingerprint_range(periods)
     assert sorted(walked) == sorted(str(tmp_path / n) for n in ("rates.csv", "2026-01.csv", "2026-02.csv"))
     assert got == {p: fp.fingerprint_inputs(r) for p, r in periods.items()}
+    # a budget that holds one period's files, not the range's: each period's files are hashed, as in its own run
+    budget = fp.HashBudget
+    monkeypatch.setattr("ledgerflow.adapters.inputs.read_check.HashBudget", lambda: budget(total=8))
+    small = fingerprint_range(periods)
+    assert all(f["sha256"] for prints in small.values() for p in prints for f in p["files"]), small
+    monkeypatch.setattr(fp, "HashBudget", lambda: budget(total=8))
+    assert small == {p: fp.fingerprint_inputs(r) for p, r in periods.items()}
     refuse_changed(got["2026-01"], periods["2026-01"], "2026-01", "r1")  # nothing changed
     with open(tmp_path / "2026-02.csv", "a") as fh:
         fh.write("2\n")

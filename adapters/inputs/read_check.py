@@ -25,20 +25,23 @@ class InputChanged(ResolutionError):
 def fingerprint_range(resolutions: dict[str, dict[str, Resolution]],
                       session: Optional[Callable[[], object]] = None) -> dict[str, list[dict]]:
     """Per period identifier, the fingerprints of its inputs (``resolutions``: period -> view -> Resolution),
-    as :func:`.fingerprint.fingerprint_inputs` gives them for one period; a location several periods read
-    (a flat file, a rate table) is fingerprinted once for all of them, sharing one hash budget."""
-    budget = HashBudget()
-    taken: dict[tuple, dict] = {}
+    exactly as :func:`.fingerprint.fingerprint_inputs` gives them for that period's own run: each period has its
+    own hash budget, as its run would (one budget for the range left a long range's later periods without
+    hashes, and their replay refused). A location several periods read (a flat file, a rate table) is walked
+    once for all of those that reach it with the same budget left, and charges each of them alike."""
+    taken: dict[tuple, tuple[dict, int]] = {}  # (kind, target, budget left) -> (fingerprint, budget left after)
     out: dict[str, list[dict]] = {}
     for period, views in resolutions.items():
+        budget = HashBudget()
         prints = []
         for view, res in views.items():
             for loc in res.locations:
-                key = (loc.kind, loc.target)
+                key = (loc.kind, loc.target, budget.remaining)
                 if key not in taken:
-                    taken[key] = fingerprint_location(loc, session, budget)
+                    taken[key] = (fingerprint_location(loc, session, budget), budget.remaining)
+                budget.remaining = taken[key][1]
                 prints.append({"view": view, "dataset": res.dataset_name, "dataset_version": res.version,
-                               "location": loc.target, **taken[key]})
+                               "location": loc.target, **taken[key][0]})
         out[period] = prints
     return out
 
