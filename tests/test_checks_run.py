@@ -255,3 +255,15 @@ def test_a_scenario_test_naming_an_unknown_check_is_invalid(finance):
     assert result.exit_code == 1, describe(result)
     assert "TEST-001 project 'journal_controls' has no check 'journal_balance'" in result.stdout
     assert "journals_balance" in result.stdout  # the hint names the closest
+
+
+def test_a_staged_csv_is_judged_with_its_empty_strings_apart_from_its_nulls(spark, tmp_path):
+    """Spark writes NULL as an unquoted empty field and '' as a quoted one; read back with Spark's defaults both
+    were NULL, so a unique check failed on distinct rows and a balanced check merged a '' group with the NULL
+    group. The staged rows a check judges are read as written."""
+    from ledgerflow.adapters.commit import staging
+    frame = spark.createDataFrame([("JE-1", "", 5), ("JE-1", None, -5)], "journal_id string, tag string, amount int")
+    folder = tmp_path / "staged"
+    frame.write.options(**staging.CSV_WRITE_OPTIONS).csv(str(folder))
+    rows = staging.read_staged(frame, str(folder), "csv").collect()
+    assert sorted((r.tag is None, r.tag, r.amount) for r in rows) == [(False, "", 5), (True, None, -5)]

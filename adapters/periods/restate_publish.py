@@ -26,7 +26,6 @@ from ..inputs.files import spark_path
 
 _EXTENSIONS = (("parquet", ".parquet"), ("orc", ".orc"), ("csv", ".csv"), ("json", ".json"))
 KEY = "_row_id"
-_NO_NULL_TEXT = "\u0000<null>\u0000"  # no field is this text: only an unquoted empty one reads as NULL
 
 
 class RestateError(LedgerflowError):
@@ -180,7 +179,7 @@ def read_published(spark, folder: str, fmt: str, like=None):
     restatement's data diff are read this way."""
     reader = spark.read.format(fmt)
     if fmt == "csv":
-        reader = reader.options(header="true", escape='"', multiLine="true", nullValue=_NO_NULL_TEXT)
+        reader = reader.options(**staging.CSV_READ_BACK_OPTIONS)
     elif fmt == "json":
         reader = reader.option("prefersDecimal", "true")
     frame = reader.load(spark_path(folder))
