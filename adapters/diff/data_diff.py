@@ -79,7 +79,8 @@ def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, objec
 def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = None, match=None,
                    key: Sequence[str] = ()) -> OutputDataDiff:
     """One output's :class:`OutputDataDiff` (two Spark jobs: the aggregation, the sample rows; one more to see
-    that a key other than ``_row_id`` does not repeat)."""
+    that a key other than ``_row_id`` does not repeat; two small ones over the kept join to see that ``_row_id``
+    matches rows one to one, else the rows are compared whole, :func:`_ids_unmatched`)."""
     from pyspark.sql import functions as F
 
     chosen = choose_match(name, base, head, key, match.group_by if match is not None else ())
@@ -97,9 +98,9 @@ def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = Non
     # positional aliases: a column's name may hold any character, and the two sides' names meet in one row
     wanted = [*keys, *compared, *[c for c in by if c not in compared and c not in keys]]
     alias = {c: i for i, c in enumerate(wanted)}
-    flags = [] if keys == [KEY] else [F.lit(True)]  # a key column may be NULL: a row's presence is its own flag
-    b = base.select(*[F.col(quoted(c)).alias(f"b{alias[c]}") for c in wanted], *[f.alias("bp") for f in flags])
-    h = head.select(*[F.col(quoted(c)).alias(f"h{alias[c]}") for c in wanted], *[f.alias("hp") for f in flags])
+    # a key may be NULL (a group's, or a `_row_id` an input carried): a row's presence is a flag of its own
+    b = base.select(*[F.col(quoted(c)).alias(f"b{alias[c]}") for c in wanted], F.lit(True).alias("bp"))
+    h = head.select(*[F.col(quoted(c)).alias(f"h{alias[c]}") for c in wanted], F.lit(True).alias("hp"))
     if keys == [KEY]:
         on = F.col("b0") == F.col("h0")
     else:  # NULL-safe: a group of NULL keys is a group like any other
@@ -109,18 +110,39 @@ def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = Non
     # kept by the aggregation's job for the sample rows' query, which otherwise computed both sides again
     # (pipeline P: 40% of a diff); Spark frees the kept rows once no frame refers to them
     joined = b.join(h, on, "full_outer").localCheckpoint(eager=False)
+    if keys == [KEY]:
+        unmatched = _ids_unmatched(joined)
+        if unmatched:
+            return compare_whole_rows(name, base, head, seq, f"`_row_id` {unmatched}: compared as whole rows", copied)
     _compare_joined(out, joined, compared, [c for c in decimals if c not in copied], by, alias, htypes, btypes)
     return out
+
+
+def _ids_unmatched(joined) -> Optional[str]:
+    """Why the rows of ``joined`` (two sides joined by ``_row_id``) cannot be matched by it, or None: an id that is
+    NULL, or one that several rows of a side hold and the other side holds too (their rows would be multiplied).
+    Ledgerflow gives every row its own id; an input may carry ids of its own, which need not be. Two small jobs
+    over the kept join: a scan, and a count of the matched ids."""
+    from pyspark.sql import functions as F
+
+    nulls = joined.where((F.col("bp") & F.col("b0").isNull()) | (F.col("hp") & F.col("h0").isNull())).limit(1)
+    if nulls.count():
+        return "is NULL in some rows"
+    repeated = (joined.where(F.col("bp") & F.col("hp")).groupBy("b0").count().where(F.col("count") > 1)
+                .limit(1).collect())
+    if repeated:
+        return f"{repeated[0]['b0']} is held by several rows"
+    return None
 
 
 def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: list[str], by: Sequence[str],
                     alias: dict, htypes: dict, btypes: dict) -> None:
     """Fill ``out`` from the full outer join of the two sides' rows (``b<i>``, ``h<i>``: column ``i`` of
-    ``alias`` on each side; ``bp``/``hp`` a side's presence when the key is not ``_row_id``). ``decimals``: the
+    ``alias`` on each side; ``bp``/``hp`` a side's presence). ``decimals``: the
     decimal columns totalled."""
     from pyspark.sql import functions as F
 
-    bk, hk = (F.col("b0"), F.col("h0")) if out.key == [KEY] else (F.col("bp"), F.col("hp"))
+    bk, hk = F.col("bp"), F.col("hp")
     both = bk.isNotNull() & hk.isNotNull()
     differs = {c: both & ~F.col(f"b{alias[c]}").eqNullSafe(F.col(f"h{alias[c]}")) for c in compared}
     any_differs = F.lit(False)
