@@ -391,6 +391,24 @@ def test_a_quarantine_the_restated_run_no_longer_fills_is_published_empty(spark,
     assert out.count() == published[1]["rows"] + before  # the lines set aside are in the output, once
 
 
+def test_a_csv_outputs_decimal_places_the_restatement_rounds_away_are_a_change(spark, finance):
+    """The superseded CSV held fees such as 10.365600 (8,400.00 x 0.001234); the restated project rounds them to the
+    cent (10.37). Read at the restated output's scale, the superseded text was 10.37 too: no change reported."""
+    fee = "{seq: 1, name: Fee, type: update, arguments: {assignments: [{column: fee, expression: '%s'}]}}"
+    out = "{seq: 2, name: Lines, type: output, arguments: {destination: {path: out/fees, format: csv}}}"
+    ops = lambda expression: f"\n        - {fee % expression}\n        - {out}\n"  # noqa: E731
+    _run_and_close(finance, "fees", ops("ABS(transactions.amount_local) * 0.001234"))
+    from cli_support import add_project
+    add_project(finance, "fees", ops("ROUND(ABS(transactions.amount_local) * 0.001234, 2)"))
+    r = cli(finance, "restate", "fees", "--period", PERIOD, "--reason", "fees rounded to the cent")
+    assert r.exit_code == 0, describe(r)
+    [diff] = record(finance, run_id_of(r))["restatement"]["data_diff"]["outputs"]
+    changed = {c["column"]: c["changed_rows"] for c in diff["columns"]}
+    assert changed["fee"] > 0 and diff["rows"]["changed"] == changed["fee"], diff
+    total = next(t for t in diff["totals"] if t["column"] == "fee")
+    assert Decimal(total["base"]) != Decimal(total["head"]) and Decimal(total["gross"]) > 0, total
+
+
 def test_a_dropped_output_that_published_no_row_is_left_as_it_is(spark, finance):
     """A JSON partition of no row holds no schema to write an empty one with; it is empty already."""
     from cli_support import add_project

@@ -175,8 +175,9 @@ def read_published(spark, folder: str, fmt: str, like=None):
     """The rows written to the version folder ``folder`` in format ``fmt``, as written. Parquet and ORC carry
     their types; CSV and JSON are read as text (JSON's numbers as decimals; a CSV's unquoted empty field is
     NULL, a quoted one '', as ledgerflow wrote them) and a column the restated output (``like``, a DataFrame)
-    also has is cast to its type there, exactly (a decimal's text to the decimal). Both sides of a
-    restatement's data diff are read this way."""
+    also has is cast to its type there, exactly: a decimal keeps every digit its text holds (a superseded
+    1.255000 read at the restated output's scale of 2 was 1.26, and a change to ROUND(.., 2) showed as none).
+    Both sides of a restatement's data diff are read this way."""
     reader = spark.read.format(fmt)
     if fmt == "csv":
         reader = reader.options(**staging.CSV_READ_BACK_OPTIONS)
@@ -186,9 +187,36 @@ def read_published(spark, folder: str, fmt: str, like=None):
     if fmt not in ("csv", "json") or like is None:
         return frame
     types = {f.name: f.dataType for f in like.schema.fields}
+    types.update(_exact_decimals(frame, types))
     from pyspark.sql import functions as F
     return frame.select(*[F.col(f"`{c.replace('`', '``')}`").cast(types[c]).alias(c) if c in types
                           else F.col(f"`{c.replace('`', '``')}`") for c in frame.columns])
+
+
+def _exact_decimals(frame, types: dict) -> dict:
+    """For each column of ``frame`` (CSV text, or JSON's decimals) that ``types`` makes a decimal: a decimal type
+    with that one's whole digits and as many decimal places as the column's values hold, when they hold more
+    (one small aggregation over the file's text)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DecimalType, StringType
+    fields = {f.name: f.dataType for f in frame.schema.fields}
+    wanted = [c for c in frame.columns if isinstance(types.get(c), DecimalType)]
+    if not wanted:
+        return {}
+    text = [c for c in wanted if isinstance(fields[c], StringType)]
+    scales = {c: fields[c].scale for c in wanted if isinstance(fields[c], DecimalType)}
+    if text:
+        found = frame.agg(*[F.max(F.length(F.regexp_extract(F.trim(F.col(f"`{c.replace('`', '``')}`")),
+                                                             r"\.([0-9]*)$", 1))).alias(f"s{i}")
+                            for i, c in enumerate(text)]).collect()[0]
+        scales.update({c: found[f"s{i}"] or 0 for i, c in enumerate(text)})
+    out = {}
+    for c, scale in scales.items():
+        target = types[c]
+        if scale > target.scale:
+            places = min(scale, 38 - 1)
+            out[c] = DecimalType(min(38, target.precision - target.scale + places), places)
+    return out
 
 
 def compare(base: dict, head: dict, seqs: dict, compiled=None):
