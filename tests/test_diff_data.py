@@ -334,19 +334,24 @@ def test_exit_4_from_the_real_process_and_nothing_written(repo, tmp_path):
     nothing_written(repo)
 
 
-@pytest.mark.parametrize("ids, why", [(["id-1", "id-1", "id-3"], "`_row_id` id-1 is held by several rows"),
-                                      (["id-1", None, "id-3"], "`_row_id` is NULL in some rows")])
-def test_ids_an_input_carried_that_repeat_or_are_missing_compare_the_rows_whole(spark, ids, why):
+def test_ids_an_input_carried_that_repeat_compare_the_rows_whole_and_missing_ones_are_said(spark):
     """Matching by `_row_id` joined blindly: an id held by two rows on both sides multiplied them (5 -> 5 rows and
-    twice the total for 3 rows each), a NULL id reported its row removed and added. Ids an input carried need not
-    be unique: such sides are compared as whole rows, and say why."""
+    twice the total for 3 rows each), and a row without an id was dropped from its side's count (4 -> 2 rows).
+    Ids an input carried need not be unique: sides whose ids repeat are compared as whole rows, saying why; a row
+    without an id is matched to nothing, counted on its side, and the report says so."""
     from ledgerflow.adapters.diff.data_diff import compare_output
-    rows = [(i, n, Decimal(f"{10 * n}.00")) for i, n in zip(ids, (1, 2, 3))]
-    side = spark.createDataFrame(rows, "_row_id string, line int, amount decimal(18,2)")
-    out = compare_output("lines", side, side)
-    assert (out.match, out.match_note) == ("rows", f"{why}: compared as whole rows")
+
+    def side(ids):
+        return spark.createDataFrame([(i, n, Decimal(f"{10 * n}.00")) for i, n in zip(ids, (1, 2, 3))],
+                                     "_row_id string, line int, amount decimal(18,2)")
+    twice = side(["id-1", "id-1", "id-3"])
+    out = compare_output("lines", twice, twice)
+    assert (out.match, out.match_note) == ("rows", "`_row_id` id-1 is held by several rows: compared as whole rows")
     assert (out.base_rows, out.head_rows, out.added, out.removed, out.changed) == (3, 3, 0, 0, 0)
     assert [(t.column, t.base, t.head) for t in out.totals] == [("amount", Decimal("60.00"), Decimal("60.00"))]
-    unique = spark.createDataFrame([(f"id-{n}", n, Decimal(n)) for n in (1, 2, 3)],
-                                   "_row_id string, line int, amount decimal(18,2)")
-    assert compare_output("lines", unique, unique).match == "_row_id"
+    missing = side(["id-1", None, "id-3"])
+    out = compare_output("lines", missing, missing)
+    assert out.match == "_row_id" and out.match_note.startswith("`_row_id` is NULL in some rows")
+    assert (out.base_rows, out.head_rows, out.added, out.removed, out.changed) == (3, 3, 1, 1, 0)
+    assert [(t.column, t.base, t.head) for t in out.totals] == [("amount", Decimal("60.00"), Decimal("60.00"))]
+    assert compare_output("lines", side(["id-1", "id-2", "id-3"]), side(["id-1", "id-2", "id-3"])).match_note == ""

@@ -111,28 +111,27 @@ def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = Non
     # (pipeline P: 40% of a diff); Spark frees the kept rows once no frame refers to them
     joined = b.join(h, on, "full_outer").localCheckpoint(eager=False)
     if keys == [KEY]:
-        unmatched = _ids_unmatched(joined)
-        if unmatched:
-            return compare_whole_rows(name, base, head, seq, f"`_row_id` {unmatched}: compared as whole rows", copied)
+        repeated, missing = _ids_unmatched(joined)
+        if repeated:
+            return compare_whole_rows(name, base, head, seq, f"`_row_id` {repeated}: compared as whole rows", copied)
+        if missing:
+            out.match_note = "`_row_id` is NULL in some rows: those rows are not matched (reported removed or added)"
     _compare_joined(out, joined, compared, [c for c in decimals if c not in copied], by, alias, htypes, btypes)
     return out
 
 
-def _ids_unmatched(joined) -> Optional[str]:
-    """Why the rows of ``joined`` (two sides joined by ``_row_id``) cannot be matched by it, or None: an id that is
-    NULL, or one that several rows of a side hold and the other side holds too (their rows would be multiplied).
-    Ledgerflow gives every row its own id; an input may carry ids of its own, which need not be. Two small jobs
-    over the kept join: a scan, and a count of the matched ids."""
+def _ids_unmatched(joined) -> tuple[Optional[str], bool]:
+    """How ``_row_id`` fails to match the rows of ``joined`` (two sides joined by it) one to one: (an id several
+    rows of a side hold while the other side holds it too, their rows multiplied by the join, described; whether
+    some row's id is NULL, which matches nothing). Ledgerflow gives every row an id of its own; an input may
+    carry ids of its own, which need not be. Two small jobs over the kept join: a count of the matched ids, a
+    scan."""
     from pyspark.sql import functions as F
 
-    nulls = joined.where((F.col("bp") & F.col("b0").isNull()) | (F.col("hp") & F.col("h0").isNull())).limit(1)
-    if nulls.count():
-        return "is NULL in some rows"
     repeated = (joined.where(F.col("bp") & F.col("hp")).groupBy("b0").count().where(F.col("count") > 1)
                 .limit(1).collect())
-    if repeated:
-        return f"{repeated[0]['b0']} is held by several rows"
-    return None
+    nulls = joined.where((F.col("bp") & F.col("b0").isNull()) | (F.col("hp") & F.col("h0").isNull())).limit(1)
+    return (f"{repeated[0]['b0']} is held by several rows" if repeated else None), bool(nulls.count())
 
 
 def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: list[str], by: Sequence[str],
