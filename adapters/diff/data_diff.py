@@ -79,8 +79,7 @@ def data_diff(base_frames: Mapping[str, object], head_frames: Mapping[str, objec
 def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = None, match=None,
                    key: Sequence[str] = ()) -> OutputDataDiff:
     """One output's :class:`OutputDataDiff` (two Spark jobs: the aggregation, the sample rows; one more to see
-    that a key other than ``_row_id`` does not repeat; two small ones over the kept join to see that ``_row_id``
-    matches rows one to one, else the rows are compared whole, :func:`_ids_unmatched`)."""
+    that a key other than ``_row_id`` does not repeat)."""
     from pyspark.sql import functions as F
 
     chosen = choose_match(name, base, head, key, match.group_by if match is not None else ())
@@ -110,28 +109,8 @@ def compare_output(name: str, base, head, by: Sequence[str] = (), seq: int = Non
     # kept by the aggregation's job for the sample rows' query, which otherwise computed both sides again
     # (pipeline P: 40% of a diff); Spark frees the kept rows once no frame refers to them
     joined = b.join(h, on, "full_outer").localCheckpoint(eager=False)
-    if keys == [KEY]:
-        repeated, missing = _ids_unmatched(joined)
-        if repeated:
-            return compare_whole_rows(name, base, head, seq, f"`_row_id` {repeated}: compared as whole rows", copied)
-        if missing:
-            out.match_note = "`_row_id` is NULL in some rows: those rows are not matched (reported removed or added)"
     _compare_joined(out, joined, compared, [c for c in decimals if c not in copied], by, alias, htypes, btypes)
     return out
-
-
-def _ids_unmatched(joined) -> tuple[Optional[str], bool]:
-    """How ``_row_id`` fails to match the rows of ``joined`` (two sides joined by it) one to one: (an id several
-    rows of a side hold while the other side holds it too, their rows multiplied by the join, described; whether
-    some row's id is NULL, which matches nothing). Ledgerflow gives every row an id of its own; an input may
-    carry ids of its own, which need not be. Two small jobs over the kept join: a count of the matched ids, a
-    scan."""
-    from pyspark.sql import functions as F
-
-    repeated = (joined.where(F.col("bp") & F.col("hp")).groupBy("b0").count().where(F.col("count") > 1)
-                .limit(1).collect())
-    nulls = joined.where((F.col("bp") & F.col("b0").isNull()) | (F.col("hp") & F.col("h0").isNull())).limit(1)
-    return (f"{repeated[0]['b0']} is held by several rows" if repeated else None), bool(nulls.count())
 
 
 def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: list[str], by: Sequence[str],
@@ -154,7 +133,10 @@ def _compare_joined(out: OutputDataDiff, joined, compared: list[str], decimals: 
 
     def zero(c: str, side: str, types: dict):  # a side without the row (or NULL) counts 0 at the column's type
         return F.coalesce(F.col(f"{side}{alias[c]}"), F.lit(0).cast(types[c]))
-    measures = [F.count(F.lit(1)).alias("n_rows"), F.count_if(added).alias("n_added"),
+    # a `_row_id` an input carried may be NULL: such a row matches nothing (counted here, said in the report)
+    nulls = [F.count_if((bk & F.col("b0").isNull()) | (hk & F.col("h0").isNull())).alias("n_null_key")] \
+        if out.key == [KEY] else []
+    measures = [*nulls, F.count(F.lit(1)).alias("n_rows"), F.count_if(added).alias("n_added"),
                 F.count_if(removed).alias("n_removed"), F.count_if(any_differs).alias("n_changed"),
                 *[F.count_if(cond).alias(f"c{alias[c]}") for c, cond in differs.items()],
                 *[F.sum(F.col(f"b{alias[c]}")).alias(f"sb{alias[c]}") for c in decimals],
@@ -211,6 +193,8 @@ def _aggregate(out: OutputDataDiff, joined, measures: list, keys: list, layout: 
                                                         for c in decimals},
                                   {c: _dec(g[f"sg{alias[c]}"], scales[c]) for c in decimals}) for g in groups]
     out.added, out.removed, out.changed = (overall["n_added"] or 0), (overall["n_removed"] or 0), (overall["n_changed"] or 0)
+    if out.key == [KEY] and overall["n_null_key"]:
+        out.match_note = "`_row_id` is NULL in some rows: those rows are not matched (reported removed or added)"
     same = (overall["n_rows"] or 0) - out.added - out.removed - out.changed
     out.base_rows = same + out.changed + out.removed
     out.head_rows = same + out.changed + out.added
