@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from .errors import Diagnostic, Location
-from .model import AppendOperation, OutputOperation, Project, UpdateOperation, Workspace
+from .model import AppendOperation, DatasetRef, OutputOperation, Project, UpdateOperation, Workspace
 from .registered import registered_id
 
 PROJECT = "project"
@@ -97,15 +97,20 @@ def _ids_of(names) -> dict[str, str]:
     return kept[1]
 
 
-def project_reads(project: Project) -> list[tuple[str, str, Optional[Location]]]:
-    """(dataset reference, role, where) of every dataset ``project`` reads, in operation order."""
-    out = [(project.input.dataset_id, "input", project.input.location)]
+def project_refs(project: Project) -> list[tuple[DatasetRef, str]]:
+    """(dataset reference, role) of every dataset ``project`` reads, in operation order."""
+    out = [(project.input, "input")]
     for op in project.operations:
         if isinstance(op, UpdateOperation):
-            out += [(j.dataset.dataset_id, "join", j.dataset.location) for j in op.joins]
+            out += [(j.dataset, "join") for j in op.joins]
         elif isinstance(op, AppendOperation) and op.source is not None:
-            out.append((op.source.dataset_id, "append", op.source.location))
-    return [r for r in out if r[0]]
+            out.append((op.source, "append"))
+    return [(ref, role) for ref, role in out if ref is not None]
+
+
+def project_reads(project: Project) -> list[tuple[str, str, Optional[Location]]]:
+    """(dataset reference, role, where) of every dataset ``project`` reads, in operation order."""
+    return [(ref.dataset_id, role, ref.location) for ref, role in project_refs(project) if ref.dataset_id]
 
 
 def edges(ws: Workspace) -> list[Edge]:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ...compiler.model import AppendOperation, Dataset, DatasetVersion, UpdateOperation, Workspace
+from ...compiler.graph import project_refs
+from ...compiler.model import Dataset, DatasetVersion, Workspace
 from ...compiler.workspace import load_workspace
+from ..store.runstore import STORE_FILE
 
-STORE_FILE = ".ledgerflow/state.db"  # the file a registered dataset the run store alone knows names
 
 
 def _seen(registered: list[Dataset]) -> dict[str, tuple]:
@@ -29,19 +30,12 @@ def _seen(registered: list[Dataset]) -> dict[str, tuple]:
 
 def _pinned(ws: Workspace) -> set[str]:
     """The names of the datasets some project reads at a pinned version."""
-    refs = []
-    for project in ws.projects:
-        refs.append(project.input)
-        for op in project.operations:
-            if isinstance(op, UpdateOperation):
-                refs += [j.dataset for j in op.joins]
-            elif isinstance(op, AppendOperation) and op.source is not None:
-                refs.append(op.source)
     names = set()
-    for ref in refs:
-        if ref is not None and ref.dataset_version is not None:
-            ds = ws.find_dataset(ref.dataset_id)
-            names.add(ds.name if ds is not None else ref.dataset_id)
+    for project in ws.projects:
+        for ref, _role in project_refs(project):
+            if ref.dataset_version is not None:
+                ds = ws.find_dataset(ref.dataset_id)
+                names.add(ds.name if ds is not None else ref.dataset_id)
     return names
 
 

@@ -36,6 +36,8 @@ _COMMITTED = "status = 'committed'"
 _LIVE = "status IN ('pending', 'committed')"
 
 
+STORE_FILE = ".ledgerflow/state.db"  # the file a registered dataset only the run store knows names
+
 class RunNotFound(LedgerflowError):
     """No run with the given id."""
 
@@ -266,7 +268,7 @@ class RunStore(LeaseTable, BatchTable, ClosureTable, PublishedTable, PromotionTa
             cols = [ColumnDef(c, t) for c, t in newest["columns"] if not c.startswith("_")]
             out.append(Dataset(id=newest["dataset_id"], name=name, status="active", table_name=name,
                                temporal_mode="period", columns=cols,
-                               versions=[DatasetVersion(r["version"]) for r in regs], file=".ledgerflow/state.db",
+                               versions=[DatasetVersion(r["version"]) for r in regs], file=STORE_FILE,
                                registered=True))
         return out
 
