@@ -57,12 +57,15 @@ def test_promoting_a_catalog_table_or_uri_output_is_refused_and_changes_nothing(
     assert not (ws / "target" / "promotions").exists()
 
 
-def test_envs_path_of_a_catalog_table_output_is_refused(tmp_path):
+def test_envs_path_of_a_catalog_table_output_is_refused_in_prod_and_before_a_run(tmp_path):
     ws = _workspace(tmp_path / "ws")
     project = ws / "projects" / "p0000.yml"
     project.write_text(project.read_text().replace("{path: out/p0000}", "{catalog_table: finance.ledger}"))
+    path = cli(ws, "envs", "path", "p0000.out", "--env", "prod")
+    _one_paragraph(path, "ENV-006", "writes the catalog table finance.ledger, which no folder shows in prod")
+    # another environment keeps its rows of the table in a folder, once it has run the project
     path = cli(ws, "envs", "path", "p0000.out", "--env", "dev")
-    _one_paragraph(path, "ENV-006", "writes a catalog table, which no folder shows")
+    _one_paragraph(path, "ENV-006", "whose rows 'dev' keeps in a folder once it has run the project")
 
 
 def test_invalid_environment_names_drop_of_prod_and_promotion_onto_itself(tmp_path):

@@ -15,7 +15,8 @@ class OutputDestination:
     ``format``) or a catalog table (``kind`` "table"), at ``version`` (the registered dataset's, else 1).
     ``within``: for a folder a relative path gave, the workspace its real path must stay inside. ``env``: the
     environment the run publishes to (a local folder's partitions of another environment than prod are in
-    ``.lf_envs/<env>``, see :mod:`..layout.partition_paths`)."""
+    ``.lf_envs/<env>``, see :mod:`..layout.partition_paths`). ``stands_for``: the catalog table whose rows this
+    folder holds for an environment other than prod (:func:`..run.destinations.in_env`)."""
 
     kind: str
     target: str
@@ -23,6 +24,7 @@ class OutputDestination:
     version: int
     within: Optional[str] = None
     env: str = PROD
+    stands_for: Optional[str] = None
 
     @property
     def local(self) -> bool:

@@ -78,6 +78,15 @@ def write_json(path: str, data: dict) -> None:
     write_json_whole(path, data, durable=True, default=str)
 
 
+def tables_left(record: dict) -> list[str]:
+    """What a promotion that died before its commit point left in catalog tables (``envs/table_copies.py``): a
+    partition it copied rows into, or was copying into, keeps them, as this recovery starts no JVM."""
+    copies = record.get("copies") if isinstance(record.get("copies"), list) else []
+    return [f"the catalog table {c.get('table')} partition _period={c.get('period')} may hold the promoted rows; its "
+            f"rows from before are kept in {c.get('before')}: promote again to complete the promotion"
+            for c in copies if isinstance(c, dict) and c.get("state") in ("kept", "copied")]
+
+
 def recover_promotions(store) -> list[tuple[str, str]]:
     """Roll back every promotion whose process died before its commit point (its journal says ``running`` and
     its lock can be taken): each partition it re-pointed shows what it showed before (one that died after its
@@ -101,6 +110,7 @@ def recover_promotions(store) -> list[tuple[str, str]]:
                 detail = "a promotion whose process died after its commit point: completed"
             else:
                 rolled, kept, problems = swaps.roll_back(record["commit"]["partitions"])
+                problems += tables_left(record)
                 record.update(status="failed", error="interrupted: its process died before its commit point",
                               rolled_back=rolled, kept=kept, problems=problems)
                 detail = (f"a promotion interrupted before its commit point: rolled back {len(rolled)} partition"

@@ -233,6 +233,8 @@ def _results(written: list[WrittenOutput]) -> tuple[list[dict], list[tuple]]:
         op, version = w.output.statement.operation, w.destination.version
         entry = {"operation_seq": op.seq, "location": w.location, "rows": w.output.rows,
                  "registered_dataset": None, "registered_version": None}
+        if w.destination.stands_for:  # an environment's rows of a catalog table, kept in a folder
+            entry["stands_for"] = w.destination.stands_for
         if op.register_as_dataset and w.destination.kind == "path":
             schema = [(f.name, f.dataType.simpleString()) for f in w.output.frame.schema.fields]
             registrations.append((op.register_as_dataset, version, schema))

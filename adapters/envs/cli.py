@@ -54,11 +54,15 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         click.echo(f"Dry run: nothing promoted ({len(items)} project-period{'s' if len(items) != 1 else ''} "
                    f"from '{source.env}' to '{target.env}' would be).")
         return
-    record = promote(source, target, items, who(by), emit=promotion_events(inv))
+    record = promote(source, target, items, who(by), emit=promotion_events(inv),
+                     session=lambda: inv.session_factory()[0]())
     moved = sum(len(i.swaps) for i in items)
+    copied = len(record.get("copies") or [])
+    how = (f"{moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied" if not copied else
+           f"{moved} partition{'s' if moved != 1 else ''} re-pointed; {copied} catalog-table partition"
+           f"{'s' if copied != 1 else ''} copied with Spark")
     click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "
-               f"'{target.env}' ({moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied): promotion "
-               f"{record['promotion_id']}")
+               f"'{target.env}' ({how}): promotion {record['promotion_id']}")
     if record.get("unfinished"):
         click.echo(f"ledgerflow: warning: interrupted after the commit point ({record['unfinished']}): the promotion "
                    "stands; the next command finishes its journal and deletes the versions it replaced.", err=True)

@@ -35,6 +35,7 @@ from ..inputs.registered_reads import version_read
 from ..run import leases
 from ..store import liveness
 from ..store.runstore import RunStore
+from . import table_copies
 
 _REASONS_SHOWN = 10  # a refusal of thousands of project-periods names the first ten reasons and counts the rest
 
@@ -52,6 +53,7 @@ class PromotedPeriod:
     record: dict  # the source environment's published run
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
+    copies: list[tuple[str, str, int]] = field(default_factory=list)  # (catalog table, version folder, rows)
 
 
 def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
@@ -103,7 +105,11 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
     problems = []
     if commit.get("elsewhere"):
         problems.append(f"ENV-006 {item.project} {item.period} wrote {', '.join(commit['elsewhere'])}, which is no "
-                        "local folder: only local folders are promoted by re-pointing")
+                        "local folder: only local folders are promoted by re-pointing (prod's rows of a catalog "
+                        "table or a URI are not copied into another environment; run the project there)")
+    # an environment's rows of a catalog table (a folder of the workspace): copied into the table for prod
+    tables = {o["location"]: (o["stands_for"], o.get("rows")) for o in rec.get("outputs") or []
+              if o.get("stands_for") and isinstance(o.get("location"), str)}
     for entry in commit.get("partitions") or []:
         fields = swaps.entry_fields(entry)
         if fields is None:
@@ -125,7 +131,11 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
                             f"version its run published ({version}): something changed one of them since; run it "
                             "again in that environment")
             continue
-        item.swaps.append((partition_link(root, period, to_env), version))
+        if to_env == PROD and link in tables:
+            table, rows = tables[link]
+            item.copies.append((table, real_path(version), int(rows or 0)))
+        else:
+            item.swaps.append((partition_link(root, period, to_env), version))
     for out in rec.get("outputs") or []:
         if out.get("registered_dataset"):
             item.registrations.append((out["registered_dataset"], int(out["registered_version"])))
@@ -172,13 +182,18 @@ def _producer(store: RunStore, name: str, version) -> Optional[str]:
 
 
 def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str,
-            restatement: Optional[dict] = None, emit: Callable[[str, dict], None] = lambda kind, record: None) -> dict:
+            restatement: Optional[dict] = None, emit: Callable[[str, dict], None] = lambda kind, record: None,
+            session: Optional[Callable[[], object]] = None) -> dict:
     """Re-point every partition of ``items`` (planned by :func:`plan`) to its source version, then record the
     promotion (see the module docstring); returns the promotion's record. The journal lists every partition
     before the first swap (one write, not one per partition). ``restatement`` (``restate --from-env``, one
     item): the block its promoted run's record carries; the versions it replaces are kept (the superseded
     rows stay readable where the block says). ``emit(event type, record)``: its OpenLineage events (START once
-    the journal is kept, then COMPLETE or FAIL)."""
+    the journal is kept, then COMPLETE or FAIL). ``session()``: the SparkSession that copies an environment's rows
+    of a catalog table into prod's table (:mod:`.table_copies`), started only when there is one to copy."""
+    if any(i.copies for i in items) and session is None:
+        raise PromotionRefused("ENV-006 this promotion copies rows into a catalog table, which needs Spark, and "
+                               "none was given: nothing changed. Hint: use `ledgerflow promote`.")
     from ..run.context import new_run_id, utcnow
     now = utcnow()
     promotion_id = new_run_id(now)
@@ -199,27 +214,39 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         record["restatement"] = restatement  # in the journal before any swap: recovery keeps what it supersedes
     journal: list[dict] = record["commit"]["partitions"]
 
+    record["copies"] = table_copies.planned(folder, promotion_id, [(table, i.period, version, rows) for i in items
+                                                                   for table, version, rows in i.copies])
     staged = [Staged(link, version, real=real_path(version)) for i in items for link, version in i.swaps]
-    needed = list(dict.fromkeys(partition_key("path", *root_period(link), target.env)
-                                for i in items for link, _version in i.swaps))
+    needed = list(dict.fromkeys([partition_key("path", *root_period(link), target.env)
+                                 for i in items for link, _version in i.swaps]
+                                + [partition_key("table", c["table"], c["period"], target.env)
+                                   for c in record["copies"]]))
     try:
         leases.take(target, promotion_id, record["process"], needed)  # one writer per partition, runs included
     except BaseException:
         liveness.release(promotion_id)
         raise
     written = False
+    spark = None
     try:
         # every partition checked, the whole journal kept once (nothing has changed before), then every swap
         swaps.swap_planned(staged, journal, lambda _journal: _write_json(path, record))
         written = True
         emit("START", record)
-        runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow())) for i in items]
+        if record["copies"]:
+            spark = session()
+            table_copies.copy_all(spark, record["copies"], lambda: _write_json(path, record))
+        copied = {(c["table"], c["period"]): c["location"] for c in record["copies"]}
+        runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow()), copied)
+                for i in items]
         if restatement is not None:
             for run in runs:
                 run["restatement"] = restatement
         target.record_promotion(record, runs)  # the commit point
     except BaseException as exc:
-        rolled, kept, problems = swaps.roll_back(journal)
+        problems = table_copies.restore(spark, record["copies"]) if spark is not None else []
+        rolled, kept, swap_problems = swaps.roll_back(journal)
+        problems += swap_problems
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}", rolled_back=rolled, kept=kept,
                       problems=problems)
         if written or rolled or kept:
@@ -232,6 +259,8 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     try:
         record.update(status="completed", runs=[r["run_id"] for r in runs],
                       retired=swaps.retire(journal, keep_replaced=restatement is not None))
+        if record["copies"]:
+            table_copies.discard(folder, promotion_id)
         _write_json(path, record)
     except Exception as exc:  # noqa: BLE001 - the promotion stands: the next command finishes its journal
         record.update(status="completed", unfinished=f"{type(exc).__name__}: {exc}")
@@ -255,12 +284,22 @@ def _shown_in(value, from_env: str, to_env: str):
 
 
 def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id: str, by: str, at: str,
-                  run_id: str) -> dict:
+                  run_id: str, copied: Optional[dict] = None) -> dict:
     """The record of the completed run ``to_env`` publishes by the promotion: the source run's, under a run id of
-    its own, in ``to_env``, its outputs at ``to_env``'s partitions, saying which promotion and run it copies."""
+    its own, in ``to_env``, its outputs at ``to_env``'s partitions (a catalog table's rows copied into the table:
+    ``copied``, (table, period) -> the table's partition as a prod run records it), saying which promotion and
+    run it copies."""
     rec = dict(item.record)  # the parts changed below are copied; the rest is shared, read only
     rec["outputs"] = [dict(o) for o in rec.get("outputs") or []]
     rec["commit"] = json.loads(json.dumps(rec.get("commit") or {}))
+    if item.copies:  # written into the table, as a prod run writes it: no partition of a folder
+        tables = {}
+        for out in rec["outputs"]:
+            if out.get("stands_for"):
+                tables[out["location"]] = out["location"] = copied[(out.pop("stands_for"), item.period)]
+        rec["commit"]["partitions"] = [e for e in rec["commit"].get("partitions") or []
+                                       if not (isinstance(e, dict) and e.get("link") in tables)]
+        rec["commit"]["elsewhere"] = list(rec["commit"].get("elsewhere") or []) + list(tables.values())
     moved = {version: link for link, version in item.swaps}  # versions as the record names them
     for entry in rec["commit"].get("partitions") or []:
         if isinstance(entry, dict) and entry.get("staged") in moved:

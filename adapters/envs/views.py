@@ -9,6 +9,7 @@ from contextlib import closing
 from ...compiler.errors import LedgerflowError
 from ...compiler.model import OutputOperation
 from ..layout.partition_paths import PROD, env_folder, root_period
+from ..run.destinations import env_table_folder
 from .promote import PromotionRefused
 
 
@@ -25,10 +26,18 @@ def output_folder(inv, ref: str) -> str:
     if op is None:
         names = ", ".join(f"{o.seq} ({o.name})" for o in outputs) or "none"
         raise LedgerflowError(f"ENV-006 project {project.name} has no output '{wanted}' (its outputs: {names}).")
-    if op.destination.kind == "catalog_table":
-        raise PromotionRefused(f"ENV-006 output {op.seq} of {project.name} writes a catalog table, which no folder "
-                               "shows: an environment other than prod publishes local folders only.")
     env = inv.env
+    if op.destination.kind == "catalog_table":
+        table = op.destination.catalog_table
+        if env == PROD:
+            raise PromotionRefused(f"ENV-006 output {op.seq} of {project.name} writes the catalog table {table}, which "
+                                   "no folder shows in prod: prod's readers read the table itself.")
+        folder = env_folder(env_table_folder(inv.workspace.root, table), env)
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            return folder
+        raise LedgerflowError(f"ENV-006 output {op.seq} of {project.name} writes the catalog table {table}, whose rows "
+                              f"'{env}' keeps in a folder once it has run the project; it has not yet. Hint: run the "
+                              f"project with --env {env} first.")
     for row in inv.store.last_completed(projects=[project.name]):
         record = inv.store.get_run(row["run_id"])
         for out in record.get("outputs") or []:

@@ -7,6 +7,7 @@ concurrent runs never share a version.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Optional
 
@@ -14,6 +15,7 @@ from ...compiler import resolver as resolver_engine
 from ...compiler.errors import ResolutionError
 from ...compiler.model import Dataset
 from ...compiler.registered import registered_id
+from ...compiler.table_names import split_parts
 from ..commit.destinations import OutputDestination, refuse_shared_destinations
 from ..commit.partitions import check_partition
 from ..store.runstore import RunStore
@@ -43,7 +45,8 @@ def resolve_destinations(ctx: RunContext, store: RunStore, process: Optional[dic
                         f"output {op.seq}: the destination {target} overlaps the location {reg['location']} of "
                         f"registered dataset '{reg['name']}' version {reg['version']}, which is immutable; write "
                         "this output somewhere else.")
-            out[op.seq] = in_env(out[op.seq], ctx.env, op.seq)
+            out[op.seq] = in_env(out[op.seq], ctx.env, op.seq, ctx.workspace.root,
+                                 registers=bool(op.register_as_dataset))
             if out[op.seq].local:
                 check_partition(out[op.seq].target, period, create_only=bool(op.register_as_dataset),
                                 where=f"output {op.seq}", env=ctx.env)
@@ -54,20 +57,33 @@ def resolve_destinations(ctx: RunContext, store: RunStore, process: Optional[dic
     return out
 
 
-def in_env(dest: OutputDestination, env: str, seq: int) -> OutputDestination:
+def in_env(dest: OutputDestination, env: str, seq: int, workspace: str, registers: bool = False) -> OutputDestination:
     """``dest`` published to environment ``env``. An environment other than prod publishes a local folder's
-    partitions in ``.lf_envs/<env>`` (:mod:`..layout.partition_paths`); a catalog table or a URI would be written
-    in place, where prod's readers read it, so it is refused there (ENV-002) before anything runs."""
-    if env == "prod":
-        return dest
-    if not dest.local:
-        what = f"the catalog table {dest.target}" if dest.kind == "table" else f"the URI {dest.target}"
-        raise ResolutionError(
-            f"ENV-002 output {seq} writes {what}, which Spark writes in place, where prod's readers read it: a run in "
-            f"environment '{env}' publishes only local folders (their partitions go to .lf_envs/{env}). Nothing was "
-            "run. Hint: run this project in prod, or give the output a local destination path to try it in an "
-            "environment.")
-    return replace(dest, env=env)
+    partitions in ``.lf_envs/<env>`` (:mod:`..layout.partition_paths`). A catalog table is written in place, where
+    prod's readers read it, so an environment's rows of a table go to a folder of the workspace instead,
+    :func:`env_table_folder` (Parquet, staged and swapped as any local folder; ``promote`` copies them into the
+    table). A URI, and a table an output registers as a dataset, are refused there (ENV-002) before anything runs."""
+    if env == "prod" or dest.local:
+        return dest if env == "prod" else replace(dest, env=env)
+    if dest.kind == "table" and not registers:
+        return OutputDestination("path", env_table_folder(workspace, dest.target), "parquet", dest.version,
+                                 workspace, env, stands_for=dest.target)
+    what = (f"the catalog table {dest.target} and registers it as a dataset" if dest.kind == "table"
+            else f"the URI {dest.target}")
+    raise ResolutionError(
+        f"ENV-002 output {seq} writes {what}, which Spark writes in place, where prod's readers read it: a run in "
+        f"environment '{env}' publishes local folders and catalog tables that no project reads (their rows kept "
+        "in a folder of the workspace). Nothing was run. Hint: run this project in prod, or give the output a local "
+        "destination path to try it in an environment.")
+
+
+def env_table_folder(workspace: str, table: str) -> str:
+    """The folder of the workspace holding every environment's rows of catalog table ``table`` (each environment's
+    partitions in ``.lf_envs/<env>``): ``.ledgerflow/tables/<the table's name, lower case>``. A table's name holds
+    only ASCII letters, digits and underscores in each of its parts (validation), so the folder's name is that
+    text; two spellings of a name (quoted or not) are one folder."""
+    parts = split_parts(table) or [(table, False)]
+    return os.path.join(workspace, ".ledgerflow", "tables", ".".join(text.lower() for text, _ in parts))
 
 
 def reserve_version(ctx: RunContext, store: RunStore, op, process: Optional[dict] = None) -> OutputDestination:
