@@ -6,8 +6,8 @@ The document: ``results_version`` (1), the command, ``exit_code`` and ``error`` 
 invocation printed, else None), the environment, the batch ids, and ``results``: one entry per project-period
 the invocation's batches planned (in their run order), with its status (``completed``, ``failed``,
 ``interrupted``, ``running`` or ``not run``), the run id, the rows per output (seq, location, rows, the registered
-dataset version), the checks (name, kind, status, violations), the bridge summary (per measure its input and
-output values) and the timings (total, setup, Spark jobs), read back from the run store's records. An invocation
+dataset version), the checks (name, kind, status, violations), the bridge summary (per output, group (None for
+the whole output) and measure: its value after the period filter and its value written) and the timings (total, setup, Spark jobs), read back from the run store's records. An invocation
 refused before any batch began (a bad option, a closed period) writes ``results: []`` with its exit code.
 """
 from __future__ import annotations
@@ -36,8 +36,10 @@ def _entry(project: str, period: str, rec: Optional[dict]) -> dict:
                      "registered_version": o.get("registered_version")} for o in rec.get("outputs") or []],
         "checks": [{k: c.get(k) for k in ("name", "kind", "severity", "status", "violations")}
                    for c in rec.get("checks") or []],
-        "bridge": [{k: b.get(k) for k in ("measure", "input_value", "output_value")} for b in rec.get("bridge") or []
-                   if isinstance(b, dict)],
+        "bridge": [{"output": b.get("output"), "group": b.get("group"), "measure": b.get("measure"),
+                    "input_value": b.get("input"), "output_value": b.get("output_value"),
+                    **({"not_measured": b["not_measured"]} if b.get("not_measured") else {})}
+                   for b in rec.get("bridge") or [] if isinstance(b, dict)],
         "timings": {"total_s": timings.get("total_s"), "setup_s": timings.get("setup_s"),
                     "spark_jobs": timings.get("spark_jobs")},
         "error": (rec.get("error") or "").splitlines()[0][:500] if rec.get("error") else None,
