@@ -68,8 +68,10 @@ class CommitJournal:
         self._save_run(self._record)
 
     def swap_in(self, staged: list[Staged]) -> None:
-        """Swap ``staged`` in, each swap journalled and saved first (:func:`.swaps.swap_in`)."""
-        swaps.swap_in(staged, self.entries, before_swap=lambda _entries: self.save())
+        """Swap ``staged`` in, each swap journalled and saved first (:func:`.swaps.swap_in`); a restatement's
+        replaced versions are marked kept for good first (they hold the superseded run's rows)."""
+        keep = self.run_id if (self.keeps_replaced or (self._record or {}).get("restatement")) else None
+        swaps.swap_in(staged, self.entries, before_swap=lambda _entries: self.save(), keep=keep)
 
     # ---------------------------------------------------------------- reading (a run's record)
     @staticmethod
@@ -98,9 +100,8 @@ class CommitJournal:
     def retire(self) -> list[str]:
         """After the commit point: delete the versions the swaps replaced (:func:`.swaps.retire`); a
         restatement's are kept (they hold the superseded run's rows, which stay readable by its run id)."""
-        if self.keeps_replaced or (self._record or {}).get("restatement"):
-            return []
-        return swaps.retire(self.entries)
+        keep = self.keeps_replaced or bool((self._record or {}).get("restatement"))
+        return swaps.retire(self.entries, keep_replaced=keep)  # the folders of links it exchanged out go, always
 
     def roll_back(self) -> tuple[list[str], list[str], list[str]]:
         """Point every partition the run swapped in back at the version before it (:func:`.swaps.roll_back`).

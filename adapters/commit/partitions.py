@@ -28,6 +28,26 @@ from ..layout.real_path import real_path
 from .shown import marker, may_show, shown_version, sole_names
 
 
+KEPT = ".lf_kept"  # in a version folder a restatement superseded: never deleted (its run id inside)
+
+
+def keep_version(folder: str, by: str) -> None:
+    """Mark the version folder ``folder`` kept for good (:data:`KEPT`, naming ``by``, the restating run or
+    promotion): :func:`remove_version` never deletes it, whichever later commit replaces a partition showing it.
+    A hidden file, which no reader of a partition reads and no shown folder links."""
+    path = os.path.join(folder, KEPT)
+    if os.path.isdir(folder) and not os.path.islink(folder) and not os.path.lexists(path):
+        with open(path, "x", encoding="utf-8") as fh:
+            fh.write(by + "\n")
+
+
+def unkeep_version(folder: str) -> None:
+    """Undo :func:`keep_version` (its restatement was rolled back: the version is an ordinary one again)."""
+    path = os.path.join(folder, KEPT)
+    if os.path.isfile(path) and not os.path.islink(path) and not os.path.islink(folder):
+        os.remove(path)
+
+
 class UnsafeDestination(ResolutionError):
     """A destination holds something ledgerflow did not create where it would replace or delete."""
 
@@ -121,5 +141,7 @@ def remove_version(folder: str, root: str, period: str) -> bool:
         return False
     if shows(root, period, folder):
         return False  # the version the partition shows: never deleted, whoever asks
+    if os.path.lexists(os.path.join(folder, KEPT)):
+        return False  # a restatement superseded it: its rows stay readable where its record says
     shutil.rmtree(folder, ignore_errors=True)  # rmtree unlinks links inside the folder, never follows them
     return not os.path.lexists(folder)

@@ -17,12 +17,12 @@ from typing import Callable, Optional
 from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
 from ..layout.real_path import real_path
 from . import shown
-from .partitions import UnsafeDestination, check_partition, remove_version, what
+from .partitions import UnsafeDestination, check_partition, keep_version, remove_version, unkeep_version, what
 from .staging import Staged, check_staged_in_place, discard
 
 
 def swap_in(staged: list[Staged], journal: list[dict],
-            before_swap: Callable[[list[dict]], None] = lambda journal: None) -> None:
+            before_swap: Callable[[list[dict]], None] = lambda journal: None, keep: Optional[str] = None) -> None:
     """Swap every staged partition in, appending one ``{link, staged, previous}`` per partition to
     ``journal`` first (``previous``: the version folder it replaces, None when there is none) and calling
     ``before_swap(journal)``, so that a process that dies in the middle has recorded what to roll back
@@ -31,7 +31,8 @@ def swap_in(staged: list[Staged], journal: list[dict],
     When a swap (or ``before_swap``) fails, the error is raised and the caller rolls ``journal`` back
     (:func:`roll_back`) and drops the staged files (:func:`.staging.discard`). Each partition is checked
     again just before its swap (the run may have taken a while): a partition someone replaced by anything
-    ledgerflow did not create fails the commit."""
+    ledgerflow did not create fails the commit. ``keep`` (a restatement's run id): each version replaced is
+    marked kept for good before its swap (:func:`.partitions.keep_version`; the entry says ``keep``)."""
     ours = {real_path(s.staged) for s in staged}
     for s in staged:
         root, period = root_period(s.link)
@@ -40,18 +41,22 @@ def swap_in(staged: list[Staged], journal: list[dict],
         previous = check_partition(root, period, env=env)
         if s.create_only and os.path.lexists(s.link) and previous not in ours:
             check_partition(root, period, create_only=True, env=env)  # raises: appeared while the run ran
-        journal.append({"link": s.link, "staged": s.staged, "previous": previous})
+        journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": True} if keep else {})})
         before_swap(journal)
+        if keep and previous:
+            keep_version(previous, keep)
         _swap(s.link, s.staged)
 
 
-def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[list[dict]], None]) -> None:
+def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[list[dict]], None],
+                 keep: Optional[str] = None) -> None:
     """Swap every staged partition in after recording all of them: each partition is checked and its
     ``{link, staged, previous}`` appended to ``journal``, ``written(journal)`` keeps the journal once, and only
     then are the swaps made (one write for any number of partitions, where :func:`swap_in` writes before each).
     A partition that already shows its staged version is left out. Each swap exchanges out only the very folder
     (or link) checked here, the same inode, or fails. :func:`roll_back` undoes a journal whose later entries were
-    never swapped (they still show ``previous``), as it undoes one of :func:`swap_in`."""
+    never swapped (they still show ``previous``), as it undoes one of :func:`swap_in`. ``keep``: as
+    :func:`swap_in`'s."""
     planned = []
     for s in staged:
         root, period = root_period(s.link)
@@ -60,10 +65,12 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
         real = s.real or real_path(s.staged)  # check_staged_in_place: s.real is its real path now
         if previous is not None and previous == real:
             continue
-        planned.append((s, os.lstat(s.link) if previous is not None else None))
-        journal.append({"link": s.link, "staged": s.staged, "previous": previous})
+        planned.append((s, os.lstat(s.link) if previous is not None else None, previous))
+        journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": True} if keep else {})})
     written(journal)
-    for s, checked in planned:
+    for s, checked, previous in planned:
+        if keep and previous:
+            keep_version(previous, keep)
         _swap(s.link, s.staged, checked)
 
 
@@ -96,6 +103,8 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
         if now != real_path(staged):
             shown.sweep(versions_dir(root, period), ours)
             if previous is not None and now is not None and real_path(previous) != now:
+                if entry.get("keep"):
+                    unkeep_version(previous)
                 remove_version(previous, root, period)
             remove_version(staged, root, period)
             continue
@@ -114,6 +123,8 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             problems.append(f"could not roll back {link}: {getattr(exc, 'strerror', None) or exc}")
             continue
         rolled.append(link)
+        if entry.get("keep") and previous is not None:
+            unkeep_version(previous)  # shown again: an ordinary version, retired by whatever replaces it next
         shown.sweep(versions_dir(root, period), ours)  # before the staged files lose their other name
         remove_version(staged, root, period)
     return rolled, kept, problems

@@ -230,7 +230,8 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     spark = None
     try:
         # every partition checked, the whole journal kept once (nothing has changed before), then every swap
-        swaps.swap_planned(staged, journal, lambda _journal: _write_json(path, record))
+        swaps.swap_planned(staged, journal, lambda _journal: _write_json(path, record),
+                           keep=promotion_id if restatement is not None else None)
         written = True
         emit("START", record)
         if record["copies"]:
