@@ -15,8 +15,7 @@ from .console.cli_options import results_option, spark_options
 from .console.invocation import Invocation, command, env_option, started_early
 
 # Everything else is imported by the command that needs it: `ledgerflow --version` and `runs list` start without
-# sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) and, in a workspace where nothing
-# ran yet, without the run store (sqlite3).
+# sqlglot, Jinja or YAML; `compile` and `validate` without the runner (pyspark) or, where nothing ran, sqlite3.
 
 
 def _print_version(ctx, _param, value):
@@ -167,6 +166,7 @@ def retry_cmd(inv: Invocation, batch_id, fail_fast, mode, master, remote, conf, 
     """Re-run the failed and skipped project-periods of batch BATCH_ID (new runs of the same batch, projects in
     dependency order; a project with several periods fused where it can be)."""
     from .run.results_file import results_file
+    inv.in_batch_env(batch_id)
     with results_file(results_path, "retry", inv.env) as results:
         inv.store.get_batch(batch_id)  # an unknown batch: its paragraph before Spark starts
         factory, label = inv.session_factory(master, remote, conf)

@@ -48,6 +48,16 @@ class Invocation:
         from ..layout.env_names import chosen_env
         return chosen_env(self.env_option)
 
+    def in_batch_env(self, batch_id: str) -> None:
+        """Before ``retry``: its runs publish in the environment the batch's runs published in, unless ``--env`` or
+        ``$LEDGERFLOW_ENV`` names one (a dev batch's retry never lands in prod unasked, as a replay's never does)."""
+        from ..layout.env_names import ENV_VARIABLE
+        if self.env_option is None and not os.environ.get(ENV_VARIABLE):
+            from ..store.runstore import RunStore  # the batch's records, in whatever environment they ran
+            envs = {rec.get("env") or "prod" for rec in RunStore(self.root).batch_runs(batch_id)}
+            if len(envs) == 1:
+                self.env_option = envs.pop()
+
     @property
     def store(self) -> RunStore:
         """The run store as the command's environment sees it (opening it recovers interrupted runs, once per

@@ -43,7 +43,8 @@ class PromotionTable(StateDatabase):
             conn.execute("DELETE FROM leases WHERE run_id = ?", (promotion["promotion_id"],))  # its partitions
             for item in promotion["items"]:
                 for reg in item["registered"]:
-                    conn.execute("INSERT OR IGNORE INTO registered_promotions (name, version, env, promotion_id, at) "
+                    # a version promoted again is read again: its time is this promotion's
+                    conn.execute("INSERT OR REPLACE INTO registered_promotions (name, version, env, promotion_id, at) "
                                  "VALUES (?,?,?,?,?)", (reg["name"], reg["version"], promotion["to"],
                                                         promotion["promotion_id"], promotion["at"]))
 

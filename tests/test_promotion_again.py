@@ -1,0 +1,30 @@
+"""A registered version promoted a second time (after a prod run registered a newer one) is the one prod reads
+again, as its run history says: a downstream project run then reads the promoted version."""
+from __future__ import annotations
+
+from cli_support import cli, describe, record, run_id_of
+from ledgerflow.adapters.inputs.registered_reads import version_read
+from ledgerflow.adapters.store.runstore import RunStore
+
+P = "2026-01"
+
+
+def _ok(ws, *args):
+    result = cli(ws, *args)
+    assert result.exit_code == 0, describe(result)
+    return result
+
+
+def test_promoting_a_registered_version_again_makes_prod_read_it_again(spark, finance):
+    ws = finance
+    _ok(ws, "run", "close_conversion", "--period", P)  # prod registers v1
+    _ok(ws, "run", "close_conversion", "--period", P, "--env", "dev")  # dev v2
+    _ok(ws, "promote", "close_conversion", "--from", "dev", "--period", P)  # prod reads v2
+    _ok(ws, "run", "close_conversion", "--period", P)  # prod v3
+    _ok(ws, "promote", "close_conversion", "--from", "dev", "--period", P)  # v2 again
+    store = RunStore(str(ws))
+    published = store.get_run(store.last_completed([P], ["close_conversion"])[0]["run_id"])
+    assert published["promotion"] and published["outputs"][0]["registered_version"] == 2
+    assert version_read(store.registrations("close_converted"), P) == 2
+    downstream = record(ws, run_id_of(_ok(ws, "run", "close_consolidation", "--period", P)))
+    assert downstream["resolver_snapshot"]["resolutions"]["ds_close_converted"]["version"] == 2
