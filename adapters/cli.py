@@ -114,11 +114,11 @@ def run_cmd(inv: Invocation, project, stale, select, run_all, period, mode, fail
     """Resolve, execute on Spark, write the outputs and record the run (of PROJECT, or of the projects
     --select or --all name, in dependency order in one SparkSession), for one period or several: every run
     of the invocation records one batch id (`ledgerflow retry BATCH_ID`)."""
-    chosen = sum([bool(project), bool(select), run_all])
-    if chosen > 1 or (chosen == 0 and not stale):
-        raise click.UsageError("give exactly one of PROJECT, --select SEL or --all (--stale: at most one)")
     from .run.results_file import results_file
     with results_file(results_path, "run", inv.env) as results:  # a bad --results refused before anything runs
+        chosen = sum([bool(project), bool(select), run_all])
+        if chosen > 1 or (chosen == 0 and not stale):
+            raise click.UsageError("give exactly one of PROJECT, --select SEL or --all (--stale: at most one)")
         mode = mode or "auto"
         from ..compiler.periods import PeriodError, parse_periods
         root = inv.root

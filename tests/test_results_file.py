@@ -52,3 +52,23 @@ def test_a_results_path_ledgerflow_did_not_write_is_refused_before_anything_runs
         assert refused.exit_code == 1 and "RESULTS-001" in refused.stderr, describe(refused)
     assert mine.read_text() == '{"keep": 1}'
     assert not (finance / ".ledgerflow").exists()  # nothing ran
+
+
+def test_a_missing_folder_is_refused_and_a_usage_error_still_writes_the_results(finance, tmp_path):
+    missing = tmp_path / "no" / "such" / "results.json"
+    refused = cli(finance, "run", TS03, "--period", "2026-01", "--results", str(missing))
+    assert refused.exit_code == 1 and "RESULTS-001" in refused.stderr and "does not exist" in refused.stderr, \
+        describe(refused)
+    assert not missing.parent.exists() and not (finance / ".ledgerflow").exists()  # nothing ran
+    path = tmp_path / "usage.json"
+    usage = cli(finance, "run", TS03, "--select", TS03, "--period", "2026-01", "--results", str(path))
+    assert usage.exit_code == 2, describe(usage)
+    doc = json.loads(path.read_text())
+    assert doc["exit_code"] == 2 and doc["results"] == [] and "exactly one of PROJECT" in doc["error"], doc
+
+
+def test_an_interrupted_run_is_listed_interrupted():
+    from ledgerflow.adapters.run.results_file import _entry
+    rec = {"status": "failed", "run_id": "r", "error": "interrupted: KeyboardInterrupt in the process that ran it"}
+    assert _entry(TS03, "2026-01", rec)["status"] == "interrupted"
+    assert _entry(TS03, "2026-01", dict(rec, error="CHECK-001 ..."))["status"] == "failed"

@@ -28,8 +28,11 @@ def _entry(project: str, period: str, rec: Optional[dict]) -> dict:
         return {"project": project, "period": period, "status": "not run", "run_id": None, "outputs": [],
                 "checks": [], "bridge": [], "timings": None, "error": None}
     timings = rec.get("timings") or {}
+    status = rec.get("status")
+    if status == "failed" and str(rec.get("error") or "").startswith("interrupted"):
+        status = "interrupted"  # Ctrl-C, SIGTERM, or its process died: recorded failed, nothing published
     return {
-        "project": project, "period": period, "status": rec.get("status"), "run_id": rec.get("run_id"),
+        "project": project, "period": period, "status": status, "run_id": rec.get("run_id"),
         "started_at": rec.get("started_at"), "finished_at": rec.get("finished_at"),
         "outputs": [{"seq": o.get("operation_seq"), "location": o.get("location"), "rows": o.get("rows"),
                      "registered_dataset": o.get("registered_dataset"),
@@ -72,6 +75,11 @@ def check_results_path(path: Optional[str]) -> None:
     if path is None:
         return
     path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    if not os.path.isdir(folder):
+        raise ResultsPathRefused(f"RESULTS-001 --results {path}: its folder {folder} does not exist, so the results "
+                                 "could not be written. Nothing was run. Hint: create the folder, or give another "
+                                 "path.")
     what = not_ours(path, lambda old: isinstance(old, dict) and "results_version" in old)
     if what is not None:
         raise ResultsPathRefused(f"RESULTS-001 --results {path} is {what}: the results go to a new file or over "
@@ -121,4 +129,9 @@ def results_file(path: Optional[str], command: str, env: str) -> Iterator[Result
         message = None if error is None else (error.render() if hasattr(error, "render") else str(error)) or None
         document = {"results_version": RESULTS_VERSION, "command": command, "exit_code": _exit_code(error),
                     "error": message, "env": env, "batch_ids": batch_ids, "results": found}
-        write_whole(path, json.dumps(document, indent=2, default=str) + "\n")
+        try:
+            write_whole(path, json.dumps(document, indent=2, default=str) + "\n")
+        except OSError as exc:  # the folder went away meanwhile: said, and the invocation's own outcome stands
+            import sys
+            print(f"ledgerflow: warning: the results could not be written to {path} ({exc.strerror or exc}).",
+                  file=sys.stderr)
