@@ -163,7 +163,8 @@ CODES: tuple[Code, ...] = (
          "Spark (exit 3): rolled back, every partition it changed shows what it showed before",
          f"{ENVIRONMENTS} (Catalog tables and URIs)"),
     # machine-readable results (run --results)
-    Code("RESULTS-001", "`run --results` naming a folder, a link or a file that is not results ledgerflow wrote",
+    Code("RESULTS-001", "`run --results` naming a folder, a link, a file that is not results ledgerflow wrote, or a "
+         "file in a folder that does not exist",
          f"{COMMANDS} (Machine-readable results)"),
     # OpenLineage events (ledgerflow events send)
     Code("EVENTS-001", "`events send` left events pending: the receiver still fails, or events are off",
