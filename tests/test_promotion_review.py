@@ -229,3 +229,26 @@ def test_runs_clean_turns_partitions_of_an_earlier_release_into_real_folders(tmp
     rows = ds.dataset(str(shows), format="csv", partitioning="hive", ignore_prefixes=["."]).to_table()
     assert rows.num_rows == 200
     assert not [n for n in os.listdir(version.parent) if n.startswith(".show.")]
+
+
+def test_a_damaged_running_journal_is_left_alone_and_every_command_still_works(tmp_path):
+    """A journal saying ``running`` (its process gone) without a list of partitions, or with entries that name no
+    partition: the next command's recovery leaves it as it is, and the command does its work."""
+    import json as _json
+    from bench.promotion_scale import build
+    from cli_support import cli, describe
+    from ledgerflow.adapters.store import liveness
+    from ledgerflow.adapters.store.runstore import RunStore
+    for k, variant in enumerate(({}, {"commit": None}, {"commit": {"partitions": None}},
+                                 {"commit": {"partitions": [1, "x"]}})):
+        ws = tmp_path / f"ws{k}"
+        ws.mkdir()
+        build(ws, 1, ["2024-01"])
+        pid = f"01900000-0000-7000-8000-0000000000a{k}"
+        (ws / "target" / "promotions").mkdir(parents=True, exist_ok=True)
+        journal = ws / "target" / "promotions" / f"{pid}.json"
+        journal.write_text(_json.dumps({"promotion_id": pid, "status": "running", **variant}))
+        liveness.hold(RunStore(str(ws)).runs_dir, pid)
+        liveness.release(pid, keep_file=True)  # its process gone, its lock abandoned
+        listed = cli(ws, "runs", "list")
+        assert listed.exit_code == 0 and "p0000" in listed.stdout, (variant, describe(listed))

@@ -96,6 +96,10 @@ def recover_promotions(store) -> list[tuple[str, str]]:
         if record.get("status") != "running":
             continue
         pid = record["promotion_id"]
+        commit = record.get("commit")
+        if not isinstance(commit, dict) or not isinstance(commit.get("partitions"), list):
+            done.append((pid, "left alone: its journal lists no partitions (a damaged file?); nothing was changed"))
+            continue
         away = outside_workspace(store, record)
         if away is not None:
             done.append((pid, f"left alone: its journal names {away}, outside this workspace (a copy of another "
