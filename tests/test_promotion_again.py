@@ -28,3 +28,14 @@ def test_promoting_a_registered_version_again_makes_prod_read_it_again(spark, fi
     assert version_read(store.registrations("close_converted"), P) == 2
     downstream = record(ws, run_id_of(_ok(ws, "run", "close_consolidation", "--period", P)))
     assert downstream["resolver_snapshot"]["resolutions"]["ds_close_converted"]["version"] == 2
+
+
+def test_envs_path_of_a_registered_output_is_the_folder_of_the_environments_latest_version(spark, finance):
+    """An output registering a dataset has a folder per version: `envs path` prints the one dev's latest run wrote
+    (it printed prod's version folder of another period, which holds no partition of dev's)."""
+    ws = finance
+    _ok(ws, "run", "close_conversion", "--period", P)  # prod: v1
+    _ok(ws, "run", "close_conversion", "--period", "2026-02", "--env", "dev")  # dev: v2
+    folder = _ok(ws, "envs", "path", "close_conversion.3", "--env", "dev").stdout.strip()
+    assert "/v2/" in folder and sorted(p.name for p in __import__("pathlib").Path(folder).iterdir()) == [
+        "_period=2026-02"], folder

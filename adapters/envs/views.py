@@ -38,7 +38,10 @@ def output_folder(inv, ref: str) -> str:
         raise LedgerflowError(f"ENV-006 output {op.seq} of {project.name} writes the catalog table {table}, whose rows "
                               f"'{env}' keeps in a folder once it has run the project; it has not yet. Hint: run the "
                               f"project with --env {env} first.")
-    for row in inv.store.last_completed(projects=[project.name]):
+    rows = inv.store.last_completed(projects=[project.name])
+    # the environment's own latest run first (an output registering a dataset has a folder per version)
+    rows.sort(key=lambda r: ((r.get("env") or PROD) == env, r.get("finished_at") or "", r["run_id"]), reverse=True)
+    for row in rows:
         record = inv.store.get_run(row["run_id"])
         for out in record.get("outputs") or []:
             location = out.get("location")
