@@ -252,3 +252,19 @@ def test_a_damaged_running_journal_is_left_alone_and_every_command_still_works(t
         liveness.release(pid, keep_file=True)  # its process gone, its lock abandoned
         listed = cli(ws, "runs", "list")
         assert listed.exit_code == 0 and "p0000" in listed.stdout, (variant, describe(listed))
+
+
+def test_envs_list_says_same_for_environments_showing_one_runs_rows(tmp_path):
+    """Promoted dev -> staging, dev -> prod and prod -> qa: all four show the same version, and `envs list` says so
+    (it said staging was behind and qa ahead, comparing run ids only with prod's promotion source)."""
+    from bench.promotion_scale import build
+    from cli_support import cli, describe
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    build(ws, 1, ["2024-01"])
+    for args in (("--from", "dev", "--to", "staging"), ("--from", "dev"), ("--from", "prod", "--to", "qa")):
+        done = cli(ws, "promote", "p0000", *args, "--period", "2024-01")
+        assert done.exit_code == 0, describe(done)
+    listed = cli(ws, "envs", "list")
+    states = [line.split(":")[1].split()[0] for line in listed.stdout.splitlines() if "p0000 2024-01" in line]
+    assert states == ["same", "same", "same"], listed.stdout

@@ -68,9 +68,12 @@ def environments(inv) -> list[str]:
                             "WHERE status = 'completed' ORDER BY finished_at, run_id").fetchall()
         dropped = dict(conn.execute("SELECT env, MAX(dropped_at) FROM environment_drops GROUP BY env").fetchall())
     last: dict[tuple[str, str, str], tuple[str, str, dict]] = {}
+    origins: dict[str, str] = {}  # run id -> the run id of the run whose rows it publishes (a promotion's source)
     for env, project, period, run_id, finished, record in rows:
+        rec = json.loads(record)
+        origins[run_id] = (rec.get("promotion") or {}).get("source_run_id") or run_id
         if finished > dropped.get(env, ""):  # a dropped environment's runs from before the drop are not its own
-            last[(env, project, period)] = (run_id, finished, json.loads(record))
+            last[(env, project, period)] = (run_id, finished, rec)
     envs = sorted({k[0] for k in last} - {PROD})
     lines = ["prod"]
     for env in envs:
@@ -81,9 +84,18 @@ def environments(inv) -> list[str]:
             prod = last.get((PROD, project, period))
             if prod is None:
                 state = "only here"
-            elif (prod[2].get("promotion") or {}).get("source_run_id") == run_id:
-                state = "same"
+            elif _origin(origins, prod[0]) == _origin(origins, run_id):
+                state = "same"  # both publish the rows of one run (promoted, in either direction, or onwards)
             else:
                 state = "ahead" if finished > prod[1] else "behind"
             lines.append(f"  {project} {period}: {state} (run {run_id})")
     return lines
+
+
+def _origin(origins: dict[str, str], run_id: str) -> str:
+    """The run whose rows ``run_id`` publishes: its promotion's source, followed back to a run no promotion made."""
+    seen = {run_id}
+    while origins.get(run_id, run_id) not in seen:
+        run_id = origins[run_id]
+        seen.add(run_id)
+    return run_id
