@@ -170,7 +170,8 @@ CODES: tuple[Code, ...] = (
     Code("EVENTS-001", "`events send` left events pending: the receiver still fails, or events are off",
          "docs/openlineage.md (When the receiver is down)"),
     # the manifest (ledgerflow manifest)
-    Code("MANIFEST-001", "`manifest --out` naming a folder, a link or a file that is not a manifest ledgerflow wrote",
+    Code("MANIFEST-001", "`manifest --out` naming a folder, a link, a file that is not a manifest ledgerflow wrote, "
+         "or a file in a folder that does not exist",
          "docs/manifest.md (Writing it)"),
     # restating a closed period (ledgerflow restate)
     Code("RESTATE-001", "a restatement without a reason (a blank --reason)", f"{COMMANDS} (Restating a closed period)"),

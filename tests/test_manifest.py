@@ -51,10 +51,11 @@ def test_manifest_starts_no_jvm_and_out_replaces_only_its_own_file(finance, tmp_
     jsonschema.validate(json.loads(out.read_text()), SCHEMA)
     other = tmp_path / "notes.json"
     other.write_text('{"mine": true}')
-    for target in (other, tmp_path):
+    for target in (other, tmp_path, tmp_path / "missing" / "manifest.json"):
         refused = cli(finance, "manifest", "--out", str(target))
         assert refused.exit_code == 1 and "MANIFEST-001" in refused.stderr, describe(refused)
-    assert other.read_text() == '{"mine": true}'
+        assert refused.stderr.strip().count("\n") == 0, refused.stderr  # one paragraph, no traceback
+    assert other.read_text() == '{"mine": true}' and not (tmp_path / "missing").exists()
 
 
 def test_a_project_with_errors_is_in_the_manifest_with_them_and_exit_1(finance):

@@ -18,6 +18,9 @@ class ManifestOutRefused(LedgerflowError):
 def _check_out(path: str) -> None:
     """Refuse ``--out`` when it is a folder, a link, or a file that is not a manifest ledgerflow wrote (which is
     never replaced)."""
+    if not os.path.isdir(os.path.dirname(path)):
+        raise ManifestOutRefused(f"MANIFEST-001 --out {path}: its folder {os.path.dirname(path)} does not exist. "
+                                 "Nothing was written. Hint: create the folder, or give another path.")
     what = not_ours(path, lambda old: isinstance(old, dict) and "manifest_version" in old and "ledgerflow_version" in old)
     if what in ("a symbolic link", "a folder"):
         raise ManifestOutRefused(f"MANIFEST-001 --out {path} is {what}: the manifest is one file. Nothing was written. "
