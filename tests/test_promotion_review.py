@@ -268,3 +268,30 @@ def test_envs_list_says_same_for_environments_showing_one_runs_rows(tmp_path):
     listed = cli(ws, "envs", "list")
     states = [line.split(":")[1].split()[0] for line in listed.stdout.splitlines() if "p0000 2024-01" in line]
     assert states == ["same", "same", "same"], listed.stdout
+
+
+def test_envs_drop_refuses_while_a_run_writes_one_of_its_partitions(tmp_path):
+    """A dev run under way holds the lease on dev's partition: `envs drop dev` is refused (RUN-001) and removes
+    nothing; once the run is gone, the drop removes it."""
+    from bench.promotion_scale import build
+    from cli_support import cli, describe
+    from ledgerflow.adapters.layout.partition_paths import partition_key
+    from ledgerflow.adapters.store import liveness
+    from ledgerflow.adapters.store.runstore import RunStore
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    build(ws, 1, ["2024-01"])
+    out = ws / "out" / "p0000"
+    store = RunStore(str(ws))
+    process = liveness.hold(store.runs_dir, "dev-run-under-way")
+    try:
+        assert store.take_leases("dev-run-under-way", process, [partition_key("path", str(out), "2024-01", "dev")],
+                                 "2026-12-06T00:00:00") is None
+        refused = cli(ws, "envs", "drop", "dev")
+        assert refused.exit_code == 1 and "RUN-001" in refused.stderr, describe(refused)
+        assert (out / ".lf_envs" / "dev" / "_period=2024-01").is_dir()
+    finally:
+        store.release("dev-run-under-way")
+        liveness.release("dev-run-under-way")
+    dropped = cli(ws, "envs", "drop", "dev")
+    assert dropped.exit_code == 0 and not (out / ".lf_envs" / "dev" / "_period=2024-01").exists(), describe(dropped)

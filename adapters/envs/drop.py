@@ -5,6 +5,8 @@ its own, and the registered versions promoted to it are no longer shown there), 
 environment shows (``<output>/.lf_envs/<env>/_period=P``, a folder of hard links) is removed in one step. The
 version folders stay: run records point to them, and another environment may show them. A partition that is not a
 folder ledgerflow built (someone put something there) is left as it is and named. Prod is never dropped (ENV-006).
+A partition a run or promotion under way is writing is never removed: the drop takes the same leases a run takes
+(RUN-001 when one is held), and nothing is dropped then.
 """
 from __future__ import annotations
 
@@ -14,8 +16,11 @@ import os
 from contextlib import closing
 
 from ..commit import shown
-from ..layout.partition_paths import ENVS, PARTITION, PROD, env_folder, link_env, root_period, versions_dir
+from ..layout.partition_paths import (ENVS, PARTITION, PROD, env_folder, link_env, partition_key, root_period,
+                                      versions_dir)
 from ..layout.real_path import real_path, within
+from ..run import leases
+from ..store import liveness
 from .promote import PromotionRefused
 
 
@@ -44,6 +49,25 @@ def drop(store, env: str, by: str) -> tuple[list[str], list[str]]:
     if not os.path.exists(store.db_path):
         return [], []
     roots, away = _roots(store, env)
+    # a run or promotion writing one of the environment's partitions holds its lease: the drop waits for none
+    from ..run.context import new_run_id, utcnow
+    drop_id = new_run_id(utcnow())
+    needed = [partition_key("path", root, name.split("=", 1)[1], env) for root in roots
+              if os.path.isdir(env_folder(root, env)) and not os.path.islink(env_folder(root, env))
+              for name in sorted(os.listdir(env_folder(root, env))) if name.startswith(f"{PARTITION}=")]
+    try:
+        leases.take(store, drop_id, liveness.hold(store.runs_dir, drop_id), needed)
+    except BaseException:
+        liveness.release(drop_id)
+        raise
+    try:
+        return _drop(store, env, by, roots, away)
+    finally:
+        store.release(drop_id)
+        liveness.release(drop_id)
+
+
+def _drop(store, env: str, by: str, roots: list[str], away: list[str]) -> tuple[list[str], list[str]]:
     at = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
     with store._immediate() as conn:
         conn.execute("INSERT INTO environment_drops (env, dropped_at, by_name) VALUES (?,?,?)", (env, at, by))
