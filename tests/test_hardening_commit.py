@@ -190,7 +190,7 @@ def test_roll_back_keeps_the_rows_when_the_replaced_version_is_gone(tmp_path):
     swaps.commit([staging.Staged(link, old)])
     journal: list[dict] = []
     swaps.swap_in([staging.Staged(link, new)], journal)
-    assert journal == [{"link": link, "staged": new, "previous": old}]
+    assert journal == [{"link": link, "staged": new, "previous": old, "files": swaps.file_stats(new)}]
     partitions.remove_version(old, str(root), PERIOD)
     rolled, kept, problems = swaps.roll_back(journal)
     assert (rolled, kept) == ([], [link]) and "is gone, so the partition keeps the rows of" in problems[0]
@@ -244,7 +244,7 @@ def test_runs_clean_deletes_the_versions_a_completed_run_had_not_deleted_yet(spa
     first = run_ok(finance, "ts01_output_only")
     location = first["outputs"][0]["location"]
     replaced = shown(location)
-    monkeypatch.setattr(swaps, "retire", lambda journal: [])  # as if the process died before deleting
+    monkeypatch.setattr(swaps, "retire", lambda journal, keep_replaced=False: [])  # as if it died before deleting
     second = run_ok(finance, "ts01_output_only")
     monkeypatch.undo()
     [entry] = second["commit"]["partitions"]

@@ -39,3 +39,20 @@ def test_envs_path_of_a_registered_output_is_the_folder_of_the_environments_late
     folder = _ok(ws, "envs", "path", "close_conversion.3", "--env", "dev").stdout.strip()
     assert "/v2/" in folder and sorted(p.name for p in __import__("pathlib").Path(folder).iterdir()) == [
         "_period=2026-02"], folder
+
+
+def test_a_version_file_changed_in_place_is_never_promoted(spark, finance):
+    """A file of dev's version appended to after its run (the same inode: dev's partition shows the extra line too)
+    is refused (ENV-007): the run's record holds each file's size and time."""
+    from pathlib import Path
+    ws = finance
+    dev = record(ws, run_id_of(_ok(ws, "run", "ts03_fx_conversion", "--period", P, "--env", "dev")))
+    entry = dev["commit"]["partitions"][0]
+    assert entry["files"] and all(len(v) == 2 for v in entry["files"].values()), entry
+    part = next(p for p in Path(entry["staged"]).iterdir() if p.name.startswith("part-"))
+    with open(part, "a", encoding="utf-8") as fh:
+        fh.write("JE-999,1,2026-01-31,4100,CC-100,USD,1.00,1.00,planted,ERP\n")
+    refused = cli(ws, "promote", "ts03_fx_conversion", "--from", "dev", "--period", P)
+    assert refused.exit_code == 1 and "ENV-007" in refused.stderr and "was changed" in refused.stderr, \
+        describe(refused)
+    assert not (ws / "data" / "ts03_fx_converted" / "v1" / "ts03_fx_converted.csv" / f"_period={P}").exists()

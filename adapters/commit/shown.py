@@ -44,6 +44,11 @@ def _files(folder: str, below: str = ""):
                 yield rel, False
 
 
+def files_of(folder: str):
+    """(relative path, is a folder) of everything in ``folder``, recursively, links never followed, sorted."""
+    return _files(folder)
+
+
 def _shown_files(version: str):
     """What a shown folder of ``version`` holds: its data, not the files every reader of a partition skips and
     some readers of a whole destination do not (names starting with ``.`` or ``_``: Spark's ``_SUCCESS``, checksum

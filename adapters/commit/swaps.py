@@ -41,11 +41,25 @@ def swap_in(staged: list[Staged], journal: list[dict],
         previous = check_partition(root, period, env=env)
         if s.create_only and os.path.lexists(s.link) and previous not in ours:
             check_partition(root, period, create_only=True, env=env)  # raises: appeared while the run ran
-        journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": True} if keep else {})})
+        journal.append({"link": s.link, "staged": s.staged, "previous": previous, "files": file_stats(s.staged),
+                        **({"keep": True} if keep else {})})
         before_swap(journal)
         if keep and previous:
             keep_version(previous, keep)
         _swap(s.link, s.staged)
+
+
+def file_stats(version: str) -> dict[str, list[int]]:
+    """``{relative name: [size, mtime in ns]}`` of every file of the version folder ``version`` but the hidden
+    ones (a checksum, a restatement's mark): what its journal entry records when it is swapped in, so that a file
+    changed in place later (same inode, so every partition showing it changes too) is told apart
+    (:func:`..envs.promote.plan` refuses to promote it, ENV-007)."""
+    out: dict[str, list[int]] = {}
+    for rel, is_dir in shown.files_of(version):
+        if not is_dir and not any(part.startswith(".") for part in rel.split(os.sep)):
+            st = os.lstat(os.path.join(version, rel))
+            out[rel] = [st.st_size, st.st_mtime_ns]
+    return out
 
 
 def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[list[dict]], None],

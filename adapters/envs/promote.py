@@ -126,6 +126,12 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
         if not os.path.isdir(version) or os.path.islink(version):
             problems.append(f"ENV-007 {item.project} {item.period}: its version folder {version} is gone or is a link")
             continue
+        recorded = entry.get("files") if isinstance(entry, dict) else None
+        if isinstance(recorded, dict) and swaps.file_stats(version) != recorded:
+            problems.append(f"ENV-007 {item.project} {item.period}: a file of its version {version} was changed, "
+                            "added or removed since its run published it (its size or time differs from the run's "
+                            "record): run it again in that environment")
+            continue
         if shown.shown_version(link, versions_dir(root, period)) != real_path(version):
             problems.append(f"ENV-007 {item.project} {item.period}: {link} no longer shows exactly the files of the "
                             f"version its run published ({version}): something changed one of them since; run it "
