@@ -62,14 +62,19 @@ def test_materialise_a_backfill_of_three_months_and_a_month_whose_check_fails(fi
                                                                       ASSET_PARTITION_RANGE_END_TAG: "2026-03"})
     assert backfill.success
     events = backfill.get_asset_materialization_events()  # one per partition of the range, from the one run
-    assert sorted(e.materialization.partition for e in events) == ["2026-01", "2026-02", "2026-03"]
-    meta = events[0].materialization.metadata
-    run_ids = json.loads(meta["ledgerflow/run_ids"].value)
-    assert sorted(run_ids) == ["2026-01", "2026-02", "2026-03"] and len(set(run_ids.values())) == 3
-    assert json.loads(meta["ledgerflow/rows"].value)["2026-01"] == 10 and meta["rows"].value >= 10
-    assert json.loads(meta["ledgerflow/bridge"].value)["2026-01"][0]["measure"] == "count"
+    meta = {e.materialization.partition: e.materialization.metadata for e in events}
+    assert sorted(meta) == ["2026-01", "2026-02", "2026-03"] and len(events) == 3
     from ledgerflow.adapters.store.runstore import RunStore
-    assert len({RunStore(str(finance)).get_run(r)["batch_id"] for r in run_ids.values()}) == 1  # one invocation
+    runs = {p: RunStore(str(finance)).get_run(m["ledgerflow/run_id"].value) for p, m in meta.items()}
+    assert {p: r["period"]["identifier"] for p, r in runs.items()} == {p: p for p in meta}  # each its own run
+    assert len({r["batch_id"] for r in runs.values()}) == 1  # one invocation
+    # each partition's own rows (the GL's v1 holds January's 10 lines only), not the range's
+    assert {p: m["rows"].value for p, m in meta.items()} == {"2026-01": 10, "2026-02": 0, "2026-03": 0}
+    assert json.loads(meta["2026-02"]["ledgerflow/run_ids"].value) == {"2026-02": runs["2026-02"]["run_id"]}
+    bridge = json.loads(meta["2026-01"]["ledgerflow/bridge"].value)["2026-01"]
+    assert bridge and {b["output"] for b in bridge} == {3} and bridge[0]["measure"] == "count"
+    assert json.loads(meta["2026-01"]["ledgerflow/bridge_totals"].value)["count"] == \
+        {"input_value": 10, "output_value": 10}
 
     project = finance / "projects" / "journal_controls.yml"
     project.write_text(project.read_text().replace("row_count: {min: 1}", "row_count: {min: 100000}"))
