@@ -1,13 +1,13 @@
-"""What a run, a promotion and ``ledgerflow events send`` call: keep an event, then send what is pending
-(:mod:`.outbox`). Nothing here ever raises into a run: an event that cannot even be built or kept is reported in
-one line on standard error and the run goes on."""
+"""What a run, a promotion and ``ledgerflow events send`` call: keep an event, then send it and a bounded slice
+of what is pending (:mod:`.outbox`: a run spends a few seconds on events at most). Nothing here ever raises into a
+run: an event that cannot even be built or kept is reported in one line on standard error and the run goes on."""
 from __future__ import annotations
 
 import json
 import sys
 from typing import Optional
 
-from .outbox import Sender, keep
+from .outbox import BACKLOG_SLICE, EVENT_TIMEOUT_S, RUN_BUDGET_S, Sender, keep
 from .run_events import promotion_event, run_event
 from .settings import EventSettings, event_settings
 
@@ -23,12 +23,13 @@ def _sender(root: str, settings: EventSettings) -> Sender:
 
 def _emit(root: str, settings: EventSettings, build) -> None:
     try:
-        keep(root, build())
+        kept = keep(root, build())
     except Exception as exc:  # noqa: BLE001 - lineage events never fail a run
         print(f"warning: an OpenLineage event could not be built or kept: {type(exc).__name__}: {exc}", file=sys.stderr)
         return
     try:
-        _sender(root, settings).send_pending(root)
+        _sender(root, settings).send_pending(root, first=kept, backlog=BACKLOG_SLICE, budget=RUN_BUDGET_S,
+                                             event_timeout=EVENT_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - the client could not even be set up: the events stay kept
         print(f"warning: OpenLineage events not sent ({type(exc).__name__}: {exc}); they are kept in "
               f"{root}/.ledgerflow/events/pending: `ledgerflow events send` sends them.", file=sys.stderr)
@@ -71,12 +72,16 @@ def emit_promotion(root: str, config, event_type: str, promotion: dict) -> None:
 
 
 def send_all(root: str, config) -> tuple[int, int, Optional[str]]:
-    """``ledgerflow events send``: every pending event, oldest first; (sent, left, why the first one left was not
-    sent). With events off, nothing is sent (why: they are off)."""
+    """``ledgerflow events send``: every pending event, oldest first (waiting for another process sending some);
+    (sent, left, why the first one left was not sent). With events off, nothing is sent (why: they are off). A kept
+    file that is not an event is moved aside and named in one line on standard error."""
     settings = event_settings(config)
     if settings is None:
         from .outbox import pending
         return 0, len(pending(root)), "OpenLineage events are off in this workspace (docs/openlineage.md)"
     sender = Sender(settings, warn=lambda line: None)
-    sent, left = sender.send_pending(root)
-    return sent, left, sender.broken
+    sent, left = sender.send_pending(root, wait=True)
+    why = sender.broken or sender.busy
+    if left and why is None:  # written by a run while this one was sending
+        why = "they were kept while this command was sending"
+    return sent, left, why

@@ -7,8 +7,8 @@ A run is a run of the job ``<namespace>/<project>``: ``START`` when it is record
 details). Inputs: each location the run read, with ``schema``, ``version`` and ``ledgerflow`` (dataset, version,
 fingerprint). Outputs: each destination (its folder without the period's partition, a catalog table or a URI)
 with ``schema``, ``columnLineage`` (the compiler's lineage, each input field with its transformation type),
-``version`` (the version folder published), ``dataQualityMetrics`` (the bridge: the row count and each summed
-column), ``dataQualityAssertions`` (each check on it; a check on the input is an input facet of the project's input
+``version`` (the version folder published), ``dataQualityMetrics`` (the bridge's totals: the row count and each
+summed column; figures per group, from a check's ``by:``, are only in the ``ledgerflow`` facet), ``dataQualityAssertions`` (each check on it; a check on the input is an input facet of the project's input
 dataset) and ``outputStatistics`` (rows); a failed run published nothing, and its checks are in its ``ledgerflow``
 run facet. A promotion is a run of the
 job ``ledgerflow_promote``. The standard facets follow the OpenLineage specification's schemas (the tests validate
@@ -155,6 +155,8 @@ def outputs_of(record: dict, inputs: list[dict], types: Optional[dict] = None) -
         bridge = [b for b in record.get("bridge") or [] if isinstance(b, dict) and b.get("output") == seq]
         metrics = {}
         for b in bridge:
+            if b.get("group") is not None:  # a check's `by:` breakdown: one group's figures, not the output's total
+                continue
             found = re.fullmatch(r"SUM\((.+)\)", str(b.get("measure")))
             value = _number(b.get("output_value"))
             if found and value is not None:
@@ -166,7 +168,7 @@ def outputs_of(record: dict, inputs: list[dict], types: Optional[dict] = None) -
         facets["ledgerflow"] = own_facet("LedgerflowDatasetFacet", outputSeq=seq, partition=location,
                                          registeredDataset=o.get("registered_dataset"),
                                          datasetVersion=o.get("registered_version"),
-                                         bridge=[{k: b.get(k) for k in ("measure", "input", "output_value")}
+                                         bridge=[{k: b.get(k) for k in ("measure", "group", "input", "output_value")}
                                                  for b in bridge])
         out.append({"namespace": namespace, "name": name, "facets": facets,
                     "outputFacets": {"outputStatistics": facet("outputStatistics", rowCount=int(o.get("rows") or 0))}})

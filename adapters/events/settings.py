@@ -7,7 +7,10 @@ openlineage-python client's own configuration, passed as written) or the client'
 
 An HTTP transport gets ledgerflow's bounds where the configuration sets none, so that a receiver that is down or
 slow costs a run at most a few seconds: a 2-second timeout and one retry of a refused connection (the client's own
-default retries five times with back-off, about 10 seconds).
+default retries five times with back-off, about 10 seconds). That holds wherever the transport is configured:
+``ledgerflow.yml``, ``OPENLINEAGE_URL``, or the client's own configuration (``OPENLINEAGE_CONFIG``'s file, an
+``openlineage.yml``, ``OPENLINEAGE__TRANSPORT__...`` variables), and for each HTTP transport inside a ``composite``
+one. Whatever the transport, a run also bounds each send in time (:mod:`.outbox`).
 """
 from __future__ import annotations
 
@@ -43,12 +46,33 @@ def event_settings(config) -> Optional[EventSettings]:
 
 
 def bounded(transport: dict) -> dict:
-    """``transport`` with ledgerflow's HTTP timeout and retries where it sets none (see the module docstring)."""
+    """``transport`` with ledgerflow's HTTP timeout and retries where it sets none (see the module docstring); a
+    ``composite`` transport's HTTP transports each get them."""
     out = dict(transport)
-    if str(out.get("type", "")).lower() in ("http", "async_http"):
+    kind = str(out.get("type", "")).lower()
+    if kind in ("http", "async_http"):
         out.setdefault("timeout", HTTP_TIMEOUT_S)
         out.setdefault("retry", dict(HTTP_RETRY))
+    elif kind == "composite":
+        inner = out.get("transports")
+        if isinstance(inner, list):
+            out["transports"] = [bounded(t) if isinstance(t, dict) else t for t in inner]
+        elif isinstance(inner, dict):
+            out["transports"] = {k: bounded(t) if isinstance(t, dict) else t for k, t in inner.items()}
     return out
+
+
+def client_transport() -> Optional[dict]:
+    """The transport the client's own configuration gives (``OPENLINEAGE_CONFIG``'s file, ``openlineage.yml``,
+    ``OPENLINEAGE__...`` variables, else ``OPENLINEAGE_URL``), bounded as above; None when it gives none (the
+    client then makes its default)."""
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.transport.noop import NoopConfig, NoopTransport
+    # a client given a transport reads its configuration without making (or connecting) one
+    configured = OpenLineageClient(transport=NoopTransport(NoopConfig())).config.transport
+    if isinstance(configured, dict) and configured.get("type"):
+        return bounded(configured)
+    return standard_transport()
 
 
 def standard_transport() -> Optional[dict]:
