@@ -25,6 +25,8 @@ def send_cmd(inv: Invocation):
     sent, left, why = send_all(inv.root, inv.workspace.config)
     click.echo(f"Sent {sent} OpenLineage event{'s' if sent != 1 else ''}; {left} pending.")
     if left:
+        hint = ("wait for it, then run `ledgerflow events send` again" if "another process" in str(why) else
+                "check the receiver (openlineage: in ledgerflow.yml, or OPENLINEAGE_URL), then run `ledgerflow events "
+                "send` again")
         raise EventsNotSent(f"EVENTS-001 {left} OpenLineage event{'s' if left != 1 else ''} not sent: {why}. They stay "
-                            "in .ledgerflow/events/pending. Hint: check the receiver (openlineage: in ledgerflow.yml, or "
-                            "OPENLINEAGE_URL), then run `ledgerflow events send` again.")
+                            f"in .ledgerflow/events/pending. Hint: {hint}.")
