@@ -145,9 +145,9 @@ CODES: tuple[Code, ...] = (
     # environments and promotion (--env, ledgerflow envs, ledgerflow promote)
     Code("ENV-001", "an environment name that is not one (--env, $LEDGERFLOW_ENV, promote --from/--to, envs): "
          "lower-case letters, digits, '_' and '-'", f"{ENVIRONMENTS} (Names)"),
-    Code("ENV-002", "a run in an environment other than prod with an output to a URI, or to a catalog table it "
-         "registers (written in place, where prod's readers read it)", f"{ENVIRONMENTS} (What an environment "
-         "publishes)"),
+    Code("ENV-002", "a run in an environment other than prod with an output to a catalog table or URI it registers, "
+         "or to a CSV or JSON URI (written in place, where prod's readers read it)", f"{ENVIRONMENTS} (What an "
+         "environment publishes)"),
     Code("ENV-003", "a promotion into a closed period of the target (`restate` changes a closed period)",
          f"{ENVIRONMENTS} (Promotion)"),
     Code("ENV-004", "a promotion of a project-period the source environment has not published",
@@ -159,7 +159,7 @@ CODES: tuple[Code, ...] = (
     Code("ENV-007", "a promotion of a record that is not what the source shows in this workspace: a partition or "
          "version outside the workspace (a copied or moved workspace), a version changed since it was published, "
          "or a journal folder (target/promotions) that is a link", f"{ENVIRONMENTS} (Promotion)"),
-    Code("ENV-008", "a promotion into prod whose copy of an environment's rows into a catalog table failed on "
+    Code("ENV-008", "a promotion whose copy of an environment's rows into a catalog table or URI failed on "
          "Spark (exit 3): rolled back, every partition it changed shows what it showed before",
          f"{ENVIRONMENTS} (Catalog tables and URIs)"),
     # machine-readable results (run --results)

@@ -89,13 +89,13 @@ def test_promoting_a_tables_rows_into_prod_copies_them_with_spark_and_a_failed_c
 
     done = cli(ws, "promote", "lines_to_table", "--from", "dev", "--period", "2026-01")
     assert done.exit_code == 0, describe(done)
-    assert "0 partitions re-pointed; 1 catalog-table partition copied with Spark" in done.stdout, done.stdout
+    assert "0 partitions re-pointed; 1 partition of a catalog table or URI copied with Spark" in done.stdout, done.stdout
     assert _prod_rows(spark, "2026-01") == {k: v * 2 for k, v in prod_jan.items()}
     assert _prod_rows(spark, "2026-02") == prod_feb  # another period of the table untouched
     store = RunStore(str(ws))
     rec = store.get_run(store.last_completed(["2026-01"], ["lines_to_table"])[0]["run_id"])
     assert rec["outputs"][0]["location"] == f"{TABLE} (_period=2026-01)" and "stands_for" not in rec["outputs"][0]
-    assert rec["commit"]["elsewhere"] == [f"{TABLE} (_period=2026-01)"] and rec["commit"]["partitions"] == []
+    assert rec["commit"]["elsewhere"] == [TABLE] and rec["commit"]["partitions"] == []  # as a prod run records it
     assert rec["promotion"]["source_run_id"] == dev["run_id"]
     journals = ws / "target" / "promotions"
     assert [p.name for p in journals.iterdir() if p.is_dir()] == []  # the rows kept from before are gone
@@ -113,15 +113,15 @@ def test_promoting_a_tables_rows_into_prod_copies_them_with_spark_and_a_failed_c
     for period in ("2026-01", "2026-02"):
         _ok(ws, "run", "lines_to_table", "--period", period, "--env", "dev")
     before = {p: _prod_rows(spark, p) for p in ("2026-01", "2026-02")}
-    from ledgerflow.adapters.envs import table_copies
-    real, calls = table_copies.write_catalog_table, []
+    from ledgerflow.adapters.envs import spark_copies
+    real, calls = spark_copies.write_catalog_table, []
 
     def second_fails(df, table, period, rows):
         calls.append(period)
         if len(calls) == 2:
             raise RuntimeError("the cluster went away")
         return real(df, table, period, rows)
-    monkeypatch.setattr(table_copies, "write_catalog_table", second_fails)
+    monkeypatch.setattr(spark_copies, "write_catalog_table", second_fails)
     failed = cli(ws, "promote", "lines_to_table", "--from", "dev", "--period", "2026-01..2026-02")
     monkeypatch.undo()
     assert failed.exit_code != 0 and "the cluster went away" in failed.stderr, describe(failed)
@@ -135,9 +135,9 @@ def test_promoting_a_tables_rows_into_prod_copies_them_with_spark_and_a_failed_c
     assert state["status"] == "failed" and [c["state"] for c in state["copies"]] == ["restored", "restored"], state
 
 
-def test_a_uri_or_a_registering_table_output_is_refused_outside_prod_and_a_table_is_kept_in_a_folder(tmp_path):
-    """Validation refuses a catalog table an output registers (OUT-VR-001); a table a resolver gives one is refused
-    by the run outside prod, as a URI is (ENV-002)."""
+def test_where_an_environment_keeps_a_table_or_a_uri_and_what_it_refuses(tmp_path):
+    """A table's rows go to a folder of the workspace, a parquet or orc URI's to <uri>/.lf_envs/<env>; a table or a
+    URI an output registers (a resolver's table), or a CSV or JSON URI, is refused outside prod (ENV-002)."""
     from ledgerflow.adapters.commit.destinations import OutputDestination
     from ledgerflow.adapters.run.destinations import in_env
     from ledgerflow.compiler.errors import ResolutionError
@@ -146,8 +146,63 @@ def test_a_uri_or_a_registering_table_output_is_refused_outside_prod_and_a_table
     assert (kept.kind, kept.target, kept.format, kept.env, kept.stands_for, kept.local) == (
         "path", str(tmp_path / ".ledgerflow" / "tables" / "fin.lines"), "parquet", "dev", "`Fin`.Lines", True)
     assert in_env(table, "prod", 2, str(tmp_path)) is table
-    for dest, registers, needle in ((table, True, "registers it as a dataset"),
-                                    (OutputDestination("path", "s3a://bucket/lines", "parquet", 1), False, "the URI")):
+    uri = OutputDestination("path", "s3a://bucket/lines/", "parquet", 1)
+    kept = in_env(uri, "dev", 2, str(tmp_path))
+    assert (kept.kind, kept.target, kept.format, kept.env, kept.stands_for, kept.local) == (
+        "path", "s3a://bucket/lines/.lf_envs/dev", "parquet", "dev", "s3a://bucket/lines/", False)
+    for dest, registers, needle in ((table, True, "registers it as a dataset"), (uri, True, "registers it as a"),
+                                    (OutputDestination("path", "s3a://bucket/lines", "csv", 1), False, "as csv")):
         with pytest.raises(ResolutionError, match="ENV-002") as refused:
             in_env(dest, "dev", 2, str(tmp_path), registers=registers)
         assert needle in str(refused.value)
+
+
+def test_a_uris_rows_are_kept_beside_it_and_promoting_them_copies_them_into_its_partition(spark, finance, tmp_path):
+    """A URI (a ViewFS mount of a temporary folder: a Hadoop file system ledgerflow does not write by staging and
+    swaps) written by a run in dev lands in <uri>/.lf_envs/dev, hidden from readers of the URI; promoting it into
+    prod copies it into <uri>/_period=P with Spark, and the summary says so."""
+    import uuid
+    mount = f"lfuri{uuid.uuid4().hex[:8]}"
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    spark.sparkContext._jsc.hadoopConfiguration().set(f"fs.viewfs.mounttable.{mount}.link./lake", f"file://{lake}")
+    ws = finance
+    config = ws / "ledgerflow.yml"
+    config.write_text(config.read_text().replace("resolvers:\n", f"""resolvers:
+  lake:
+    rules:
+      - name: lake
+        data_level: any
+        strategy: {{type: path, path: "viewfs://{mount}/lake/{{{{dataset}}}}", format: parquet}}
+""", 1))
+
+    def project(factor: str) -> str:
+        return f"""
+        - {{seq: 1, name: Scale, type: update, arguments: {{assignments: [{{column: amount_local,
+            expression: "transactions.amount_local * {factor}"}}]}}}}
+        - {{seq: 2, name: Lines, type: output, arguments: {{destination: {{table: lake_lines, resolver: lake}},
+            columns: [journal_id, line_number, amount_local]}}}}
+        """
+    add_project(ws, "lines_to_uri", project("1"))
+    _ok(ws, "run", "lines_to_uri", "--period", "2026-01")
+    uri = f"viewfs://{mount}/lake/lake_lines"
+    prod_rows = _amounts(spark.read.parquet(uri).where("_period = '2026-01'").collect())
+    assert len(prod_rows) == 10
+
+    add_project(ws, "lines_to_uri", project("2"))
+    dev = _ok(ws, "run", "lines_to_uri", "--period", "2026-01", "--env", "dev")
+    out = dev["outputs"][0]
+    assert (out["location"], out["stands_for"], out["format"]) == (f"{uri}/.lf_envs/dev/_period=2026-01", uri,
+                                                                    "parquet"), out
+    assert _amounts(spark.read.parquet(uri).collect()) == prod_rows  # readers of the URI see prod's rows only
+    assert sorted(p.name for p in (lake / "lake_lines" / ".lf_envs" / "dev").iterdir()
+                  if p.name.startswith("_period=")) == ["_period=2026-01"]
+
+    done = cli(ws, "promote", "lines_to_uri", "--from", "dev", "--period", "2026-01")
+    assert done.exit_code == 0 and "1 catalog-table partition copied with Spark" not in done.stdout, describe(done)
+    assert "0 partitions re-pointed; 1 partition of a catalog table or URI copied with Spark" in done.stdout, done.stdout
+    assert _amounts(spark.read.parquet(uri).collect()) == {k: v * 2 for k, v in prod_rows.items()}
+    store = RunStore(str(ws))
+    rec = store.get_run(store.last_completed(["2026-01"], ["lines_to_uri"])[0]["run_id"])
+    assert rec["outputs"][0]["location"] == f"{uri}/_period=2026-01" and "stands_for" not in rec["outputs"][0]
+    assert rec["commit"]["elsewhere"] == [uri] and rec["promotion"]["source_run_id"] == dev["run_id"]

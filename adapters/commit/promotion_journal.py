@@ -79,11 +79,12 @@ def write_json(path: str, data: dict) -> None:
 
 
 def tables_left(record: dict) -> list[str]:
-    """What a promotion that died before its commit point left in catalog tables (``envs/table_copies.py``): a
+    """What a promotion that died before its commit point left in catalog tables (``envs/spark_copies.py``): a
     partition it copied rows into, or was copying into, keeps them, as this recovery starts no JVM."""
     copies = record.get("copies") if isinstance(record.get("copies"), list) else []
-    return [f"the catalog table {c.get('table')} partition _period={c.get('period')} may hold the promoted rows; its "
-            f"rows from before are kept in {c.get('before')}: promote again to complete the promotion"
+    return [f"{'the catalog table ' if c.get('kind') == 'table' else ''}{c.get('target')} partition "
+            f"_period={c.get('period')} may hold the promoted rows; its rows from before are kept in {c.get('before')}: "
+            "promote again to complete the promotion"
             for c in copies if isinstance(c, dict) and c.get("state") in ("kept", "copied")]
 
 

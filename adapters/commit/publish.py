@@ -233,8 +233,10 @@ def _results(written: list[WrittenOutput]) -> tuple[list[dict], list[tuple]]:
         op, version = w.output.statement.operation, w.destination.version
         entry = {"operation_seq": op.seq, "location": w.location, "rows": w.output.rows,
                  "registered_dataset": None, "registered_version": None}
-        if w.destination.stands_for:  # an environment's rows of a catalog table, kept in a folder
+        if w.destination.stands_for:  # an environment's rows of a catalog table or a URI, kept elsewhere
             entry["stands_for"] = w.destination.stands_for
+            if w.destination.kind == "path" and not w.destination.local:
+                entry["format"] = w.destination.format  # a URI's: what a promotion reads and writes it in
         if op.register_as_dataset and w.destination.kind == "path":
             schema = [(f.name, f.dataType.simpleString()) for f in w.output.frame.schema.fields]
             registrations.append((op.register_as_dataset, version, schema))

@@ -59,8 +59,8 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
     moved = sum(len(i.swaps) for i in items)
     copied = len(record.get("copies") or [])
     how = (f"{moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied" if not copied else
-           f"{moved} partition{'s' if moved != 1 else ''} re-pointed; {copied} catalog-table partition"
-           f"{'s' if copied != 1 else ''} copied with Spark")
+           f"{moved} partition{'s' if moved != 1 else ''} re-pointed; {copied} partition{'s' if copied != 1 else ''} "
+           "of a catalog table or URI copied with Spark")
     click.echo(f"Promoted {len(items)} project-period{'s' if len(items) != 1 else ''} from '{source.env}' to "
                f"'{target.env}' ({how}): promotion {record['promotion_id']}")
     if record.get("unfinished"):

@@ -1,7 +1,7 @@
 """``promote --dry-run``: the data diff (``diff --data``'s report) between what the target environment publishes
 now and what it would publish after the promotion, read from the two published version folders: nothing is
-recomputed and nothing is published. A catalog table's partition prod's table holds now is compared with the
-environment's rows of it that the promotion would copy into the table.
+recomputed and nothing is published. A catalog table's or a URI's partition is compared as it is now with the
+environment's rows of it that the promotion would copy there.
 
 Each promoted partition is compared as an output of its project: the rows the target shows now (none when it shows
 none yet; for an output registering a dataset, the partition of the version the target reads now, which may lie
@@ -16,10 +16,11 @@ from typing import Optional
 
 from ..diff.data_diff import data_diff
 from ..diff.data_keys import keyed
+from . import spark_copies
 from ..diff.data_result import DataDiff, ProjectDataDiff, WorkspaceDataDiff
 from ..commit import shown
 from ..commit.partitions import check_partition
-from ..layout.partition_paths import PARTITION, link_env, local_path, partition_link, root_period, versions_dir
+from ..layout.partition_paths import link_env, local_path, partition_link, root_period, versions_dir
 from ..inputs.files import spark_path
 from ..inputs.registered_reads import version_read
 
@@ -90,13 +91,14 @@ def item_diff(spark, item, target) -> DataDiff:
             frame = _read(spark, folder, fmt)
             if frame is not None:
                 side[name] = keyed(frame)
-    tables = {o.get("stands_for"): o.get("operation_seq") for o in item.record.get("outputs") or []
-              if o.get("stands_for")}
-    for table, version, _rows in item.copies:  # the rows prod's catalog table holds now, and those copied into it
-        name = f"output {tables.get(table)}"
-        seqs[name] = tables.get(table)
-        if spark.catalog.tableExists(table):
-            from pyspark.sql import functions as F
-            base[name] = keyed(spark.table(table).where(F.col(PARTITION) == F.lit(item.period)).drop(PARTITION))
-        head[name] = keyed(_read(spark, version, "parquet"))
+    seq_of = {o.get("location"): o.get("operation_seq") for o in item.record.get("outputs") or []}
+    for kind, target_, source, rows, fmt, output in item.copies:  # what the table or URI holds now, and the copy
+        name = f"output {seq_of.get(output)}"
+        seqs[name] = seq_of.get(output)
+        entry = {"kind": kind, "target": target_, "period": item.period, "format": fmt}
+        now = spark_copies.rows_now(spark, entry)
+        if now is not None:
+            base[name] = keyed(now)
+        head[name] = keyed(spark.read.parquet(spark_path(source)) if kind == spark_copies.TABLE
+                           else spark.read.format(fmt).load(source))
     return data_diff(base, head, (), seqs)

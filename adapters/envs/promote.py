@@ -35,7 +35,7 @@ from ..inputs.registered_reads import version_read
 from ..run import leases
 from ..store import liveness
 from ..store.runstore import RunStore
-from . import table_copies
+from . import spark_copies
 
 _REASONS_SHOWN = 10  # a refusal of thousands of project-periods names the first ten reasons and counts the rest
 
@@ -53,7 +53,8 @@ class PromotedPeriod:
     record: dict  # the source environment's published run
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
-    copies: list[tuple[str, str, int]] = field(default_factory=list)  # (catalog table, version folder, rows)
+    # copied with Spark (:mod:`.spark_copies`): (kind, target, source, rows, format, the record's output location)
+    copies: list[tuple[str, str, str, int, str, str]] = field(default_factory=list)
 
 
 def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
@@ -103,13 +104,21 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
     rec = item.record
     commit = rec.get("commit") or {}
     problems = []
-    if commit.get("elsewhere"):
-        problems.append(f"ENV-006 {item.project} {item.period} wrote {', '.join(commit['elsewhere'])}, which is no "
-                        "local folder: only local folders are promoted by re-pointing (prod's rows of a catalog "
-                        "table or a URI are not copied into another environment; run the project there)")
-    # an environment's rows of a catalog table (a folder of the workspace): copied into the table for prod
-    tables = {o["location"]: (o["stands_for"], o.get("rows")) for o in rec.get("outputs") or []
-              if o.get("stands_for") and isinstance(o.get("location"), str)}
+    # an environment's rows of a catalog table (a folder of the workspace: copied into the table for prod) or of a
+    # URI (<uri>/.lf_envs/<env>: copied into the target's partition of the URI)
+    stand_ins = [o for o in rec.get("outputs") or [] if o.get("stands_for") and isinstance(o.get("location"), str)]
+    tables = {o["location"]: (o["stands_for"], o.get("rows")) for o in stand_ins if not o.get("format")}
+    uris = [o for o in stand_ins if o.get("format")]
+    away = [str(e) for e in commit.get("elsewhere") or []
+            if not any(o["location"].startswith(str(e).rstrip("/") + "/") for o in uris)]
+    if away:
+        problems.append(f"ENV-006 {item.project} {item.period} wrote {', '.join(away)}, which is no local folder: "
+                        "only local folders are promoted by re-pointing (prod's rows of a catalog table or a URI are "
+                        "not copied into another environment; run the project there)")
+    for o in uris:
+        base = o["stands_for"].rstrip("/")
+        item.copies.append(("uri", base if to_env == PROD else env_folder(base, to_env), o["location"],
+                            int(o.get("rows") or 0), o["format"], o["location"]))
     for entry in commit.get("partitions") or []:
         fields = swaps.entry_fields(entry)
         if fields is None:
@@ -139,7 +148,7 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
             continue
         if to_env == PROD and link in tables:
             table, rows = tables[link]
-            item.copies.append((table, real_path(version), int(rows or 0)))
+            item.copies.append(("table", table, real_path(version), int(rows or 0), "parquet", link))
         else:
             item.swaps.append((partition_link(root, period, to_env), version))
     for out in rec.get("outputs") or []:
@@ -196,9 +205,9 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     item): the block its promoted run's record carries; the versions it replaces are kept (the superseded
     rows stay readable where the block says). ``emit(event type, record)``: its OpenLineage events (START once
     the journal is kept, then COMPLETE or FAIL). ``session()``: the SparkSession that copies an environment's rows
-    of a catalog table into prod's table (:mod:`.table_copies`), started only when there is one to copy."""
+    of a catalog table or a URI into the target's (:mod:`.spark_copies`), started only when there is one to copy."""
     if any(i.copies for i in items) and session is None:
-        raise PromotionRefused("ENV-006 this promotion copies rows into a catalog table, which needs Spark, and "
+        raise PromotionRefused("ENV-006 this promotion copies rows into a catalog table or a URI, which needs Spark, and "
                                "none was given: nothing changed. Hint: use `ledgerflow promote`.")
     from ..run.context import new_run_id, utcnow
     now = utcnow()
@@ -220,13 +229,16 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         record["restatement"] = restatement  # in the journal before any swap: recovery keeps what it supersedes
     journal: list[dict] = record["commit"]["partitions"]
 
-    record["copies"] = table_copies.planned(folder, promotion_id, [(table, i.period, version, rows) for i in items
-                                                                   for table, version, rows in i.copies])
+    record["copies"] = spark_copies.planned(folder, promotion_id, [(kind, target_, i.period, source, rows, fmt)
+                                                                   for i in items for kind, target_, source, rows, fmt, _
+                                                                   in i.copies])
+    for entry, output in zip(record["copies"], [c[5] for i in items for c in i.copies]):
+        entry["output"] = output  # the source record's output location: the promoted record's is the copy's
     staged = [Staged(link, version, real=real_path(version)) for i in items for link, version in i.swaps]
     needed = list(dict.fromkeys([partition_key("path", *root_period(link), target.env)
                                  for i in items for link, _version in i.swaps]
-                                + [partition_key("table", c["table"], c["period"], target.env)
-                                   for c in record["copies"]]))
+                                + [partition_key("table" if c["kind"] == "table" else "path", c["target"], c["period"],
+                                                 target.env) for c in record["copies"]]))
     try:
         leases.take(target, promotion_id, record["process"], needed)  # one writer per partition, runs included
     except BaseException:
@@ -242,8 +254,8 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         emit("START", record)
         if record["copies"]:
             spark = session()
-            table_copies.copy_all(spark, record["copies"], lambda: _write_json(path, record))
-        copied = {(c["table"], c["period"]): c["location"] for c in record["copies"]}
+            spark_copies.copy_all(spark, record["copies"], lambda: _write_json(path, record))
+        copied = {c["output"]: c["location"] for c in record["copies"]}
         runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow()), copied)
                 for i in items]
         if restatement is not None:
@@ -251,7 +263,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
                 run["restatement"] = restatement
         target.record_promotion(record, runs)  # the commit point
     except BaseException as exc:
-        problems = table_copies.restore(spark, record["copies"]) if spark is not None else []
+        problems = spark_copies.restore(spark, record["copies"]) if spark is not None else []
         rolled, kept, swap_problems = swaps.roll_back(journal)
         problems += swap_problems
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}", rolled_back=rolled, kept=kept,
@@ -267,7 +279,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         record.update(status="completed", runs=[r["run_id"] for r in runs],
                       retired=swaps.retire(journal, keep_replaced=restatement is not None))
         if record["copies"]:
-            table_copies.discard(folder, promotion_id)
+            spark_copies.discard(folder, promotion_id)
         _write_json(path, record)
     except Exception as exc:  # noqa: BLE001 - the promotion stands: the next command finishes its journal
         record.update(status="completed", unfinished=f"{type(exc).__name__}: {exc}")
@@ -293,20 +305,23 @@ def _shown_in(value, from_env: str, to_env: str):
 def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id: str, by: str, at: str,
                   run_id: str, copied: Optional[dict] = None) -> dict:
     """The record of the completed run ``to_env`` publishes by the promotion: the source run's, under a run id of
-    its own, in ``to_env``, its outputs at ``to_env``'s partitions (a catalog table's rows copied into the table:
-    ``copied``, (table, period) -> the table's partition as a prod run records it), saying which promotion and
-    run it copies."""
+    its own, in ``to_env``, its outputs at ``to_env``'s partitions (rows copied into a catalog table or a URI:
+    ``copied``, the source record's output location -> where the copy wrote, as a run there records it), saying
+    which promotion and run it copies."""
     rec = dict(item.record)  # the parts changed below are copied; the rest is shared, read only
     rec["outputs"] = [dict(o) for o in rec.get("outputs") or []]
     rec["commit"] = json.loads(json.dumps(rec.get("commit") or {}))
-    if item.copies:  # written into the table, as a prod run writes it: no partition of a folder
-        tables = {}
+    if item.copies:  # written in place, as a run there writes it: no partition of a folder
+        moved_to = {}
         for out in rec["outputs"]:
-            if out.get("stands_for"):
-                tables[out["location"]] = out["location"] = copied[(out.pop("stands_for"), item.period)]
+            if out.get("location") in (copied or {}):
+                moved_to[out["location"]] = out["location"] = copied[out["location"]]
+                if to_env == PROD:  # prod's rows are the table's or the URI's own
+                    out.pop("stands_for", None)
+                    out.pop("format", None)
         rec["commit"]["partitions"] = [e for e in rec["commit"].get("partitions") or []
-                                       if not (isinstance(e, dict) and e.get("link") in tables)]
-        rec["commit"]["elsewhere"] = list(rec["commit"].get("elsewhere") or []) + list(tables.values())
+                                       if not (isinstance(e, dict) and e.get("link") in moved_to)]
+        rec["commit"]["elsewhere"] = [target for _kind, target, *_rest in item.copies]  # as a run there records it
     moved = {version: link for link, version in item.swaps}  # versions as the record names them
     for entry in rec["commit"].get("partitions") or []:
         if isinstance(entry, dict) and entry.get("staged") in moved:

@@ -18,6 +18,7 @@ from ...compiler.registered import registered_id
 from ...compiler.table_names import split_parts
 from ..commit.destinations import OutputDestination, refuse_shared_destinations
 from ..commit.partitions import check_partition
+from ..layout.partition_paths import env_folder
 from ..store.runstore import RunStore
 from .context import RunContext
 
@@ -62,19 +63,29 @@ def in_env(dest: OutputDestination, env: str, seq: int, workspace: str, register
     partitions in ``.lf_envs/<env>`` (:mod:`..layout.partition_paths`). A catalog table is written in place, where
     prod's readers read it, so an environment's rows of a table go to a folder of the workspace instead,
     :func:`env_table_folder` (Parquet, staged and swapped as any local folder; ``promote`` copies them into the
-    table). A URI, and a table an output registers as a dataset, are refused there (ENV-002) before anything runs."""
+    table). A URI's rows (parquet or orc) go to ``<uri>/.lf_envs/<env>``, written in place by Spark as prod's are
+    and hidden from every reader of ``<uri>``. A URI or a table an output registers as a dataset (other projects read
+    it), and a CSV or JSON URI, are refused there (ENV-002) before anything runs."""
     if env == "prod" or dest.local:
         return dest if env == "prod" else replace(dest, env=env)
     if dest.kind == "table" and not registers:
         return OutputDestination("path", env_table_folder(workspace, dest.target), "parquet", dest.version,
                                  workspace, env, stands_for=dest.target)
-    what = (f"the catalog table {dest.target} and registers it as a dataset" if dest.kind == "table"
-            else f"the URI {dest.target}")
+    if dest.kind == "path" and not registers and dest.format in URI_ENV_FORMATS:
+        return OutputDestination("path", env_folder(dest.target.rstrip("/"), env), dest.format, dest.version, None,
+                                 env, stands_for=dest.target)
+    what = (f"the catalog table {dest.target} and registers it as a dataset" if dest.kind == "table" else
+            f"the URI {dest.target} and registers it as a dataset" if registers else
+            f"the URI {dest.target} as {dest.format} (a URI keeps an environment's rows only as parquet or orc, "
+            "whose types a promotion copies exactly)")
     raise ResolutionError(
         f"ENV-002 output {seq} writes {what}, which Spark writes in place, where prod's readers read it: a run in "
-        f"environment '{env}' publishes local folders and catalog tables that no project reads (their rows kept "
-        "in a folder of the workspace). Nothing was run. Hint: run this project in prod, or give the output a local "
+        f"environment '{env}' keeps its rows elsewhere only for local folders, catalog tables and parquet or orc "
+        "URIs that no project reads. Nothing was run. Hint: run this project in prod, or give the output a local "
         "destination path to try it in an environment.")
+
+
+URI_ENV_FORMATS = ("parquet", "orc")  # typed formats: an environment's rows of a URI copy into prod's exactly
 
 
 def env_table_folder(workspace: str, table: str) -> str:
