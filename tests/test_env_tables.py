@@ -198,6 +198,9 @@ def test_a_uris_rows_are_kept_beside_it_and_promoting_them_copies_them_into_its_
     assert sorted(p.name for p in (lake / "lake_lines" / ".lf_envs" / "dev").iterdir()
                   if p.name.startswith("_period=")) == ["_period=2026-01"]
 
+    path = cli(ws, "envs", "path", "lines_to_uri.2", "--env", "dev")
+    assert path.exit_code == 0 and path.stdout.strip() == f"{uri}/.lf_envs/dev", describe(path)
+
     done = cli(ws, "promote", "lines_to_uri", "--from", "dev", "--period", "2026-01")
     assert done.exit_code == 0 and "1 catalog-table partition copied with Spark" not in done.stdout, describe(done)
     assert "0 partitions re-pointed; 1 partition of a catalog table or URI copied with Spark" in done.stdout, done.stdout

@@ -47,6 +47,8 @@ def output_folder(inv, ref: str) -> str:
             location = out.get("location")
             if out.get("operation_seq") != op.seq or not isinstance(location, str):
                 continue
+            if not location.startswith("/") and out.get("stands_for") and env != PROD:
+                return env_folder(out["stands_for"].rstrip("/"), env)  # a URI's rows kept beside it
             if not location.startswith("/"):
                 raise PromotionRefused(f"ENV-006 output {op.seq} of {project.name} writes {location}, a catalog table "
                                        "or URI, which no local folder shows: an environment other than prod "
