@@ -100,6 +100,17 @@ def test_promoting_a_tables_rows_into_prod_copies_them_with_spark_and_a_failed_c
     journals = ws / "target" / "promotions"
     assert [p.name for p in journals.iterdir() if p.is_dir()] == []  # the rows kept from before are gone
 
+    # a dev version writing a column prod's table lacks: refused, as a prod run of it is, and nothing changes
+    add_project(ws, "lines_to_table", _operations("5").replace("columns: [journal_id, line_number, amount_local]",
+                                                                "columns: [journal_id, line_number, amount_local, "
+                                                                "currency]"))
+    _ok(ws, "run", "lines_to_table", "--period", "2026-02", "--env", "dev")
+    wider = cli(ws, "promote", "lines_to_table", "--from", "dev", "--period", "2026-02")
+    assert wider.exit_code == 1 and "the table lacks currency" in wider.stderr, describe(wider)
+    assert _prod_rows(spark, "2026-02") == prod_feb and [c.name for c in spark.catalog.listColumns(TABLE)] == [
+        "journal_id", "line_number", "amount_local", "_period"]
+    add_project(ws, "lines_to_table", _operations("2"))
+
     # dev to uat: both keep the table's rows in the workspace's folder, re-pointed as any folder
     uat = cli(ws, "promote", "lines_to_table", "--from", "dev", "--to", "uat", "--period", "2026-01")
     assert uat.exit_code == 0 and "1 partition re-pointed, no data copied" in uat.stdout, describe(uat)

@@ -520,3 +520,24 @@ def test_a_rollback_cut_short_is_finished_before_the_run_is_recorded_failed(spar
     assert rec["status"] == "failed" and rec["error"] == "interrupted: KeyboardInterrupt in the process that ran it"
     assert rec["rolled_back"]["partitions"] == locations[1::-1]
     assert [shown(loc) for loc in locations] == live_before
+
+
+def test_a_rolled_back_restatement_removes_only_its_own_keep_mark(tmp_path):
+    """A version an earlier restatement kept (its mark names that restatement) that a later restatement replaced
+    again keeps the earlier mark when the later one is rolled back: the earlier one's superseded rows stay."""
+    root = tmp_path / "out"
+    kept, other, newest = _version(root, "run-0"), _version(root, "run-1"), _version(root, "run-2")
+    link = str(root / f"_period={PERIOD}")
+    swaps.commit([staging.Staged(link, kept)])
+    first: list[dict] = []
+    swaps.swap_in([staging.Staged(link, other)], first, keep="restate-1")  # run-0 superseded, kept
+    assert (Path(kept) / partitions.KEPT).read_text().strip() == "restate-1"
+    swaps.swap_in([staging.Staged(link, kept)], [], keep="promote-back")  # run-0 shown again (from another env)
+    later: list[dict] = []
+    swaps.swap_in([staging.Staged(link, newest)], later, keep="restate-3")  # a later restatement, rolled back
+    assert later[0]["keep"] == "restate-3"
+    rolled, _kept, problems = swaps.roll_back(later)
+    assert rolled == [link] and not problems
+    assert (Path(kept) / partitions.KEPT).read_text().strip() == "restate-1"
+    swaps.swap_in([staging.Staged(link, other)], [], keep=None)
+    assert not partitions.remove_version(kept, str(root), PERIOD) and Path(kept).is_dir()

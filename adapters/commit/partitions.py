@@ -34,17 +34,23 @@ KEPT = ".lf_kept"  # in a version folder a restatement superseded: never deleted
 def keep_version(folder: str, by: str) -> None:
     """Mark the version folder ``folder`` kept for good (:data:`KEPT`, naming ``by``, the restating run or
     promotion): :func:`remove_version` never deletes it, whichever later commit replaces a partition showing it.
-    A hidden file, which no reader of a partition reads and no shown folder links."""
+    A hidden file, which no reader of a partition reads and no shown folder links. A folder already kept keeps its
+    first mark (that restatement's)."""
     path = os.path.join(folder, KEPT)
     if os.path.isdir(folder) and not os.path.islink(folder) and not os.path.lexists(path):
         with open(path, "x", encoding="utf-8") as fh:
             fh.write(by + "\n")
 
 
-def unkeep_version(folder: str) -> None:
-    """Undo :func:`keep_version` (its restatement was rolled back: the version is an ordinary one again)."""
+def unkeep_version(folder: str, by: str) -> None:
+    """Undo :func:`keep_version` of ``by`` (its restatement was rolled back: the version is an ordinary one again);
+    a mark another restatement made stays."""
     path = os.path.join(folder, KEPT)
-    if os.path.isfile(path) and not os.path.islink(path) and not os.path.islink(folder):
+    if not os.path.isfile(path) or os.path.islink(path) or os.path.islink(folder):
+        return
+    with open(path, encoding="utf-8") as fh:
+        mine = fh.read(256).strip() == by
+    if mine:
         os.remove(path)
 
 

@@ -42,7 +42,7 @@ def swap_in(staged: list[Staged], journal: list[dict],
         if s.create_only and os.path.lexists(s.link) and previous not in ours:
             check_partition(root, period, create_only=True, env=env)  # raises: appeared while the run ran
         journal.append({"link": s.link, "staged": s.staged, "previous": previous, "files": file_stats(s.staged),
-                        **({"keep": True} if keep else {})})
+                        **({"keep": keep} if keep else {})})
         before_swap(journal)
         if keep and previous:
             keep_version(previous, keep)
@@ -80,7 +80,7 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
         if previous is not None and previous == real:
             continue
         planned.append((s, os.lstat(s.link) if previous is not None else None, previous))
-        journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": True} if keep else {})})
+        journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": keep} if keep else {})})
     written(journal)
     for s, checked, previous in planned:
         if keep and previous:
@@ -118,7 +118,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             shown.sweep(versions_dir(root, period), ours)
             if previous is not None and now is not None and real_path(previous) != now:
                 if entry.get("keep"):
-                    unkeep_version(previous)
+                    unkeep_version(previous, str(entry["keep"]))
                 remove_version(previous, root, period)
             remove_version(staged, root, period)
             continue
@@ -137,8 +137,8 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             problems.append(f"could not roll back {link}: {getattr(exc, 'strerror', None) or exc}")
             continue
         rolled.append(link)
-        if entry.get("keep") and previous is not None:
-            unkeep_version(previous)  # shown again: an ordinary version, retired by whatever replaces it next
+        if entry.get("keep") and previous is not None:  # shown again: ordinary, unless another kept it
+            unkeep_version(previous, str(entry["keep"]))
         shown.sweep(versions_dir(root, period), ours)  # before the staged files lose their other name
         remove_version(staged, root, period)
     return rolled, kept, problems

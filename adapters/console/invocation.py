@@ -54,7 +54,12 @@ class Invocation:
         from ..layout.env_names import ENV_VARIABLE
         if self.env_option is None and not os.environ.get(ENV_VARIABLE):
             from ..store.runstore import RunStore  # the batch's records, in whatever environment they ran
-            envs = {rec.get("env") or "prod" for rec in RunStore(self.root).batch_runs(batch_id)}
+            store = RunStore(self.root)
+            try:
+                batch_id = store.get_batch(batch_id)["batch_id"]  # a unique prefix, as retry takes it
+            except LedgerflowError:
+                return  # retry says what is wrong with it
+            envs = {rec.get("env") or "prod" for rec in store.batch_runs(batch_id)}
             if len(envs) == 1:
                 self.env_option = envs.pop()
 

@@ -23,7 +23,7 @@ import shutil
 from typing import Callable, Optional
 
 from ...compiler.errors import ExecutionError, LedgerflowError
-from ..commit.spark_writes import write_catalog_table, write_uri_partition
+from ..commit.spark_writes import check_catalog_table, write_catalog_table, write_uri_partition
 from ..inputs.files import spark_path
 from ..layout.partition_paths import PARTITION
 from ..layout.real_path import real_path
@@ -80,7 +80,13 @@ def _write(entry: dict, rows, count: int) -> str:
 
 def copy_all(spark, copies: list[dict], journal: Callable[[], None]) -> None:
     """Copy every planned partition (see the module docstring), keeping the journal (``journal()`` writes it) a step
-    ahead of each change."""
+    ahead of each change. A table whose columns are not the copied rows' is refused before any copy, as a run
+    writing it is refused (:func:`..commit.spark_writes.check_catalog_table`)."""
+    for entry in copies:
+        if entry["kind"] == TABLE:
+            columns = spark.read.parquet(spark_path(entry["source"])).columns
+            check_catalog_table(spark, entry["target"], columns, f"promoting {entry['source']} into "
+                                f"{entry['target']} (nothing was promoted)")
     for entry in copies:
         try:
             os.makedirs(os.path.dirname(entry["before"]), exist_ok=True)
