@@ -128,9 +128,9 @@ def test_ctrl_c_after_the_commit_point_keeps_the_run_and_exits_0(spark, finance,
     (in this process) says so and exits 0; the run stands and lets go of its lease and lock."""
     real = swaps.retire
 
-    def retire(journal):
+    def retire(journal, keep_replaced=False):
         signal.raise_signal(signal.SIGINT)
-        return real(journal)
+        return real(journal, keep_replaced=keep_replaced)
     monkeypatch.setattr(swaps, "retire", retire)
     result = cli(finance, "run", "ts01_output_only", "--period", PERIOD)
     monkeypatch.undo()
