@@ -56,3 +56,28 @@ def test_a_version_file_changed_in_place_is_never_promoted(spark, finance):
     assert refused.exit_code == 1 and "ENV-007" in refused.stderr and "was changed" in refused.stderr, \
         describe(refused)
     assert not (ws / "data" / "ts03_fx_converted" / "v1" / "ts03_fx_converted.csv" / f"_period={P}").exists()
+
+
+def test_a_promotion_never_replaces_a_partition_another_projects_close_keeps(spark, finance):
+    """journal_controls published and closed January; it is removed and a copy of it (another project) writes the
+    same folder. Run in prod the copy is refused (PERIOD-001); promoted from dev it is refused too, and the closed
+    partition keeps its rows (the promotion re-pointed it)."""
+    import re as _re
+    ws = finance
+    first = record(ws, run_id_of(_ok(ws, "run", "journal_controls", "--period", P)))
+    _ok(ws, "periods", "close", P, "--project", "journal_controls")
+    text = (ws / "projects" / "journal_controls.yml").read_text()
+    pid = _re.search(r"^id: (.*)$", text, _re.M).group(1)
+    (ws / "projects" / "jc_copy.yml").write_text(text.replace(pid, "0d000000-0000-4000-8000-0000000000fe")
+                                                 .replace("name: journal_controls\n", "name: jc_copy\n"))
+    (ws / "projects" / "journal_controls.yml").unlink()
+    gl = ws / "data" / "gl" / "v1" / "transactions.csv"
+    gl.write_text("".join(line for line in gl.read_text().splitlines(keepends=True) if not line.startswith("JE-005")))
+    _ok(ws, "run", "jc_copy", "--period", P, "--env", "dev")
+    partition = first["outputs"][0]["location"]
+    before = sorted(p.name for p in __import__("pathlib").Path(partition).iterdir())
+    refused = cli(ws, "promote", "jc_copy", "--from", "dev", "--period", P)
+    assert refused.exit_code == 1 and "PERIOD-001" in refused.stderr and "journal_controls" in refused.stderr, \
+        describe(refused)
+    assert sorted(p.name for p in __import__("pathlib").Path(partition).iterdir()) == before
+    assert spark.read.parquet(partition).count() == 10

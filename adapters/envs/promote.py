@@ -10,7 +10,8 @@ points every partition back; a process killed in between is rolled back by the n
 (:func:`..commit.promotion_journal.recover_promotions`), as a run's commit is.
 
 Refused, before anything changes, with every reason at once (exit 1): a project-period ``a`` has not published
-(ENV-004), a closed period of prod (ENV-003: ``restate`` changes it), an output that is not a local folder, a
+(ENV-004), a closed period of prod (ENV-003: ``restate`` changes it; PERIOD-001 for a partition another project's
+closed period published), an output that is not a local folder, a
 promotion that would leave ``b`` reading another upstream version than the promoted rows were computed from
 (ENV-005: promote the upstream project too), and a record that is not what ``a`` shows in this workspace (ENV-007:
 a partition or version outside this workspace, as in a copy of it, or a version ``a`` no longer shows as it was
@@ -90,6 +91,8 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
             items.append(item)
     if not problems:
         problems += _upstream_problems(items, target)
+    if target.env == PROD:
+        problems += _closed_elsewhere(items, target)
     if problems:
         shown = problems if len(problems) <= _REASONS_SHOWN + 2 else \
             problems[:_REASONS_SHOWN] + [f"and {len(problems) - _REASONS_SHOWN} more reasons"]
@@ -154,6 +157,24 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
     for out in rec.get("outputs") or []:
         if out.get("registered_dataset"):
             item.registrations.append((out["registered_dataset"], int(out["registered_version"])))
+    return problems
+
+
+def _closed_elsewhere(items: list[PromotedPeriod], target: RunStore) -> list[str]:
+    """PERIOD-001: a partition the promotion would replace in prod was published by a closed project-period of
+    another project (a close keeps the partitions it published, whichever project would replace them: the same
+    refusal a run gets, :func:`..run.closed_partitions.refuse_closed_partitions`)."""
+    from ..run.closed_partitions import refuse_closed_partitions
+    from ..store.closure_table import PeriodClosed
+    problems = []
+    for item in items:
+        keys = [partition_key("path", *root_period(link), PROD) for link, _version in item.swaps]
+        keys += [partition_key("table" if kind == "table" else "path", where, item.period, PROD)
+                 for kind, where, *_rest in item.copies]
+        try:
+            refuse_closed_partitions(target, item.record, keys)
+        except PeriodClosed as closed:
+            problems.append(str(closed).rstrip("."))
     return problems
 
 
