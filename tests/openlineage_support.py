@@ -55,16 +55,19 @@ def validate_event(event: dict) -> int:
 
 
 class Receiver:
-    """An OpenLineage HTTP receiver on 127.0.0.1: keeps every event POSTed; ``delay`` seconds before answering."""
+    """An OpenLineage HTTP receiver on 127.0.0.1: keeps every event POSTed; ``delay`` seconds before answering (a
+    test may change it between sends)."""
 
     def __init__(self, delay: float = 0.0):
         received: list[dict] = []
         self.received = received
+        self.delay = delay
+        me = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - the http.server API
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                time.sleep(delay)
+                time.sleep(me.delay)
                 received.append(json.loads(body))
                 self.send_response(200)
                 self.end_headers()

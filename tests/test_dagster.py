@@ -52,10 +52,10 @@ def test_a_check_hangs_on_the_output_its_on_names(finance):
     assert on["journals_balance"] == on["lines_numbered"] == "journal_controls/write_controlled_lines"
 
 
-def test_materialise_a_backfill_of_three_months_and_a_month_whose_check_fails(finance, spark_processes):
-    """Two ledgerflow processes: a backfill of three months of a chain's first project (one run of the range: one
-    batch, each partition materialised with its run, rows and bridge), then a month of a project with checks, one
-    made to fail (nothing published; that check failed, the others passed; the step failed)."""
+def test_materialise_a_backfill_of_three_months(finance, spark_processes):
+    """One ledgerflow process: a backfill of three months of a chain's first project (one run of the range: one
+    batch, each partition materialised with its run, rows and bridge). A range whose checks fail in some months:
+    tests/test_dagster_fixes.py."""
     defs, _graph = _assets(finance)
     conversion = dg.AssetKey(["close_conversion", "register_converted_lines"])
     backfill = dg.materialize([defs.get_assets_def(conversion)], tags={ASSET_PARTITION_RANGE_START_TAG: "2026-01",
@@ -75,13 +75,3 @@ def test_materialise_a_backfill_of_three_months_and_a_month_whose_check_fails(fi
     assert bridge and {b["output"] for b in bridge} == {3} and bridge[0]["measure"] == "count"
     assert json.loads(meta["2026-01"]["ledgerflow/bridge_totals"].value)["count"] == \
         {"input_value": 10, "output_value": 10}
-
-    project = finance / "projects" / "journal_controls.yml"
-    project.write_text(project.read_text().replace("row_count: {min: 1}", "row_count: {min: 100000}"))
-    defs, _graph = _assets(finance)
-    journal = dg.AssetKey(["journal_controls", "write_controlled_lines"])
-    failed = dg.materialize([defs.get_assets_def(journal)], partition_key="2026-01", raise_on_error=False)
-    assert not failed.success and not failed.get_asset_materialization_events()
-    checks = {e.check_name: e.passed for e in failed.get_asset_check_evaluations()}
-    assert checks["some_lines"] is False and checks["journals_balance"] is True and len(checks) >= 6
-    assert not (finance / "out" / "journal_lines" / "_period=2026-01").exists()
