@@ -15,8 +15,8 @@ class OutputDestination:
     ``format``) or a catalog table (``kind`` "table"), at ``version`` (the registered dataset's, else 1).
     ``within``: for a folder a relative path gave, the workspace its real path must stay inside. ``env``: the
     environment the run publishes to (a local folder's partitions of another environment than prod are in
-    ``.lf_envs/<env>``, see :mod:`..layout.partition_paths`). ``stands_for``: the catalog table whose rows this
-    folder holds for an environment other than prod (:func:`..run.destinations.in_env`)."""
+    ``.lf_envs/<env>``, see :mod:`..layout.partition_paths`). ``stands_for``: the catalog table or URI whose rows
+    this destination holds for an environment other than prod (:func:`..run.destinations.in_env`)."""
 
     kind: str
     target: str

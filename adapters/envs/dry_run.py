@@ -92,13 +92,12 @@ def item_diff(spark, item, target) -> DataDiff:
             if frame is not None:
                 side[name] = keyed(frame)
     seq_of = {o.get("location"): o.get("operation_seq") for o in item.record.get("outputs") or []}
-    for kind, target_, source, rows, fmt, output in item.copies:  # what the table or URI holds now, and the copy
-        name = f"output {seq_of.get(output)}"
-        seqs[name] = seq_of.get(output)
-        entry = {"kind": kind, "target": target_, "period": item.period, "format": fmt}
+    for copy in item.copies:  # what the table or URI holds now, and the rows the promotion would copy there
+        name = f"output {seq_of.get(copy.output)}"
+        seqs[name] = seq_of.get(copy.output)
+        entry = {**copy._asdict(), "period": item.period}
         now = spark_copies.rows_now(spark, entry)
         if now is not None:
             base[name] = keyed(now)
-        head[name] = keyed(spark.read.parquet(spark_path(source)) if kind == spark_copies.TABLE
-                           else spark.read.format(fmt).load(source))
+        head[name] = keyed(spark_copies.source_rows(spark, entry))
     return data_diff(base, head, (), seqs)

@@ -54,8 +54,7 @@ class PromotedPeriod:
     record: dict  # the source environment's published run
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
-    # copied with Spark (:mod:`.spark_copies`): (kind, target, source, rows, format, the record's output location)
-    copies: list[tuple[str, str, str, int, str, str]] = field(default_factory=list)
+    copies: list[spark_copies.Copy] = field(default_factory=list)  # copied with Spark (:mod:`.spark_copies`)
 
 
 def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
@@ -120,8 +119,8 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
                         "not copied into another environment; run the project there)")
     for o in uris:
         base = o["stands_for"].rstrip("/")
-        item.copies.append(("uri", base if to_env == PROD else env_folder(base, to_env), o["location"],
-                            int(o.get("rows") or 0), o["format"], o["location"]))
+        item.copies.append(spark_copies.Copy(spark_copies.URI, base if to_env == PROD else env_folder(base, to_env),
+                                             o["location"], int(o.get("rows") or 0), o["format"], o["location"]))
     for entry in commit.get("partitions") or []:
         fields = swaps.entry_fields(entry)
         if fields is None:
@@ -151,7 +150,8 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
             continue
         if to_env == PROD and link in tables:
             table, rows = tables[link]
-            item.copies.append(("table", table, real_path(version), int(rows or 0), "parquet", link))
+            item.copies.append(spark_copies.Copy(spark_copies.TABLE, table, real_path(version), int(rows or 0),
+                                                 "parquet", link))
         else:
             item.swaps.append((partition_link(root, period, to_env), version))
     for out in rec.get("outputs") or []:
@@ -169,8 +169,7 @@ def _closed_elsewhere(items: list[PromotedPeriod], target: RunStore) -> list[str
     problems = []
     for item in items:
         keys = [partition_key("path", *root_period(link), PROD) for link, _version in item.swaps]
-        keys += [partition_key("table" if kind == "table" else "path", where, item.period, PROD)
-                 for kind, where, *_rest in item.copies]
+        keys += [c.lease_key(item.period, PROD) for c in item.copies]
         try:
             refuse_closed_partitions(target, item.record, keys)
         except PeriodClosed as closed:
@@ -250,16 +249,11 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         record["restatement"] = restatement  # in the journal before any swap: recovery keeps what it supersedes
     journal: list[dict] = record["commit"]["partitions"]
 
-    record["copies"] = spark_copies.planned(folder, promotion_id, [(kind, target_, i.period, source, rows, fmt)
-                                                                   for i in items for kind, target_, source, rows, fmt, _
-                                                                   in i.copies])
-    for entry, output in zip(record["copies"], [c[5] for i in items for c in i.copies]):
-        entry["output"] = output  # the source record's output location: the promoted record's is the copy's
+    record["copies"] = spark_copies.planned(folder, promotion_id, [(i.period, c) for i in items for c in i.copies])
     staged = [Staged(link, version, real=real_path(version)) for i in items for link, version in i.swaps]
     needed = list(dict.fromkeys([partition_key("path", *root_period(link), target.env)
                                  for i in items for link, _version in i.swaps]
-                                + [partition_key("table" if c["kind"] == "table" else "path", c["target"], c["period"],
-                                                 target.env) for c in record["copies"]]))
+                                + [c.lease_key(i.period, target.env) for i in items for c in i.copies]))
     try:
         leases.take(target, promotion_id, record["process"], needed)  # one writer per partition, runs included
     except BaseException:
@@ -342,7 +336,7 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
                     out.pop("format", None)
         rec["commit"]["partitions"] = [e for e in rec["commit"].get("partitions") or []
                                        if not (isinstance(e, dict) and e.get("link") in moved_to)]
-        rec["commit"]["elsewhere"] = [target for _kind, target, *_rest in item.copies]  # as a run there records it
+        rec["commit"]["elsewhere"] = [c.target for c in item.copies]  # as a run there records it
     moved = {version: link for link, version in item.swaps}  # versions as the record names them
     for entry in rec["commit"].get("partitions") or []:
         if isinstance(entry, dict) and entry.get("staged") in moved:

@@ -20,27 +20,42 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from ...compiler.errors import ExecutionError, LedgerflowError
 from ..commit.spark_writes import check_catalog_table, write_catalog_table, write_uri_partition
 from ..inputs.files import spark_path
-from ..layout.partition_paths import PARTITION
+from ..layout.partition_paths import PARTITION, partition_key
 from ..layout.real_path import real_path
 
 BEFORE = "before"  # target/promotions/<id>/before/<n>: a copied partition's rows from before the promotion
 TABLE, URI = "table", "uri"
 
 
-def planned(folder: str, promotion_id: str, copies: list[tuple[str, str, str, str, int, str]]) -> list[dict]:
-    """The journal's ``copies``: one entry per (kind, target, period, source, rows, format) — ``kind`` :data:`TABLE`
-    (``target`` a catalog table, ``source`` a version folder of Parquet) or :data:`URI` (``target`` the URI whose
-    partition is replaced, ``source`` the source environment's partition there) — each with the folder its
-    partition's rows from before will be kept in (under ``folder``, the journals' folder)."""
+class Copy(NamedTuple):
+    """One partition a promotion copies: ``kind`` :data:`TABLE` (``target`` a catalog table, ``source`` a version
+    folder of Parquet) or :data:`URI` (``target`` the URI whose partition is replaced, ``source`` the source
+    environment's partition there, in ``format``); ``rows`` the source's rows; ``output`` the source record's output
+    location (the promoted record's becomes where the copy wrote)."""
+
+    kind: str
+    target: str
+    source: str
+    rows: int
+    format: str
+    output: str
+
+    def lease_key(self, period: str, env: str) -> str:
+        """The name of the partition this copy replaces, as leases and closes compare it."""
+        return partition_key("table" if self.kind == TABLE else "path", self.target, period, env)
+
+
+def planned(folder: str, promotion_id: str, copies: list[tuple[str, Copy]]) -> list[dict]:
+    """The journal's ``copies``: one entry per (period, :class:`Copy`), each with the folder its partition's rows
+    from before will be kept in (under ``folder``, the journals' folder)."""
     keep = os.path.join(folder, promotion_id, BEFORE)
-    return [{"kind": kind, "target": target, "period": period, "source": source, "rows": rows, "format": fmt,
-             "before": os.path.join(keep, str(n)), "state": "planned"}
-            for n, (kind, target, period, source, rows, fmt) in enumerate(copies)]
+    return [{**c._asdict(), "period": period, "before": os.path.join(keep, str(n)), "state": "planned"}
+            for n, (period, c) in enumerate(copies)]
 
 
 def where(entry: dict) -> str:
@@ -72,6 +87,13 @@ def rows_now(spark, entry: dict):
     return _read(spark, entry, location) if fs.exists(path) else None
 
 
+def source_rows(spark, entry: dict):
+    """The rows a copy (a journal entry, or a :class:`Copy` as a dict) writes: its source's."""
+    if entry["kind"] == TABLE:
+        return spark.read.parquet(spark_path(entry["source"]))
+    return _read(spark, entry, entry["source"])
+
+
 def _write(entry: dict, rows, count: int) -> str:
     if entry["kind"] == TABLE:
         return write_catalog_table(rows, entry["target"], entry["period"], count)
@@ -95,9 +117,7 @@ def copy_all(spark, copies: list[dict], journal: Callable[[], None]) -> None:
                 now.write.mode("errorifexists").parquet(spark_path(entry["before"]))
             entry.update(state="kept", existed=now is not None)
             journal()
-            source = (spark.read.parquet(spark_path(entry["source"])) if entry["kind"] == TABLE
-                      else _read(spark, entry, entry["source"]))
-            entry["location"] = _write(entry, source, int(entry["rows"] or 0))
+            entry["location"] = _write(entry, source_rows(spark, entry), int(entry["rows"] or 0))
         except LedgerflowError:
             raise
         except Exception as exc:  # noqa: BLE001 - Spark's error, said in one paragraph (exit 3)
@@ -124,7 +144,7 @@ def restore(spark, copies: list[dict]) -> list[str]:
                 fs, path = _hadoop_path(spark, f"{entry['target'].rstrip('/')}/{PARTITION}={entry['period']}")
                 fs.delete(path, True)
             elif spark.catalog.tableExists(entry["target"]):  # the copy created the table: its partition emptied
-                _write(entry, spark.read.parquet(spark_path(entry["source"])).limit(0), 0)
+                _write(entry, source_rows(spark, entry).limit(0), 0)
             entry["state"] = "restored"
         except Exception as exc:  # noqa: BLE001 - said, with where the rows from before are kept
             problems.append(f"{where(entry)} may hold the promoted rows ({type(exc).__name__}: "

@@ -66,8 +66,10 @@ def in_env(dest: OutputDestination, env: str, seq: int, workspace: str, register
     table). A URI's rows (parquet or orc) go to ``<uri>/.lf_envs/<env>``, written in place by Spark as prod's are
     and hidden from every reader of ``<uri>``. A URI or a table an output registers as a dataset (other projects read
     it), and a CSV or JSON URI, are refused there (ENV-002) before anything runs."""
-    if env == "prod" or dest.local:
-        return dest if env == "prod" else replace(dest, env=env)
+    if env == "prod":
+        return dest
+    if dest.local:
+        return replace(dest, env=env)
     if dest.kind == "table" and not registers:
         return OutputDestination("path", env_table_folder(workspace, dest.target), "parquet", dest.version,
                                  workspace, env, stands_for=dest.target)

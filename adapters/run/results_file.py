@@ -7,13 +7,15 @@ invocation printed, else None), the environment, the batch ids, and ``results``:
 the invocation's batches planned (in their run order), with its status (``completed``, ``failed``,
 ``interrupted``, ``running`` or ``not run``), the run id, the rows per output (seq, location, rows, the registered
 dataset version), the checks (name, kind, status, violations), the bridge summary (per output, group (None for
-the whole output) and measure: its value after the period filter and its value written) and the timings (total, setup, Spark jobs), read back from the run store's records. An invocation
+the whole output) and measure: its value after the period filter and its value written) and the timings (total,
+setup, Spark jobs), read back from the run store's records. An invocation
 refused before any batch began (a bad option, a closed period) writes ``results: []`` with its exit code.
 """
 from __future__ import annotations
 
 import json
 import os
+import sys
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
@@ -132,6 +134,5 @@ def results_file(path: Optional[str], command: str, env: str) -> Iterator[Result
         try:
             write_whole(path, json.dumps(document, indent=2, default=str) + "\n")
         except OSError as exc:  # the folder went away meanwhile: said, and the invocation's own outcome stands
-            import sys
             print(f"ledgerflow: warning: the results could not be written to {path} ({exc.strerror or exc}).",
                   file=sys.stderr)
