@@ -160,8 +160,27 @@ def spark():
     from ledgerflow.adapters.spark.session import local_session
     # C2 as well (unlike the short processes of c1_env): over the session's minutes, C1-only code made the
     # heavy tests (500-operation plans, the fused close chain) twice as slow
-    session = local_session()
+    session = local_session(conf=INTERPRETED)
     yield session
+
+
+# The test session's Spark interprets expressions and operators rather than compiling each new plan shape to
+# Java, as `ledgerflow test` does (adapters/scenarios/suite.py, TEST_CONF): the tests' few rows take less time to
+# interpret than Janino takes to compile, and the interpreted paths compute the same values and raise the same
+# errors (Spark's own tests run both). The whole suite went from 761 s to 679 s (2026-12-06, M4, -n 2). Tests of
+# what only compiled code meets (plans of hundreds of operations) ask for it: the `compiled_code` fixture.
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+COMPILED = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
+
+
+@pytest.fixture
+def compiled_code(spark):
+    """The session compiles plans to Java, as every ledgerflow run's session does, for this test only."""
+    for key, value in COMPILED.items():
+        spark.conf.set(key, value)
+    yield spark
+    for key, value in INTERPRETED.items():
+        spark.conf.set(key, value)
 
 
 @pytest.fixture

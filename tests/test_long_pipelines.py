@@ -52,7 +52,7 @@ def test_one_statement_of_120_operations_is_refused_by_spark(spark, chain_ws):
         analyse(spark, compiled)
 
 
-def test_a_multi_stage_pipeline_runs_and_computes_the_chain(spark, chain_ws):
+def test_a_multi_stage_pipeline_runs_and_computes_the_chain(spark, compiled_code, chain_ws):
     """The runner materialises the stages in order; values prove every operation ran once, in order."""
     from decimal import Decimal
 

@@ -308,7 +308,7 @@ def _fixture_from_data(finance, dataset: str, file: str) -> None:
     (finance / "tests" / "fixtures" / f"run_{dataset}.csv").write_text((finance / "data" / dataset / file).read_text())
 
 
-def test_a_test_computes_what_a_run_writes(spark, finance):
+def test_a_test_computes_what_a_run_writes(spark, compiled_code, finance):
     """The test session interprets expressions instead of compiling them (suite.TEST_CONF): its
     outputs must still be the rows `ledgerflow run` writes, to the last digit. (Not the ids of input
     rows: a run identifies CSV rows by their content, a test its given rows by their position; that
@@ -458,7 +458,7 @@ def _load_given(session, ds, data, view: str):
     return [tuple(r) for r in df.select("journal_id", "line_number", "_row_id").collect()], plan
 
 
-def test_given_rows_are_identified_by_their_position(spark, finance):
+def test_given_rows_are_identified_by_their_position(spark, compiled_code, finance):
     """Rows given without _row_id get ids from their place in the given data (the index under rows:, the record's
     place in a CSV fixture, the row index of a Parquet fixture), written into the id as they are, with no window
     over a content hash and no hash of the position: the same rows get the same ids inline, as CSV and as
