@@ -160,7 +160,7 @@ def spark():
     from ledgerflow.adapters.spark.session import local_session
     # C2 as well (unlike the short processes of c1_env): over the session's minutes, C1-only code made the
     # heavy tests (500-operation plans, the fused close chain) twice as slow
-    session = local_session(conf=INTERPRETED)
+    session = local_session(conf={**INTERPRETED, "spark.driver.extraJavaOptions": SESSION_JAVA_OPTIONS})
     yield session
 
 
@@ -170,6 +170,12 @@ def spark():
 # errors (Spark's own tests run both). The whole suite went from 761 s to 679 s (2026-12-06, M4, -n 2). Tests of
 # what only compiled code meets (plans of hundreds of operations) ask for it: the `compiled_code` fixture.
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+# The session's JVM: ledgerflow's stack size; the JIT compiles a method after 3 times the calls it would by default
+# and one thread collects garbage. A test session runs thousands of small plans, each through code paths of its
+# own: the JIT compiler threads took 40% of the JVM's CPU time (72 of 183 s in tests/test_fused.py,
+# test_restate.py and test_outputs.py), and 2 cores serve two test workers. With these options the JVM took 158 s
+# of CPU for the same tests in the same time (2026-12-06, M4); results do not depend on them.
+SESSION_JAVA_OPTIONS = "-Xss16m -XX:CompileThresholdScaling=3 -XX:+UseSerialGC"
 COMPILED = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
 
 

@@ -102,3 +102,36 @@ def test_a_runs_files_are_written_whole_through_no_link_planted_in_its_folder(tm
     assert not os.path.islink(os.path.join(folder, "compiled.sql"))
     assert open(os.path.join(folder, "compiled.sql")).read() == "SELECT 1"
     assert not [n for n in os.listdir(folder) if n.endswith(".tmp") and not n == "run.json.tmp"]
+
+
+def test_tables_are_made_once_per_file_and_again_for_a_file_made_anew(tmp_path, monkeypatch):
+    """A process makes the store's tables on its first connection to a file, not on each (a promotion connects
+    thousands of times); a state.db removed and made again, or emptied in place, gets its tables again."""
+    from ledgerflow.adapters.store import database
+    store = RunStore(str(tmp_path))
+    scripts: list = []
+    real_connect = database.sqlite3.connect
+
+    class Counting:
+        def __init__(self, conn):
+            self._conn = conn
+
+        def executescript(self, text):
+            scripts.append(text)
+            return self._conn.executescript(text)
+
+        def __getattr__(self, name):
+            return getattr(self._conn, name)
+
+    monkeypatch.setattr(database.sqlite3, "connect", lambda *a, **k: Counting(real_connect(*a, **k)))
+    assert store.list_runs() == [] and store.list_runs() == []
+    made = len(scripts)
+    assert made >= 1
+    store.list_runs()
+    assert len(scripts) == made  # the same file: not made again
+    db = tmp_path / ".ledgerflow" / "state.db"
+    db.unlink()
+    assert store.list_runs() == [] and len(scripts) == 2 * made  # a new file (whatever its inode): made again
+    with open(db, "r+b") as fh:  # emptied in place: the same inode, no tables
+        fh.truncate(0)
+    assert store.list_runs() == [] and len(scripts) == 3 * made

@@ -167,11 +167,14 @@ def _closed_elsewhere(items: list[PromotedPeriod], target: RunStore) -> list[str
     from ..run.closed_partitions import refuse_closed_partitions
     from ..store.closure_table import PeriodClosed
     problems = []
+    publications: dict[str, list] = {}  # period -> its closed project-periods' publications, read once
     for item in items:
         keys = [partition_key("path", *root_period(link), PROD) for link, _version in item.swaps]
         keys += [c.lease_key(item.period, PROD) for c in item.copies]
+        if item.period not in publications:
+            publications[item.period] = target.closed_publications(item.period)
         try:
-            refuse_closed_partitions(target, item.record, keys)
+            refuse_closed_partitions(target, item.record, keys, publications[item.period])
         except PeriodClosed as closed:
             problems.append(str(closed).rstrip("."))
     return problems

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Optional
 
 from ..layout.partition_paths import partition_key, root_period
 from ..store.closure_table import PeriodClosed
@@ -42,13 +43,16 @@ def published_partitions(record: dict) -> set[str]:
     return out
 
 
-def refuse_closed_partitions(store, record: dict, needed: list[str]) -> list[str]:
+def refuse_closed_partitions(store, record: dict, needed: list[str], publications: Optional[list] = None) -> list[str]:
     """Raise :class:`PeriodClosed` when one of the partitions ``needed`` (:func:`.leases.resources` of the run
     ``record`` describes) was published by a closed project-period of another project; else ``needed``, the
-    leases the run takes next."""
+    leases the run takes next. ``publications``: ``store.closed_publications`` of the record's period, when the
+    caller read it already (a promotion checks many project-periods of one period)."""
     me = record["project"]
     wanted = set(needed)
-    for closure, published in store.closed_publications(record["period"]["identifier"]):
+    if publications is None:
+        publications = store.closed_publications(record["period"]["identifier"])
+    for closure, published in publications:
         pid = closure.get("project_id")
         if (pid == me.get("id")) if pid else closure["project"] == me["name"]:
             continue  # its own close: refused by id, unless a restatement

@@ -1,6 +1,6 @@
 """The run store's database file, ``.ledgerflow/state.db``: where it lives, its tables made (and columns
-added to an older file) on every connection, and the one ``BEGIN IMMEDIATE`` transaction that makes a
-writer wait for another process's."""
+added to an older file) on a process's first connection to it, and the one ``BEGIN IMMEDIATE`` transaction that
+makes a writer wait for another process's."""
 from __future__ import annotations
 
 import os
@@ -9,6 +9,11 @@ from contextlib import contextmanager
 from typing import Iterator, Optional
 
 from .schema import ADDED, INDEXES, SCHEMA
+
+# The database files (device, inode) this process has made the tables of: a command that opens its store a
+# thousand times (a promotion of 1,800 partitions) ran the schema script each time (0.36 s of 2.9). Another file
+# at the same path (removed and made again) is made anew: it is empty, or has another inode.
+_MADE: set[tuple[int, int]] = set()
 
 
 class StateDatabase:
@@ -58,6 +63,12 @@ class StateDatabase:
     def _connect(self) -> sqlite3.Connection:
         os.makedirs(os.path.dirname(self.db_path), exist_ok=True)
         conn = sqlite3.connect(self.db_path, timeout=60)
+        try:
+            st = os.stat(self.db_path)
+        except OSError:
+            st = None
+        if st is not None and st.st_size > 0 and (st.st_dev, st.st_ino) in _MADE:
+            return conn
         conn.executescript(SCHEMA)
         for table, added in ADDED.items():
             columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
@@ -71,4 +82,6 @@ class StateDatabase:
                     if "duplicate column" not in str(err):
                         raise
         conn.executescript(INDEXES)
+        if st is not None:
+            _MADE.add((st.st_dev, st.st_ino))
         return conn
