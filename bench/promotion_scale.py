@@ -8,9 +8,10 @@ takes, written by hand (``bench/promotion_by_hand.py``), alternating.
 The workspace is :func:`bench.status_scale.build`'s (N output-only projects, one completed prod run per
 project-period), plus, per project-period, a prod version and a dev version of the output partition (one CSV
 file of 200 rows each, shown by real folders of hard links as runs show them) and a completed dev run whose record
-holds its commit journal and output, as a run writes them (no Spark). Each repeat builds two such workspaces
+holds its commit journal and output, as a run writes them (no Spark). Each repeat builds three such workspaces
 afresh, then times, in fresh processes and in alternating order, ``python -m ledgerflow.adapters.cli promote --all
---from dev --period FIRST..LAST`` on one and ``python bench/promotion_by_hand.py`` on the other, and compares the
+--from dev --period FIRST..LAST`` on one, ``python bench/promotion_by_hand.py`` on another and the same with
+``--recorded`` (the journal and records too) on a third, and compares the
 output folders before and after: the bytes of distinct files (by inode) and whether every prod partition now
 holds the very files (same inodes) of dev's version.
 
@@ -112,21 +113,22 @@ def main() -> None:
              f"{machine('no Spark: promote starts no JVM')}; load average {loadavg()}",
              f"promote --all --from dev over {args.projects} projects x {args.periods} periods ({n} partitions), "
              "each a fresh process on a freshly built workspace"]
-    times, floors = [], []
+    times, floors, recorded = [], [], []
+    sides = ["ledgerflow", "by hand", "recorded"]
     for k in range(args.repeats):
         with tempfile.TemporaryDirectory() as tmp:
-            roots = {"ledgerflow": Path(tmp) / "ws", "by hand": Path(tmp) / "hand"}
+            roots = {"ledgerflow": Path(tmp) / "ws", "by hand": Path(tmp) / "hand", "recorded": Path(tmp) / "rec"}
             for root in roots.values():
                 root.mkdir()
                 build(root, args.projects, periods)
             before = footprint(roots["ledgerflow"] / "out")
             took = {}
-            for who in (["ledgerflow", "by hand"] if k % 2 == 0 else ["by hand", "ledgerflow"]):
+            for who in sides[k % 3:] + sides[:k % 3]:  # each side first in turn
                 root = roots[who]
                 command = ([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(root), "promote",
                             "--all", "--from", "dev", "--period", f"{periods[0]}..{periods[-1]}"]
                            if who == "ledgerflow" else [sys.executable, str(REPO / "bench" / "promotion_by_hand.py"),
-                                                        str(root)])
+                                                        str(root)] + (["--recorded"] if who == "recorded" else []))
                 clock = time.perf_counter()
                 proc = subprocess.run(command, capture_output=True, text=True)
                 took[who] = time.perf_counter() - clock
@@ -136,21 +138,26 @@ def main() -> None:
                     stdout = proc.stdout.splitlines()[0]
             times.append(took["ledgerflow"])
             floors.append(took["by hand"])
+            recorded.append(took["recorded"])
             after = footprint(roots["ledgerflow"] / "out")
             journal = next((roots["ledgerflow"] / "target" / "promotions").glob("*.json"))
             state = json.loads(journal.read_text())
             lines.append(f"pair {k + 1}: ledgerflow {took['ledgerflow']:.2f} s, by hand {took['by hand']:.2f} s "
-                         f"(ratio {took['ledgerflow'] / took['by hand']:.2f}); output files before "
+                         f"(ratio {took['ledgerflow'] / took['by hand']:.2f}), by hand with the journal and records "
+                         f"{took['recorded']:.2f} s (ratio {took['ledgerflow'] / took['recorded']:.2f}); output files before "
                          f"{before[1]} ({before[0]:,} bytes), after {after[1]} ({after[0]:,} bytes): "
                          f"{after[0] - before[0]:+,} bytes; every prod partition holds dev's files (same inodes): "
                          f"{same_files(roots['ledgerflow'] / 'out', periods)} (by hand: "
-                         f"{same_files(roots['by hand'] / 'out', periods)}); journal {state['status']}, "
+                         f"{same_files(roots['by hand'] / 'out', periods)}, recorded: "
+                         f"{same_files(roots['recorded'] / 'out', periods)}); journal {state['status']}, "
                          f"{len(state['commit']['partitions'])} entries, {len(state['retired'])} versions retired; "
                          f"stdout: {stdout}")
     ratios = [t / f for t, f in zip(times, floors)]
+    ratios_recorded = [t / f for t, f in zip(times, recorded)]
     lines.append(f"ledgerflow median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s); "
                  f"by hand median {statistics.median(floors):.2f} s; ratio median {statistics.median(ratios):.2f} "
-                 "(floor target: at most 1.10)")
+                 f"(floor target: at most 1.10); by hand with the journal and records median "
+                 f"{statistics.median(recorded):.2f} s, ratio median {statistics.median(ratios_recorded):.2f}")
     text = "\n".join(lines)
     print(text)
     path = dated_result(f"promotion_scale_{args.projects}x{args.periods}")
