@@ -140,3 +140,22 @@ def test_legacy_rows_without_the_inputs_column_are_read_from_their_record(financ
     assert row["run_id"] == "r1" and row["inputs"]["reads"][0]["pinned"] is False
     edit(finance, "projects/ts01_output_only.yml", "(10 rows).", "(ten rows).")
     assert list(_reasons(finance)) == [("ts01_output_only", "2026-01")]
+
+
+def test_a_renamed_project_is_judged_under_its_name_now(finance):
+    """A project renamed since its run (same id): `status` judges its published run under the new name, as `periods
+    list` does (it said "No completed run" and counted the run as a removed project's); so does the report
+    `run --stale` reads, which asks for projects by their names now."""
+    _save(finance, _record(finance, "ts01_output_only", "2026-01", "r1", [("gl", "gl", 1, "dataset_resolver",
+                                                                          GL_FILE)]))
+    edit(finance, "projects/ts01_output_only.yml", "name: ts01_output_only", "name: ts01_renamed")
+    store = RunStore(str(finance))
+    ws = load_workspace(str(finance))
+    report = stale_report(store, ws, ["2026-01"], ["ts01_renamed"])
+    assert report.checked == 1 and not report.gone
+    assert [(e.project, e.period, e.run_id) for e in report.entries] == [("ts01_renamed", "2026-01", "r1")]
+    assert report.entries[0].reasons == ["project declaration projects/ts01_output_only.yml changed since the run"]
+    r = cli(finance, "status", "--period", "2026-01")
+    assert r.exit_code == 0, describe(r)
+    assert r.stdout.splitlines()[0] == "Stale: 1 of 1 published project-period of 2026-01 (last completed run, then why):"
+    assert r.stdout.splitlines()[1].startswith("  2026-01  ts01_renamed  run r1"), r.stdout

@@ -86,20 +86,13 @@ def list_periods(inv, refs: tuple, periods: Optional[list[Period]], echo: Echo) 
     whether that run is stale (``status``). Closes and runs are listed under their project's name now (a
     renamed project's under its new name, found by id); a project no longer in the workspace is marked
     ``(removed)`` and never judged stale."""
-    from .stale import stale_report
+    from .stale import published_runs, stale_report
     names = project_names(inv, refs) if refs else None
     wanted = None if periods is None else [p.identifier for p in periods]
     store, ws = inv.store, inv.workspace
     current = current_names(ws)
     closures = store.closures(names, wanted, current=current)
-    renamed = {old: current[pid] for old, pid in store.names_ran_as().items()
-               if pid in current and current[pid] != old}
-    published: dict[tuple[str, str], dict] = {}
-    for r in sorted(store.last_completed(wanted, None if names is None else list(names) + list(renamed)),
-                    key=lambda r: r["finished_at"] or ""):
-        key = (renamed.get(r["project"], r["project"]), r["period"])
-        if names is None or key[0] in names:
-            published[key] = {**r, "project": key[0]}  # the newest under either name wins
+    published = {(r["project"], r["period"]): r for r in published_runs(store, ws, wanted, names)}
     live = set(current.values())
     report = stale_report(store, ws, wanted, names, published=list(published.values()))
     stale = {(e.project, e.period) for e in report.entries}

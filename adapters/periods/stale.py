@@ -158,14 +158,32 @@ def _compare(recorded: dict, current: dict) -> Optional[dict]:
     return compare(recorded, current)
 
 
+def published_runs(store, ws, periods: Optional[list[str]] = None, names: Optional[list[str]] = None) -> list[dict]:
+    """The last completed run of every project-period (:meth:`last_completed`'s rows; of ``periods`` and of the projects
+    ``names`` when given), under its project's name now: a renamed project's runs under an earlier name are found by
+    its id, and the newest under either name is the one published. A project no longer in the workspace keeps the name
+    its runs were recorded under."""
+    current = {p.id: p.name for p in ws.projects}
+    renamed = {old: current[pid] for old, pid in store.names_ran_as().items()
+               if pid in current and current[pid] != old}
+    published: dict[tuple[str, str], dict] = {}
+    for r in sorted(store.last_completed(periods, None if names is None else list(names) + list(renamed)),
+                    key=lambda r: r["finished_at"] or ""):
+        key = (renamed.get(r["project"], r["project"]), r["period"])
+        if names is None or key[0] in names:
+            published[key] = {**r, "project": key[0]}  # the newest under either name wins
+    return list(published.values())
+
+
 def stale_report(store, ws, periods: Optional[list[str]] = None, projects: Optional[list[str]] = None,
                  published: Optional[list[dict]] = None, graph=None) -> StaleReport:
     """The stale project-periods among the last completed runs (of ``periods`` / ``projects`` when given;
-    ``published``: those runs, when the caller has them) of the workspace ``ws`` (see the module docstring).
+    ``published``: those runs, when the caller has them; else :func:`published_runs`, which follows a renamed
+    project) of the workspace ``ws`` (see the module docstring).
     ``graph``: the workspace graph, when the caller has it (built here only when something is stale)."""
     now = _Now(store, ws)
     report = StaleReport()
-    rows = published if published is not None else store.last_completed(periods, projects)
+    rows = published if published is not None else published_runs(store, ws, periods, projects)
     closures = store.closures(projects, periods, current={p.id: p.name for p in ws.projects})
     by_key = {}
     for row in rows:
