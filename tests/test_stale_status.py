@@ -159,3 +159,14 @@ def test_a_renamed_project_is_judged_under_its_name_now(finance):
     assert r.exit_code == 0, describe(r)
     assert r.stdout.splitlines()[0] == "Stale: 1 of 1 published project-period of 2026-01 (last completed run, then why):"
     assert r.stdout.splitlines()[1].startswith("  2026-01  ts01_renamed  run r1"), r.stdout
+
+
+def test_the_docs_sites_periods_list_a_renamed_project_under_its_name_now(finance):
+    """The docs site's periods page (``run_data.periods_data``) lists a renamed project's published run, stale, and
+    its runs' count under its name now: one row, not one per name."""
+    from ledgerflow.adapters.docs_site.run_data import periods_data
+    rec = _record(finance, "ts01_output_only", "2026-01", "r1", [("gl", "gl", 1, "dataset_resolver", GL_FILE)])
+    _save(finance, rec)
+    edit(finance, "projects/ts01_output_only.yml", "name: ts01_output_only", "name: ts01_renamed")
+    rows = periods_data(RunStore(str(finance)), load_workspace(str(finance)), [rec])
+    assert [(r["project"], r["published_run"], r["runs"], r["stale"]) for r in rows] == [("ts01_renamed", "r1", 1, True)]

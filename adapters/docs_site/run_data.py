@@ -85,14 +85,16 @@ def run_data(rec: dict, superseding: Optional[dict[str, list[dict]]] = None) -> 
 def periods_data(store, ws, records: list[dict]) -> list[dict]:
     """Per project-period that was closed or has a completed run: open or closed (by whom, when, the note), its
     published run (the last completed one) and, when stale, why (as ``periods list`` and ``status``)."""
-    from ..periods.stale import stale_report
-    closures = store.closures(current={p.id: p.name for p in ws.projects})  # closes are kept by project id
-    published = {(r["project"], r["period"]): r for r in store.last_completed()}
+    from ..periods.stale import published_runs, stale_report
+    current = {p.id: p.name for p in ws.projects}
+    closures = store.closures(current=current)  # closes are kept by project id
+    # a renamed project's runs under its name now, as `periods list` shows them
+    published = {(r["project"], r["period"]): r for r in published_runs(store, ws)}
     report = stale_report(store, ws, published=list(published.values()))
     stale = {(e.project, e.period): e.reasons for e in report.entries}
     counts: dict[tuple[str, str], int] = {}
     for rec in records:
-        key = (rec["project"]["name"], rec["period"]["identifier"])
+        key = (current.get(rec["project"].get("id"), rec["project"]["name"]), rec["period"]["identifier"])
         counts[key] = counts.get(key, 0) + 1
     out = []
     for key in sorted(set(closures) | set(published) | set(counts), key=lambda k: (k[1], k[0])):
