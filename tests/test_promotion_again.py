@@ -1,6 +1,10 @@
-"""A registered version promoted a second time (after a prod run registered a newer one) is the one prod reads
-again, as its run history says: a downstream project run then reads the promoted version."""
+"""Promotions a review found wrong: a registered version promoted a second time (after a prod run registered a newer
+one) is the one prod reads again, as its run history says, and a downstream project run then reads it; a version file
+changed in place is never promoted; a partition another project's close keeps is never replaced."""
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 from cli_support import cli, describe, record, run_id_of
 from ledgerflow.adapters.inputs.registered_reads import version_read
@@ -37,7 +41,7 @@ def test_envs_path_of_a_registered_output_is_the_folder_of_the_environments_late
     _ok(ws, "run", "close_conversion", "--period", P)  # prod: v1
     _ok(ws, "run", "close_conversion", "--period", "2026-02", "--env", "dev")  # dev: v2
     folder = _ok(ws, "envs", "path", "close_conversion.3", "--env", "dev").stdout.strip()
-    assert "/v2/" in folder and sorted(p.name for p in __import__("pathlib").Path(folder).iterdir()) == [
+    assert "/v2/" in folder and sorted(p.name for p in Path(folder).iterdir()) == [
         "_period=2026-02"], folder
 
 
@@ -60,14 +64,13 @@ def test_a_version_file_changed_in_place_is_never_promoted(spark, finance):
 
 def test_a_promotion_never_replaces_a_partition_another_projects_close_keeps(spark, finance):
     """journal_controls published and closed January; it is removed and a copy of it (another project) writes the
-    same folder. Run in prod the copy is refused (PERIOD-001); promoted from dev it is refused too, and the closed
-    partition keeps its rows (the promotion re-pointed it)."""
-    import re as _re
+    same folder. The copy's run in dev promoted to prod is refused (PERIOD-001, the refusal its run in prod gets),
+    and the closed partition keeps its files and rows."""
     ws = finance
     first = record(ws, run_id_of(_ok(ws, "run", "journal_controls", "--period", P)))
     _ok(ws, "periods", "close", P, "--project", "journal_controls")
     text = (ws / "projects" / "journal_controls.yml").read_text()
-    pid = _re.search(r"^id: (.*)$", text, _re.M).group(1)
+    pid = re.search(r"^id: (.*)$", text, re.M).group(1)
     (ws / "projects" / "jc_copy.yml").write_text(text.replace(pid, "0d000000-0000-4000-8000-0000000000fe")
                                                  .replace("name: journal_controls\n", "name: jc_copy\n"))
     (ws / "projects" / "journal_controls.yml").unlink()
@@ -75,9 +78,9 @@ def test_a_promotion_never_replaces_a_partition_another_projects_close_keeps(spa
     gl.write_text("".join(line for line in gl.read_text().splitlines(keepends=True) if not line.startswith("JE-005")))
     _ok(ws, "run", "jc_copy", "--period", P, "--env", "dev")
     partition = first["outputs"][0]["location"]
-    before = sorted(p.name for p in __import__("pathlib").Path(partition).iterdir())
+    before = sorted(p.name for p in Path(partition).iterdir())
     refused = cli(ws, "promote", "jc_copy", "--from", "dev", "--period", P)
     assert refused.exit_code == 1 and "PERIOD-001" in refused.stderr and "journal_controls" in refused.stderr, \
         describe(refused)
-    assert sorted(p.name for p in __import__("pathlib").Path(partition).iterdir()) == before
+    assert sorted(p.name for p in Path(partition).iterdir()) == before
     assert spark.read.parquet(partition).count() == 10

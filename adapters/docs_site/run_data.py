@@ -85,8 +85,8 @@ def run_data(rec: dict, superseding: Optional[dict[str, list[dict]]] = None) -> 
 def periods_data(store, ws, records: list[dict]) -> list[dict]:
     """Per project-period that was closed or has a completed run: open or closed (by whom, when, the note), its
     published run (the last completed one) and, when stale, why (as ``periods list`` and ``status``)."""
-    from ..periods.stale import published_runs, stale_report
-    current = {p.id: p.name for p in ws.projects}
+    from ..periods.stale import current_names, published_runs, stale_report
+    current = current_names(ws)
     closures = store.closures(current=current)  # closes are kept by project id
     # a renamed project's runs under its name now, as `periods list` shows them
     published = {(r["project"], r["period"]): r for r in published_runs(store, ws)}

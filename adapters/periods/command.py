@@ -11,6 +11,7 @@ from ..console.invocation import who
 from ..layout.env_names import ENV_VARIABLE
 from ..layout.partition_paths import PROD
 from ..store.closure_table import CLOSE, describe
+from .stale import current_names
 
 Echo = Callable[[str], None]
 
@@ -18,11 +19,6 @@ Echo = Callable[[str], None]
 def now() -> str:
     """Now in UTC, to the second, as closes record it (``2026-02-03T10:15:00Z``)."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def current_names(ws) -> dict[str, str]:
-    """Project id -> its name, of every project of the workspace ``ws`` now (closes are kept by id)."""
-    return {p.id: p.name for p in ws.projects}
 
 
 def project_names(inv, refs: tuple) -> list[str]:

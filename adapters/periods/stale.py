@@ -158,12 +158,17 @@ def _compare(recorded: dict, current: dict) -> Optional[dict]:
     return compare(recorded, current)
 
 
+def current_names(ws) -> dict[str, str]:
+    """Project id -> its name, of every project of the workspace ``ws`` now (closes and renamed runs are found by id)."""
+    return {p.id: p.name for p in ws.projects}
+
+
 def published_runs(store, ws, periods: Optional[list[str]] = None, names: Optional[list[str]] = None) -> list[dict]:
     """The last completed run of every project-period (:meth:`last_completed`'s rows; of ``periods`` and of the projects
     ``names`` when given), under its project's name now: a renamed project's runs under an earlier name are found by
     its id, and the newest under either name is the one published. A project no longer in the workspace keeps the name
     its runs were recorded under."""
-    current = {p.id: p.name for p in ws.projects}
+    current = current_names(ws)
     renamed = {old: current[pid] for old, pid in store.names_ran_as().items()
                if pid in current and current[pid] != old}
     published: dict[tuple[str, str], dict] = {}
@@ -184,7 +189,7 @@ def stale_report(store, ws, periods: Optional[list[str]] = None, projects: Optio
     now = _Now(store, ws)
     report = StaleReport()
     rows = published if published is not None else published_runs(store, ws, periods, projects)
-    closures = store.closures(projects, periods, current={p.id: p.name for p in ws.projects})
+    closures = store.closures(projects, periods, current=current_names(ws))
     by_key = {}
     for row in rows:
         if row["project"] not in now.projects:
