@@ -15,6 +15,14 @@ it, and nothing more: before the first swap, one journal file listing every part
 disk, renamed into ``target/promotions``); after the last, in one transaction of the run store, the promotion and one
 completed run per project-period (a copy of dev's record under a run id of its own, in prod); then the journal
 marked completed. Still no check of what a partition holds, no lease, no recovery.
+
+``--checked`` adds, to ``--recorded``, the checks a promotion cannot skip without risking to replace or delete
+what it did not make, each made once, plainly: before the first swap, each partition (dev's and prod's) must be a
+real folder whose marker names a version folder and whose every file is a hard link of that version's files
+(same names, same inodes), inside the workspace (the versions' folder's real path); each swap exchanges out only
+the folder checked (its inode compared after the exchange); after the commit point, the folder exchanged out is
+removed only when it holds nothing but links to the replaced version's files, and the replaced version only when
+no partition's marker names it and no file of it has a second name.
 """
 from __future__ import annotations
 
@@ -24,6 +32,7 @@ import json
 import os
 import shutil
 import sqlite3
+import stat
 import sys
 import uuid
 
@@ -62,20 +71,83 @@ def _record(root: str, promotion: dict, runs: list[tuple]) -> None:
                           "completed", rec["started_at"], rec["finished_at"], json.dumps(rec)))
 
 
-def main(root: str, recorded: bool = False) -> None:
+def _mirrored(partition: str, versions: str) -> tuple[str, dict, os.stat_result]:
+    """(version name, {file name: (device, inode)}, the partition's lstat) of a partition that shows a version
+    folder of ``versions``; raises when it is anything else."""
+    st = os.lstat(partition)
+    if not stat.S_ISDIR(st.st_mode):
+        raise SystemExit(f"{partition} is not a folder")
+    with open(os.path.join(partition, ".lf_version")) as fh:
+        name = fh.read(256).strip()
+    version = os.path.join(versions, name)
+    files = {}
+    with os.scandir(version) as entries:
+        for e in entries:
+            if not e.name.startswith((".", "_")):
+                vst = e.stat(follow_symlinks=False)
+                files[e.name] = (vst.st_dev, vst.st_ino)
+    shown = {}
+    with os.scandir(partition) as entries:
+        for e in entries:
+            if e.name != ".lf_version":
+                pst = e.stat(follow_symlinks=False)
+                shown[e.name] = (pst.st_dev, pst.st_ino)
+    if shown != files:
+        raise SystemExit(f"{partition} does not show {version}")
+    return name, files, st
+
+
+def _remove_if_links(folder: str, inodes: set) -> None:
+    """Remove ``folder`` when every file but the marker is a hard link of one of ``inodes``."""
+    with os.scandir(folder) as entries:
+        for e in entries:
+            st = e.stat(follow_symlinks=False)
+            if e.name != ".lf_version" and (not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) not in inodes):
+                return
+    shutil.rmtree(folder)
+
+
+def _remove_if_unshown(version: str, partitions: list[str]) -> None:
+    """Remove the version folder ``version`` when no partition's marker names it and no file of it has a second
+    name."""
+    name = os.path.basename(version)
+    for partition in partitions:
+        try:
+            with open(os.path.join(partition, ".lf_version")) as fh:
+                if fh.read(256).strip() == name:
+                    return
+        except FileNotFoundError:
+            pass
+    with os.scandir(version) as entries:
+        if any(e.stat(follow_symlinks=False).st_nlink != 1 for e in entries):
+            return
+    shutil.rmtree(version)
+
+
+def main(root: str, recorded: bool = False, checked: bool = False) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     renameat2 = libc.renameat2
     renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     outputs = os.path.join(root, "out")
     planned = []  # (destination, partition, version name, previous version name)
+    checks = {}  # (destination, partition) -> (the inodes of the files prod showed, its lstat)
+    recorded = recorded or checked
     for project in sorted(os.listdir(outputs)):
         out = os.path.join(outputs, project)
         dev = os.path.join(out, ".lf_envs", "dev")
         for partition in sorted(os.listdir(dev)):
-            with open(os.path.join(dev, partition, ".lf_version")) as fh:
-                name = fh.read().strip()
-            with open(os.path.join(out, partition, ".lf_version")) as fh:
-                previous = fh.read().strip()
+            if checked:
+                versions = os.path.join(out, ".lf_versions", partition)
+                if not os.path.realpath(versions).startswith(os.path.realpath(root) + os.sep):
+                    raise SystemExit(f"{versions} is outside the workspace")
+                name, _files, _st = _mirrored(os.path.join(dev, partition), versions)
+                previous, files, st = _mirrored(os.path.join(out, partition), versions)
+                checks[(out, partition)] = (set(files.values()), st)
+            else:
+                with open(os.path.join(dev, partition, ".lf_version")) as fh:
+                    name = fh.read().strip()
+                with open(os.path.join(out, partition, ".lf_version")) as fh:
+                    previous = fh.read().strip()
             planned.append((out, partition, name, previous))
     if recorded:
         runs = _dev_runs(root)
@@ -103,6 +175,10 @@ def main(root: str, recorded: bool = False) -> None:
             fh.write(name + "\n")
         if renameat2(-100, os.fsencode(folder), -100, os.fsencode(os.path.join(out, partition)), 2) != 0:
             raise OSError(ctypes.get_errno(), "renameat2 failed", folder)
+        if checked:
+            out_st, before = os.lstat(folder), checks[(out, partition)][1]
+            if (out_st.st_dev, out_st.st_ino) != (before.st_dev, before.st_ino):
+                raise SystemExit(f"{os.path.join(out, partition)} was replaced meanwhile")
         if not recorded:
             shutil.rmtree(folder)  # now the folder of links prod showed
             if previous != name:
@@ -111,6 +187,12 @@ def main(root: str, recorded: bool = False) -> None:
         _record(root, state, runs)
         for out, partition, name, previous in planned:
             versions = os.path.join(out, ".lf_versions", partition)
+            if checked:
+                _remove_if_links(os.path.join(versions, f".show.{name}.byhand"), checks[(out, partition)][0])
+                if previous != name:
+                    _remove_if_unshown(os.path.join(versions, previous),
+                                       [os.path.join(out, partition), os.path.join(out, ".lf_envs", "dev", partition)])
+                continue
             shutil.rmtree(os.path.join(versions, f".show.{name}.byhand"))
             if previous != name:
                 shutil.rmtree(os.path.join(versions, previous))
@@ -119,4 +201,4 @@ def main(root: str, recorded: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], recorded="--recorded" in sys.argv[2:])
+    main(sys.argv[1], recorded="--recorded" in sys.argv[2:], checked="--checked" in sys.argv[2:])

@@ -13,7 +13,10 @@ afresh, then times, in fresh processes and in alternating order, ``python -m led
 --from dev --period FIRST..LAST`` on one, ``python bench/promotion_by_hand.py`` on another and the same with
 ``--recorded`` (the journal and records too) on a third, and compares the
 output folders before and after: the bytes of distinct files (by inode) and whether every prod partition now
-holds the very files (same inodes) of dev's version.
+holds the very files (same inodes) of dev's version. A fourth side, ``--checked``, adds to the recorded one the
+checks a promotion cannot skip without risking to replace or delete what it did not make (the floor the target is
+measured against). ledgerflow's modules are compiled to byte code first, as an installed package's are (an
+editable install under ``PYTHONDONTWRITEBYTECODE`` would compile every edited module at each start).
 
 Raw output: ``bench/results/promotion_scale_<projects>x<periods>_<date>.txt``. Times are printed, never asserted.
 """
@@ -113,22 +116,27 @@ def main() -> None:
              f"{machine('no Spark: promote starts no JVM')}; load average {loadavg()}",
              f"promote --all --from dev over {args.projects} projects x {args.periods} periods ({n} partitions), "
              "each a fresh process on a freshly built workspace"]
-    times, floors, recorded = [], [], []
-    sides = ["ledgerflow", "by hand", "recorded"]
+    import compileall
+    for package in ("adapters", "compiler", "templates"):
+        compileall.compile_dir(str(REPO / package), quiet=1)
+    times, floors, recorded, checked = [], [], [], []
+    sides = ["ledgerflow", "by hand", "recorded", "checked"]
     for k in range(args.repeats):
         with tempfile.TemporaryDirectory() as tmp:
-            roots = {"ledgerflow": Path(tmp) / "ws", "by hand": Path(tmp) / "hand", "recorded": Path(tmp) / "rec"}
+            roots = {"ledgerflow": Path(tmp) / "ws", "by hand": Path(tmp) / "hand", "recorded": Path(tmp) / "rec",
+                     "checked": Path(tmp) / "chk"}
             for root in roots.values():
                 root.mkdir()
                 build(root, args.projects, periods)
             before = footprint(roots["ledgerflow"] / "out")
             took = {}
-            for who in sides[k % 3:] + sides[:k % 3]:  # each side first in turn
+            for who in sides[k % 4:] + sides[:k % 4]:  # each side first in turn
                 root = roots[who]
                 command = ([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(root), "promote",
                             "--all", "--from", "dev", "--period", f"{periods[0]}..{periods[-1]}"]
                            if who == "ledgerflow" else [sys.executable, str(REPO / "bench" / "promotion_by_hand.py"),
-                                                        str(root)] + (["--recorded"] if who == "recorded" else []))
+                                                        str(root)] + ([f"--{who}"] if who in ("recorded", "checked")
+                                                                      else []))
                 clock = time.perf_counter()
                 proc = subprocess.run(command, capture_output=True, text=True)
                 took[who] = time.perf_counter() - clock
@@ -139,25 +147,31 @@ def main() -> None:
             times.append(took["ledgerflow"])
             floors.append(took["by hand"])
             recorded.append(took["recorded"])
+            checked.append(took["checked"])
             after = footprint(roots["ledgerflow"] / "out")
             journal = next((roots["ledgerflow"] / "target" / "promotions").glob("*.json"))
             state = json.loads(journal.read_text())
             lines.append(f"pair {k + 1}: ledgerflow {took['ledgerflow']:.2f} s, by hand {took['by hand']:.2f} s "
                          f"(ratio {took['ledgerflow'] / took['by hand']:.2f}), by hand with the journal and records "
-                         f"{took['recorded']:.2f} s (ratio {took['ledgerflow'] / took['recorded']:.2f}); output files before "
+                         f"{took['recorded']:.2f} s (ratio {took['ledgerflow'] / took['recorded']:.2f}), and with the checks "
+                         f"{took['checked']:.2f} s (ratio {took['ledgerflow'] / took['checked']:.2f}); output files before "
                          f"{before[1]} ({before[0]:,} bytes), after {after[1]} ({after[0]:,} bytes): "
                          f"{after[0] - before[0]:+,} bytes; every prod partition holds dev's files (same inodes): "
                          f"{same_files(roots['ledgerflow'] / 'out', periods)} (by hand: "
                          f"{same_files(roots['by hand'] / 'out', periods)}, recorded: "
-                         f"{same_files(roots['recorded'] / 'out', periods)}); journal {state['status']}, "
+                         f"{same_files(roots['recorded'] / 'out', periods)}, checked: "
+                         f"{same_files(roots['checked'] / 'out', periods)}); journal {state['status']}, "
                          f"{len(state['commit']['partitions'])} entries, {len(state['retired'])} versions retired; "
                          f"stdout: {stdout}")
     ratios = [t / f for t, f in zip(times, floors)]
     ratios_recorded = [t / f for t, f in zip(times, recorded)]
+    ratios_checked = [t / f for t, f in zip(times, checked)]
     lines.append(f"ledgerflow median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s); "
                  f"by hand median {statistics.median(floors):.2f} s; ratio median {statistics.median(ratios):.2f} "
                  f"(floor target: at most 1.10); by hand with the journal and records median "
-                 f"{statistics.median(recorded):.2f} s, ratio median {statistics.median(ratios_recorded):.2f}")
+                 f"{statistics.median(recorded):.2f} s, ratio median {statistics.median(ratios_recorded):.2f}; "
+                 f"with the checks too median {statistics.median(checked):.2f} s, ratio median "
+                 f"{statistics.median(ratios_checked):.2f} (restated target: at most 1.10)")
     text = "\n".join(lines)
     print(text)
     path = dated_result(f"promotion_scale_{args.projects}x{args.periods}")

@@ -295,3 +295,40 @@ def test_envs_drop_refuses_while_a_run_writes_one_of_its_partitions(tmp_path):
         liveness.release("dev-run-under-way")
     dropped = cli(ws, "envs", "drop", "dev")
     assert dropped.exit_code == 0 and not (out / ".lf_envs" / "dev" / "_period=2024-01").exists(), describe(dropped)
+
+
+def test_a_promoted_partition_links_the_sources_marker_instead_of_writing_a_file(tmp_path):
+    """Prod's new partition names its version by a hard link of dev's marker (a link costs the file system a tenth
+    of a new file); a source whose marker says anything else gets no link, but a marker of its own."""
+    from ledgerflow.adapters.commit import shown
+    ws = _workspace(tmp_path / "ws")
+    dev = _out(ws) / ".lf_envs" / "dev" / f"_period={PERIOD}" / ".lf_version"
+    dev_marker = dev.read_text()
+    result = _promote(ws)
+    assert result.exit_code == 0, describe(result)
+    prod = _out(ws) / f"_period={PERIOD}" / ".lf_version"
+    assert os.path.samefile(prod, dev) and prod.read_text() == dev_marker
+    # the marker of a partition that names another version is never linked
+    version = str(_out(ws) / ".lf_versions" / f"_period={PERIOD}" / dev_marker.strip())
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".lf_version").write_text("another-version\n")
+    built = shown.build(version, shown_by=str(other))
+    mine = Path(built) / ".lf_version"
+    assert mine.read_text() == dev_marker and not os.path.samefile(mine, other / ".lf_version")
+    shutil.rmtree(built)
+
+
+def test_a_promoted_runs_registry_row_holds_what_its_record_says_it_read(tmp_path):
+    """The registry texts ``status`` compares (runs.inputs, runs.input_files) of a promoted run are its source's
+    when its snapshot was kept, and always what its own record gives."""
+    import sqlite3
+    from ledgerflow.adapters.store.published import stored_inputs
+    ws = _workspace(tmp_path / "ws")
+    assert _promote(ws).exit_code == 0
+    with sqlite3.connect(ws / ".ledgerflow" / "state.db") as conn:
+        rows = conn.execute("SELECT record, inputs, input_files FROM runs WHERE env IS NULL AND record LIKE "
+                            "'%\"promotion\"%'").fetchall()
+    assert len(rows) == 1
+    record, inputs, files = rows[0]
+    assert (inputs, files) == stored_inputs(json.loads(record))

@@ -18,13 +18,13 @@ leaves the folder alone when it fails.
 from __future__ import annotations
 
 import os
-import shutil
 from typing import Optional
 
 from ...compiler.errors import ResolutionError
 from ...compiler.realpaths import outside
 from ..layout.partition_paths import ENVS, PROD, VERSIONS, env_folder, local_path, partition_link, shown_links, versions_dir
 from ..layout.real_path import real_path
+from . import folder_stats
 from .shown import marker, may_show, shown_version, sole_names
 
 
@@ -89,11 +89,12 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
         raise UnsafeDestination(f"the destination {root} is {what(root)}, not a folder. {advice}")
     envs = [] if env == PROD else [os.path.join(root, ENVS), env_folder(root, env)]
     for own in (os.path.join(root, VERSIONS), versions_dir(root, period), *envs):
-        if os.path.islink(own) or (os.path.lexists(own) and not os.path.isdir(own)):
+        st = folder_stats.lstat(own)
+        if st is not None and not folder_stats.is_folder(st):  # a link, a file
             raise UnsafeDestination(f"{prefix}{own} is {what(own)}, which ledgerflow did not create (it writes and "
                                     f"deletes version folders only in a real folder there). {advice}")
     link = partition_link(root, period, env)
-    if not os.path.lexists(link):
+    if folder_stats.lstat(link) is None:
         return None
     if create_only:
         raise UnsafeDestination(f"{prefix}{link} already exists, and an output registering a dataset version writes "
@@ -115,12 +116,13 @@ def shows(root: str, period: str, folder: str) -> bool:
     may still show is never deleted)."""
     links = shown_links(root, period)
     versions = versions_dir(root, period)
-    if not any(os.path.islink(link) for link in links):
+    kinds = [folder_stats.lstat(link) for link in links]
+    if not any(folder_stats.is_link(st) for st in kinds):
         # Every partition is a real folder. One whose marker names the folder shows it; otherwise none shows it
         # when no file of the folder has a second name (a shown folder holds hard links to its version's files).
         # Only when some file has one are the partitions' files compared (may_show), as they always could be.
         name = os.path.basename(folder)
-        if any(marker(link) == name for link in links if os.path.isdir(link)):
+        if any(marker(link) == name for link, st in zip(links, kinds) if folder_stats.is_folder(st)):
             return True
         if sole_names(folder):
             return False
@@ -141,13 +143,17 @@ def remove_version(folder: str, root: str, period: str) -> bool:
     Returns whether it is gone. The one deletion rule: staging cleanup, commit, rollback and ``runs
     clean`` (:mod:`.leftovers`) all delete version folders through this function."""
     versions = versions_dir(root, period)
-    if any(os.path.islink(p) for p in (os.path.join(root, VERSIONS), versions, folder)):
+    if any(folder_stats.is_link(folder_stats.lstat(p)) for p in (os.path.join(root, VERSIONS), versions)):
         return False
-    if not os.path.isdir(folder) or os.path.dirname(real_path(folder)) != real_path(versions):
+    if not folder_stats.is_folder(folder_stats.lstat(folder)):
+        return False  # a link, a file, nothing
+    # a real folder named directly inside versions (not a link) is there; any other spelling is resolved
+    if not (os.path.dirname(folder) == versions and os.path.basename(folder) not in ("", ".", "..")) and \
+            os.path.dirname(real_path(folder)) != real_path(versions):
         return False
     if shows(root, period, folder):
         return False  # the version the partition shows: never deleted, whoever asks
-    if os.path.lexists(os.path.join(folder, KEPT)):
+    if folder_stats.lstat(os.path.join(folder, KEPT)) is not None:
         return False  # a restatement superseded it: its rows stay readable where its record says
-    shutil.rmtree(folder, ignore_errors=True)  # rmtree unlinks links inside the folder, never follows them
-    return not os.path.lexists(folder)
+    folder_stats.remove_flat(folder)  # unlinks the links inside the folder, never follows them
+    return folder_stats.lstat(folder) is None

@@ -28,6 +28,7 @@ import uuid
 from typing import Optional
 
 from ..layout.real_path import real_path
+from . import folder_stats
 from .renames import UNSUPPORTED, Unsupported, exchange, place  # noqa: F401  (Unsupported: for callers)
 
 MARKER = ".lf_version"  # in a shown folder: the name of the version folder it shows
@@ -49,21 +50,30 @@ def files_of(folder: str):
     return _files(folder)
 
 
-def _shown_files(version: str):
-    """What a shown folder of ``version`` holds: its data, not the files every reader of a partition skips and
-    some readers of a whole destination do not (names starting with ``.`` or ``_``: Spark's ``_SUCCESS``, checksum
-    files), no empty file (pyarrow refuses an empty JSON file) and no link."""
-    for rel, is_dir in _files(version):
-        path = os.path.join(version, rel)
-        if any(part.startswith((".", "_")) for part in rel.split(os.sep)) or os.path.islink(path):
+def _shown_stats(version: str) -> dict[str, os.stat_result]:
+    """What a shown folder of ``version`` holds, each with its ``lstat``: its data, not the files every reader of a
+    partition skips and some readers of a whole destination do not (names starting with ``.`` or ``_``: Spark's
+    ``_SUCCESS``, checksum files), no empty file (pyarrow refuses an empty JSON file) and no link."""
+    out = {}
+    for rel, st in folder_stats.stats(version):
+        if any(part.startswith((".", "_")) for part in rel.split(os.sep)) or stat.S_ISLNK(st.st_mode):
             continue
-        if is_dir or os.path.getsize(path) > 0:  # an empty JSON or CSV file holds no row, and some readers refuse it
-            yield rel, is_dir
+        if stat.S_ISDIR(st.st_mode) or st.st_size > 0:  # an empty JSON or CSV file holds no row, and some readers refuse it
+            out[rel] = st
+    return out
 
 
-def build(version: str) -> str:
+def _shown_files(version: str):
+    """(relative path, is a folder) of what a shown folder of ``version`` holds (:func:`_shown_stats`)."""
+    for rel, st in _shown_stats(version).items():
+        yield rel, stat.S_ISDIR(st.st_mode)
+
+
+def build(version: str, shown_by: Optional[str] = None) -> str:
     """A new folder beside ``version`` (a version folder in ``.lf_versions/_period=P``) holding a hard link to
-    each of its files and the marker; raises :class:`Unsupported` where hard links cannot be made."""
+    each of its files and the marker; raises :class:`Unsupported` where hard links cannot be made. ``shown_by``:
+    a partition showing ``version`` already (a promotion's source), whose marker, when it names ``version``, is
+    linked rather than written anew (a new file costs the file system ten times a link)."""
     parent, name = os.path.split(version)
     folder = os.path.join(parent, f"{SHOWING}{name}.{uuid.uuid4().hex[:8]}")
     os.mkdir(folder)
@@ -73,8 +83,7 @@ def build(version: str) -> str:
                 os.mkdir(os.path.join(folder, rel))
             else:
                 os.link(os.path.join(version, rel), os.path.join(folder, rel))
-        with open(os.path.join(folder, MARKER), "w") as fh:
-            fh.write(name + "\n")
+        _mark(folder, name, shown_by)
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)  # only links to the version's files: nothing lost
         if exc.errno in UNSUPPORTED:
@@ -83,15 +92,29 @@ def build(version: str) -> str:
     return folder
 
 
+def _mark(folder: str, name: str, shown_by: Optional[str]) -> None:
+    """Write the marker naming version ``name`` into the new ``folder``: a link to ``shown_by``'s marker when that
+    is a plain file saying exactly so, else a file of its own."""
+    text = (name + "\n").encode()
+    if shown_by is not None:
+        theirs = os.path.join(shown_by, MARKER)
+        if folder_stats.read_small(theirs) == text:
+            try:
+                os.link(theirs, os.path.join(folder, MARKER), follow_symlinks=False)
+                return
+            except OSError:
+                pass  # replaced meanwhile, or no links here: a marker of its own
+    folder_stats.write_small(os.path.join(folder, MARKER), text)
+
+
 def marker(folder: str) -> Optional[str]:
     """The version name a shown ``folder``'s marker holds (None without a readable, plain name)."""
-    path = os.path.join(folder, MARKER)
-    if os.path.islink(path) or not os.path.isfile(path):
+    data = folder_stats.read_small(os.path.join(folder, MARKER))
+    if data is None:
         return None
     try:
-        with open(path) as fh:
-            name = fh.read(256).strip()
-    except (OSError, UnicodeDecodeError):
+        name = data.decode().strip()
+    except UnicodeDecodeError:
         return None
     return name if name and "/" not in name and "\0" not in name and name not in (".", "..") else None
 
@@ -99,19 +122,21 @@ def marker(folder: str) -> Optional[str]:
 def mirrors(folder: str, version: str) -> bool:
     """Whether ``folder`` holds exactly ``version``'s data files as hard links (same inodes, same names) plus the
     marker: a folder :func:`build` made, which removing loses no data."""
-    if not os.path.isdir(version) or os.path.islink(version):
+    if not folder_stats.is_folder(folder_stats.lstat(version)):
         return False
     try:
-        ours = dict(_shown_files(version))
-        theirs = dict(_files(folder))
+        ours = _shown_stats(version)
+        theirs = dict(folder_stats.stats(folder))
     except OSError:
         return False
     theirs.pop(MARKER, None)
-    if ours != theirs:
+    if ours.keys() != theirs.keys():
         return False
-    for rel, is_dir in theirs.items():
-        shown = os.path.join(folder, rel)
-        if os.path.islink(shown) or (not is_dir and not os.path.samefile(os.path.join(version, rel), shown)):
+    for rel, st in theirs.items():
+        mine = ours[rel]
+        if stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode) != stat.S_ISDIR(mine.st_mode):
+            return False
+        if not stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) != (mine.st_dev, mine.st_ino):
             return False
     return True
 
@@ -120,10 +145,11 @@ def shown_version(partition: str, versions: str) -> Optional[str]:
     """The version folder (directly inside ``versions``, real paths) the partition ``partition`` shows: through
     a symbolic link (earlier releases) or as a real folder built by :func:`build`; None when it shows none of
     them (absent, dangling, or something ledgerflow did not create)."""
-    if os.path.islink(partition):
+    st = folder_stats.lstat(partition)
+    if folder_stats.is_link(st):
         real = real_path(partition)
         return real if os.path.dirname(real) == real_path(versions) and os.path.isdir(real) else None
-    if not os.path.isdir(partition):
+    if not folder_stats.is_folder(st):
         return None
     name = marker(partition)
     if name is None:
@@ -180,19 +206,21 @@ def marker_names(partition: str, version: str) -> bool:
 
 def _safe_versions(versions: str) -> bool:
     """Whether ``versions`` (``<dest>/.lf_versions/_period=P``) is a real folder reached through no link at its
-    own or its parent's level (the only place :func:`sweep` removes anything)."""
-    parent = os.path.dirname(versions)
-    return (not os.path.islink(versions) and not os.path.islink(parent) and os.path.isdir(versions)
-            and real_path(versions) == os.path.join(real_path(parent), os.path.basename(versions)))
+    own or its parent's level (the only place :func:`sweep` removes anything). A real folder's real path is its
+    parent's followed by its name, so two ``lstat`` calls answer."""
+    name = os.path.basename(versions)
+    return (name not in ("", ".", "..") and folder_stats.is_folder(folder_stats.lstat(versions))
+            and not folder_stats.is_link(folder_stats.lstat(os.path.dirname(versions))))
 
 
 def discard(folder: str) -> None:
     """Remove a shown folder (or a link) no partition shows any more: it holds only links, never data."""
-    if os.path.islink(folder) or not os.path.isdir(folder):
-        if os.path.lexists(folder):
+    st = folder_stats.lstat(folder)
+    if not folder_stats.is_folder(st):
+        if st is not None:
             os.remove(folder)
         return
-    shutil.rmtree(folder, ignore_errors=True)
+    folder_stats.remove_flat(folder)
 
 
 def only_links(folder: str, kept: Optional[set] = None) -> bool:
@@ -202,7 +230,7 @@ def only_links(folder: str, kept: Optional[set] = None) -> bool:
     beside it (``kept``: those files' (device, inode), when the caller has them), holding nothing else. Two names
     of one file inside the folder itself are no copy elsewhere: such a folder is kept."""
     versions = os.path.dirname(folder)
-    if os.path.islink(folder):
+    if folder_stats.is_link(folder_stats.lstat(folder)):
         try:
             target = os.path.join(versions, os.readlink(folder))
         except OSError:
@@ -210,10 +238,9 @@ def only_links(folder: str, kept: Optional[set] = None) -> bool:
         return os.path.dirname(real_path(target)) == real_path(versions) and os.path.isdir(target)
     kept = _version_inodes(versions) if kept is None else kept
     try:
-        for rel, is_dir in _files(folder):
-            if is_dir:
+        for rel, st in folder_stats.stats(folder):
+            if stat.S_ISDIR(st.st_mode):
                 continue
-            st = os.lstat(os.path.join(folder, rel))
             if rel == MARKER and stat.S_ISREG(st.st_mode) and st.st_size <= 256:
                 continue
             if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) not in kept:
@@ -223,18 +250,19 @@ def only_links(folder: str, kept: Optional[set] = None) -> bool:
     return True
 
 
-def _version_inodes(versions: str) -> set:
-    """(device, inode) of every file in the version folders of ``versions`` (not the ``.show.*`` entries)."""
+def _version_inodes(versions: str, listed: Optional[list] = None) -> set:
+    """(device, inode) of every file in the version folders of ``versions`` (not the ``.show.*`` entries);
+    ``listed``: ``versions``' entries (``os.DirEntry``) when the caller has them."""
+    if listed is None:
+        with os.scandir(versions) as entries:
+            listed = list(entries)
     found = set()
-    for name in os.listdir(versions):
-        path = os.path.join(versions, name)
-        if name.startswith(SHOWING) or os.path.islink(path) or not os.path.isdir(path):
+    for entry in listed:
+        if entry.name.startswith(SHOWING) or not entry.is_dir(follow_symlinks=False):
             continue
-        for rel, is_dir in _files(path):
-            if not is_dir:
-                st = os.lstat(os.path.join(path, rel))
-                if stat.S_ISREG(st.st_mode):
-                    found.add((st.st_dev, st.st_ino))
+        for _rel, st in folder_stats.stats(entry.path):
+            if stat.S_ISREG(st.st_mode):
+                found.add((st.st_dev, st.st_ino))
     return found
 
 
@@ -248,12 +276,15 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
     if not _safe_versions(versions):
         return removed  # never followed into a folder ledgerflow did not create
     kept: Optional[set] = None
-    for name in sorted(os.listdir(versions)):
+    with os.scandir(versions) as entries:
+        listed = sorted(entries, key=lambda e: e.name)
+    for entry in listed:
+        name = entry.name
         if not name.startswith(SHOWING) or not names(name[len(SHOWING):]):
             continue
         path = os.path.join(versions, name)
         if kept is None:
-            kept = _version_inodes(versions)  # once per sweep, when there is something to sweep
+            kept = _version_inodes(versions, listed)  # once per sweep, when there is something to sweep
         if only_links(path, kept):
             discard(path)
             removed.append(path)
@@ -281,11 +312,12 @@ class CannotShow(OSError):
     """A partition that is a real folder cannot be shown anew here (no hard links or exchange any more)."""
 
 
-def show(partition: str, version: str, expect: Optional[os.stat_result] = None) -> None:
+def show(partition: str, version: str, expect: Optional[os.stat_result] = None,
+         shown_by: Optional[str] = None) -> None:
     """Make ``partition`` show ``version`` atomically (see the module docstring); the caller checked that what
     ``partition`` is now is ledgerflow's. The folder (or link) exchanged out is left beside the versions for
     :func:`sweep`; should it not be what was there when this began (replaced meanwhile), it is exchanged back
-    and nothing changes. ``expect``: the ``lstat`` of the partition the caller checked; anything else there
+    and nothing changes. ``shown_by``: as :func:`build`'s. ``expect``: the ``lstat`` of the partition the caller checked; anything else there
     now is left alone (:class:`CannotShow`). Where the file system cannot exchange names or make hard links, a
     partition that is absent or a link becomes (stays) a symbolic link; a real folder raises :class:`CannotShow`."""
     versions = os.path.dirname(version)
@@ -297,7 +329,7 @@ def show(partition: str, version: str, expect: Optional[os.stat_result] = None) 
     try:
         if before is None and not exchange_supported(versions):
             raise Unsupported(errno.EINVAL, "no RENAME_EXCHANGE here", versions)
-        built = build(version)
+        built = build(version, shown_by)
     except Unsupported as exc:
         if folder_now:
             raise CannotShow(exc.errno, f"the partition {partition} is a folder of hard links, and this file system "

@@ -43,6 +43,7 @@ class Staged:
     create_only: bool = False  # a registered version's partition: never replaces an existing one
     within: Optional[str] = None  # a destination a relative path gave: the workspace it must stay inside
     real: Optional[str] = None  # the staged folder's real path when it was written
+    shown_by: Optional[str] = None  # a partition already showing it (a promotion's source): its marker is linked
 
 
 def version_name(versions: str, run_id: str) -> str:

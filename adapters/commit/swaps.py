@@ -85,7 +85,7 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
     for s, checked, previous in planned:
         if keep and previous:
             keep_version(previous, keep)
-        _swap(s.link, s.staged, checked)
+        _swap(s.link, s.staged, checked, s.shown_by)
 
 
 def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
@@ -191,16 +191,18 @@ def commit(staged: list[Staged]) -> list[dict]:
     return journal
 
 
-def _swap(link: str, new_target: str, checked: Optional[os.stat_result] = None) -> None:
+def _swap(link: str, new_target: str, checked: Optional[os.stat_result] = None,
+          shown_by: Optional[str] = None) -> None:
     """Point ``link`` at ``new_target`` atomically (the previous version's files are kept: see :func:`retire`)."""
-    _point(link, new_target, checked)
+    _point(link, new_target, checked, shown_by)
 
 
-def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None) -> None:
+def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None,
+           shown_by: Optional[str] = None) -> None:
     """Show version ``new_target`` at the partition ``link`` (:func:`.shown.show`), after checking that what is
     there now is ledgerflow's: never deleted, never exchanged out, otherwise. ``checked``: the partition's
     ``lstat`` when the caller checked it (:func:`..partitions.check_partition`); the very same inode is exchanged
-    out or nothing is."""
+    out or nothing is. ``shown_by``: a partition showing ``new_target`` already (:func:`.shown.build`)."""
     tmp = shown.temporary_link(link, new_target)
     if os.path.lexists(tmp) and not os.path.islink(tmp):
         raise UnsafeDestination(f"{tmp} is {what(tmp)}, which ledgerflow did not create; move it away and run again.")
@@ -211,4 +213,4 @@ def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None)
                                 "away and run again.")
     if link_env(link) != PROD and not os.path.isdir(os.path.dirname(link)):
         os.makedirs(os.path.dirname(link))  # <root>/.lf_envs/<env>: checked to be no link (check_partition)
-    shown.show(link, new_target, expect=checked)
+    shown.show(link, new_target, expect=checked, shown_by=shown_by)

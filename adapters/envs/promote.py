@@ -31,7 +31,7 @@ from ..commit.promotion_journal import journal_folder, write_json as _write_json
 from ..commit.staging import Staged
 from ..layout.partition_paths import (ENVS, PROD, env_folder, link_env, partition_key, partition_link, root_period,
                                       versions_dir)
-from ..layout.real_path import real_path, within
+from ..layout.real_path import real_path, remembered, within
 from ..inputs.registered_reads import version_read
 from ..run import leases
 from ..store import liveness
@@ -53,6 +53,8 @@ class PromotedPeriod:
     period: str
     record: dict  # the source environment's published run
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
+    sources: list[str] = field(default_factory=list)  # per swap, the source's partition showing the version
+    stored: Optional[tuple] = None  # the source run's registry texts (runs.inputs, runs.input_files), when kept
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
     copies: list[spark_copies.Copy] = field(default_factory=list)  # copied with Spark (:mod:`.spark_copies`)
 
@@ -61,7 +63,14 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
          restating: bool = False) -> list[PromotedPeriod]:
     """What promoting ``projects`` x ``periods`` from ``source``'s environment to ``target``'s would re-point;
     raises :class:`PromotionRefused` with every reason it is refused. ``restating``: for ``restate --from-env``,
-    which changes a closed period on purpose (a close is no reason to refuse)."""
+    which changes a closed period on purpose (a close is no reason to refuse). Nothing on disk changes here, so
+    each folder is resolved to its real path once (the swaps check again for themselves)."""
+    with remembered():
+        return _plan(source, target, projects, periods, restating)
+
+
+def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
+          restating: bool) -> list[PromotedPeriod]:
     if source.env == target.env:
         raise PromotionRefused(f"ENV-006 --from and --to are both '{source.env}': an environment already publishes "
                                "what it publishes. Hint: promote from another environment.")
@@ -85,7 +94,7 @@ def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[
                                 f"{closed.get('at')}); `ledgerflow restate {project} --period {period} --from-env "
                                 f"{source.env} --reason TEXT` changes a closed period")
                 continue
-            item = PromotedPeriod(project, period, records[row["run_id"]])
+            item = PromotedPeriod(project, period, records[row["run_id"]], stored=row.get("keys"))
             problems += _swaps_of(item, target.env, real_path(target.root))
             items.append(item)
     if not problems:
@@ -154,6 +163,7 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
                                                  "parquet", link))
         else:
             item.swaps.append((partition_link(root, period, to_env), version))
+            item.sources.append(link)
     for out in rec.get("outputs") or []:
         if out.get("registered_dataset"):
             item.registrations.append((out["registered_dataset"], int(out["registered_version"])))
@@ -253,10 +263,12 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     journal: list[dict] = record["commit"]["partitions"]
 
     record["copies"] = spark_copies.planned(folder, promotion_id, [(i.period, c) for i in items for c in i.copies])
-    staged = [Staged(link, version, real=real_path(version)) for i in items for link, version in i.swaps]
-    needed = list(dict.fromkeys([partition_key("path", *root_period(link), target.env)
-                                 for i in items for link, _version in i.swaps]
-                                + [c.lease_key(i.period, target.env) for i in items for c in i.copies]))
+    with remembered():  # the real paths as the plan found them; swap_planned resolves each version again
+        staged = [Staged(link, version, real=real_path(version), shown_by=source)
+                  for i in items for (link, version), source in zip(i.swaps, i.sources)]
+        needed = list(dict.fromkeys([partition_key("path", *root_period(link), target.env)
+                                     for i in items for link, _version in i.swaps]
+                                    + [c.lease_key(i.period, target.env) for i in items for c in i.copies]))
     try:
         leases.take(target, promotion_id, record["process"], needed)  # one writer per partition, runs included
     except BaseException:
@@ -279,7 +291,10 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         if restatement is not None:
             for run in runs:
                 run["restatement"] = restatement
-        target.record_promotion(record, runs)  # the commit point
+        # a promoted run read what its source read: the source's registry texts, unless its snapshot was rewritten
+        stored = [i.stored if run.get("resolver_snapshot") is i.record.get("resolver_snapshot") else None
+                  for i, run in zip(items, runs)]
+        target.record_promotion(record, runs, stored)  # the commit point
     except BaseException as exc:
         problems = spark_copies.restore(spark, record["copies"]) if spark is not None else []
         rolled, kept, swap_problems = swaps.roll_back(journal)
@@ -328,7 +343,10 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
     which promotion and run it copies."""
     rec = dict(item.record)  # the parts changed below are copied; the rest is shared, read only
     rec["outputs"] = [dict(o) for o in rec.get("outputs") or []]
-    rec["commit"] = json.loads(json.dumps(rec.get("commit") or {}))
+    commit = rec.get("commit") or {}  # its entries are changed below: copied, with what they hold read only
+    rec["commit"] = dict(commit)
+    if isinstance(commit.get("partitions"), list):
+        rec["commit"]["partitions"] = [dict(e) if isinstance(e, dict) else e for e in commit["partitions"]]
     if item.copies:  # written in place, as a run there writes it: no partition of a folder
         moved_to = {}
         for out in rec["outputs"]:
@@ -349,8 +367,11 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
         if isinstance(location, str) and location.startswith("/") and link_env(location) == from_env:
             root, period = root_period(location)
             out["location"] = partition_link(root, period, to_env)
-    # the registered versions it read, where the target shows them (a dropped source environment's folders go)
-    rec["resolver_snapshot"] = _shown_in(rec.get("resolver_snapshot"), from_env, to_env)
+    # the registered versions it read, where the target shows them (a dropped source environment's folders go);
+    # a snapshot naming no such folder (its text, with no character escaped, holds no "/.lf_envs/<env>") is kept
+    snapshot = rec.get("resolver_snapshot")
+    if f"/{ENVS}/{from_env}" in json.dumps(snapshot, ensure_ascii=False, default=str):
+        rec["resolver_snapshot"] = _shown_in(snapshot, from_env, to_env)
     rec.pop("batch_id", None)  # the promotion is no run of the source's batch
     rec.update(run_id=run_id, env=to_env, finished_at=at,
                promotion={"promotion_id": promotion_id, "from": from_env, "to": to_env, "by": by, "at": at,

@@ -7,8 +7,10 @@ the rule deciding what may be replaced or deleted there stays with the writer (`
 from __future__ import annotations
 
 import os
+import stat
 
 from ...compiler.table_names import split_parts
+from .real_path import real_path
 
 PARTITION = "_period"
 VERSIONS = ".lf_versions"
@@ -64,10 +66,13 @@ def envs_shown_in(root: str) -> list[str]:
     """The environments other than prod that have a folder of partitions in the destination ``root`` (a name
     that is a real folder, not a link)."""
     folder = os.path.join(root, ENVS)
-    if os.path.islink(folder) or not os.path.isdir(folder):
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return []  # a link or a file
+    except FileNotFoundError:
         return []
-    return sorted(n for n in os.listdir(folder)
-                  if os.path.isdir(os.path.join(folder, n)) and not os.path.islink(os.path.join(folder, n)))
+    with os.scandir(folder) as entries:  # an entry's type costs no system call; unreadable: raised, as before
+        return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
 
 
 def shown_links(root: str, period: str) -> list[str]:
@@ -84,7 +89,7 @@ def partition_key(kind: str, target: str, period: str, env: str = PROD) -> str:
     if kind == "table":
         key = f"table {_table_name(target)} {partition}"
     elif kind == "path" and is_local(target):
-        key = f"path {os.path.join(os.path.realpath(local_path(target)), partition)}"
+        key = f"path {os.path.join(real_path(local_path(target)), partition)}"
     else:
         key = f"uri {target.rstrip('/')}/{partition}"
     return key if env == PROD else f"{key} in environment {env}"

@@ -7,12 +7,21 @@ without reading it (``O_PATH``) and reads the name the kernel resolved it to fro
 answer for a path that exists (every link resolved, ``..`` after a link taken from where it leads). Anything else
 (a path that does not exist or no longer does, a dangling link or one that loops, no ``/proc``, another system)
 is answered by ``os.path.realpath`` itself.
+
+A pass of checks that changes nothing on disk (a promotion's plan) resolves the same folders several times per
+partition; inside :func:`remembered` each path is resolved once. The writes that follow check again for
+themselves (a swap exchanges only the very folder it checked, by inode).
 """
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator, Optional
 
 from ...compiler.realpaths import inside
+
+_REMEMBERED: ContextVar[Optional[dict]] = ContextVar("real_paths_remembered", default=None)
 
 _O_PATH = getattr(os, "O_PATH", None)
 _DELETED = " (deleted)"
@@ -20,6 +29,25 @@ _DELETED = " (deleted)"
 
 def real_path(path: str) -> str:
     """``os.path.realpath(path)``, faster for a path that exists (see the module docstring)."""
+    memo = _REMEMBERED.get()
+    if memo is None:
+        return _resolve(path)
+    if path not in memo:
+        memo[path] = _resolve(path)
+    return memo[path]
+
+
+@contextmanager
+def remembered() -> Iterator[None]:
+    """Within the block (of checks that change nothing on disk), :func:`real_path` resolves each path once."""
+    token = _REMEMBERED.set({} if _REMEMBERED.get() is None else _REMEMBERED.get())
+    try:
+        yield
+    finally:
+        _REMEMBERED.reset(token)
+
+
+def _resolve(path: str) -> str:
     if _O_PATH is None or not isinstance(path, str) or "\0" in path:
         return os.path.realpath(path)
     try:

@@ -128,9 +128,10 @@ class PublishedTable(StateDatabase):
         return max(rows, key=lambda r: (r["finished_at"] or "", r["run_id"])) if rows else None
 
 
-def upsert_run(conn, record: dict) -> None:
-    """Insert or replace the registry row of the run ``record`` (with what a stale check compares, when completed)."""
-    inputs, files = stored_inputs(record) if record["status"] == "completed" else (None, None)
+def upsert_run(conn, record: dict, stored: Optional[tuple] = None) -> None:
+    """Insert or replace the registry row of the run ``record`` (with what a stale check compares, when completed:
+    ``stored``, those texts when the caller has them, else :func:`stored_inputs` of the record)."""
+    inputs, files = (stored or stored_inputs(record)) if record["status"] == "completed" else (None, None)
     env = record.get("env")
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
                  "started_at, finished_at, error, record, batch_id, inputs, input_files, env) "
