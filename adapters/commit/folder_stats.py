@@ -101,3 +101,30 @@ def remove_flat(folder: str) -> None:
         os.rmdir(folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)  # something was added meanwhile
+
+
+def names(folder: str, below: str = "") -> Iterator[tuple[str, bool]]:
+    """(relative path, is a folder) of everything in ``folder``, recursively, sorted by name within each folder,
+    links never followed: no system call per entry (a listing says each entry's type)."""
+    with os.scandir(os.path.join(folder, below) if below else folder) as entries:
+        listed = sorted(entries, key=lambda e: e.name)
+    for entry in listed:
+        rel = os.path.join(below, entry.name) if below else entry.name
+        is_dir = entry.is_dir(follow_symlinks=False)
+        yield rel, is_dir
+        if is_dir:
+            yield from names(folder, rel)
+
+
+def inodes(folder: str) -> set:
+    """(device, inode) of every file in ``folder``, recursively, links never followed."""
+    return {(st.st_dev, st.st_ino) for _rel, st in stats(folder) if not stat.S_ISDIR(st.st_mode)}
+
+
+def sole_names(version: str) -> bool:
+    """Whether no file of ``version`` has a second name (every hard link count is 1), so that no folder anywhere
+    holds one of its files: no partition shows it. False when unsure."""
+    try:
+        return all(stat.S_ISDIR(st.st_mode) or st.st_nlink == 1 for _rel, st in stats(version))
+    except OSError:
+        return False

@@ -25,7 +25,8 @@ from ...compiler.realpaths import outside
 from ..layout.partition_paths import ENVS, PROD, VERSIONS, env_folder, local_path, partition_link, shown_links, versions_dir
 from ..layout.real_path import real_path
 from . import folder_stats
-from .shown import marker, may_show, shown_version, sole_names
+from .folder_stats import sole_names
+from .shown import marker, may_show, shown_version
 
 
 KEPT = ".lf_kept"  # in a version folder a restatement superseded: never deleted (its run id inside)

@@ -33,23 +33,6 @@ from .renames import UNSUPPORTED, Unsupported, exchange, place  # noqa: F401  (U
 
 MARKER = ".lf_version"  # in a shown folder: the name of the version folder it shows
 SHOWING = ".show."  # a shown folder being built, or exchanged out, inside .lf_versions/_period=P
-def _files(folder: str, below: str = ""):
-    """(relative path, is a folder) of everything in ``folder``, recursively, links never followed."""
-    with os.scandir(os.path.join(folder, below) if below else folder) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            rel = os.path.join(below, entry.name) if below else entry.name
-            if entry.is_dir(follow_symlinks=False):
-                yield rel, True
-                yield from _files(folder, rel)
-            else:
-                yield rel, False
-
-
-def files_of(folder: str):
-    """(relative path, is a folder) of everything in ``folder``, recursively, links never followed, sorted."""
-    return _files(folder)
-
-
 def _shown_stats(version: str) -> dict[str, os.stat_result]:
     """What a shown folder of ``version`` holds, each with its ``lstat``: its data, not the files every reader of a
     partition skips and some readers of a whole destination do not (names starting with ``.`` or ``_``: Spark's
@@ -171,31 +154,9 @@ def may_show(partition: str, versions: str, version: str) -> bool:
     if marker(partition) == os.path.basename(real) and os.path.dirname(real) == real_path(versions):
         return True
     try:
-        return bool(_inodes(real) & _inodes(partition))
+        return bool(folder_stats.inodes(real) & folder_stats.inodes(partition))
     except OSError:
         return True  # unsure: never deleted
-
-
-def sole_names(version: str) -> bool:
-    """Whether no file of ``version`` has a second name (every hard link count is 1), so that no folder anywhere
-    holds one of its files: no partition shows it. False when unsure."""
-    try:
-        for rel, is_dir in _files(version):
-            if not is_dir and os.lstat(os.path.join(version, rel)).st_nlink != 1:
-                return False
-    except OSError:
-        return False
-    return True
-
-
-def _inodes(folder: str) -> set:
-    """(device, inode) of every file in ``folder``, recursively, links never followed."""
-    out = set()
-    for rel, is_dir in _files(folder):
-        if not is_dir:
-            st = os.lstat(os.path.join(folder, rel))
-            out.add((st.st_dev, st.st_ino))
-    return out
 
 
 def marker_names(partition: str, version: str) -> bool:

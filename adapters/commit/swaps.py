@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
 from ..layout.real_path import real_path
-from . import shown
+from . import folder_stats, shown
 from .partitions import UnsafeDestination, check_partition, keep_version, remove_version, unkeep_version, what
 from .staging import Staged, check_staged_in_place, discard
 
@@ -55,7 +55,7 @@ def file_stats(version: str) -> dict[str, list[int]]:
     changed in place later (same inode, so every partition showing it changes too) is told apart
     (:func:`..envs.promote.plan` refuses to promote it, ENV-007)."""
     out: dict[str, list[int]] = {}
-    for rel, is_dir in shown.files_of(version):
+    for rel, is_dir in folder_stats.names(version):
         if not is_dir and not any(part.startswith(".") for part in rel.split(os.sep)):
             st = os.lstat(os.path.join(version, rel))
             out[rel] = [st.st_size, st.st_mtime_ns]
