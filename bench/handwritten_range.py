@@ -12,6 +12,15 @@ read once with the range's filter, the FX rate valid on each month's start joine
 budgets grouped by month too, one partitioned write. Both write ``<out>/_period=<month>`` with the rows
 and columns ``ledgerflow run pipeline_p`` writes for each month (except ``_row_id``); ``--started-at`` fixes
 ``_updated_at``. It imports nothing from ledgerflow.
+
+``--bridge FILE`` (with ``onepass``): the one pass also records each month's bridge, the figures a fused
+``ledgerflow run`` records for every period's run (``--bridge`` is the floor a fused range with its bridge is
+measured against), taken as an engineer who knows pipeline P takes them once the output is written: the
+changes of the two updates and of the delete grouped by month over the lines (a second, column-pruned pass:
+each line keeps its reporting amount before each update, the deleted lines are counted before they are
+dropped), and the rows operations 4 and 5 created and the output's value at the end grouped by month and
+``_operation_seq`` from the files just written (column-pruned). The figures go to ``FILE`` as JSON: per month,
+per measure, each operation's change and the output's value.
 """
 from __future__ import annotations
 
@@ -38,8 +47,10 @@ def months(text: str) -> list[str]:
     return out
 
 
-def onepass(spark, data: str, layout: str, out: str, periods: list[str], started_at: datetime.datetime) -> None:
-    """Every month of ``periods`` in one pass (see the module docstring)."""
+def onepass(spark, data: str, layout: str, out: str, periods: list[str], started_at: datetime.datetime,
+            bridge: str = None) -> None:
+    """Every month of ``periods`` in one pass; with ``bridge``, each month's bridge written there (see the module
+    docstring)."""
     from pyspark.sql import functions as F
     started = F.lit(started_at).cast("timestamp")
     starts = spark.createDataFrame([(p, datetime.date.fromisoformat(p + "-01")) for p in periods],
@@ -52,8 +63,12 @@ def onepass(spark, data: str, layout: str, out: str, periods: list[str], started
           .select("_period", F.col("from_currency").alias("currency"), "rate"))
     customers = one.read(spark, data, layout, "customers").select("customer_id", "segment", "region", "is_active")
 
-    df = one.converted(F, gl, fx, customers, started, join_keys=("_period", "currency"), first=("_period",))
-    df = one.discounted(F, df, started).where(~one.unknown_customer(F))
+    df = one.converted(F, gl, fx, customers, started, join_keys=("_period", "currency"), first=("_period",),
+                       last=[F.col("amount_reporting").alias("_before_1")] if bridge else [])
+    if bridge:
+        df = df.withColumn("_before_2", F.col("amount_reporting"))
+    marked = one.discounted(F, df, started)  # the lines before the delete (with the bridge: their values before)
+    df = marked.where(~one.unknown_customer(F))
     lines = df.select(
         "journal_id", "line_number", "posting_date", "account_code", "cost_center_code", "customer_id", "currency",
         "amount_local", "amount_reporting", "description", "source_system",
@@ -72,6 +87,41 @@ def onepass(spark, data: str, layout: str, out: str, periods: list[str], started
     for p in periods:
         shutil.rmtree(os.path.join(out, f"_period={p}"), ignore_errors=True)
     (lines.unionByName(totals).unionByName(budgets).write.mode("append").partitionBy("_period").parquet(out))
+    if bridge:
+        _record_bridge(spark, F, marked, out, periods, bridge)
+
+
+def _record_bridge(spark, F, marked, out: str, periods: list[str], path: str) -> None:
+    """Each month's bridge of pipeline P (see the module docstring), written to ``path`` as JSON."""
+    import json
+    zero = lambda c: F.coalesce(F.col(c), F.lit(0))  # noqa: E731 - a NULL counts as 0, as in ledgerflow's bridge
+    unknown = one.unknown_customer(F)
+    lines = {r["_period"]: r for r in marked.groupBy("_period").agg(
+        (F.sum(zero("_before_2")) - F.sum(zero("_before_1"))).alias("c1"),
+        (F.sum(zero("amount_reporting")) - F.sum(zero("_before_2"))).alias("c2"),
+        F.count_if(unknown).alias("n3"), F.sum(F.when(unknown, F.col("amount_local"))).alias("l3"),
+        F.sum(F.when(unknown, F.col("amount_reporting"))).alias("r3")).collect()}
+    written: dict = {}
+    for r in (spark.read.parquet(out).where(F.col("_period").isin(periods) & ~F.col("_deleted"))
+              .groupBy("_period", "_operation_seq")
+              .agg(F.count(F.lit(1)).alias("n"), F.sum("amount_local").alias("l"),
+                   F.sum("amount_reporting").alias("r")).collect()):
+        written.setdefault(r["_period"], {})[r["_operation_seq"]] = r
+    figures = {}
+    for p in periods:
+        ln, wr = lines.get(p), written.get(p, {})
+        got = lambda seq, k: (wr[seq][k] if seq in wr else None)  # noqa: E731
+        end = {k: sum((w[k] or 0) for w in wr.values()) for k in ("n", "l", "r")}
+        figures[p] = {
+            "count": {"changes": {1: 0, 2: 0, 3: -(ln["n3"] if ln else 0), 4: got(4, "n") or 0, 5: got(5, "n") or 0},
+                      "output_value": end["n"]},
+            "SUM(amount_local)": {"changes": {1: 0, 2: 0, 3: -((ln and ln["l3"]) or 0), 4: got(4, "l") or 0,
+                                              5: got(5, "l") or 0}, "output_value": end["l"]},
+            "SUM(amount_reporting)": {"changes": {1: (ln and ln["c1"]) or 0, 2: (ln and ln["c2"]) or 0,
+                                                  3: -((ln and ln["r3"]) or 0), 4: got(4, "r") or 0,
+                                                  5: got(5, "r") or 0}, "output_value": end["r"]}}
+    with open(path, "w") as fh:
+        json.dump(figures, fh, indent=1, default=str)
 
 
 def main() -> None:
@@ -80,6 +130,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--periods", default="2026-01..2026-12")
     parser.add_argument("--driver-memory", default=None)
+    parser.add_argument("--bridge", default=None, help="with onepass: write each month's bridge here (JSON)")
     args = parser.parse_args()
     started_at = one.started_at_of(args)
     spark = one.local_session(one.SESSION, f"handwritten-{args.how}", args.driver_memory)
@@ -88,7 +139,7 @@ def main() -> None:
         for p in periods:
             one.run(spark, args.data, args.layout, args.out, p, started_at)
     else:
-        onepass(spark, args.data, args.layout, args.out, periods, started_at)
+        onepass(spark, args.data, args.layout, args.out, periods, started_at, args.bridge)
     spark.stop()
 
 

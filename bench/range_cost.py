@@ -12,7 +12,9 @@ Five sides, each its own cold process (or processes) with its own ``local[2]`` S
   (b) the same with ``--mode each`` (one process, month by month);
   (c) twelve ``ledgerflow run pipeline_p --period 2026-MM`` processes, one after the other;
   (d) ``bench/handwritten_range.py --how loop``: hand-written PySpark, one session, the month's job twelve times;
-  (e) ``bench/handwritten_range.py --how onepass``: hand-written PySpark computing the twelve months in one pass.
+  (e) ``bench/handwritten_range.py --how onepass``: hand-written PySpark computing the twelve months in one pass;
+  (f) the same recording each month's bridge (``--bridge``: the figures the fused run records for every period's
+      run), the floor of a fused range with its bridge (target fused / (f) <= 1.10).
 
 Every ledgerflow side has its own copy of the workspace (its own run store and outputs; the data folder is a
 link to the generated one), so no side reads another's output. Within a pair the order rotates (pair k
@@ -62,10 +64,10 @@ def use_months(n: int) -> None:
     MONTHS = [f"2026-{m:02d}" for m in range(1, n + 1)]
     RANGE = f"{MONTHS[0]}..{MONTHS[-1]}"
 LAYOUTS = ("flat", "folders")
-SIDES = ("fused", "each", "twelve", "loop", "onepass")
-TARGETS = {"fused/onepass": 1.10, "fused/loop": 0.5}
+SIDES = ("fused", "each", "twelve", "loop", "onepass", "bridged")
+TARGETS = {"fused/onepass": 1.10, "fused/loop": 0.5, "fused/bridged": 1.10}
 RATIOS = {"fused/onepass": ("fused", "onepass"), "fused/loop": ("fused", "loop"), "each/fused": ("each", "fused"),
-          "twelve/fused": ("twelve", "fused")}
+          "twelve/fused": ("twelve", "fused"), "fused/bridged": ("fused", "bridged")}
 QUICK_SIDES = ("fused", "each")  # --quick (in .ci/run): the rows of fused and each agree (issue 30 point 4)
 # The helper processes of --quick (data generation, comparison: untimed, 20,000 rows) compile with C1 only.
 QUICK_HELPER_ENV = {"SPARK_SUBMIT_OPTS": "-XX:TieredStopAtLevel=1"}
@@ -109,9 +111,11 @@ def ledgerflow_cmds(base: list[str], side: str, ws: str, driver_memory: str) -> 
 
 
 def handwritten_cmd(how: str, ws: str, layout: str, driver_memory: str, started_at: str | None) -> list[str]:
-    return [sys.executable, HANDWRITTEN, "--how", how, "--data", os.path.join(ws, "data"), "--layout", layout,
-            "--out", os.path.join(ws, "target", "out", how), "--periods", RANGE, "--driver-memory", driver_memory,
-            *(["--started-at", started_at] if started_at else [])]
+    """(d), (e) or (f) (``how`` "bridged": the one pass recording each month's bridge in ``target/bridge.json``)."""
+    bridge = ["--bridge", os.path.join(ws, "target", "bridge.json")] if how == "bridged" else []
+    return [sys.executable, HANDWRITTEN, "--how", "onepass" if how == "bridged" else how, "--data",
+            os.path.join(ws, "data"), "--layout", layout, "--out", os.path.join(ws, "target", "out", how), "--periods",
+            RANGE, "--driver-memory", driver_memory, *(["--started-at", started_at] if started_at else []), *bridge]
 
 
 def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[str], driver_memory: str,
@@ -129,12 +133,12 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
     for i in range(warmup + pairs):
         k = i - warmup
         full = full_pairs is None or 0 <= k < full_pairs
-        sides = only if full else tuple(s for s in ("fused", "onepass") if s in only)
+        sides = only if full else tuple(s for s in ("fused", "onepass", "bridged") if s in only)
         order = [s for s in SIDES[i % len(SIDES):] + SIDES[:i % len(SIDES)] if s in sides]
         got = {}
         for side in order:
             log_path = os.path.join(logs, f"{side}.log")
-            if side in ("loop", "onepass"):
+            if side in ("loop", "onepass", "bridged"):
                 got[side], _ = timed(handwritten_cmd(side, ws[side], layout, driver_memory, started_at), log_path,
                                      ws[side])
                 if side == "onepass":
@@ -167,9 +171,34 @@ def bench_layout(rows: int, layout: str, pairs: int, warmup: int, lf_base: list[
                     os.path.join(ws["each"], "target", "out", "pipeline_p") if times["each"] else NO_SIDE,
                     os.path.join(ws["onepass"], "target", "out", "onepass") if onepass else NO_SIDE, driver_memory,
                     helper_env)
+    if times["bridged"]:
+        check["bridge"] = bridge_agrees(ws["fused"], os.path.join(ws["bridged"], "target", "bridge.json"))
     return {"rows": rows, "layout": layout, "pairs": pairs, "times_s": times, "ratios": ratios,
             "medians": {n: statistics.median(v) for n, v in ratios.items() if v},
             "median_s": {s: statistics.median(v) for s, v in times.items() if v}, "check": check}
+
+
+def bridge_agrees(fused_ws: str, bridge_json: str) -> str:
+    """Whether (f)'s figures equal every figure the fused run recorded for each month's run (each operation's
+    change and the output's value, per measure): "equal (N figures)" or the first differences."""
+    import sqlite3
+    from decimal import Decimal
+    with open(bridge_json) as fh:
+        hand = json.load(fh)
+    with sqlite3.connect(os.path.join(fused_ws, ".ledgerflow", "state.db")) as conn:
+        rows = conn.execute("SELECT period, record FROM runs WHERE status = 'completed' AND period IN (%s) ORDER BY "
+                            "finished_at" % ",".join("?" * len(MONTHS)), MONTHS).fetchall()
+    records = {period: json.loads(text) for period, text in rows}  # the last run of each month
+    compared, differences = 0, []
+    for period in MONTHS:
+        for b in records[period]["bridge"]:
+            mine = hand[period][b["measure"]]
+            pairs = [(f"change {c['seq']}", c["change"], mine["changes"][str(c["seq"])]) for c in b["changes"]]
+            for what, recorded, by_hand in pairs + [("output", b["output_value"], mine["output_value"])]:
+                compared += 1
+                if Decimal(str(recorded)) != Decimal(str(by_hand)):
+                    differences.append(f"{period} {b['measure']} {what}: recorded {recorded}, by hand {by_hand}")
+    return f"equal ({compared} figures)" if not differences else "; ".join(differences[:5])
 
 
 # ------------------------------------------------------------------ comparison (its own Spark process)
@@ -215,8 +244,9 @@ def compare_main(fused_dir: str, each_dir: str, onepass_dir: str, driver_memory:
 def write_results(log, results: list[dict], out: str) -> list[str]:
     """The table of the results so far, printed and written with the raw log."""
     table = ["", "| layout | GL rows | pairs | (a) fused | (b) each | (c) 12 processes | (d) hand loop | "
-             "(e) hand one pass | fused/(e) | fused/(d) | (b)/(a) | (c)/(a) | identical rows |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "(e) hand one pass | (f) the same with its bridge | fused/(e) | fused/(d) | fused/(f) | (b)/(a) | (c)/(a) "
+             "| identical rows |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         s, md = r["median_s"], r["medians"]
 
@@ -229,7 +259,8 @@ def write_results(log, results: list[dict], out: str) -> list[str]:
         pairs = f"{r['pairs']}" + (f" ((b)-(d): {fewer})" if fewer != r["pairs"] else "")
         table.append(f"| {r['layout']} | {r['rows']:,} | {pairs} | "
                      + " | ".join(f"{s[x]:.2f} s" if x in s else "-" for x in SIDES)
-                     + f" | {ratio('fused/onepass', True)} | {ratio('fused/loop', True)} | {ratio('each/fused')} | "
+                     + f" | {ratio('fused/onepass', True)} | {ratio('fused/loop', True)} | "
+                     f"{ratio('fused/bridged', True)} | {ratio('each/fused')} | "
                      f"{ratio('twelve/fused')} | {'yes' if r['check']['identical'] else 'NO'} "
                      f"({r['check'].get('rows', '?')} rows) |")
     return write_table(out, log, table, results)
@@ -280,6 +311,7 @@ def main(argv=None) -> int:
         md = r["medians"]
         log(f"  {layout:>7} {rows:>10,}: " + ", ".join(f"{n} {v:.2f}" for n, v in md.items()) + "; "
             f"rows agree: {r['check']['identical']} ({r['check'].get('rows', '?')} rows)"
+            + (f"; (f)'s bridge and the fused runs' records: {r['check']['bridge']}" if "bridge" in r["check"] else "")
             + ("" if r["check"]["identical"] else f" {r['check']}"))
         write_results(log, results, out)
     for line in write_results(log, results, out):
