@@ -269,10 +269,11 @@ def input_value(figures: dict, operations: tuple[int, ...]):
     return value
 
 
-def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
+def stage_metrics(bridge: BridgePlan, seqs: list[int], skip: tuple[int, ...] = ()) -> list[tuple[str, str]]:
     """The aggregates to observe on the working rows at the end of the stage outputs ``seqs`` read:
     (name, Spark SQL): per rows kind and measure of their bridges, the change of each operation that can
-    change it and the value at the end."""
+    change it and the value at the end; but the changes of the operations ``skip`` (taken elsewhere:
+    :mod:`.bridge_written`)."""
     out: dict[str, str] = {}
     for seq in seqs:
         o = bridge.output(seq)
@@ -282,7 +283,8 @@ def stage_metrics(bridge: BridgePlan, seqs: list[int]) -> list[tuple[str, str]]:
         # (:func:`output_metrics`), where it costs next to nothing; an output with a selector needs
         # the stage's too, for the rows its selector leaves out
         for what, m, node in _stage_items(bridge, o, end=o.selector):
-            out.setdefault(metric_name(what, o.rows, m.name), pretty(node))
+            if what not in skip:
+                out.setdefault(metric_name(what, o.rows, m.name), pretty(node))
     return list(out.items())
 
 

@@ -14,8 +14,19 @@ from ledgerflow.compiler.periods import parse_period
 MONTHS = ["2026-01", "2026-02", "2026-03", "2026-04"]  # April: no rows, a bridge of zeros
 
 
-@pytest.mark.parametrize("name", ["ts04_delete_inactive", "ts06_append_budgets"])
-def test_each_periods_bridge_fused_is_its_period_by_period_bridge(spark, finance, name):
+def _carrying_operation_seq(root, seq: int) -> None:
+    """Give every GL line an ``_operation_seq`` of ``seq`` (as an upstream ledgerflow output's rows may carry):
+    the rows an operation ``seq`` creates can then not be told from the lines by the column."""
+    path = root / "data" / "gl" / "v1" / "transactions.csv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([lines[0] + ",_operation_seq"] + [ln + f",{seq}" for ln in lines[1:] if ln]) + "\n")
+
+
+@pytest.mark.parametrize("name,carried", [("ts04_delete_inactive", None), ("ts06_append_budgets", None),
+                                          ("ts06_append_budgets", 1)])
+def test_each_periods_bridge_fused_is_its_period_by_period_bridge(spark, finance, name, carried):
+    """Every figure equal; for TS-06 the appended rows' figures are the written rows' with their
+    ``_operation_seq`` (compiler/bridge_written.py), and, when the lines carry that seq too, the stage's."""
     from ledgerflow.adapters.inputs.resolution import resolve_inputs
     from ledgerflow.adapters.run import bridge
     from ledgerflow.adapters.run import compute as period_compute
@@ -26,6 +37,8 @@ def test_each_periods_bridge_fused_is_its_period_by_period_bridge(spark, finance
     from ledgerflow.compiler.fused import fuse
     from ledgerflow.compiler.workspace import load_workspace
     root = extend_finance(finance)
+    if carried is not None:
+        _carrying_operation_seq(root, carried)
     store = RunStore(str(root))
     ws = load_workspace(str(root))
     compiled = compile_project(ws, ws.find_project(name))
@@ -47,6 +60,10 @@ def test_each_periods_bridge_fused_is_its_period_by_period_bridge(spark, finance
     finally:
         DataFrame.observe = original
     assert observed == []  # every period's figures grouped after the pass, none observed per period in it
+    if name == "ts06_append_budgets":  # the appended rows' figures from the written rows, unless mistaken
+        assert set(result.bridge.written) == {2}
+        mistaken = {p: f.get("written|mistaken") for p, f in result.bridge.got[("stage", result.bridge.written[2][0])].items()}
+        assert (("created", 2) in result.bridge.got) == bool(carried) and any(mistaken.values()) == bool(carried)
     for p in periods:
         ctx = period_context(ws, compiled, p, STARTED)
         frames = {o.statement.operation.seq: o.frame for o in period_outputs(fused, result, p, {})}

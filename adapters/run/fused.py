@@ -20,6 +20,7 @@ from typing import Callable, Optional, Sequence
 
 from ...compiler import parameters
 from ...compiler.bridge import bridge_plan, recorded
+from ...compiler.bridge_written import stamped
 from ...compiler.compile import compile_project
 from ...compiler.errors import LedgerflowError
 from ...compiler.fused import PERIOD_COLUMNS, PERIOD_KEY, PERIODS_VIEW, FusedProject, fuse, refusal
@@ -122,7 +123,7 @@ def compute_fused(spark, fused: FusedProject, resolutions: dict[str, dict], star
     last_output = max((i for i, s in enumerate(statements) if s.kind == "output"), default=-1)
     plan = fused.compiled.plan
     # recorded as a period's own run records it (compute.compute), by `bridge:` (``config``)
-    observer = FusedBridge(bridge_plan(plan), fused.periods) if recorded(plan, config) else None
+    observer = FusedBridge(bridge_plan(plan), fused.periods, stamped(plan)) if recorded(plan, config) else None
     result = FusedResult(resolutions=resolutions, bridge=observer)
     local = {seq for seq, d in (destinations or {}).items() if d.local}
     deferred: dict = {}

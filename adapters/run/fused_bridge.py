@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...compiler.bridge import BridgePlan, output_metrics, stage_metrics
+from ...compiler.bridge_written import MISTAKEN, left_out, mistaken, written_creates, written_metrics
 from ...compiler.fused import PERIOD_KEY
 from ...compiler.periods import Period
 from . import fused_writes
@@ -58,9 +59,14 @@ def _grouped(df, metrics: list[tuple[str, str]]) -> dict[str, dict]:
 class FusedBridge:
     """Every period's bridge of a fused range (see the module docstring)."""
 
-    def __init__(self, plan: BridgePlan, periods: tuple[Period, ...]):
+    def __init__(self, plan: BridgePlan, periods: tuple[Period, ...], stamps: frozenset = frozenset()):
         self.plan = plan
         self.periods = periods
+        self.stamps = stamps  # the operations whose created rows say so in _operation_seq (bridge_written.stamped)
+        self.names: dict[str, list[str]] = {}  # stage view -> the names of every figure it tells
+        self.output_names: dict[int, list[str]] = {}  # output seq -> the names of its own figures
+        self.written: dict[int, tuple[str, Any, tuple[int, ...]]] = {}  # output seq -> (its stage, the stage's
+        # rows, the operations whose created rows' figures are taken from the output's written rows)
         self.stages: dict[str, tuple[Any, list[tuple[str, str]]]] = {}  # stage view -> (its rows, metrics)
         self.stage_of: dict[int, str] = {}  # output seq -> the stage view it reads
         self.outputs: dict[int, tuple[Any, list[tuple[str, str]]]] = {}  # output seq -> (its rows, metrics)
@@ -73,15 +79,25 @@ class FusedBridge:
         metrics = stage_metrics(self.plan, outputs)
         for seq in outputs:
             self.stage_of[seq] = stage
-        if metrics:  # else no operation before these outputs changes a measure
-            self.stages[stage] = (df, metrics)
+        if not metrics:  # no operation before these outputs changes a measure
+            return
+        self.names[stage] = [n for n, _ in metrics]
+        creates = written_creates(self.plan, self.stamps, outputs[0]) if len(outputs) == 1 else ()
+        if creates:  # their rows left out of the stage's figures: Spark prunes the branches computing them
+            self.written[outputs[0]] = (stage, df, creates)
+            metrics = stage_metrics(self.plan, outputs, skip=creates) + [mistaken(creates)]
+            df = df.where(left_out(creates))
+        self.stages[stage] = (df, metrics)
 
     def output(self, df, seq: int) -> None:
         """Measure, once the fused statements ran, output ``seq``'s value at the end over its fused rows ``df``
         (or over its rows as written for the whole range, see :meth:`measure`)."""
         metrics = output_metrics(self.plan, seq)
+        self.output_names[seq] = [n for n, _ in metrics]
         if metrics:
             self.outputs[seq] = (df, metrics)
+        if seq in self.written:
+            self.outputs[seq] = (df, metrics + written_metrics(self.plan, seq, self.written[seq][2]))
 
     def measure(self, prestaged: Optional[dict] = None) -> None:
         """Take every figure, one grouped aggregate per stage and output; an output of ``prestaged`` (seq ->
@@ -93,11 +109,36 @@ class FusedBridge:
                 df = fused_writes.read_back(df, prestaged[seq])
             work[("output", seq)] = (df, metrics)
         for key, (df, metrics) in work.items():
-            try:
-                self.got[key] = _grouped(df, metrics)
-            except Exception as exc:  # noqa: BLE001 - the periods' bridges say why, the rows are written
-                self.missing[key] = (f"not measured: Spark failed to compute the range's figures "
-                                     f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+            self._take(key, df, metrics)
+        for seq, (stage, rows, creates) in self.written.items():
+            self._move_written(seq, stage, rows, creates)
+
+    def _take(self, key, df, metrics: list[tuple[str, str]]) -> None:
+        try:
+            self.got[key] = _grouped(df, metrics)
+        except Exception as exc:  # noqa: BLE001 - the periods' bridges say why, the rows are written
+            self.missing[key] = (f"not measured: Spark failed to compute the range's figures "
+                                 f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})")
+
+    def _move_written(self, seq: int, stage: str, rows, creates: tuple[int, ...]) -> None:
+        """The created rows' figures of output ``seq`` join its stage's: from its written rows, unless a live row
+        of the stage carried one of their seqs in some period (then from the stage's rows, computed again)."""
+        names = [n for n, _ in written_metrics(self.plan, seq, creates)]
+        stage_key, output_key = ("stage", stage), ("output", seq)
+        if stage_key in self.missing:
+            return
+        figures = self.got[stage_key]
+        if output_key in self.missing or any(f.get(MISTAKEN) for f in figures.values()):
+            key = ("created", seq)
+            self._take(key, rows, [m for m in stage_metrics(self.plan, [seq]) if m[0] in names])
+            if key in self.missing:
+                self.missing[stage_key] = self.missing[key]
+                return
+            source = self.got[key]
+        else:
+            source = self.got[output_key]
+        for period, got in source.items():
+            figures.setdefault(period, {}).update({n: got.get(n) for n in names})
 
     def _figures(self, key, names: list[str], period: Period) -> Observed:
         if key in self.missing:
@@ -108,10 +149,9 @@ class FusedBridge:
     def for_period(self, period: Period, frames: dict[int, Any]) -> BridgeObserver:
         """The bridge observer of ``period``'s run, whose outputs are ``frames`` (seq -> the period's frame)."""
         observer = BridgeObserver(self.plan)
-        observer.stages = {s: self._figures(("stage", s), [n for n, _ in m], period)
-                           for s, (_, m) in self.stages.items()}
-        observer.outputs = {s: self._figures(("output", s), [n for n, _ in m], period)
-                            for s, (_, m) in self.outputs.items()}
+        observer.stages = {s: self._figures(("stage", s), self.names[s], period) for s in self.stages}
+        observer.outputs = {s: self._figures(("output", s), self.output_names[s], period)
+                            for s in self.outputs if self.output_names[s]}
         observer.stage_of = dict(self.stage_of)
         observer.frames = dict(frames)
         return observer
