@@ -37,14 +37,18 @@ def is_folder(st: Optional[os.stat_result]) -> bool:
 def stats(folder: str, below: str = "") -> Iterator[tuple[str, os.stat_result]]:
     """(relative path, ``lstat``) of everything in ``folder``, recursively, sorted by name within each folder,
     links never followed: one ``lstat`` per entry."""
-    with os.scandir(os.path.join(folder, below) if below else folder) as entries:
-        listed = sorted(entries, key=lambda e: e.name)
-    for entry in listed:
-        rel = os.path.join(below, entry.name) if below else entry.name
+    for rel, entry in _sorted_entries(folder, below):
         st = entry.stat(follow_symlinks=False)
         yield rel, st
         if stat.S_ISDIR(st.st_mode):
             yield from stats(folder, rel)
+
+
+def _sorted_entries(folder: str, below: str) -> list[tuple[str, os.DirEntry]]:
+    """(path relative to ``folder``, entry) of what ``folder/below`` holds, sorted by name."""
+    with os.scandir(os.path.join(folder, below) if below else folder) as entries:
+        listed = sorted(entries, key=lambda e: e.name)
+    return [(os.path.join(below, e.name) if below else e.name, e) for e in listed]
 
 
 def read_small(path: str, limit: int = 256) -> Optional[bytes]:
@@ -106,10 +110,7 @@ def remove_flat(folder: str) -> None:
 def names(folder: str, below: str = "") -> Iterator[tuple[str, bool]]:
     """(relative path, is a folder) of everything in ``folder``, recursively, sorted by name within each folder,
     links never followed: no system call per entry (a listing says each entry's type)."""
-    with os.scandir(os.path.join(folder, below) if below else folder) as entries:
-        listed = sorted(entries, key=lambda e: e.name)
-    for entry in listed:
-        rel = os.path.join(below, entry.name) if below else entry.name
+    for rel, entry in _sorted_entries(folder, below):
         is_dir = entry.is_dir(follow_symlinks=False)
         yield rel, is_dir
         if is_dir:
