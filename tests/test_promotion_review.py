@@ -332,3 +332,22 @@ def test_a_promoted_runs_registry_row_holds_what_its_record_says_it_read(tmp_pat
     assert len(rows) == 1
     record, inputs, files = rows[0]
     assert (inputs, files) == stored_inputs(json.loads(record))
+
+
+def test_a_marker_replaced_between_its_read_and_its_link_is_never_kept(tmp_path, monkeypatch):
+    """The source's marker is read, then linked: should the name have become something else in between (here a
+    link to another file), the new folder gets a marker of its own."""
+    from ledgerflow.adapters.commit import shown
+    ws = _workspace(tmp_path / "ws")
+    source = _out(ws) / ".lf_envs" / "dev" / f"_period={PERIOD}"
+    name = (source / ".lf_version").read_text().strip()
+    version = str(_out(ws) / ".lf_versions" / f"_period={PERIOD}" / name)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("someone else's file\n")
+    real_link = os.link
+    monkeypatch.setattr(shown.os, "link", lambda src, dst, **kw: os.symlink(elsewhere, dst)
+                        if dst.endswith(".lf_version") else real_link(src, dst, **kw))
+    built = Path(shown.build(version, shown_by=str(source)))
+    mine = built / ".lf_version"
+    assert not mine.is_symlink() and mine.read_text() == name + "\n" and elsewhere.read_text() == "someone else's file\n"
+    shutil.rmtree(built)

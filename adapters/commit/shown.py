@@ -82,11 +82,15 @@ def _mark(folder: str, name: str, shown_by: Optional[str]) -> None:
     if shown_by is not None:
         theirs = os.path.join(shown_by, MARKER)
         if folder_stats.read_small(theirs) == text:
+            mine = os.path.join(folder, MARKER)
             try:
-                os.link(theirs, os.path.join(folder, MARKER), follow_symlinks=False)
-                return
+                os.link(theirs, mine, follow_symlinks=False)
             except OSError:
                 pass  # replaced meanwhile, or no links here: a marker of its own
+            else:
+                if folder_stats.read_small(mine) == text:
+                    return
+                os.remove(mine)  # replaced by something else between the read and the link: never kept
     folder_stats.write_small(os.path.join(folder, MARKER), text)
 
 
