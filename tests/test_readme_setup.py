@@ -25,8 +25,8 @@ def test_the_quickstart_is_two_commands_in_a_virtual_environment():
 
 def test_the_readme_says_how_long_the_suite_takes_and_gives_the_fast_subset():
     text = " ".join(README.split())
-    assert "about 10 minutes on a quiet two-core machine" in text and "nearly 30 on a loaded one" in text
-    assert "(`.ci/run`, which also installs from scratch and starts the cluster, about 11)" in text
+    assert "about 11 minutes on a quiet two-core machine" in text and "nearly 30 on a loaded one" in text
+    assert "(`.ci/run`, which also installs from scratch and starts the cluster, about 12)" in text
     fast = '`python -m pytest -m "not spark and not cluster" -n 2 --deselect tests/test_docs_site_browser.py`'
     assert fast in text
     with open(REPO / "pyproject.toml", "rb") as fh:
