@@ -242,11 +242,20 @@ def _stage_aggregate(bridge: BridgePlan, what, m: BridgeMeasure, o: OutputBridge
             return exp.Neg(this=exp.CountIf(this=cond) if value is None else _sum(cond, value))
         if effect != BridgeEffect.CREATES_ROWS:
             raise IncompleteKind(f"operation {what} changes no working row: it has no change to observe")
-        cond = _eq(ORIGIN, what)  # an aggregate's or an append's rows
-        value = _zero_null(value_after(columns, what, m.column, o.seq)) if m.column else None
+        # an aggregate's or an append's rows, as they were then
+        return created_figure(ORIGIN, what, m, value_after(columns, what, m.column, o.seq) if m.column else None)
     if value is None:
         return exp.CountIf(this=cond) if cond is not None else exp.Count(this=exp.Star())
     return _sum(cond, value)
+
+
+def created_figure(column: str, seq: int, m: BridgeMeasure, value: Optional[exp.Expression] = None) -> exp.Expression:
+    """``m`` over the rows whose ``column`` is ``seq`` (the rows operation ``seq`` created): a count, or the sum of
+    ``value`` (the measure's column when None), a NULL counted as 0."""
+    cond = _eq(column, seq)
+    if m.column is None:
+        return exp.CountIf(this=cond)
+    return _sum(cond, _zero_null(value if value is not None else _col(m.column)))
 
 
 def _stage_items(bridge: BridgePlan, o: OutputBridge, end: bool = True):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from .bridge import LIVE, BridgePlan, metric_name
+from .bridge import LIVE, BridgePlan, created_figure, metric_name
 from .bridge_columns import ORIGIN
 from .kinds.entry import BridgeEffect
 from .kinds.registry import operation_kind
@@ -65,15 +65,8 @@ def written_metrics(bridge: BridgePlan, seq: int, creates: tuple[int, ...]) -> l
     """The created rows' figures of ``creates`` over output ``seq``'s written rows, named as the stage names
     them (:func:`..bridge.stage_metrics`): ``count`` and ``SUM`` of each measure, a NULL counted as 0."""
     o = bridge.output(seq)
-    out = []
-    for k in creates:
-        cond = exp.EQ(this=_col(OPERATION_SEQ), expression=exp.Literal.number(k))
-        for m in o.measures:
-            node = exp.CountIf(this=cond) if m.column is None else exp.Sum(this=exp.If(
-                this=cond, true=exp.Coalesce(this=_col(m.column), expressions=[exp.Literal.number(0)]),
-                false=exp.Null()))
-            out.append((metric_name(k, o.rows, m.name), pretty(node)))
-    return out
+    return [(metric_name(k, o.rows, m.name), pretty(created_figure(OPERATION_SEQ, k, m))) for k in creates
+            for m in o.measures]
 
 
 def left_out(creates: tuple[int, ...]) -> str:

@@ -40,7 +40,8 @@ def real_path(path: str) -> str:
 @contextmanager
 def remembered() -> Iterator[None]:
     """Within the block (of checks that change nothing on disk), :func:`real_path` resolves each path once."""
-    token = _REMEMBERED.set({} if _REMEMBERED.get() is None else _REMEMBERED.get())
+    outer = _REMEMBERED.get()  # a block inside another shares its memory
+    token = _REMEMBERED.set({} if outer is None else outer)
     try:
         yield
     finally:

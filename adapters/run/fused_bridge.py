@@ -94,10 +94,10 @@ class FusedBridge:
         (or over its rows as written for the whole range, see :meth:`measure`)."""
         metrics = output_metrics(self.plan, seq)
         self.output_names[seq] = [n for n, _ in metrics]
+        if seq in self.written:  # and the created rows' figures (:meth:`stage`)
+            metrics = metrics + written_metrics(self.plan, seq, self.written[seq][2])
         if metrics:
             self.outputs[seq] = (df, metrics)
-        if seq in self.written:
-            self.outputs[seq] = (df, metrics + written_metrics(self.plan, seq, self.written[seq][2]))
 
     def measure(self, prestaged: Optional[dict] = None) -> None:
         """Take every figure, one grouped aggregate per stage and output; an output of ``prestaged`` (seq ->
