@@ -17,46 +17,59 @@ the figures from the stage, as before, for a range where any period has one.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlglot import exp
 
 from .bridge import LIVE, BridgePlan, created_figure, metric_name
 from .bridge_columns import ORIGIN
 from .kinds.entry import BridgeEffect
 from .kinds.registry import operation_kind
-from .plan import Plan
+from .plan import OutputPlan, Plan
 from .render import pretty
 
 OPERATION_SEQ = "_operation_seq"
 MISTAKEN = "written|mistaken"  # live rows of the stage, other than those left out, carrying a left-out seq
 
 
+@dataclass(frozen=True)
+class Stamps:
+    """What :func:`stamped` found in a plan."""
+
+    creates: frozenset[int] = frozenset()  # the operations whose every created row says so in _operation_seq
+    outputs: frozenset[int] = frozenset()  # the outputs that write _operation_seq
+
+
 def _col(name: str) -> exp.Column:
     return exp.column(name, quoted=True)
 
 
-def stamped(plan: Plan) -> frozenset[int]:
+def stamped(plan: Plan) -> Stamps:
     """The operations of ``plan`` whose every created row has ``_operation_seq`` = their seq (a literal, never
-    a value copied from the rows they read)."""
-    out = set()
+    a value copied from the rows they read), and the outputs that write that column."""
+    creates, outputs = set(), set()
     for op in plan.operations:
+        if isinstance(op, OutputPlan) and OPERATION_SEQ in op.columns:
+            outputs.add(op.seq)
         if operation_kind(op.kind).bridge != BridgeEffect.CREATES_ROWS or not op.appended:
             continue
         column = op.appended.get(OPERATION_SEQ)
         value = column.expression if column is not None else None
         if isinstance(value, exp.Literal) and not value.is_string and value.this == str(op.seq):
-            out.add(op.seq)
-    return frozenset(out)
+            creates.add(op.seq)
+    return Stamps(frozenset(creates), frozenset(outputs))
 
 
-def written_creates(bridge: BridgePlan, stamps: frozenset[int], seq: int) -> tuple[int, ...]:
+def written_creates(bridge: BridgePlan, stamps: Stamps, seq: int) -> tuple[int, ...]:
     """The creating operations whose figures in output ``seq``'s bridge are its written rows' with their seq:
-    stamped, and nothing after them up to the output changes or removes a row (the output writes every live
-    row: no selector, no include_deleted, no group of a reconcile)."""
+    stamped, written by the output (its columns hold ``_operation_seq``), and nothing after them up to the
+    output changes or removes a row (the output writes every live row: no selector, no include_deleted, no
+    group of a reconcile)."""
     o = bridge.output(seq)
-    if o is None or o.rows != LIVE or o.selector or o.groups:
+    if o is None or o.rows != LIVE or o.selector or o.groups or seq not in stamps.outputs:
         return ()
     effects = {k: operation_kind(bridge.kinds[k]).bridge for k in o.operations}
-    return tuple(k for k in o.operations if effects[k] == BridgeEffect.CREATES_ROWS and k in stamps
+    return tuple(k for k in o.operations if effects[k] == BridgeEffect.CREATES_ROWS and k in stamps.creates
                  and not any(s > k and effects[s] in (BridgeEffect.ASSIGNS, BridgeEffect.MARKS_DELETED)
                              for s in o.operations))
 
@@ -69,14 +82,18 @@ def written_metrics(bridge: BridgePlan, seq: int, creates: tuple[int, ...]) -> l
             for m in o.measures]
 
 
+def _left_out(creates: tuple[int, ...]) -> exp.Expression:
+    return exp.Not(this=exp.In(this=_col(ORIGIN), expressions=[exp.Literal.number(k) for k in creates]))
+
+
 def left_out(creates: tuple[int, ...]) -> str:
     """The condition keeping a stage's rows other than those ``creates`` made (Spark SQL)."""
-    return pretty(exp.Not(this=exp.In(this=_col(ORIGIN), expressions=[exp.Literal.number(k) for k in creates])))
+    return pretty(_left_out(creates))
 
 
-def mistaken(creates: tuple[int, ...]) -> tuple[str, str]:
-    """:data:`MISTAKEN` over the rows :func:`left_out` keeps: live ones carrying one of ``creates``' seqs."""
-    node = exp.CountIf(this=exp.and_(
-        exp.Not(this=_col("_deleted")),
-        exp.In(this=_col(OPERATION_SEQ), expressions=[exp.Literal.number(k) for k in creates])))
-    return MISTAKEN, pretty(node)
+def mistaken(creates: tuple[int, ...], kept: bool = True) -> tuple[str, str]:
+    """:data:`MISTAKEN`: the live rows carrying one of ``creates``' seqs, over the rows :func:`left_out` keeps
+    (``kept``: the rows observed are those already; else the condition is part of the count)."""
+    conditions = [exp.Not(this=_col("_deleted")),
+                  exp.In(this=_col(OPERATION_SEQ), expressions=[exp.Literal.number(k) for k in creates])]
+    return MISTAKEN, pretty(exp.CountIf(this=exp.and_(*conditions, *(() if kept else (_left_out(creates),)))))

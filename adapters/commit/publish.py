@@ -84,7 +84,9 @@ class PublishHooks:
     where Ctrl-C may stop the run; ``echo`` prints progress; ``metrics``: the run's timings (or None).
     ``checks``: the run's checks, judged on the staged outputs before the journal begins (a quarantine's rows
     staged with the outputs and swapped in by the same journal). ``refuse(record)``: called once everything is
-    staged, before anything is swapped in or written in place (raises when the run may not publish)."""
+    staged, before anything is swapped in or written in place (raises when the run may not publish).
+    ``staged(seq, folder)``: called when output ``seq``'s write staged its rows in ``folder`` (the run's bridge
+    reads figures from them: run/bridge.py)."""
 
     save_run: Callable[[dict], None]
     stops: StopPoints
@@ -92,6 +94,7 @@ class PublishHooks:
     metrics: Any = None
     checks: Optional[OutputChecks] = None
     refuse: Optional[Callable[[dict], None]] = None
+    staged: Optional[Callable[[int, str], None]] = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,8 @@ def write_outputs(pending: list[PendingOutput], destinations: dict[int, OutputDe
                 else:
                     staged.append(staging.stage_partition(df, dest.target, dest.format, period, run_id,
                                                           create_only=registers, within=dest.within, env=dest.env))
+                    if hooks.staged is not None:
+                        hooks.staged(op.seq, staged[-1].staged)
                 if out.rows is None:
                     out.rows = staging.count_rows(df, staged[-1].staged, dest.format)
                     echo(f"  [{op.seq}] output '{op.name}': {out.rows} rows")

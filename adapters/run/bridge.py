@@ -22,17 +22,24 @@ from ...compiler.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBri
                                        grouped_query, input_value, metric_name,
                                        output_metrics, output_check_metrics, stage_metrics)
 from ...compiler.bridge_columns import EXACT
+from ...compiler.bridge_written import MISTAKEN, Stamps, mistaken, written_creates
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
-from . import observations
+from . import observations, written_figures
 from .check_eval import SAMPLE, judge
 
 
 class BridgeObserver:
     """The observations of one run's bridge (see the module docstring)."""
 
-    def __init__(self, plan: BridgePlan, checks: Optional[list[CheckPlan]] = None):
+    def __init__(self, plan: BridgePlan, checks: Optional[list[CheckPlan]] = None, stamps: Stamps = Stamps(),
+                 parquet: frozenset[int] = frozenset()):
         self.plan = plan
         self.checks = list(checks or [])  # the project's checks: an output's row checks are observed with its stage
+        self.stamps = stamps  # the operations whose created rows say so in _operation_seq (bridge_written.stamped)
+        self.parquet = parquet  # the outputs staged as Parquet files in a local folder
+        self.written: dict[int, tuple[int, ...]] = {}  # output seq -> the operations whose created rows' figures
+        # are read from its staged files (:mod:`.written_figures`), not observed on the stage's rows
+        self.read: dict[int, dict] = {}  # output seq -> those figures, once read
         self.checked: dict[int, tuple[Any, list]] = {}  # output seq -> (stage Observation, [(row check, prefix)])
         self.tag = uuid.uuid4().hex[:12]  # observation names are unique in the session
         self.stages: dict[str, Any] = {}  # stage view -> Observation of its rows at the end
@@ -50,6 +57,10 @@ class BridgeObserver:
             self.stage_of[seq] = stage
         if not metrics:  # no operation before these outputs changes a measure: nothing to observe here
             return df
+        creates = written_creates(self.plan, self.stamps, outputs[0]) if self._readable(outputs) else ()
+        if creates:  # read from the few rows that carry their seq once written, not evaluated on every row here
+            self.written[outputs[0]] = creates
+            metrics = stage_metrics(self.plan, outputs, skip=creates) + [mistaken(creates, kept=False)]
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
         observation = Observation(f"lf_bridge_{self.tag}_{stage}")
@@ -76,6 +87,21 @@ class BridgeObserver:
                                                if c.on == seq and c.kind.row_check])
         return df
 
+    def _readable(self, outputs: list[int]) -> bool:
+        """Whether the stage's one reader is an output whose staged files hold every row it computed: written as
+        Parquet to a local folder, no row moved out by a quarantine."""
+        return len(outputs) == 1 and outputs[0] in self.parquet and not any(
+            c.on == outputs[0] and c.action == Action.QUARANTINE for c in self.checks)
+
+    def staged(self, seq: int, folder: str) -> None:
+        """Output ``seq``'s rows were staged in ``folder``: read the created rows' figures it holds."""
+        o = self.plan.output(seq)
+        if seq in self.written and o is not None:
+            try:
+                self.read[seq] = written_figures.created_figures(folder, self.written[seq], o.rows, o.measures)
+            except Exception:  # noqa: BLE001 - not read: the figures are taken from the stage's rows (_created)
+                self.read.pop(seq, None)
+
 
 def collect(ctx, record: Optional[dict] = None) -> list[dict]:
     """``record["bridge"]`` of the run ``ctx`` (computed once, when every output was staged or materialised):
@@ -91,6 +117,13 @@ def collect(ctx, record: Optional[dict] = None) -> list[dict]:
     if record is not None:
         record["bridge"] = observer.rows
     return observer.rows
+
+
+def staged(ctx, seq: int, folder: str) -> None:
+    """Output ``seq`` of the run ``ctx`` was staged in ``folder`` (:meth:`BridgeObserver.staged`)."""
+    observer: Optional[BridgeObserver] = getattr(ctx, "bridge", None)
+    if observer is not None:
+        observer.staged(seq, folder)
 
 
 def observed_checks(ctx, seq: int) -> Optional[tuple[Any, list]]:
@@ -163,6 +196,8 @@ def _rows(observer: BridgeObserver) -> list[dict]:
             continue
         stage = got.get(("stage", observer.stage_of[o.seq]), {})  # none: nothing before it changes a measure
         out = got[("output", o.seq)]
+        if o.seq in observer.written:
+            stage = {**stage, **_created(observer, o.seq, stage)}
         moved = _quarantined_totals(plan, observer.quarantined.get(o.seq), o)
         for m in o.measures:
             figures = {w: stage.get(metric_name(w, o.rows, m.name)) for w in o.operations}
@@ -173,6 +208,21 @@ def _rows(observer: BridgeObserver) -> list[dict]:
         for by in o.groups:
             rows.extend(_grouped_rows(observer, o, by))
     return rows
+
+
+def _created(observer: BridgeObserver, seq: int, stage: dict) -> dict:
+    """The figures of the rows output ``seq``'s stage created (:attr:`BridgeObserver.written`), as the stage
+    names them: read from its staged rows with their ``_operation_seq``, unless a live row the operations did
+    not create carried one of their seqs (an input's own ``_operation_seq``) or the rows were not staged; then
+    one more job over the stage's rows, as its figures would have been observed on them."""
+    if not stage.get(MISTAKEN) and seq in observer.read:
+        return observer.read[seq]
+    names = {metric_name(k, observer.plan.output(seq).rows, m.name) for k in observer.written[seq]
+             for m in observer.plan.output(seq).measures}
+    from pyspark.sql import functions as F
+    frame = observer.frames[seq].sparkSession.table(observer.stage_of[seq])
+    metrics = [m for m in stage_metrics(observer.plan, [seq]) if m[0] in names]
+    return frame.agg(*[F.expr(sql).alias(name) for name, sql in metrics]).collect()[0].asDict()
 
 
 def _unmeasured(o: OutputBridge, observer: BridgeObserver, missing: dict) -> Optional[str]:

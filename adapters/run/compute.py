@@ -5,6 +5,7 @@ from typing import Callable, Optional
 
 from ...compiler import parameters
 from ...compiler.bridge import bridge_plan, recorded
+from ...compiler.bridge_written import stamped
 from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders
@@ -45,7 +46,8 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     # the bridge is observed for a project that declares checks, or any with `bridge: always` in ledgerflow.yml:
     # at 10M rows it costs a run of pipeline P about an eighth of its time (BENCHMARKS.md section 4); without it
     # Spark prunes the bridge's columns, so such a run costs exactly what it did before checks
-    observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks) \
+    parquet = frozenset(seq for seq, d in destinations.items() if d.local and getattr(d, "format", None) == "parquet")
+    observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks, stamped(plan), parquet) \
         if ctx.observe_bridge and recorded(plan, ctx.workspace.config) else None
     args = parameters.values(ctx.period, ctx.started_at)
     inputs = input_loads(ctx)

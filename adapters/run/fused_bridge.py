@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...compiler.bridge import BridgePlan, output_metrics, stage_metrics
-from ...compiler.bridge_written import MISTAKEN, left_out, mistaken, written_creates, written_metrics
+from ...compiler.bridge_written import MISTAKEN, Stamps, left_out, mistaken, written_creates, written_metrics
 from ...compiler.fused import PERIOD_KEY
 from ...compiler.periods import Period
 from . import fused_writes
@@ -59,7 +59,7 @@ def _grouped(df, metrics: list[tuple[str, str]]) -> dict[str, dict]:
 class FusedBridge:
     """Every period's bridge of a fused range (see the module docstring)."""
 
-    def __init__(self, plan: BridgePlan, periods: tuple[Period, ...], stamps: frozenset = frozenset()):
+    def __init__(self, plan: BridgePlan, periods: tuple[Period, ...], stamps: Stamps = Stamps()):
         self.plan = plan
         self.periods = periods
         self.stamps = stamps  # the operations whose created rows say so in _operation_seq (bridge_written.stamped)

@@ -244,7 +244,8 @@ class Runner:
                 else None  # judged on the staged outputs, before anything is swapped in (run/checks.py)
             checks = strategy.publishing(record.data, ctx, checks)
             hooks = publish.PublishHooks(self.store.save_run, interrupts, self.echo, metrics, checks,
-                                         refuse=lambda data: _may_publish(self.store, ctx, data, self.session))
+                                         refuse=lambda data: _may_publish(self.store, ctx, data, self.session),
+                                         staged=lambda seq, folder: bridge.staged(ctx, seq, folder))
             written = publish.write_outputs(pending, destinations, record.data, period=ctx.period.identifier,
                                             hooks=hooks)
             bridge.collect(ctx, record.data)  # record["bridge"] (already there when checks were judged)
