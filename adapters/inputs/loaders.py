@@ -228,6 +228,15 @@ def load_input(spark, load: InputLoad, args: dict, rewrite: Optional[Callable[[s
     return len(selects)
 
 
+def raw_columns(spark, view: str, locations: int) -> Optional[set[str]]:
+    """The columns input ``view``'s ``locations`` locations hold as :func:`load_input` read them (the names of its
+    raw views), or None when they cannot be told (the view was not loaded by :func:`load_input`)."""
+    try:
+        return {c for i in range(locations) for c in spark.table(f"raw_{view}_{i}").columns}
+    except Exception:  # noqa: BLE001 - no such raw view: unknown
+        return None
+
+
 def warmup_query(dataset: Dataset, row_ids: bool) -> str:
     """A normalised SELECT shaped like the one :func:`load_input` builds for ``dataset`` (its declared
     columns as they are, ids from Parquet row positions when ``row_ids``): text for :mod:`.parser_warmup`."""

@@ -24,6 +24,8 @@ from ...compiler.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBri
 from ...compiler.bridge_columns import EXACT
 from ...compiler.bridge_written import MISTAKEN, Stamps, mistaken, written_creates
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
+from ...compiler.kinds.entry import BridgeEffect
+from ...compiler.kinds.registry import operation_kind
 from . import observations, written_figures
 from .check_eval import SAMPLE, judge
 
@@ -40,6 +42,7 @@ class BridgeObserver:
         self.written: dict[int, tuple[int, ...]] = {}  # output seq -> the operations whose created rows' figures
         # are read from its staged files (:mod:`.written_figures`), not observed on the stage's rows
         self.read: dict[int, dict] = {}  # output seq -> those figures, once read
+        self.carried = True  # whether an input row may carry an _operation_seq of its own (compute.compute tells)
         self.checked: dict[int, tuple[Any, list]] = {}  # output seq -> (stage Observation, [(row check, prefix)])
         self.tag = uuid.uuid4().hex[:12]  # observation names are unique in the session
         self.stages: dict[str, Any] = {}  # stage view -> Observation of its rows at the end
@@ -60,7 +63,11 @@ class BridgeObserver:
         creates = written_creates(self.plan, self.stamps, outputs[0]) if self._readable(outputs) else ()
         if creates:  # read from the few rows that carry their seq once written, not evaluated on every row here
             self.written[outputs[0]] = creates
-            metrics = stage_metrics(self.plan, outputs, skip=creates) + [mistaken(creates, kept=False)]
+            metrics = stage_metrics(self.plan, outputs, skip=creates)
+            if self.carried or not self._all_stamped():  # else no row but those created can carry their seq
+                metrics.append(mistaken(creates, kept=False))
+            if not metrics:  # the created rows' figures were all there was to observe
+                return df
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
         observation = Observation(f"lf_bridge_{self.tag}_{stage}")
@@ -92,6 +99,11 @@ class BridgeObserver:
         Parquet to a local folder, no row moved out by a quarantine."""
         return len(outputs) == 1 and outputs[0] in self.parquet and not any(
             c.on == outputs[0] and c.action == Action.QUARANTINE for c in self.checks)
+
+    def _all_stamped(self) -> bool:
+        """Whether every operation that creates rows gives them its own seq (none copies a row's)."""
+        return all(k in self.stamps.creates for k, kind in self.plan.kinds.items()
+                   if operation_kind(kind).bridge == BridgeEffect.CREATES_ROWS)
 
     def staged(self, seq: int, folder: str) -> None:
         """Output ``seq``'s rows were staged in ``folder``: read the created rows' figures it holds."""

@@ -5,7 +5,7 @@ from typing import Callable, Optional
 
 from ...compiler import parameters
 from ...compiler.bridge import bridge_plan, recorded
-from ...compiler.bridge_written import stamped
+from ...compiler.bridge_written import OPERATION_SEQ, stamped
 from ..commit.destinations import OutputDestination
 from ..commit.publish import PendingOutput
 from ..inputs import loaders
@@ -56,6 +56,9 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
             loaders.check_exists(loc, item.dataset)
     with metrics.measure(metrics.statement("load_inputs", "load", [])):
         counts = (load_inputs or loaders.load_inputs)(spark, inputs, args)
+    if observer is not None:  # no row loaded carries its own _operation_seq: each row's tells who created it
+        observer.carried = any(OPERATION_SEQ in (loaders.raw_columns(spark, v.view, n) or {OPERATION_SEQ})
+                               for v, n in zip(ctx.compiled.inputs, counts))
     for view, n in zip(ctx.compiled.inputs, counts):
         res = ctx.resolutions[view.view]
         echo(f"  loaded {view.dataset.name} v{res.version} ({n} location{'s' if n != 1 else ''}, "
