@@ -106,3 +106,70 @@ def test_an_output_that_does_not_write_operation_seq_keeps_the_figures_on_the_st
     for name, creates in (("without_seq", ()), ("with_seq", (1,))):
         plan = compile_project(ws, ws.find_project(name)).plan
         assert written_creates(bridge_plan(plan), stamped(plan), 2) == creates, name
+
+
+def test_figures_read_from_parquet_are_exact_and_skip_row_groups_without_the_seq(tmp_path):
+    """Sums past 38 digits are exact (Arrow's own sum of such a column wraps around), a NULL counts as 0, and a row
+    group whose footer says it holds no created row is never read."""
+    from decimal import Decimal, localcontext
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ledgerflow.adapters.run.written_figures import created_figures, output_figures
+    from ledgerflow.compiler.bridge import BridgeMeasure
+    big = Decimal("9" * 36 + ".99")
+    with localcontext() as exact:
+        exact.prec = 100
+        big2, big4 = big * 2, big * 4
+    seq = [0, 0, 3, 3, 3]
+    wide = [big, big, big, big, None]
+    small = [Decimal("1.10"), None, Decimal("2.25"), Decimal("-0.05"), Decimal("0.01")]
+    table = pa.table({"_operation_seq": pa.array(seq, pa.int32()), "wide": pa.array(wide, pa.decimal128(38, 2)),
+                      "small": pa.array(small, pa.decimal128(18, 2))})
+    pq.write_table(table, tmp_path / "part-00000.parquet", row_group_size=2)  # groups: [0, 0], [3, 3], [3]
+    measures = (BridgeMeasure("count"), BridgeMeasure("SUM(wide)", "wide", 2), BridgeMeasure("SUM(small)", "small", 2))
+    out = output_figures(str(tmp_path), measures, (3,), "live")
+    assert out["count"] == 5 and out["SUM(wide)"] == big4 and out["SUM(small)"] == Decimal("3.31")
+    assert out["3|live|count"] == 3 and out["3|live|SUM(wide)"] == big2 and out["3|live|SUM(small)"] == Decimal("2.21")
+    read = []
+    original = pq.ParquetFile.read_row_groups
+    pq.ParquetFile.read_row_groups = lambda self, groups, **k: read.append(list(groups)) or original(self, groups, **k)
+    try:
+        created = created_figures(str(tmp_path), (3,), "live", measures)
+    finally:
+        pq.ParquetFile.read_row_groups = original
+    assert read == [[1, 2]]  # the first row group holds only 0s
+    assert created == {k: v for k, v in out.items() if k.startswith("3|")}
+    assert created_figures(str(tmp_path), (7,), "live", measures)["7|live|count"] == 0
+
+
+def test_a_fused_ranges_parquet_output_gives_its_figures_from_its_files(spark, finance, tmp_path, monkeypatch):
+    """A fused range's output written as Parquet: each period's value at the end and its appended rows' figures
+    read from the period's prestaged files (no Spark read back), every figure as the period's own run records."""
+    import shutil
+
+    from fused_support import STARTED
+    from ledgerflow.adapters.run import fused_writes, written_figures
+    from ledgerflow.adapters.run.fused import run_range
+    from ledgerflow.adapters.run.runner import Runner
+    from ledgerflow.compiler.periods import parse_period
+    read, spark_reads = [], []
+    original = written_figures.output_figures
+    monkeypatch.setattr(written_figures, "output_figures", lambda *a: read.append(a) or original(*a))
+    monkeypatch.setattr(fused_writes, "read_back", lambda *a: spark_reads.append(a))
+    root = extend_finance(finance)
+    _project(root, "with_seq")
+    twin = shutil.copytree(root, tmp_path / "twin")
+    months = ["2026-01", "2026-02", "2026-03"]
+    lines: list[str] = []
+    runner = Runner(str(root), echo=lines.append, session_factory=lambda: spark)
+    results = dict((p.identifier, r) for p, r in run_range(runner, "with_seq", [parse_period(m) for m in months],
+                                                           started_at=STARTED))
+    assert any("(fused, 3 periods)" in line for line in lines), lines
+    assert len(read) == 3 and spark_reads == []
+    assert all(a[2] == (1,) for a in read)  # with the appended rows' figures
+    each = Runner(str(twin), echo=lambda _s: None, session_factory=lambda: spark)
+    for m in months:
+        assert results[m]["bridge"] == each.run("with_seq", m)["bridge"], m
+    assert results["2026-02"]["bridge"][0]["changes"][0]["change"] > 0

@@ -28,7 +28,8 @@ from ...compiler.bridge import BridgePlan, output_metrics, stage_metrics
 from ...compiler.bridge_written import MISTAKEN, Stamps, left_out, mistaken, written_creates, written_metrics
 from ...compiler.fused import PERIOD_KEY
 from ...compiler.periods import Period
-from . import fused_writes
+from ..commit import prestage
+from . import fused_writes, written_figures
 from .bridge import BridgeObserver
 
 
@@ -105,6 +106,8 @@ class FusedBridge:
         prestaged = prestaged or {}
         work = {("stage", s): v for s, v in self.stages.items()}
         for seq, (df, metrics) in self.outputs.items():
+            if seq in prestaged and self._read_written(seq, prestaged[seq]):
+                continue
             if seq in prestaged:
                 df = fused_writes.read_back(df, prestaged[seq])
             work[("output", seq)] = (df, metrics)
@@ -112,6 +115,24 @@ class FusedBridge:
             self._take(key, df, metrics)
         for seq, (stage, rows, creates) in self.written.items():
             self._move_written(seq, stage, rows, creates)
+
+    def _read_written(self, seq: int, written: fused_writes.PrestagedOutput) -> bool:
+        """Output ``seq``'s figures of every period read from its prestaged Parquet files, no Spark job
+        (:func:`.written_figures.output_figures`); False, nothing taken, when they are not Parquet or unreadable."""
+        o = self.plan.output(seq)
+        if written.destination.format != "parquet" or o is None:
+            return False
+        creates = self.written[seq][2] if seq in self.written else ()
+        got = {}
+        try:
+            for period in self.periods:
+                folder = prestage.period_folder(written.folder, PERIOD_KEY, period.identifier)
+                if folder is not None:
+                    got[period.identifier] = written_figures.output_figures(folder, o.measures, creates, o.rows)
+        except Exception:  # noqa: BLE001 - not read: Spark reads them back (measure)
+            return False
+        self.got[("output", seq)] = got
+        return True
 
     def _take(self, key, df, metrics: list[tuple[str, str]]) -> None:
         try:
