@@ -6,12 +6,12 @@ import datetime
 import functools
 import re
 from dataclasses import dataclass
-from typing import Optional
-
-import sqlglot
-from sqlglot import exp
+from typing import TYPE_CHECKING, Optional
 
 from .errors import LedgerflowError
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 PARAMETERS = ("period_identifier", "period_start", "period_end", "run_started_at")
 LEVEL_ORDER = {"day": 0, "month": 1, "quarter": 2, "year": 3}
@@ -185,6 +185,9 @@ def period_filter(temporal_mode: str, qualifier: Optional[str] = None) -> Option
 
 @functools.lru_cache(maxsize=64)
 def _parsed_filter(temporal_mode: str, qualifier: Optional[str]) -> Optional[exp.Expression]:
+    import sqlglot  # here: a command that only reads periods (promote, status) never loads the SQL parser
+    from sqlglot import exp
+
     def col(name: str) -> str:
         return exp.column(name, table=qualifier, quoted=True).sql("spark")
 

@@ -13,6 +13,7 @@ from typing import Optional
 
 from sqlglot import exp
 
+from .row_identities import ROW_IDENTITIES, ROW_IDENTITY, SHA256_ROW_IDENTITY, reproducible_row_identity  # noqa: F401
 from .types import SqlType, from_sql
 
 ROW_COLUMNS = (("_row_id", "string"), ("_deleted", "boolean"), ("_updated_at", "timestamp"))
@@ -141,19 +142,8 @@ def default_value(name: str, origin: RowOrigin) -> Optional[exp.Expression]:
     return None
 
 
-# How the _row_id of an input row that arrives without one is derived ("row_identity" in the run record).
-# A replay derives ids as the run it replays did, for every derivation listed in ROW_IDENTITIES.
-ROW_IDENTITY = 4  # 4: two xxhash64 of the identity fields, digits from a lookup table (issue 9)
-SHA256_ROW_IDENTITY = 3  # 3: a SHA-256 of the identity as delimited text
-ROW_IDENTITIES = (SHA256_ROW_IDENTITY, ROW_IDENTITY)
 HEX_TABLE_COLUMN = "__lf_hex"  # hex_table(), a column of the query that computes derivation 4
 _ONE_DIGIT = 257  # hex_table()'s index of '0'; the entries 1..256 are '00'..'ff'
-
-
-def reproducible_row_identity(recorded) -> Optional[int]:
-    """The derivation a run record's ``row_identity`` names, when this version can derive ids that way
-    again (:data:`ROW_IDENTITIES`); None for older records (no field, 2), whose ids cannot be reproduced."""
-    return recorded if recorded in ROW_IDENTITIES else None
 
 
 def hex_table() -> exp.Expression:

@@ -43,7 +43,8 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         names = [inv.project(project).name]
     else:
         from ..run.selection import plan_selection
-        _graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env)
+        _graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env,
+                                       bind=False)  # promotion re-points what was computed: nothing is bound
     items = plan(source, target, names, periods)
     if dry_run:
         from ..diff.data_formats import render_data

@@ -8,7 +8,6 @@ import sys
 from typing import Optional
 
 from .outbox import BACKLOG_SLICE, EVENT_TIMEOUT_S, RUN_BUDGET_S, Sender, keep
-from .run_events import promotion_event, run_event
 from .settings import EventSettings, event_settings
 
 _senders: dict[tuple, Sender] = {}  # one per workspace and settings in a process: a broken receiver is tried once
@@ -40,6 +39,7 @@ def emit_run(root: str, config, event_type: str, record: dict, types: Optional[d
     """Emit the ``event_type`` event of the run ``record`` (nothing when the workspace's ``config`` has events off)."""
     settings = event_settings(config)
     if settings is not None:
+        from .run_events import run_event  # here: with events off, nothing loads the lineage walk and its SQL
         _emit(root, settings, lambda: run_event(event_type, record, settings.namespace, types, sql))
 
 
@@ -57,6 +57,7 @@ def emit_of_run(root: str, ctx, event_type: Optional[str], record: dict, echo=pr
         if settings is None:  # events off: no plan walked, no script rendered
             return
         from ...compiler.plan import output_types
+        from .run_events import run_event
         plan = ctx.compiled.plan
         types = output_types(plan) if plan is not None and event_type == "COMPLETE" else {}
         _emit(root, settings, lambda: run_event(event_type, record, settings.namespace, types, ctx.compiled.script()))
@@ -68,6 +69,7 @@ def emit_promotion(root: str, config, event_type: str, promotion: dict) -> None:
     """Emit the ``event_type`` event of a promotion (its journal's record)."""
     settings = event_settings(config)
     if settings is not None:
+        from .run_events import promotion_event
         _emit(root, settings, lambda: promotion_event(event_type, promotion, settings.namespace))
 
 

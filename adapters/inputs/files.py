@@ -27,7 +27,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from ...compiler import system_columns as sysc
 from ...compiler.errors import ResolutionError
 from ...compiler.model import Dataset
 
@@ -271,6 +270,7 @@ def check_columns(dataset: Dataset, columns_of: Iterable[tuple[str, Iterable[str
     """Refuse a file lacking a declared column (partition folders count as columns), a header naming a
     declared or system column twice, or files that disagree on which system columns they carry (rows
     of some would get a default, others their value). ``columns_of``: (file, its column names)."""
+    from ...compiler import system_columns as sysc  # here: promote and status read no input's files
     declared = [c.name for c in dataset.columns]
     system = [n for n, _ in sysc.system_columns(dataset.temporal_mode)]
     relevant = {n.lower() for n in declared + system}
@@ -333,6 +333,7 @@ def check_json_columns(dataset: Dataset, files: list[str], partitions: list[str]
     or the file's records carry a key no declared column names (a renamed key: ``amt`` for ``amount``
     read every amount as NULL). A nullable column absent from a whole file is read as NULL: Spark's own
     JSON writer leaves NULL values out. Returns the system columns every file carries."""
+    from ...compiler import system_columns as sysc
     declared = [c.name for c in dataset.columns]
     system = [n for n, _ in sysc.system_columns(dataset.temporal_mode) if n not in declared]
     known = set(declared) | set(system) | set(partitions)

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ...compiler.errors import ResolutionError
 from ...compiler.model import AppendOperation, Dataset, DatasetRef, Project, UpdateOperation
 from ...compiler.periods import Period
-from ...compiler.plan import InputView
 from ...compiler.resolver import Resolution, ResolvedLocation
 from ..layout.partition_paths import PROD, env_folder, is_local, local_path, partition_link
+
+if TYPE_CHECKING:
+    from ...compiler.plan import InputView
 
 
 def versions_holding(registrations: list[dict], period: Period) -> list[int]:

@@ -4,15 +4,15 @@ from __future__ import annotations
 import datetime
 import uuid
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from ...compiler import system_columns as sysc
-from ...compiler.compile import CompiledProject, compile_project, require_project
 from ...compiler.errors import LedgerflowError
 from ...compiler.model import Project, Workspace
 from ...compiler.periods import Period
-from ..inputs import loaders
-from ..spark import parser_warmup
+from ...compiler.row_identities import ROW_IDENTITY
+
+if TYPE_CHECKING:  # imported where used: a command that only reads what runs published (promote, status)
+    from ...compiler.compile import CompiledProject  # never loads the compiler's SQL parser and templates
 
 
 def new_run_id(now: datetime.datetime) -> str:
@@ -49,7 +49,7 @@ class RunContext:
     # in this invocation; an unpinned read of it takes exactly that version (adapters/run/scheduler.py)
     upstream: dict = field(default_factory=dict)
     upstream_runs: list = field(default_factory=list)  # the entries of `upstream` this run read (its record)
-    row_identity: int = sysc.ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
+    row_identity: int = ROW_IDENTITY  # how input rows without _row_id get one (a replay: its run's)
     bridge: Optional[object] = None  # the run's bridge observations (run/bridge.py), set by compute
     # False for rows computed for no record (a diff --data side, a restatement's dry run): no bridge observed,
     # whatever the project's checks or the workspace's `bridge: always` say
@@ -61,6 +61,8 @@ class RunContext:
 def warm_parser(compiled: CompiledProject) -> None:
     """Give the statements the run will parse to :mod:`..spark.parser_warmup` (input views first, as the
     run goes)."""
+    from ..inputs import loaders
+    from ..spark import parser_warmup
     texts = []
     for view in compiled.inputs:
         try:
@@ -73,6 +75,7 @@ def warm_parser(compiled: CompiledProject) -> None:
 def compiled_to_run(ws: Workspace, project_ref: str, allow_draft: bool, verb: str = "run") -> CompiledProject:
     """``project_ref`` (name, id or path) of ``ws`` compiled for a run, its parser warmed; a draft project is
     refused unless ``allow_draft`` (``verb``: what the refusal says it would do, ``run`` or ``restate``)."""
+    from ...compiler.compile import compile_project, require_project
     project = require_project(ws, project_ref)
     if project.status == "draft" and not allow_draft:
         raise LedgerflowError(f"project '{project.name}' is a draft; pass --allow-draft to {verb} it anyway.")

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
-from typing import Optional
-
-from sqlglot import exp
+from typing import TYPE_CHECKING, Optional
 
 from ..model import Check
 from ..types import SqlType
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 INPUT = "input"
 

@@ -15,6 +15,25 @@ class IncompleteKind(LedgerflowError):
     """A kind's entry lacks a part, or two entries claim one kind: a programming error, found at import."""
 
 
+class Deferred:
+    """A function part of an entry, imported when first called: binding, lowering and check SQL load the SQL
+    parser and the templates, which loading a workspace (and every command that only reads it, such as
+    ``promote`` or ``status``) never needs. ``module`` is relative to the compiler package (``.bind.update``)."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+        self._function: Optional[Callable] = None
+
+    def __call__(self, *args, **kwargs):
+        if self._function is None:
+            import importlib
+            self._function = getattr(importlib.import_module(self.module, __package__.rsplit(".", 1)[0]), self.name)
+        return self._function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Deferred({self.module}:{self.name})"
+
+
 class BridgeEffect(str, Enum):
     """What an operation does to the measures of the run's bridge (docs/checks.md, "The bridge")."""
 

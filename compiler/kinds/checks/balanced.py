@@ -2,11 +2,10 @@
 (docs/checks.md)."""
 from __future__ import annotations
 
-from ...bind.check_kinds import bind_balanced
 from ...checks.plan import CheckKind
-from ...checks.sql import set_statements
-from ..entry import CheckKindEntry, YamlShape
+from ..entry import CheckKindEntry, Deferred, YamlShape
 
 ENTRY = CheckKindEntry(
     kind=CheckKind.BALANCED, yaml=YamlShape.MAPPING, keys=(("group_by", "amount", "tolerance"), ("amount",)),
-    binder=bind_balanced, sql=set_statements, judge="balanced")
+    binder=Deferred(".bind.check_kinds", "bind_balanced"), sql=Deferred(".checks.sql", "set_statements"),
+    judge="balanced")

@@ -1,14 +1,11 @@
 """``aggregate``: summary rows of the selected rows, appended to the working dataset (docs/workspace.md)."""
 from __future__ import annotations
 
-from ...bind.rows import bind_aggregate
 from ...errors import DiagnosticCollector
-from ...fused_rewrite import rewrite_aggregate
-from ...lower_steps import lower_aggregate
 from ...model import AggregateOperation, OperationKind
 from ...operation_yaml import aggregations, group_by
 from ...yaml_reader import Reader
-from ..entry import BridgeEffect, OperationKindEntry
+from ..entry import BridgeEffect, Deferred, OperationKindEntry
 
 
 def load(op: AggregateOperation, a: Reader, where: str, errors: DiagnosticCollector) -> None:
@@ -24,6 +21,8 @@ def fingerprint(plan, shape) -> list:
 
 ENTRY = OperationKindEntry(
     kind=OperationKind.AGGREGATE, model=AggregateOperation,
-    arguments=(("group_by", "aggregations"), ("group_by", "aggregations")), load=load, binder=bind_aggregate,
-    template="aggregate", lowering=lower_aggregate, fused=rewrite_aggregate, not_fused=None,
+    arguments=(("group_by", "aggregations"), ("group_by", "aggregations")), load=load,
+    binder=Deferred(".bind.rows", "bind_aggregate"),
+    template="aggregate", lowering=Deferred(".lower_steps", "lower_aggregate"),
+    fused=Deferred(".fused_rewrite", "rewrite_aggregate"), not_fused=None,
     bridge=BridgeEffect.CREATES_ROWS, fingerprint=fingerprint)

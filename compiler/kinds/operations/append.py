@@ -1,15 +1,12 @@
 """``append``: rows of another dataset (optionally aggregated), aligned to the working columns (docs/workspace.md)."""
 from __future__ import annotations
 
-from ...bind.rows import bind_append
 from ...errors import DiagnosticCollector
-from ...fused_rewrite import rewrite_append
-from ...lower_steps import lower_append
 from ...model import AppendOperation, OperationKind
 from ...operation_yaml import aggregations, dataset_ref, group_by
 from ...yaml_reader import Reader
 from ...yaml_source import YMap
-from ..entry import BridgeEffect, OperationKindEntry
+from ..entry import BridgeEffect, Deferred, OperationKindEntry
 
 
 def load(op: AppendOperation, a: Reader, where: str, errors: DiagnosticCollector) -> None:
@@ -32,5 +29,7 @@ def fingerprint(plan, shape) -> list:
 
 ENTRY = OperationKindEntry(
     kind=OperationKind.APPEND, model=AppendOperation, arguments=(("source", "source_selector", "aggregation"), ("source",)),
-    load=load, binder=bind_append, template="append", lowering=lower_append, fused=rewrite_append, not_fused=None,
+    load=load, binder=Deferred(".bind.rows", "bind_append"), template="append",
+    lowering=Deferred(".lower_steps", "lower_append"), fused=Deferred(".fused_rewrite", "rewrite_append"),
+    not_fused=None,
     bridge=BridgeEffect.CREATES_ROWS, fingerprint=fingerprint)

@@ -1,13 +1,10 @@
 """``delete``: a soft delete of the rows the selector matches (docs/workspace.md)."""
 from __future__ import annotations
 
-from ...bind.rows import bind_delete
 from ...errors import DiagnosticCollector
-from ...fused_rewrite import rewrite_delete
-from ...lower_steps import lower_delete
 from ...model import DeleteOperation, OperationKind
 from ...yaml_reader import Reader
-from ..entry import BridgeEffect, OperationKindEntry
+from ..entry import BridgeEffect, Deferred, OperationKindEntry
 
 
 def load(op: DeleteOperation, a: Reader, where: str, errors: DiagnosticCollector) -> None:
@@ -20,6 +17,8 @@ def fingerprint(plan, shape) -> list:
 
 
 ENTRY = OperationKindEntry(
-    kind=OperationKind.DELETE, model=DeleteOperation, arguments=((), ()), load=load, binder=bind_delete,
-    template="delete", lowering=lower_delete, fused=rewrite_delete, not_fused=None,
+    kind=OperationKind.DELETE, model=DeleteOperation, arguments=((), ()), load=load,
+    binder=Deferred(".bind.rows", "bind_delete"),
+    template="delete", lowering=Deferred(".lower_steps", "lower_delete"),
+    fused=Deferred(".fused_rewrite", "rewrite_delete"), not_fused=None,
     bridge=BridgeEffect.MARKS_DELETED, fingerprint=fingerprint)

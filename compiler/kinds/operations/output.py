@@ -1,15 +1,12 @@
 """``output``: writes a projection of the working dataset; never changes it (docs/workspace.md)."""
 from __future__ import annotations
 
-from ...bind.output import bind_output
 from ...errors import DiagnosticCollector
-from ...fused_rewrite import rewrite_output
-from ...lower_steps import lower_output
 from ...model import OperationKind, OutputOperation
 from ...operation_yaml import destination
 from ...yaml_reader import Reader
 from ...yaml_source import YList, YMap
-from ..entry import BridgeEffect, OperationKindEntry
+from ..entry import BridgeEffect, Deferred, OperationKindEntry
 
 
 def load(op: OutputOperation, a: Reader, where: str, errors: DiagnosticCollector) -> None:
@@ -39,5 +36,7 @@ def fingerprint(plan, shape) -> list:
 ENTRY = OperationKindEntry(
     kind=OperationKind.OUTPUT, model=OutputOperation,
     arguments=(("destination", "columns", "include_deleted", "register_as_dataset"), ("destination",)), load=load,
-    binder=bind_output, template="output", lowering=lower_output, fused=rewrite_output, not_fused=None,
+    binder=Deferred(".bind.output", "bind_output"), template="output",
+    lowering=Deferred(".lower_steps", "lower_output"), fused=Deferred(".fused_rewrite", "rewrite_output"),
+    not_fused=None,
     bridge=BridgeEffect.NONE, fingerprint=fingerprint)

@@ -1,15 +1,12 @@
 """``update``: assignments computed from the row as it was, with optional runtime left joins (docs/workspace.md)."""
 from __future__ import annotations
 
-from ...bind.update import bind_update
 from ...errors import DiagnosticCollector
-from ...fused_rewrite import rewrite_update
-from ...lower_steps import lower_update
 from ...model import Assignment, DatasetRef, OperationKind, RuntimeJoin, UpdateOperation
 from ...operation_yaml import literal_text, located_list
 from ...yaml_reader import Reader, as_str
 from ...yaml_source import YList
-from ..entry import BridgeEffect, OperationKindEntry
+from ..entry import BridgeEffect, Deferred, OperationKindEntry
 
 
 def load(op: UpdateOperation, a: Reader, where: str, errors: DiagnosticCollector) -> None:
@@ -36,5 +33,7 @@ def fingerprint(plan, shape) -> list:
 
 ENTRY = OperationKindEntry(
     kind=OperationKind.UPDATE, model=UpdateOperation, arguments=(("joins", "assignments"), ("assignments",)),
-    load=load, binder=bind_update, template="update", lowering=lower_update, fused=rewrite_update, not_fused=None,
+    load=load, binder=Deferred(".bind.update", "bind_update"), template="update",
+    lowering=Deferred(".lower_steps", "lower_update"), fused=Deferred(".fused_rewrite", "rewrite_update"),
+    not_fused=None,
     bridge=BridgeEffect.ASSIGNS, fingerprint=fingerprint)
