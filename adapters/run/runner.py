@@ -246,8 +246,7 @@ class Runner:
             hooks = publish.PublishHooks(self.store.save_run, interrupts, self.echo, metrics, checks,
                                          refuse=lambda data: _may_publish(self.store, ctx, data, self.session),
                                          staged=lambda seq, folder: bridge.staged(ctx, seq, folder))
-            written = publish.write_outputs(pending, destinations, record.data, period=ctx.period.identifier,
-                                            hooks=hooks)
+            written = publish.write_outputs(pending, destinations, record.data, period=ctx.period.identifier, hooks=hooks)
             bridge.collect(ctx, record.data)  # record["bridge"] (already there when checks were judged)
             completion = publish.Completion(
                 ctx.started_at.isoformat(), lambda: utcnow().isoformat(timespec="milliseconds"),
