@@ -6,6 +6,7 @@ The writer (:mod:`..commit`) and the readers of a registered dataset (:mod:`..in
 the rule deciding what may be replaced or deleted there stays with the writer (``commit/partitions.py``)."""
 from __future__ import annotations
 
+import functools
 import os
 import stat
 
@@ -47,6 +48,7 @@ def env_folder(root: str, env: str) -> str:
     return root if env == PROD else os.path.join(root, ENVS, env)
 
 
+@functools.lru_cache(maxsize=16384)  # text only; a promotion asks it about each partition ten times
 def root_period(link: str) -> tuple[str, str]:
     """The destination folder and the period of a partition ``<root>/_period=P`` or
     ``<root>/.lf_envs/<env>/_period=P``."""
