@@ -74,6 +74,12 @@ def written_creates(bridge: BridgePlan, stamps: Stamps, seq: int) -> tuple[int, 
                              for s in o.operations))
 
 
+def written_names(bridge: BridgePlan, seq: int, creates: tuple[int, ...]) -> list[str]:
+    """The names of the created rows' figures of ``creates`` in output ``seq``'s bridge, as the stage names them."""
+    o = bridge.output(seq)
+    return [metric_name(k, o.rows, m.name) for k in creates for m in o.measures]
+
+
 def written_metrics(bridge: BridgePlan, seq: int, creates: tuple[int, ...]) -> list[tuple[str, str]]:
     """The created rows' figures of ``creates`` over output ``seq``'s written rows, named as the stage names
     them (:func:`..bridge.stage_metrics`): ``count`` and ``SUM`` of each measure, a NULL counted as 0."""

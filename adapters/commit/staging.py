@@ -135,13 +135,18 @@ def check_staged_in_place(s: Staged) -> None:
                                 "replaced while the run ran. Nothing was swapped in there.")
 
 
+def part_files(folder: str) -> list[str]:
+    """The data files Spark wrote to ``folder`` (``part-*``, not their checksums), sorted."""
+    import glob
+    return sorted(f for f in glob.glob(os.path.join(glob.escape(folder), "part-*")) if not f.endswith(".crc"))
+
+
 def count_rows(df, folder: str, fmt: str) -> int:
     """Rows of ``df`` as written to ``folder`` by :func:`stage_partition` (Parquet and ORC answer from
     their footers; the written schema is given, so an empty output needs no inference)."""
     if fmt in ("parquet", "orc"):
         # the footers hold the row counts: read them directly instead of running a Spark job
-        import glob
-        files = [f for f in glob.glob(os.path.join(glob.escape(folder), "part-*")) if not f.endswith(".crc")]
+        files = part_files(folder)
         if fmt == "parquet":
             import pyarrow.parquet as pq
             return sum(pq.ParquetFile(f).metadata.num_rows for f in files)

@@ -184,6 +184,11 @@ class InputLoad:
     positioned: bool = False  # the frames carry their rows' positions (load_input)
 
 
+def _raw_view(view: str, index: int) -> str:
+    """The temporary view of location ``index`` of input ``view`` as read, before it is normalised."""
+    return f"raw_{view}_{index}"
+
+
 def load_input(spark, load: InputLoad, args: dict, rewrite: Optional[Callable[[str], str]] = None) -> int:
     """Create the temp view ``load.view`` from all ``load.locations``; returns how many locations were read.
 
@@ -206,7 +211,7 @@ def load_input(spark, load: InputLoad, args: dict, rewrite: Optional[Callable[[s
         carried = check_file_columns(loc, dataset)
         schema = declared_schema(loc, dataset, carried)
         raw = read_raw(spark, loc, dataset, schema=schema, strict=True)
-        raw_name = f"raw_{view}_{i}"
+        raw_name = _raw_view(view, i)
         present = {f.name: f.dataType.simpleString() for f in raw.schema.fields}
         if loc.format == "json" and schema is not None:  # JSON values as written: see loading.JSON_TEXT
             present = {k: JSON_TEXT if v == "string" else v for k, v in present.items()}
@@ -232,7 +237,7 @@ def raw_columns(spark, view: str, locations: int) -> Optional[set[str]]:
     """The columns input ``view``'s ``locations`` locations hold as :func:`load_input` read them (the names of its
     raw views), or None when they cannot be told (the view was not loaded by :func:`load_input`)."""
     try:
-        return {c for i in range(locations) for c in spark.table(f"raw_{view}_{i}").columns}
+        return {c for i in range(locations) for c in spark.table(_raw_view(view, i)).columns}
     except Exception:  # noqa: BLE001 - no such raw view: unknown
         return None
 

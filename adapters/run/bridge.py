@@ -22,7 +22,7 @@ from ...compiler.bridge import (END, INPUT, BridgeMeasure, BridgePlan, OutputBri
                                        grouped_query, input_value, metric_name,
                                        output_metrics, output_check_metrics, stage_metrics)
 from ...compiler.bridge_columns import EXACT
-from ...compiler.bridge_written import MISTAKEN, Stamps, mistaken, written_creates
+from ...compiler.bridge_written import MISTAKEN, Stamps, mistaken, written_creates, written_names
 from ...compiler.checks.plan import Action, CheckKind, CheckPlan
 from ...compiler.kinds.entry import BridgeEffect
 from ...compiler.kinds.registry import operation_kind
@@ -229,8 +229,7 @@ def _created(observer: BridgeObserver, seq: int, stage: dict) -> dict:
     one more job over the stage's rows, as its figures would have been observed on them."""
     if not stage.get(MISTAKEN) and seq in observer.read:
         return observer.read[seq]
-    names = {metric_name(k, observer.plan.output(seq).rows, m.name) for k in observer.written[seq]
-             for m in observer.plan.output(seq).measures}
+    names = set(written_names(observer.plan, seq, observer.written[seq]))
     from pyspark.sql import functions as F
     frame = observer.frames[seq].sparkSession.table(observer.stage_of[seq])
     metrics = [m for m in stage_metrics(observer.plan, [seq]) if m[0] in names]

@@ -46,7 +46,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
     # the bridge is observed for a project that declares checks, or any with `bridge: always` in ledgerflow.yml:
     # at 10M rows it costs a run of pipeline P about an eighth of its time (BENCHMARKS.md section 4); without it
     # Spark prunes the bridge's columns, so such a run costs exactly what it did before checks
-    parquet = frozenset(seq for seq, d in destinations.items() if d.local and getattr(d, "format", None) == "parquet")
+    parquet = frozenset(seq for seq, d in destinations.items() if d.local and d.format == "parquet")
     observer = ctx.bridge = BridgeObserver(bridge_plan(plan), plan.checks, stamped(plan), parquet) \
         if ctx.observe_bridge and recorded(plan, ctx.workspace.config) else None
     args = parameters.values(ctx.period, ctx.started_at)
@@ -56,7 +56,7 @@ def compute(spark, ctx: RunContext, metrics: RunMetrics, echo: Callable[[str], N
             loaders.check_exists(loc, item.dataset)
     with metrics.measure(metrics.statement("load_inputs", "load", [])):
         counts = (load_inputs or loaders.load_inputs)(spark, inputs, args)
-    if observer is not None:  # no row loaded carries its own _operation_seq: each row's tells who created it
+    if observer is not None and observer.stamps.creates:  # does a loaded row carry an _operation_seq of its own?
         observer.carried = any(OPERATION_SEQ in (loaders.raw_columns(spark, v.view, n) or {OPERATION_SEQ})
                                for v, n in zip(ctx.compiled.inputs, counts))
     for view, n in zip(ctx.compiled.inputs, counts):

@@ -69,6 +69,7 @@ class _Deferred:
     frame back uncomputed (a run's staged write would compute it; a dry run's comparison does)."""
 
     local = True
+    format = None  # no file is written
 
 
 class DryRun:

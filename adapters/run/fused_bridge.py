@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...compiler.bridge import BridgePlan, output_metrics, stage_metrics
-from ...compiler.bridge_written import MISTAKEN, Stamps, left_out, mistaken, written_creates, written_metrics
+from ...compiler.bridge_written import (MISTAKEN, Stamps, left_out, mistaken, written_creates, written_metrics,
+                                        written_names)
 from ...compiler.fused import PERIOD_KEY
 from ...compiler.periods import Period
 from ..commit import prestage
@@ -144,7 +145,7 @@ class FusedBridge:
     def _move_written(self, seq: int, stage: str, rows, creates: tuple[int, ...]) -> None:
         """The created rows' figures of output ``seq`` join its stage's: from its written rows, unless a live row
         of the stage carried one of their seqs in some period (then from the stage's rows, computed again)."""
-        names = [n for n, _ in written_metrics(self.plan, seq, creates)]
+        names = written_names(self.plan, seq, creates)
         stage_key, output_key = ("stage", stage), ("output", seq)
         if stage_key in self.missing:
             return

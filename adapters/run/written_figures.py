@@ -13,18 +13,13 @@ widened to a 76-digit decimal first (Arrow's sum of a 38-digit decimal wraps aro
 are added up in an exact decimal context."""
 from __future__ import annotations
 
-import glob
-import os
 from decimal import Decimal, localcontext
 from typing import Optional
 
 from ...compiler.bridge import BridgeMeasure, metric_name
 from ...compiler.bridge_columns import EXACT
 from ...compiler.bridge_written import OPERATION_SEQ
-
-
-def _files(folder: str) -> list[str]:
-    return [p for p in sorted(glob.glob(os.path.join(glob.escape(folder), "part-*"))) if not p.endswith(".crc")]
+from ..commit.staging import part_files
 
 
 def _zero(m: BridgeMeasure):
@@ -85,7 +80,7 @@ def created_figures(folder: str, creates: tuple[int, ...], rows: str,
     import pyarrow.parquet as pq
     totals: dict[str, object] = {metric_name(k, rows, m.name): _zero(m) for k in creates for m in measures}
     with localcontext(EXACT):
-        for path in _files(folder):
+        for path in part_files(folder):
             _add_file_created(pq.ParquetFile(path), creates, rows, measures, totals)
     return totals
 
@@ -100,7 +95,7 @@ def output_figures(folder: str, measures: tuple[BridgeMeasure, ...], creates: tu
     totals.update({metric_name(k, rows, m.name): _zero(m) for k in creates for m in measures})
     columns = _columns(measures, ())
     with localcontext(EXACT):
-        for path in _files(folder):
+        for path in part_files(folder):
             pf = pq.ParquetFile(path)
             table = pf.read(columns=columns) if columns else None
             for m in measures:
