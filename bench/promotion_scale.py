@@ -15,8 +15,10 @@ afresh, then times, in fresh processes and in alternating order, ``python -m led
 output folders before and after: the bytes of distinct files (by inode) and whether every prod partition now
 holds the very files (same inodes) of dev's version. A fourth side, ``--checked``, adds to the recorded one the
 checks a promotion cannot skip without risking to replace or delete what it did not make (the floor the target is
-measured against). ledgerflow's modules are compiled to byte code first, as an installed package's are (an
-editable install under ``PYTHONDONTWRITEBYTECODE`` would compile every edited module at each start).
+measured against). Before each side is timed, every file written so far is flushed to disk (``os.sync``), so
+that no side pays for writing back the workspaces just built or another side's writes. ledgerflow's modules are
+compiled to byte code first, as an installed package's are (an editable install under ``PYTHONDONTWRITEBYTECODE``
+would compile every edited module at each start).
 
 Raw output: ``bench/results/promotion_scale_<projects>x<periods>_<date>.txt``. Times are printed, never asserted.
 """
@@ -137,6 +139,7 @@ def main() -> None:
                            if who == "ledgerflow" else [sys.executable, str(REPO / "bench" / "promotion_by_hand.py"),
                                                         str(root)] + ([f"--{who}"] if who in ("recorded", "checked")
                                                                       else []))
+                os.sync()  # the writes of building the workspaces (and of the side before) are not timed here
                 clock = time.perf_counter()
                 proc = subprocess.run(command, capture_output=True, text=True)
                 took[who] = time.perf_counter() - clock

@@ -82,6 +82,13 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
     environment ``env`` (None when there is none); raises :class:`UnsafeDestination` when replacing it could delete or
     write anything ledgerflow did not create (see the module's deletion rule), or, with
     ``create_only``, when the partition exists at all."""
+    return checked_partition(target, period, create_only, where, env)[0]
+
+
+def checked_partition(target: str, period: str, create_only: bool = False, where: str = "",
+                      env: str = PROD) -> tuple[Optional[str], Optional[os.stat_result]]:
+    """:func:`check_partition`'s answer and the ``lstat`` of the partition it judged (None when absent): a swap
+    exchanges out that very folder or nothing."""
     root = local_path(target)
     prefix = f"{where}: " if where else ""
     advice = ("Nothing was written there and nothing was deleted. Move it out of the destination (or point the output "
@@ -95,17 +102,18 @@ def check_partition(target: str, period: str, create_only: bool = False, where: 
             raise UnsafeDestination(f"{prefix}{own} is {what(own)}, which ledgerflow did not create (it writes and "
                                     f"deletes version folders only in a real folder there). {advice}")
     link = partition_link(root, period, env)
-    if folder_stats.lstat(link) is None:
-        return None
+    st = folder_stats.lstat(link)
+    if st is None:
+        return None, None
     if create_only:
         raise UnsafeDestination(f"{prefix}{link} already exists, and an output registering a dataset version writes "
                                 "a new location and never replaces a partition (a registered version is immutable). "
                                 "Give the destination path a {{version}} of its own, or move the folder away.")
-    shown = shown_version(link, versions_dir(root, period))
+    shown = shown_version(link, versions_dir(root, period), st)
     if shown is not None:
-        return shown
-    if os.path.islink(link) and os.path.dirname(real_path(link)) == real_path(versions_dir(root, period)):
-        return None  # ours, dangling: it shows nothing
+        return shown, st
+    if folder_stats.is_link(st) and os.path.dirname(real_path(link)) == real_path(versions_dir(root, period)):
+        return None, st  # ours, dangling: it shows nothing
     raise UnsafeDestination(f"{prefix}the partition {link} is {what(link)}, which ledgerflow did not create: it "
                             f"replaces only a partition it wrote (a folder of links to the files of a version in "
                             f"{versions_dir(root, period)}). {advice}")

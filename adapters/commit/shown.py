@@ -81,15 +81,17 @@ def _mark(folder: str, name: str, shown_by: Optional[str]) -> None:
     text = (name + "\n").encode()
     if shown_by is not None:
         theirs = os.path.join(shown_by, MARKER)
-        if folder_stats.read_small(theirs) == text:
+        said, read = folder_stats.read_small_file(theirs)
+        if said == text:
             mine = os.path.join(folder, MARKER)
             try:
                 os.link(theirs, mine, follow_symlinks=False)
             except OSError:
                 pass  # replaced meanwhile, or no links here: a marker of its own
             else:
-                if folder_stats.read_small(mine) == text:
-                    return
+                linked = folder_stats.lstat(mine)
+                if linked is not None and (linked.st_dev, linked.st_ino) == (read.st_dev, read.st_ino):
+                    return  # the very file read (a marker is never written in place)
                 os.remove(mine)  # replaced by something else between the read and the link: never kept
     folder_stats.write_small(os.path.join(folder, MARKER), text)
 
@@ -128,11 +130,12 @@ def mirrors(folder: str, version: str) -> bool:
     return True
 
 
-def shown_version(partition: str, versions: str) -> Optional[str]:
+def shown_version(partition: str, versions: str, st: Optional[os.stat_result] = None) -> Optional[str]:
     """The version folder (directly inside ``versions``, real paths) the partition ``partition`` shows: through
     a symbolic link (earlier releases) or as a real folder built by :func:`build`; None when it shows none of
-    them (absent, dangling, or something ledgerflow did not create)."""
-    st = folder_stats.lstat(partition)
+    them (absent, dangling, or something ledgerflow did not create). ``st``: the partition's ``lstat`` when the
+    caller has just taken it."""
+    st = folder_stats.lstat(partition) if st is None else st
     if folder_stats.is_link(st):
         real = real_path(partition)
         return real if os.path.dirname(real) == real_path(versions) and os.path.isdir(real) else None

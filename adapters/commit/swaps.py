@@ -17,7 +17,8 @@ from typing import Callable, Optional
 from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
 from ..layout.real_path import real_path
 from . import folder_stats, shown
-from .partitions import UnsafeDestination, check_partition, keep_version, remove_version, unkeep_version, what
+from .partitions import (UnsafeDestination, check_partition, checked_partition, keep_version, remove_version,
+                         unkeep_version, what)
 from .staging import Staged, check_staged_in_place, discard
 
 
@@ -75,11 +76,11 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
     for s in staged:
         root, period = root_period(s.link)
         check_staged_in_place(s)
-        previous = check_partition(root, period, env=link_env(s.link))
+        previous, st = checked_partition(root, period, env=link_env(s.link))
         real = s.real or real_path(s.staged)  # check_staged_in_place: s.real is its real path now
         if previous is not None and previous == real:
             continue
-        planned.append((s, os.lstat(s.link) if previous is not None else None, previous))
+        planned.append((s, st if previous is not None else None, previous))
         journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": keep} if keep else {})})
     written(journal)
     for s, checked, previous in planned:
@@ -162,17 +163,21 @@ def entry_fields(entry) -> Optional[tuple[str, str, Optional[str]]]:
     return (link, staged, previous) if ok else None
 
 
-def retire(journal: list[dict], keep_replaced: bool = False) -> list[str]:
+def retire(journal: list[dict], keep_replaced: bool = False, checked: bool = False) -> list[str]:
     """Delete the versions a completed commit replaced, when they are ours and no longer shown (the deletion
     rule, :func:`.partitions.remove_version`, asks every environment's partition of the period); returns the
     folders deleted (entries that do not describe a partition's version folders are skipped). ``keep_replaced``
-    (a restatement's: the superseded rows stay readable): only the folders of links exchanged out are removed."""
+    (a restatement's: the superseded rows stay readable): only the folders of links exchanged out are removed.
+    ``checked``: the journal is this process's own, each entry made by :func:`swap_planned` or :func:`swap_in`
+    from a partition and versions it checked (not read back from a file), so its names are not checked again."""
     removed = []
-    for link, staged, previous in filter(None, map(entry_fields, journal)):
+    entries = ((e["link"], e["staged"], e["previous"]) for e in journal) if checked else \
+        filter(None, map(entry_fields, journal))
+    for link, staged, previous in entries:
         root, period = root_period(link)
         # the folders of links this commit exchanged out (no version's data); never another run's
         shown.sweep(versions_dir(root, period), shown.made_for(staged, previous))
-        if not keep_replaced and previous and os.path.lexists(previous) and remove_version(previous, root, period):
+        if not keep_replaced and previous and remove_version(previous, root, period):
             removed.append(previous)
     return removed
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...compiler.errors import LedgerflowError
-from ..commit import shown, swaps
+from ..commit import folder_stats, shown, swaps
 from ..commit.promotion_journal import journal_folder, write_json as _write_json
 from ..commit.staging import Staged
 from ..layout.partition_paths import (ENVS, PROD, env_folder, link_env, partition_key, partition_link, root_period,
@@ -54,6 +54,7 @@ class PromotedPeriod:
     record: dict  # the source environment's published run
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
     sources: list[str] = field(default_factory=list)  # per swap, the source's partition showing the version
+    reals: list[str] = field(default_factory=list)  # per swap, the version's real path when the plan checked it
     stored: Optional[tuple] = None  # the source run's registry texts (runs.inputs, runs.input_files), when kept
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
     copies: list[spark_copies.Copy] = field(default_factory=list)  # copied with Spark (:mod:`.spark_copies`)
@@ -143,7 +144,7 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
                             f"({workspace}); a record of another workspace (this one copied or moved?) is never "
                             "promoted from")
             continue
-        if not os.path.isdir(version) or os.path.islink(version):
+        if not folder_stats.is_folder(folder_stats.lstat(version)):
             problems.append(f"ENV-007 {item.project} {item.period}: its version folder {version} is gone or is a link")
             continue
         recorded = entry.get("files") if isinstance(entry, dict) else None
@@ -152,18 +153,20 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
                             "added or removed since its run published it (its size or time differs from the run's "
                             "record): run it again in that environment")
             continue
-        if shown.shown_version(link, versions_dir(root, period)) != real_path(version):
+        real = real_path(version)
+        if shown.shown_version(link, versions_dir(root, period)) != real:
             problems.append(f"ENV-007 {item.project} {item.period}: {link} no longer shows exactly the files of the "
                             f"version its run published ({version}): something changed one of them since; run it "
                             "again in that environment")
             continue
         if to_env == PROD and link in tables:
             table, rows = tables[link]
-            item.copies.append(spark_copies.Copy(spark_copies.TABLE, table, real_path(version), int(rows or 0),
+            item.copies.append(spark_copies.Copy(spark_copies.TABLE, table, real, int(rows or 0),
                                                  "parquet", link))
         else:
             item.swaps.append((partition_link(root, period, to_env), version))
             item.sources.append(link)
+            item.reals.append(real)
     for out in rec.get("outputs") or []:
         if out.get("registered_dataset"):
             item.registrations.append((out["registered_dataset"], int(out["registered_version"])))
@@ -263,9 +266,10 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     journal: list[dict] = record["commit"]["partitions"]
 
     record["copies"] = spark_copies.planned(folder, promotion_id, [(i.period, c) for i in items for c in i.copies])
-    with remembered():  # the real paths as the plan found them; swap_planned resolves each version again
-        staged = [Staged(link, version, real=real_path(version), shown_by=source)
-                  for i in items for (link, version), source in zip(i.swaps, i.sources)]
+    # each version where the plan found it (its real path then): swap_planned checks it is there still
+    staged = [Staged(link, version, real=real, shown_by=source)
+              for i in items for (link, version), source, real in zip(i.swaps, i.sources, i.reals)]
+    with remembered():
         needed = list(dict.fromkeys([partition_key("path", *root_period(link), target.env)
                                      for i in items for link, _version in i.swaps]
                                     + [c.lease_key(i.period, target.env) for i in items for c in i.copies]))
@@ -310,7 +314,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     # A process that dies from here on has passed the commit point: the next command completes it (recovery).
     try:
         record.update(status="completed", runs=[r["run_id"] for r in runs],
-                      retired=swaps.retire(journal, keep_replaced=restatement is not None))
+                      retired=swaps.retire(journal, keep_replaced=restatement is not None, checked=True))
         if record["copies"]:
             spark_copies.discard(folder, promotion_id)
         _write_json(path, record)
