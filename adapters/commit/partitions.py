@@ -93,7 +93,7 @@ def checked_partition(target: str, period: str, create_only: bool = False, where
     prefix = f"{where}: " if where else ""
     advice = ("Nothing was written there and nothing was deleted. Move it out of the destination (or point the output "
               "elsewhere) and run again.")
-    if os.path.lexists(root) and not os.path.isdir(root):
+    if not os.path.isdir(root) and os.path.lexists(root):
         raise UnsafeDestination(f"the destination {root} is {what(root)}, not a folder. {advice}")
     envs = [] if env == PROD else [os.path.join(root, ENVS), env_folder(root, env)]
     for own in (os.path.join(root, VERSIONS), versions_dir(root, period), *envs):

@@ -191,14 +191,15 @@ def discard(folder: str) -> None:
     folder_stats.remove_flat(folder)
 
 
-def only_links(folder: str, kept: Optional[set] = None) -> bool:
+def only_links(folder: str, kept: Optional[set] = None, is_link: Optional[bool] = None) -> bool:
     """Whether removing ``folder`` (an entry ``.show.*`` of ``.lf_versions/_period=P``) loses no data and nothing
     ledgerflow did not make: a symbolic link to a version folder beside it (a partition of an earlier release,
     exchanged out), or a folder whose every file but the marker is a hard link of a file of a version folder
     beside it (``kept``: those files' (device, inode), when the caller has them), holding nothing else. Two names
-    of one file inside the folder itself are no copy elsewhere: such a folder is kept."""
+    of one file inside the folder itself are no copy elsewhere: such a folder is kept. ``is_link``: whether
+    ``folder`` is a symbolic link, when the caller's listing says so."""
     versions = os.path.dirname(folder)
-    if folder_stats.is_link(folder_stats.lstat(folder)):
+    if folder_stats.is_link(folder_stats.lstat(folder)) if is_link is None else is_link:
         try:
             target = os.path.join(versions, os.readlink(folder))
         except OSError:
@@ -253,8 +254,12 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
         path = os.path.join(versions, name)
         if kept is None:
             kept = _version_inodes(versions, listed)  # once per sweep, when there is something to sweep
-        if only_links(path, kept):
-            discard(path)
+        link = entry.is_symlink()  # the listing says (no system call); removing never follows a link
+        if only_links(path, kept, link):
+            if link:
+                os.remove(path)
+            else:
+                folder_stats.remove_flat(path)  # opened refusing a link: a folder replaced meanwhile is left
             removed.append(path)
     return removed
 

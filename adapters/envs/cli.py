@@ -7,10 +7,11 @@ import click
 from ..console.invocation import Invocation, command, who
 
 
-def promotion_events(inv: Invocation):
-    """The ``emit`` a promotion calls: its OpenLineage events, when the workspace has them on."""
+def promotion_events(inv: Invocation, workspace=None):
+    """The ``emit`` a promotion calls: its OpenLineage events, when the workspace has them on (``workspace``: the
+    one the command loaded already, else the invocation's, loaded when first needed)."""
     from ..events.emitter import emit_promotion
-    return lambda kind, record: emit_promotion(inv.root, inv.workspace.config, kind, record)
+    return lambda kind, record: emit_promotion(inv.root, (workspace or inv.workspace).config, kind, record)
 
 
 @click.command("promote")
@@ -39,12 +40,14 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         raise click.BadParameter(str(err), param_hint="--period")
     source = open_store(inv.root, check_env_name(from_env, "--from"))
     target = open_store(inv.root, check_env_name(to_env, "--to"))
+    loaded = None
     if project:
         names = [inv.project(project).name]
     else:
         from ..run.selection import plan_selection
-        _graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env,
+        graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env,
                                        bind=False)  # promotion re-points what was computed: nothing is bound
+        loaded = graph.workspace
     items = plan(source, target, names, periods)
     if dry_run:
         from ..diff.data_formats import render_data
@@ -55,7 +58,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         click.echo(f"Dry run: nothing promoted ({len(items)} project-period{'s' if len(items) != 1 else ''} "
                    f"from '{source.env}' to '{target.env}' would be).")
         return
-    record = promote(source, target, items, who(by), emit=promotion_events(inv),
+    record = promote(source, target, items, who(by), emit=promotion_events(inv, loaded),
                      session=lambda: inv.session_factory()[0]())
     moved = sum(len(i.swaps) for i in items)
     copied = len(record.get("copies") or [])

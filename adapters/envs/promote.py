@@ -182,10 +182,12 @@ def _closed_elsewhere(items: list[PromotedPeriod], target: RunStore) -> list[str
     problems = []
     publications: dict[str, list] = {}  # period -> its closed project-periods' publications, read once
     for item in items:
-        keys = [partition_key("path", *root_period(link), PROD) for link, _version in item.swaps]
-        keys += [c.lease_key(item.period, PROD) for c in item.copies]
         if item.period not in publications:
             publications[item.period] = target.closed_publications(item.period)
+        if not publications[item.period]:
+            continue  # no project closed the period: nothing to refuse
+        keys = [partition_key("path", *root_period(link), PROD) for link, _version in item.swaps]
+        keys += [c.lease_key(item.period, PROD) for c in item.copies]
         try:
             refuse_closed_partitions(target, item.record, keys, publications[item.period])
         except PeriodClosed as closed:

@@ -43,4 +43,10 @@ ADDED = {"registered_datasets": ADDED_COLUMNS + (("env", "TEXT"),),
 INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);\n"
            "CREATE INDEX IF NOT EXISTS runs_published ON runs (project_name, period, finished_at) "
            "WHERE status = 'completed';\n"
-           "CREATE INDEX IF NOT EXISTS closures_by_period ON period_closures (project, period, seq);")
+           "CREATE INDEX IF NOT EXISTS closures_by_period ON period_closures (project, period, seq);\n"
+           # the last completed run of each project-period read from the index alone, without stepping through
+           # each row's record (stored before env, so reading env from the row reads the whole record)
+           "CREATE INDEX IF NOT EXISTS runs_last ON runs (project_name, period, env, finished_at, run_id) "
+           "WHERE status = 'completed';\n"
+           # the runs still running (recovery asks at every command's first opening of the store): a few rows
+           "CREATE INDEX IF NOT EXISTS runs_running ON runs (run_id) WHERE status = 'running';")
