@@ -29,6 +29,7 @@ def is_local(target: str) -> bool:
     return target.startswith("/") or target.startswith("file:")
 
 
+@functools.lru_cache(maxsize=16384)  # text only; a promotion asks it about each partition seven times
 def versions_dir(root: str, period: str) -> str:
     """``<root>/.lf_versions/_period=P``: where the versions of one partition are written."""
     return os.path.join(root, VERSIONS, f"{PARTITION}={period}")
