@@ -44,6 +44,16 @@ def stats(folder: str, below: str = "") -> Iterator[tuple[str, os.stat_result]]:
             yield from stats(folder, rel)
 
 
+def stats_by_name(folder: str) -> dict[str, os.stat_result]:
+    """``dict(stats(folder))``, read in one listing when ``folder`` holds no folder (a partition's and a version's
+    usual shape; in the listing's order, which a caller comparing names or inodes does not need sorted)."""
+    with os.scandir(folder) as entries:
+        listed = list(entries)
+    if any(e.is_dir(follow_symlinks=False) for e in listed):
+        return dict(stats(folder))
+    return {e.name: e.stat(follow_symlinks=False) for e in listed}
+
+
 def _sorted_entries(folder: str, below: str) -> list[tuple[str, os.DirEntry]]:
     """(path relative to ``folder``, entry) of what ``folder/below`` holds, sorted by name."""
     with os.scandir(os.path.join(folder, below) if below else folder) as entries:
@@ -145,6 +155,6 @@ def sole_names(version: str) -> bool:
     """Whether no file of ``version`` has a second name (every hard link count is 1), so that no folder anywhere
     holds one of its files: no partition shows it. False when unsure."""
     try:
-        return all(stat.S_ISDIR(st.st_mode) or st.st_nlink == 1 for _rel, st in stats(version))
+        return all(stat.S_ISDIR(st.st_mode) or st.st_nlink == 1 for st in stats_by_name(version).values())
     except OSError:
         return False

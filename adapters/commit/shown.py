@@ -38,8 +38,9 @@ def _shown_stats(version: str) -> dict[str, os.stat_result]:
     partition skips and some readers of a whole destination do not (names starting with ``.`` or ``_``: Spark's
     ``_SUCCESS``, checksum files), no empty file (pyarrow refuses an empty JSON file) and no link."""
     out = {}
-    for rel, st in folder_stats.stats(version):
-        if any(part.startswith((".", "_")) for part in rel.split(os.sep)) or stat.S_ISLNK(st.st_mode):
+    for rel, st in folder_stats.stats_by_name(version).items():
+        if rel.startswith((".", "_")) or stat.S_ISLNK(st.st_mode) or \
+                (os.sep in rel and any(part.startswith((".", "_")) for part in rel.split(os.sep))):
             continue
         if stat.S_ISDIR(st.st_mode) or st.st_size > 0:  # an empty JSON or CSV file holds no row, and some readers refuse it
             out[rel] = st
@@ -115,7 +116,7 @@ def mirrors(folder: str, version: str) -> bool:
         return False
     try:
         ours = _shown_stats(version)
-        theirs = dict(folder_stats.stats(folder))
+        theirs = folder_stats.stats_by_name(folder)
     except OSError:
         return False
     theirs.pop(MARKER, None)
@@ -207,7 +208,7 @@ def only_links(folder: str, kept: Optional[set] = None, is_link: Optional[bool] 
         return os.path.dirname(real_path(target)) == real_path(versions) and os.path.isdir(target)
     kept = _version_inodes(versions) if kept is None else kept
     try:
-        for rel, st in folder_stats.stats(folder):
+        for rel, st in folder_stats.stats_by_name(folder).items():
             if stat.S_ISDIR(st.st_mode):
                 continue
             if rel == MARKER and stat.S_ISREG(st.st_mode) and st.st_size <= 256:
@@ -229,7 +230,7 @@ def _version_inodes(versions: str, listed: Optional[list] = None) -> set:
     for entry in listed:
         if entry.name.startswith(SHOWING) or not entry.is_dir(follow_symlinks=False):
             continue
-        for _rel, st in folder_stats.stats(entry.path):
+        for st in folder_stats.stats_by_name(entry.path).values():
             if stat.S_ISREG(st.st_mode):
                 found.add((st.st_dev, st.st_ino))
     return found
