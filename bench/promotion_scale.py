@@ -4,6 +4,12 @@ takes, written by hand (``bench/promotion_by_hand.py``), alternating.
 
     python -m bench.promotion_scale                       # 50 projects x 36 periods, 3 pairs
     python -m bench.promotion_scale --projects 5 --periods 3 --repeats 1   # a quick look
+    TMPDIR=/dev/shm python -m bench.promotion_scale                 # on tmpfs: each side's own work, steadily
+
+The workspaces are made in the temporary folder (``TMPDIR``). On a disk, making a folder or a file costs what the
+disk costs at that minute (on an ext4 disk mounted with ``discard``, up to ten times a link, varying from run to
+run), the same for every side; on tmpfs that cost is taken out and what is left, each side's own work, is steady
+from run to run.
 
 The workspace is :func:`bench.status_scale.build`'s (N output-only projects, one completed prod run per
 project-period), plus, per project-period, a prod version and a dev version of the output partition (one CSV

@@ -49,7 +49,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
     else:
         from ..run.selection import plan_selection
         graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env,
-                                       bind=False)  # promotion re-points what was computed: nothing is bound
+                                      bind=False)  # promotion re-points what was computed: nothing is bound
         loaded = graph.workspace
     # A promotion reads thousands of records that live until it ends and makes little cyclic garbage: the
     # collector's passes over them are all cost (about a tenth of a promotion of 1,800 partitions), so it is paused,
