@@ -9,7 +9,6 @@ operation kind -> CTE steps) -> :func:`.stage.cut_stages` (statements within the
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -21,6 +20,7 @@ from .gcpause import gc_paused  # adapters import it from here too
 from .lower import lower
 from .model import Project, Workspace
 from .plan import InputView, Plan
+from .project_refs import find_project, require_project  # noqa: F401  (re-exported: callers import them here)
 from .render import printing_only
 from .stage import STAGE_MAX_CTES, Statement, cut_stages
 from .types import SqlType
@@ -92,25 +92,3 @@ def compile_plan(project: Project, plan: Plan, stage_max_ctes: int = STAGE_MAX_C
         statements = cut_stages(lower(plan), stage_max_ctes)
     return CompiledProject(project, plan.inputs, statements, plan.schema,
                            plan.input_dataset.id if plan.input_dataset else "", plan)
-
-
-def require_project(workspace: Workspace, ref: str) -> Project:
-    """:func:`find_project`, or a :class:`LedgerflowError` naming the workspace and its projects."""
-    project = find_project(workspace, ref)
-    if project is None:
-        raise LedgerflowError(f"no project '{ref}' in {workspace.root}; projects: "
-                              f"{', '.join(sorted(p.name for p in workspace.projects)) or 'none'}.")
-    return project
-
-
-def find_project(workspace: Workspace, ref: str) -> Optional[Project]:
-    """A project by name, id, or path of its YAML file."""
-    found = workspace.find_project(ref)
-    if found:
-        return found
-    if ref.endswith((".yml", ".yaml")):
-        target = os.path.abspath(ref)
-        for p in workspace.projects:
-            if os.path.abspath(os.path.join(workspace.root, p.file)) == target:
-                return p
-    return None

@@ -46,7 +46,8 @@ def promoted(tmp_path) -> Path:
 def test_promote_envs_and_dag_load_neither_the_sql_parser_nor_spark(promoted):
     from bench.promotion_scale import months
     period = f"{months(2)[0]}..{months(2)[-1]}"
-    for args in (("promote", "--all", "--from", "dev", "--period", period), ("envs", "list"), ("dag",)):
+    for args in (("promote", "p0001", "--from", "dev", "--period", months(2)[0]),  # a project named: found, not bound
+                 ("promote", "--all", "--from", "dev", "--period", period), ("envs", "list"), ("dag",)):
         loaded, out = _loaded(promoted, *args)
         assert loaded == [], (args, loaded, out)
     assert "p0000" in out  # the promotion happened: dag lists the projects

@@ -120,7 +120,7 @@ class Invocation:
 
     def project(self, ref: str) -> Project:
         """The project ``ref`` (name, id or YAML path) of the workspace, or an error listing its projects."""
-        from ...compiler.compile import require_project
+        from ...compiler.project_refs import require_project
         return require_project(self.workspace, ref)
 
 

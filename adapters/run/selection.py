@@ -23,7 +23,7 @@ def plan_selection(root: str, select: Optional[str], project: Optional[str] = No
     ws = load_workspace(root, extra_datasets=open_store(root, env).registered_datasets)
     graph = WorkspaceGraph(ws)
     if project is not None:
-        from ...compiler.compile import require_project
+        from ...compiler.project_refs import require_project
         names = [require_project(ws, project).name]
     elif names is not None:
         gone = sorted(set(names) - set(graph.project_order()))
