@@ -79,25 +79,6 @@ def read_small(path: str, limit: int = 256) -> Optional[bytes]:
         os.close(fd)
 
 
-def read_small_file(path: str, limit: int = 256) -> tuple[Optional[bytes], Optional[os.stat_result]]:
-    """:func:`read_small`'s answer and the ``fstat`` of the very file read (its inode), (None, None) when there
-    is no such file."""
-    st = lstat(path)
-    if st is None or not stat.S_ISREG(st.st_mode):
-        return None, None
-    try:
-        fd = os.open(path, _READ_ONLY)
-    except OSError:
-        return None, None
-    try:
-        opened = os.fstat(fd)
-        return (os.read(fd, limit), opened) if stat.S_ISREG(opened.st_mode) else (None, None)
-    except OSError:
-        return None, None
-    finally:
-        os.close(fd)
-
-
 def write_small(path: str, data: bytes) -> None:
     """Create ``path`` (it must not exist: never written through a link or over a file) holding ``data``."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)

@@ -80,21 +80,17 @@ def _mark(folder: str, name: str, shown_by: Optional[str]) -> None:
     """Write the marker naming version ``name`` into the new ``folder``: a link to ``shown_by``'s marker when that
     is a plain file saying exactly so, else a file of its own."""
     text = (name + "\n").encode()
+    mine = os.path.join(folder, MARKER)
     if shown_by is not None:
-        theirs = os.path.join(shown_by, MARKER)
-        said, read = folder_stats.read_small_file(theirs)
-        if said == text:
-            mine = os.path.join(folder, MARKER)
-            try:
-                os.link(theirs, mine, follow_symlinks=False)
-            except OSError:
-                pass  # replaced meanwhile, or no links here: a marker of its own
-            else:
-                linked = folder_stats.lstat(mine)
-                if linked is not None and (linked.st_dev, linked.st_ino) == (read.st_dev, read.st_ino):
-                    return  # the very file read (a marker is never written in place)
-                os.remove(mine)  # replaced by something else between the read and the link: never kept
-    folder_stats.write_small(os.path.join(folder, MARKER), text)
+        try:
+            os.link(os.path.join(shown_by, MARKER), mine, follow_symlinks=False)
+        except OSError:
+            pass  # gone, or no links here: a marker of its own
+        else:
+            if folder_stats.read_small(mine) == text:  # the file linked, read through its new name (never a link)
+                return
+            os.remove(mine)  # anything else (another name, a link, not a plain file): never kept
+    folder_stats.write_small(mine, text)
 
 
 def marker(folder: str) -> Optional[str]:
@@ -192,15 +188,14 @@ def discard(folder: str) -> None:
     folder_stats.remove_flat(folder)
 
 
-def only_links(folder: str, kept: Optional[set] = None, is_link: Optional[bool] = None) -> bool:
+def only_links(folder: str, kept: Optional[set] = None) -> bool:
     """Whether removing ``folder`` (an entry ``.show.*`` of ``.lf_versions/_period=P``) loses no data and nothing
     ledgerflow did not make: a symbolic link to a version folder beside it (a partition of an earlier release,
     exchanged out), or a folder whose every file but the marker is a hard link of a file of a version folder
     beside it (``kept``: those files' (device, inode), when the caller has them), holding nothing else. Two names
-    of one file inside the folder itself are no copy elsewhere: such a folder is kept. ``is_link``: whether
-    ``folder`` is a symbolic link, when the caller's listing says so."""
+    of one file inside the folder itself are no copy elsewhere: such a folder is kept."""
     versions = os.path.dirname(folder)
-    if folder_stats.is_link(folder_stats.lstat(folder)) if is_link is None else is_link:
+    if folder_stats.is_link(folder_stats.lstat(folder)):
         try:
             target = os.path.join(versions, os.readlink(folder))
         except OSError:
@@ -255,12 +250,8 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
         path = os.path.join(versions, name)
         if kept is None:
             kept = _version_inodes(versions, listed)  # once per sweep, when there is something to sweep
-        link = entry.is_symlink()  # the listing says (no system call); removing never follows a link
-        if only_links(path, kept, link):
-            if link:
-                os.remove(path)
-            else:
-                folder_stats.remove_flat(path)  # opened refusing a link: a folder replaced meanwhile is left
+        if only_links(path, kept):
+            discard(path)
             removed.append(path)
     return removed
 

@@ -3,7 +3,7 @@ with the workspace as it is now (docs/commands.md "Stale periods").
 
 A project-period's published outputs are those of its **last completed run** (the newest
 ``finished_at``: the last commit). :meth:`PublishedTable.last_completed` finds all of them in one query
-(the ``runs_published`` index), not one per project-period: ``status`` over 500 projects x 36 periods
+(the ``runs_last`` index), not one per project-period: ``status`` over 500 projects x 36 periods
 stays one pass over the run store.
 
 The facts a stale check needs are a small part of a run record (which also holds the project snapshot,

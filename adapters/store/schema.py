@@ -41,11 +41,11 @@ ADDED = {"registered_datasets": ADDED_COLUMNS + (("env", "TEXT"),),
          "period_closures": (("project_id", "TEXT"),)}
 # made once the added columns are there (an index on an added column fails on an older file before)
 INDEXES = ("CREATE INDEX IF NOT EXISTS runs_by_batch ON runs (batch_id);\n"
-           "CREATE INDEX IF NOT EXISTS runs_published ON runs (project_name, period, finished_at) "
-           "WHERE status = 'completed';\n"
            "CREATE INDEX IF NOT EXISTS closures_by_period ON period_closures (project, period, seq);\n"
            # the last completed run of each project-period read from the index alone, without stepping through
-           # each row's record (stored before env, so reading env from the row reads the whole record)
+           # each row's record (stored before env, so reading env from the row reads the whole record); it
+           # replaces runs_published (project_name, period, finished_at), which left env to the row
+           "DROP INDEX IF EXISTS runs_published;\n"
            "CREATE INDEX IF NOT EXISTS runs_last ON runs (project_name, period, env, finished_at, run_id) "
            "WHERE status = 'completed';\n"
            # the runs still running (recovery asks at every command's first opening of the store): a few rows
