@@ -256,6 +256,25 @@ def sweep(versions: str, names=lambda name: True) -> list[str]:
     return removed
 
 
+def sweep_exchanged(folder: str, version: Optional[str]) -> bool:
+    """Remove ``folder``, the folder (or link) one :func:`show` of this process exchanged out of a partition that
+    showed the version folder ``version``, when removing it loses no data: :func:`only_links`, its files hard links
+    of ``version``'s (listed once here, where :func:`sweep` lists every version of the period). Returns whether it
+    is gone; anything else is left for a later :func:`sweep`."""
+    versions = os.path.dirname(folder)
+    if not os.path.basename(folder).startswith(SHOWING) or not _safe_versions(versions):
+        return False
+    try:
+        kept = {(st.st_dev, st.st_ino) for st in folder_stats.stats_by_name(version).values()
+                if stat.S_ISREG(st.st_mode)} if version is not None else set()
+    except OSError:
+        return False
+    if not only_links(folder, kept):
+        return False
+    discard(folder)
+    return True
+
+
 def exchange_supported(versions: str) -> bool:
     """Whether the file system of ``versions`` can exchange two names (two scratch folders tried there)."""
     a = os.path.join(versions, f"{SHOWING}probe-a.{uuid.uuid4().hex[:8]}")
@@ -278,13 +297,14 @@ class CannotShow(OSError):
 
 
 def show(partition: str, version: str, expect: Optional[os.stat_result] = None,
-         shown_by: Optional[str] = None) -> None:
+         shown_by: Optional[str] = None) -> Optional[str]:
     """Make ``partition`` show ``version`` atomically (see the module docstring); the caller checked that what
     ``partition`` is now is ledgerflow's. The folder (or link) exchanged out is left beside the versions for
     :func:`sweep`; should it not be what was there when this began (replaced meanwhile), it is exchanged back
     and nothing changes. ``shown_by``: as :func:`build`'s. ``expect``: the ``lstat`` of the partition the caller checked; anything else there
     now is left alone (:class:`CannotShow`). Where the file system cannot exchange names or make hard links, a
-    partition that is absent or a link becomes (stays) a symbolic link; a real folder raises :class:`CannotShow`."""
+    partition that is absent or a link becomes (stays) a symbolic link; a real folder raises :class:`CannotShow`.
+    Returns where the folder (or link) exchanged out now is, for :func:`sweep_exchanged` (None when nothing was)."""
     versions = os.path.dirname(version)
     before = expect if expect is not None else os.lstat(partition) if os.path.lexists(partition) else None
     if expect is not None and not _same(expect, partition):
@@ -321,6 +341,8 @@ def show(partition: str, version: str, expect: Optional[os.stat_result] = None,
             discard(built)  # the folder of links this call built
             raise CannotShow(errno.EBUSY, f"the partition {partition} was replaced while ledgerflow showed a new "
                                           "version in it; nothing was changed")
+        return built
+    return None
 
 
 def _same(st: os.stat_result, path: str) -> bool:

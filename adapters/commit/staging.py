@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ...compiler.errors import ExecutionError
-from ..inputs.files import spark_path
 from ..layout.partition_paths import PARTITION, PROD, local_path, partition_link, root_period, versions_dir
 from ..layout.real_path import real_path
 from .partitions import UnsafeDestination, check_inside, check_partition, remove_version
@@ -162,6 +161,7 @@ def read_staged(df, folder: str, fmt: str):
     reader = df.sparkSession.read.format(fmt).schema(data.schema)
     if fmt == "csv":  # records as written: a value holding a line break is one row, not two, and '' is not NULL
         reader = reader.options(**CSV_READ_BACK_OPTIONS)
+    from ..inputs.files import spark_path  # with Spark only: the listing helpers load the compiler's model
     return reader.load(spark_path(folder))
 
 

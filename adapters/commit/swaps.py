@@ -83,10 +83,12 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
         planned.append((s, st if previous is not None else None, previous))
         journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": keep} if keep else {})})
     written(journal)
-    for s, checked, previous in planned:
+    for (s, checked, previous), entry in zip(planned, journal[len(journal) - len(planned):]):
         if keep and previous:
             keep_version(previous, keep)
-        _swap(s.link, s.staged, checked, s.shown_by)
+        out = _swap(s.link, s.staged, checked, s.shown_by)
+        if out is not None:
+            entry["out"] = out  # where what the partition showed went: retire removes that very folder
 
 
 def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
@@ -169,14 +171,16 @@ def retire(journal: list[dict], keep_replaced: bool = False, checked: bool = Fal
     folders deleted (entries that do not describe a partition's version folders are skipped). ``keep_replaced``
     (a restatement's: the superseded rows stay readable): only the folders of links exchanged out are removed.
     ``checked``: the journal is this process's own, each entry made by :func:`swap_planned` or :func:`swap_in`
-    from a partition and versions it checked (not read back from a file), so its names are not checked again."""
+    from a partition and versions it checked (not read back from a file), so its names are not checked again, and
+    the folder a swap of :func:`swap_planned` exchanged out (its entry's ``out``) is removed by its name."""
     removed = []
-    entries = ((e["link"], e["staged"], e["previous"]) for e in journal) if checked else \
-        filter(None, map(entry_fields, journal))
-    for link, staged, previous in entries:
+    entries = ((e["link"], e["staged"], e["previous"], e.get("out")) for e in journal) if checked else \
+        ((*fields, None) for fields in filter(None, map(entry_fields, journal)))
+    for link, staged, previous, out in entries:
         root, period = root_period(link)
         # the folders of links this commit exchanged out (no version's data); never another run's
-        shown.sweep(versions_dir(root, period), shown.made_for(staged, previous))
+        if out is None or not shown.sweep_exchanged(out, previous):
+            shown.sweep(versions_dir(root, period), shown.made_for(staged, previous))
         if not keep_replaced and previous and remove_version(previous, root, period):
             removed.append(previous)
     return removed
@@ -197,13 +201,14 @@ def commit(staged: list[Staged]) -> list[dict]:
 
 
 def _swap(link: str, new_target: str, checked: Optional[os.stat_result] = None,
-          shown_by: Optional[str] = None) -> None:
-    """Point ``link`` at ``new_target`` atomically (the previous version's files are kept: see :func:`retire`)."""
-    _point(link, new_target, checked, shown_by)
+          shown_by: Optional[str] = None) -> Optional[str]:
+    """Point ``link`` at ``new_target`` atomically (the previous version's files are kept: see :func:`retire`);
+    returns where what it showed went (:func:`.shown.show`)."""
+    return _point(link, new_target, checked, shown_by)
 
 
 def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None,
-           shown_by: Optional[str] = None) -> None:
+           shown_by: Optional[str] = None) -> Optional[str]:
     """Show version ``new_target`` at the partition ``link`` (:func:`.shown.show`), after checking that what is
     there now is ledgerflow's: never deleted, never exchanged out, otherwise. ``checked``: the partition's
     ``lstat`` when the caller checked it (:func:`..partitions.check_partition`); the very same inode is exchanged
@@ -218,4 +223,4 @@ def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None,
                                 "away and run again.")
     if link_env(link) != PROD and not os.path.isdir(os.path.dirname(link)):
         os.makedirs(os.path.dirname(link))  # <root>/.lf_envs/<env>: checked to be no link (check_partition)
-    shown.show(link, new_target, expect=checked, shown_by=shown_by)
+    return shown.show(link, new_target, expect=checked, shown_by=shown_by)

@@ -32,7 +32,6 @@ from ..commit.staging import Staged
 from ..layout.partition_paths import (ENVS, PROD, env_folder, link_env, partition_key, partition_link, root_period,
                                       versions_dir)
 from ..layout.real_path import real_path, remembered, within
-from ..inputs.registered_reads import version_read
 from ..run import leases
 from ..store import liveness
 from ..store.runstore import RunStore
@@ -197,6 +196,7 @@ def _closed_elsewhere(items: list[PromotedPeriod], target: RunStore) -> list[str
 
 def _upstream_problems(items: list[PromotedPeriod], target: RunStore) -> list[str]:
     """ENV-005: a promoted run read a registered version the target would not read after the promotion."""
+    from ..inputs.registered_reads import version_read  # the resolver's module: loaded when asked
     published = {(name, item.period): version for item in items for name, version in item.registrations}
     regs = target.registrations()
     by_name: dict[str, list[dict]] = {}

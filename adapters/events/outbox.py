@@ -27,13 +27,13 @@ import atexit
 import itertools
 import json
 import os
-import socket
 import sys
 import threading
 import time
 import uuid
 from typing import Callable, Optional
 
+from ..store.liveness import this_host
 from ..store.whole_files import write_json_whole
 from .settings import EventSettings, client_transport
 
@@ -45,7 +45,7 @@ BACKLOG_SLICE = 10  # earlier events a run sends at most, each time it emits one
 STALE_CLAIM_S = 600.0
 WAIT_FOR_OTHER_S = 60.0  # how long `events send` waits on one claim of another sender
 _counter = itertools.count()
-_HOST = socket.gethostname().replace("~", "-")
+_HOST = this_host().replace("~", "-")
 
 
 def outbox_dir(root: str) -> str:

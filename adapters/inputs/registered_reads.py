@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Optional
 from ...compiler.errors import ResolutionError
 from ...compiler.model import AppendOperation, Dataset, DatasetRef, Project, UpdateOperation
 from ...compiler.periods import Period
-from ...compiler.resolver import Resolution, ResolvedLocation
 from ..layout.partition_paths import PROD, env_folder, is_local, local_path, partition_link
 
 if TYPE_CHECKING:
     from ...compiler.plan import InputView
+    from ...compiler.resolver import Resolution
 
 
 def versions_holding(registrations: list[dict], period: Period) -> list[int]:
@@ -93,5 +93,6 @@ def registered_resolution(dataset: Dataset, version: int, registrations: list[di
             raise ResolutionError(f"registered dataset '{name}' version {version}{how} holds period {p}, but its "
                                   f"partition {partition} is gone: reading it would read no rows. Nothing was run; "
                                   "run the producing project for the period again to register a new version.")
+    from ...compiler.resolver import Resolution, ResolvedLocation  # the resolver's module, loaded when resolving
     return Resolution(dataset.id, name, version, "registered", "registered", "",
                       [ResolvedLocation("path", location, reg["format"], None)])

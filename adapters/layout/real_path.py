@@ -9,12 +9,15 @@ answer for a path that exists (every link resolved, ``..`` after a link taken fr
 is answered by ``os.path.realpath`` itself.
 
 A pass of checks that changes nothing on disk (a promotion's plan) resolves the same folders several times per
-partition; inside :func:`remembered` each path is resolved once. The writes that follow check again for
-themselves (a swap exchanges only the very folder it checked, by inode).
+partition; inside :func:`remembered` each path is resolved once: its folder's real path (remembered too: the
+partitions of one destination share their folders) followed by its name, when one ``lstat`` says the name is no
+link. The writes that follow check again for themselves (a swap exchanges only the very folder it checked, by
+inode).
 """
 from __future__ import annotations
 
 import os
+import stat
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator, Optional
@@ -33,8 +36,26 @@ def real_path(path: str) -> str:
     if memo is None:
         return _resolve(path)
     if path not in memo:
-        memo[path] = _resolve(path)
+        memo[path] = _through_parent(path, memo)
     return memo[path]
+
+
+def _through_parent(path: str, memo: dict) -> str:
+    """``path``'s real path, inside :func:`remembered`: its folder's (remembered) followed by its name when the name
+    itself is no link (one ``lstat``: the folders of one destination share their parents), else :func:`_resolve`."""
+    parent, name = os.path.split(path)
+    if not isinstance(path, str) or not os.path.isabs(path) or name in ("", ".", "..") or parent == path \
+            or "\0" in path:
+        return _resolve(path)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return _resolve(path)
+    if stat.S_ISLNK(st.st_mode):
+        return _resolve(path)
+    if parent not in memo:
+        memo[parent] = _through_parent(parent, memo) if parent != "/" else _resolve(parent)
+    return os.path.join(memo[parent], name)
 
 
 @contextmanager

@@ -21,7 +21,6 @@ probe answers ``unsupported``: a run there is never recovered automatically.
 from __future__ import annotations
 
 import os
-import socket
 from typing import Optional
 
 try:
@@ -42,7 +41,11 @@ def lock_path(runs_dir: str, run_id: str) -> str:
 
 
 def this_host() -> str:
-    """The host name recorded with a run (and compared by recovery)."""
+    """The host name recorded with a run (and compared by recovery): the kernel's node name, which
+    ``socket.gethostname`` returns too, without loading the socket module where ``os.uname`` exists."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
     return socket.gethostname()
 
 

@@ -17,7 +17,6 @@ files records the same fingerprints), so each distinct text is parsed once and a
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from contextlib import closing
@@ -37,6 +36,7 @@ _LAST = ("WITH last AS (SELECT run_id, ROW_NUMBER() OVER (PARTITION BY project_n
 
 def declaration_sha256(raw: Any) -> str:
     """A digest of a parsed YAML declaration (a dataset's), independent of key order."""
+    import hashlib  # OpenSSL's, loaded when a digest is asked (a promotion asks none)
     return hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()
 
 
