@@ -32,8 +32,8 @@ def test_running_runs_and_last_completed_runs_are_read_through_their_indexes(tmp
                           json.dumps(_record(f"r{k}", "completed" if k else "running"))))
     with closing(store._connect()) as conn:
         running = _plan(conn, "SELECT record FROM runs WHERE status = 'running' ORDER BY run_id")
-        last = _plan(conn, _LAST.format(where=" AND env IS NULL AND period IN (?) AND project_name IN (?)"),
-                     ["2026-01", "p"])
+        last = _plan(conn, _LAST.format(where=" AND env IS NULL AND period IN (?) AND project_name IN (?)",
+                                        record=", r.record"), ["2026-01", "p"])
     assert running == "SCAN runs USING INDEX runs_running"  # the partial index: the running rows only
     assert "USING INDEX runs_last" in last
     assert [r["run_id"] for r in store.running_records()] == ["r0"]

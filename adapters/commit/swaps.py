@@ -15,7 +15,7 @@ import os
 from typing import Callable, Optional
 
 from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
-from ..layout.real_path import real_path
+from ..layout.real_path import real_path, remembered
 from . import folder_stats, shown
 from .partitions import (UnsafeDestination, check_partition, checked_partition, keep_version, remove_version,
                          unkeep_version, what)
@@ -73,15 +73,17 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
     never swapped (they still show ``previous``), as it undoes one of :func:`swap_in`. ``keep``: as
     :func:`swap_in`'s."""
     planned = []
-    for s in staged:
-        root, period = root_period(s.link)
-        check_staged_in_place(s)
-        previous, st = checked_partition(root, period, env=link_env(s.link))
-        real = s.real or real_path(s.staged)  # check_staged_in_place: s.real is its real path now
-        if previous is not None and previous == real:
-            continue
-        planned.append((s, st if previous is not None else None, previous))
-        journal.append({"link": s.link, "staged": s.staged, "previous": previous, **({"keep": keep} if keep else {})})
+    with remembered():  # the checks change nothing: each folder resolved once (the partitions of a destination
+        for s in staged:  # share their folders), before any swap
+            root, period = root_period(s.link)
+            check_staged_in_place(s)
+            previous, st = checked_partition(root, period, env=link_env(s.link))
+            real = s.real or real_path(s.staged)  # check_staged_in_place: s.real is its real path now
+            if previous is not None and previous == real:
+                continue
+            planned.append((s, st if previous is not None else None, previous))
+            journal.append({"link": s.link, "staged": s.staged, "previous": previous,
+                            **({"keep": keep} if keep else {})})
     written(journal)
     for (s, checked, previous), entry in zip(planned, journal[len(journal) - len(planned):]):
         if keep and previous:

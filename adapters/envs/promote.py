@@ -75,8 +75,8 @@ def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list
         raise PromotionRefused(f"ENV-006 --from and --to are both '{source.env}': an environment already publishes "
                                "what it publishes. Hint: promote from another environment.")
     problems: list[str] = []
-    published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects)}
-    records = source.get_runs([r["run_id"] for r in published.values() if r["env"] == source.env])
+    published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects, records=True)}
+    records = {r["run_id"]: json.loads(r["record"]) for r in published.values() if r["env"] == source.env}
     closes = {key: c for key, c in target.closures(projects, periods).items() if c["action"] == "close"} \
         if target.env == PROD and not restating else {}
     items: list[PromotedPeriod] = []

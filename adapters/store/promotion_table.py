@@ -1,5 +1,5 @@
-"""Promotions in the run store (:mod:`..envs.promote`): the commit point that records one, and the records a
-promotion copies, read in one query."""
+"""Promotions in the run store (:mod:`..envs.promote`): the commit point that records one (the records a
+promotion copies are read with the last completed runs, :meth:`.published.PublishedTable.last_completed`)."""
 from __future__ import annotations
 
 import json
@@ -13,18 +13,7 @@ from .published import upsert_run
 
 
 class PromotionTable(StateDatabase):
-    """The ``promotions`` and ``registered_promotions`` tables, and runs read by the thousand."""
-
-    def get_runs(self, run_ids: list[str]) -> dict[str, dict]:
-        """The records of ``run_ids`` (whole ids), by id, in one query per 500 ids (absent ids left out)."""
-        out: dict[str, dict] = {}
-        with closing(self._connect()) as conn:
-            for k in range(0, len(run_ids), 500):
-                part = run_ids[k:k + 500]
-                for run_id, text in conn.execute(f"SELECT run_id, record FROM runs WHERE run_id IN "
-                                                 f"({','.join('?' * len(part))})", part):
-                    out[run_id] = json.loads(text)
-        return out
+    """The ``promotions`` and ``registered_promotions`` tables."""
 
     def record_promotion(self, promotion: dict, runs: list[dict], stored: Optional[list] = None) -> None:
         """A promotion's commit point (:mod:`..envs.promote`), in one transaction: the promotion, one completed run

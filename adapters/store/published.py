@@ -30,7 +30,7 @@ _FINGERPRINT_KEYS = ("view", "dataset", "dataset_version", "location", "kind", "
 _LAST = ("WITH last AS (SELECT run_id, ROW_NUMBER() OVER (PARTITION BY project_name, period ORDER BY "
          "(env IS NOT NULL) DESC, finished_at DESC, run_id DESC) AS rn FROM runs WHERE status = 'completed'{where}) "
          "SELECT r.project_name, r.period, r.run_id, r.finished_at, r.inputs, r.input_files, "
-         "CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN r.record END, COALESCE(r.env, 'prod') "
+         "CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN r.record END, COALESCE(r.env, 'prod'){record} "
          "FROM runs r JOIN last ON r.run_id = last.run_id AND last.rn = 1")
 
 
@@ -74,12 +74,14 @@ class PublishedTable(StateDatabase):
     """The last completed run of every project-period, with what it read."""
 
     def last_completed(self, periods: Optional[Iterable[str]] = None,
-                       projects: Optional[Iterable[str]] = None) -> list[dict]:
+                       projects: Optional[Iterable[str]] = None, records: bool = False) -> list[dict]:
         """One ``{project, period, run_id, finished_at, inputs, keys, env}`` per project-period that has a completed
         run in this store's environment (of ``periods`` / ``projects`` when given), its last one (in an environment
         other than prod that has not published the project-period: prod's, ``env`` saying which); ``inputs`` as :func:`run_inputs` gives them
         (shared between rows whose texts are equal: read only), ``keys`` the (inputs, files) texts (None for a
-        run recorded before the columns)."""
+        run recorded before the columns). ``records``: each row's ``record`` too, the run's record as stored (its
+        text), read in the same pass (a run's later columns lie past its record: reading them walks the record's
+        pages, which a second query for the records would walk again)."""
         if not os.path.exists(self.db_path):
             return []
         with closing(self._connect()) as conn:
@@ -94,20 +96,20 @@ class PublishedTable(StateDatabase):
                 where += f" AND {column} IN ({','.join('?' * len(values))})"
                 args += values
         with closing(self._connect()) as conn:
-            rows = conn.execute(_LAST.format(where=where), args).fetchall()
+            rows = conn.execute(_LAST.format(where=where, record=", r.record" if records else ""), args).fetchall()
         out, parsed = [], {}
 
         def loads(text: str):
             if text not in parsed:
                 parsed[text] = json.loads(text)
             return parsed[text]
-        for project, period, run_id, finished_at, inputs, files, record, env in rows:
+        for project, period, run_id, finished_at, inputs, files, record, env, *text in rows:
             if record is None:
                 facts, keys = {**loads(inputs), "fingerprints": loads(files)}, (inputs, files)
             else:
                 facts, keys = run_inputs(json.loads(record)), None
             out.append({"project": project, "period": period, "run_id": run_id, "finished_at": finished_at,
-                        "inputs": facts, "keys": keys, "env": env})
+                        "inputs": facts, "keys": keys, "env": env, **({"record": text[0]} if records else {})})
         return sorted(out, key=lambda r: (r["period"], r["project"]))
 
     def names_of(self, project_id: str, name: str) -> list[str]:
@@ -128,6 +130,12 @@ class PublishedTable(StateDatabase):
         return max(rows, key=lambda r: (r["finished_at"] or "", r["run_id"])) if rows else None
 
 
+# a record is a tree of plain values (no container holds itself): the encoder skips the check for cycles, a
+# fifth of the time of a promotion's thousands of records, and writes the same text (json.dumps's spacing, which
+# restatements.superseded_by searches)
+_RECORD_TEXT = json.JSONEncoder(default=str, check_circular=False)
+
+
 def upsert_run(conn, record: dict, stored: Optional[tuple] = None) -> None:
     """Insert or replace the registry row of the run ``record`` (with what a stale check compares, when completed:
     ``stored``, those texts when the caller has them, else :func:`stored_inputs` of the record)."""
@@ -138,5 +146,5 @@ def upsert_run(conn, record: dict, stored: Optional[tuple] = None) -> None:
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
                      record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
                      record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), json.dumps(record, default=str), record.get("batch_id"), inputs, files,
+                     record.get("error"), _RECORD_TEXT.encode(record), record.get("batch_id"), inputs, files,
                      None if env in (None, "prod") else env))
