@@ -5,6 +5,7 @@ takes, written by hand (``bench/promotion_by_hand.py``), alternating.
     python -m bench.promotion_scale                       # 50 projects x 36 periods, 3 pairs
     python -m bench.promotion_scale --projects 5 --periods 3 --repeats 1   # a quick look
     TMPDIR=/dev/shm python -m bench.promotion_scale                 # on tmpfs: each side's own work, steadily
+    python -m bench.promotion_scale --shape lineage       # dev's records shaped as a real run's (see below)
 
 The workspaces are made in the temporary folder (``TMPDIR``). On a disk, making a folder or a file costs what the
 disk costs at that minute (on an ext4 disk mounted with ``discard``, up to ten times a link, varying from run to
@@ -14,7 +15,12 @@ from run to run.
 The workspace is :func:`bench.status_scale.build`'s (N output-only projects, one completed prod run per
 project-period), plus, per project-period, a prod version and a dev version of the output partition (one CSV
 file of 200 rows each, shown by real folders of hard links as runs show them) and a completed dev run whose record
-holds its commit journal and output, as a run writes them (no Spark). Each repeat builds three such workspaces
+holds its commit journal and output, as a run writes them (no Spark). A record weighs about what a real one does
+(22 KB); by default most of it is one string (a padding, :mod:`bench.status_scale`'s), which JSON reads and writes
+at the speed of copying it; with ``--shape lineage`` dev's records are shaped as a real run's instead, most of
+their weight an output's column lineage of about a thousand small objects (25 columns, 9 inputs each, as the
+sample project's runs record), which is what reading and writing a record costs most in a real promotion (both
+sides read and write every record). Each repeat builds three such workspaces
 afresh, then times, in fresh processes and in alternating order, ``python -m ledgerflow.adapters.cli promote --all
 --from dev --period FIRST..LAST`` on one, ``python bench/promotion_by_hand.py`` on another and the same with
 ``--recorded`` (the journal and records too) on a third, and compares the
@@ -57,8 +63,21 @@ def _version(root: Path, period: str, run_id: str) -> str:
     return str(folder)
 
 
-def build(root: Path, n_projects: int, periods: list[str]) -> None:
-    """The workspace, prod's and dev's partitions, and dev's run records (see the module docstring)."""
+def lineage(columns: int = 25) -> dict:
+    """An output's column lineage shaped as a real run records it: per column, the input columns it is computed
+    from, joined on and filtered by (nine per column here)."""
+    filters = (("rates", "_period_from"), ("rates", "_period_to"), ("gl", "_deleted"), ("gl", "_period"))
+    reads = ([("rates", c, "join") for c in ("from_currency", "rate_type", "to_currency")]
+             + [("gl", "currency", "join")] + [(d, c, "filter") for d, c in filters])
+    return {"columns": [{"output": 1, "column": f"column_{k:02d}",
+                         "inputs": [{"dataset": "gl", "column": f"column_{k:02d}", "kind": "identity"}]
+                         + [{"dataset": d, "column": c, "kind": kind} for d, c, kind in reads]}
+                        for k in range(columns)]}
+
+
+def build(root: Path, n_projects: int, periods: list[str], shape: str = "padded") -> None:
+    """The workspace, prod's and dev's partitions, and dev's run records (see the module docstring; ``shape``:
+    "padded" or "lineage")."""
     from ledgerflow.adapters.commit import shown
     from ledgerflow.adapters.layout.partition_paths import partition_link
     from ledgerflow.adapters.store.published import stored_inputs
@@ -79,6 +98,9 @@ def build(root: Path, n_projects: int, periods: list[str]) -> None:
                "outputs": [{"operation_seq": 1, "location": link, "rows": 200, "registered_dataset": None,
                             "registered_version": None}],
                "commit": {"partitions": [{"link": link, "staged": version, "previous": None}], "elsewhere": []}}
+        if shape == "lineage":
+            dev.pop("padding", None)
+            dev["outputs"][0]["lineage"] = lineage()
         rows.append((dev_id, rec["project"]["id"], project, period, "completed", dev["finished_at"],
                      dev["finished_at"], json.dumps(dev), *stored_inputs(dev), "dev"))
     with sqlite3.connect(root / ".ledgerflow" / "state.db") as conn:
@@ -112,6 +134,8 @@ def main() -> None:
     ap.add_argument("--projects", type=int, default=50)
     ap.add_argument("--periods", type=int, default=36)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--shape", choices=("padded", "lineage"), default="padded",
+                    help="dev's records: mostly one padding string, or shaped as a real run's (column lineage)")
     args = ap.parse_args()
     periods = months(args.periods)
     n = args.projects * args.periods
@@ -123,7 +147,7 @@ def main() -> None:
     lines = [f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, commit {commit}; "
              f"{machine('no Spark: promote starts no JVM')}; load average {loadavg()}",
              f"promote --all --from dev over {args.projects} projects x {args.periods} periods ({n} partitions), "
-             "each a fresh process on a freshly built workspace"]
+             f"each a fresh process on a freshly built workspace; dev's records {args.shape}"]
     import compileall
     for package in ("adapters", "compiler", "templates"):
         compileall.compile_dir(str(REPO / package), quiet=1)
@@ -135,7 +159,7 @@ def main() -> None:
                      "checked": Path(tmp) / "chk"}
             for root in roots.values():
                 root.mkdir()
-                build(root, args.projects, periods)
+                build(root, args.projects, periods, args.shape)
             before = footprint(roots["ledgerflow"] / "out")
             took = {}
             for who in sides[k % 4:] + sides[:k % 4]:  # each side first in turn
@@ -183,7 +207,8 @@ def main() -> None:
                  f"{statistics.median(ratios_checked):.2f} (restated target: at most 1.10)")
     text = "\n".join(lines)
     print(text)
-    path = dated_result(f"promotion_scale_{args.projects}x{args.periods}")
+    path = dated_result(f"promotion_scale_{args.projects}x{args.periods}"
+                        + ("" if args.shape == "padded" else f"_{args.shape}"))
     Path(path).write_text(text + "\n")
     print(f"written to {path}")
 

@@ -22,16 +22,16 @@ def test_a_folder_put_in_place_of_a_partition_after_its_check_is_left_where_it_i
     ws = _workspace(tmp_path / "ws")
     prod = ws / "out" / "p0000" / "_period=2024-01"
     aside = tmp_path / "aside"
-    judged = shown.mirrors
+    judged = shown._mirrored
 
-    def mirrors(folder, version):
-        ok = judged(folder, version)
-        if ok and Path(folder) == prod and not aside.exists():  # the swap's check has just judged prod's partition
+    def mirrored(folder, version):
+        files = judged(folder, version)
+        if files is not None and Path(folder) == prod and not aside.exists():  # the swap's check judged prod's
             prod.rename(aside)  # someone moves it away and puts a folder of their own there
             prod.mkdir()
             (prod / "mine.csv").write_text("code,amount\nA1,1.00\n")
-        return ok
-    monkeypatch.setattr(shown, "mirrors", mirrors)
+        return files
+    monkeypatch.setattr(shown, "_mirrored", mirrored)
     result = cli(ws, "promote", "--all", "--from", "dev", "--period", "2024-01")
     assert result.exit_code != 0, describe(result)
     assert sorted(p.name for p in prod.iterdir()) == ["mine.csv"], describe(result)  # theirs, where they put it

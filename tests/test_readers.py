@@ -351,8 +351,8 @@ def test_a_partition_replaced_while_its_new_folder_was_built_is_put_back_untouch
     swaps.commit([staging.Staged(link, old)])
     real_build = shown_module.build
 
-    def build_then_replaced(version, shown_by=None):
-        folder = real_build(version, shown_by)
+    def build_then_replaced(version, shown_by=None, files=None):
+        folder = real_build(version, shown_by, files)
         os.rename(link, str(tmp_path / "moved"))  # someone moves the partition away and puts their own there
         os.makedirs(link)
         open(os.path.join(link, "theirs.csv"), "w").write("theirs\n")

@@ -53,20 +53,25 @@ def _shown_files(version: str):
         yield rel, stat.S_ISDIR(st.st_mode)
 
 
-def build(version: str, shown_by: Optional[str] = None) -> str:
+def build(version: str, shown_by: Optional[str] = None, files: Optional[dict] = None) -> str:
     """A new folder beside ``version`` (a version folder in ``.lf_versions/_period=P``) holding a hard link to
     each of its files and the marker; raises :class:`Unsupported` where hard links cannot be made. ``shown_by``:
     a partition showing ``version`` already (a promotion's source), whose marker, when it names ``version``, is
-    linked rather than written anew (a new file costs the file system ten times a link)."""
+    linked rather than written anew (a new file costs the file system ten times a link). ``files``: what the
+    folder holds, as a check of ``shown_by`` listed it (:func:`shown_listing`), else listed here. A name is linked
+    as it is, never through a link (one put there since the listing is linked itself, and the folder then shows
+    nothing: :func:`mirrors` refuses a link)."""
     parent, name = os.path.split(version)
     folder = os.path.join(parent, f"{SHOWING}{name}.{uuid.uuid4().hex[:8]}")
     os.mkdir(folder)
+    listed = ((rel, stat.S_ISDIR(st.st_mode)) for rel, st in files.items()) if files is not None \
+        else _shown_files(version)
     try:
-        for rel, is_dir in _shown_files(version):
+        for rel, is_dir in listed:
             if is_dir:
                 os.mkdir(os.path.join(folder, rel))
             else:
-                os.link(os.path.join(version, rel), os.path.join(folder, rel))
+                os.link(os.path.join(version, rel), os.path.join(folder, rel), follow_symlinks=False)
         _mark(folder, name, shown_by)
     except OSError as exc:
         shutil.rmtree(folder, ignore_errors=True)  # only links to the version's files: nothing lost
@@ -108,23 +113,28 @@ def marker(folder: str) -> Optional[str]:
 def mirrors(folder: str, version: str) -> bool:
     """Whether ``folder`` holds exactly ``version``'s data files as hard links (same inodes, same names) plus the
     marker: a folder :func:`build` made, which removing loses no data."""
+    return _mirrored(folder, version) is not None
+
+
+def _mirrored(folder: str, version: str) -> Optional[dict]:
+    """:func:`mirrors`: ``version``'s shown files with their ``lstat`` when it does, else None."""
     if not folder_stats.is_folder(folder_stats.lstat(version)):
-        return False
+        return None
     try:
         ours = _shown_stats(version)
         theirs = folder_stats.stats_by_name(folder)
     except OSError:
-        return False
+        return None
     theirs.pop(MARKER, None)
     if ours.keys() != theirs.keys():
-        return False
+        return None
     for rel, st in theirs.items():
         mine = ours[rel]
         if stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode) != stat.S_ISDIR(mine.st_mode):
-            return False
+            return None
         if not stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) != (mine.st_dev, mine.st_ino):
-            return False
-    return True
+            return None
+    return ours
 
 
 def shown_version(partition: str, versions: str, st: Optional[os.stat_result] = None) -> Optional[str]:
@@ -132,17 +142,25 @@ def shown_version(partition: str, versions: str, st: Optional[os.stat_result] = 
     a symbolic link (earlier releases) or as a real folder built by :func:`build`; None when it shows none of
     them (absent, dangling, or something ledgerflow did not create). ``st``: the partition's ``lstat`` when the
     caller has just taken it."""
+    return shown_listing(partition, versions, st)[0]
+
+
+def shown_listing(partition: str, versions: str,
+                  st: Optional[os.stat_result] = None) -> tuple[Optional[str], Optional[dict]]:
+    """:func:`shown_version`'s answer and, for a partition that is a real folder, the files it shows as they were
+    compared (relative name -> ``lstat``; a :func:`build` of the version links them without listing it again)."""
     st = folder_stats.lstat(partition) if st is None else st
     if folder_stats.is_link(st):
         real = real_path(partition)
-        return real if os.path.dirname(real) == real_path(versions) and os.path.isdir(real) else None
+        return (real if os.path.dirname(real) == real_path(versions) and os.path.isdir(real) else None), None
     if not folder_stats.is_folder(st):
-        return None
+        return None, None
     name = marker(partition)
     if name is None:
-        return None
+        return None, None
     version = os.path.join(real_path(versions), name)
-    return version if mirrors(partition, version) else None
+    files = _mirrored(partition, version)
+    return (version, files) if files is not None else (None, None)
 
 
 def may_show(partition: str, versions: str, version: str) -> bool:
@@ -297,11 +315,11 @@ class CannotShow(OSError):
 
 
 def show(partition: str, version: str, expect: Optional[os.stat_result] = None,
-         shown_by: Optional[str] = None) -> Optional[str]:
+         shown_by: Optional[str] = None, files: Optional[dict] = None) -> Optional[str]:
     """Make ``partition`` show ``version`` atomically (see the module docstring); the caller checked that what
     ``partition`` is now is ledgerflow's. The folder (or link) exchanged out is left beside the versions for
     :func:`sweep`; should it not be what was there when this began (replaced meanwhile), it is exchanged back
-    and nothing changes. ``shown_by``: as :func:`build`'s. ``expect``: the ``lstat`` of the partition the caller checked; anything else there
+    and nothing changes. ``shown_by``, ``files``: as :func:`build`'s. ``expect``: the ``lstat`` of the partition the caller checked; anything else there
     now is left alone (:class:`CannotShow`). Where the file system cannot exchange names or make hard links, a
     partition that is absent or a link becomes (stays) a symbolic link; a real folder raises :class:`CannotShow`.
     Returns where the folder (or link) exchanged out now is, for :func:`sweep_exchanged` (None when nothing was)."""
@@ -314,7 +332,7 @@ def show(partition: str, version: str, expect: Optional[os.stat_result] = None,
     try:
         if before is None and not exchange_supported(versions):
             raise Unsupported(errno.EINVAL, "no RENAME_EXCHANGE here", versions)
-        built = build(version, shown_by)
+        built = build(version, shown_by, files)
     except Unsupported as exc:
         if folder_now:
             raise CannotShow(exc.errno, f"the partition {partition} is a folder of hard links, and this file system "

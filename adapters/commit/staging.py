@@ -43,6 +43,7 @@ class Staged:
     within: Optional[str] = None  # a destination a relative path gave: the workspace it must stay inside
     real: Optional[str] = None  # the staged folder's real path when it was written
     shown_by: Optional[str] = None  # a partition already showing it (a promotion's source): its marker is linked
+    files: Optional[dict] = None  # the files shown_by shows, as a check listed them: linked without a new listing
 
 
 def version_name(versions: str, run_id: str) -> str:

@@ -88,7 +88,7 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
     for (s, checked, previous), entry in zip(planned, journal[len(journal) - len(planned):]):
         if keep and previous:
             keep_version(previous, keep)
-        out = _swap(s.link, s.staged, checked, s.shown_by)
+        out = _swap(s.link, s.staged, checked, s.shown_by, s.files)
         if out is not None:
             entry["out"] = out  # where what the partition showed went: retire removes that very folder
 
@@ -203,18 +203,19 @@ def commit(staged: list[Staged]) -> list[dict]:
 
 
 def _swap(link: str, new_target: str, checked: Optional[os.stat_result] = None,
-          shown_by: Optional[str] = None) -> Optional[str]:
+          shown_by: Optional[str] = None, files: Optional[dict] = None) -> Optional[str]:
     """Point ``link`` at ``new_target`` atomically (the previous version's files are kept: see :func:`retire`);
     returns where what it showed went (:func:`.shown.show`)."""
-    return _point(link, new_target, checked, shown_by)
+    return _point(link, new_target, checked, shown_by, files)
 
 
 def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None,
-           shown_by: Optional[str] = None) -> Optional[str]:
+           shown_by: Optional[str] = None, files: Optional[dict] = None) -> Optional[str]:
     """Show version ``new_target`` at the partition ``link`` (:func:`.shown.show`), after checking that what is
     there now is ledgerflow's: never deleted, never exchanged out, otherwise. ``checked``: the partition's
     ``lstat`` when the caller checked it (:func:`..partitions.check_partition`); the very same inode is exchanged
-    out or nothing is. ``shown_by``: a partition showing ``new_target`` already (:func:`.shown.build`)."""
+    out or nothing is. ``shown_by``, ``files``: a partition showing ``new_target`` already and the files it shows
+    (:func:`.shown.build`)."""
     tmp = shown.temporary_link(link, new_target)
     if os.path.lexists(tmp) and not os.path.islink(tmp):
         raise UnsafeDestination(f"{tmp} is {what(tmp)}, which ledgerflow did not create; move it away and run again.")
@@ -225,4 +226,4 @@ def _point(link: str, new_target: str, checked: Optional[os.stat_result] = None,
                                 "away and run again.")
     if link_env(link) != PROD and not os.path.isdir(os.path.dirname(link)):
         os.makedirs(os.path.dirname(link))  # <root>/.lf_envs/<env>: checked to be no link (check_partition)
-    return shown.show(link, new_target, expect=checked, shown_by=shown_by)
+    return shown.show(link, new_target, expect=checked, shown_by=shown_by, files=files)

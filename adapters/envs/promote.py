@@ -51,12 +51,17 @@ class PromotedPeriod:
     project: str
     period: str
     record: dict  # the source environment's published run
-    swaps: list[tuple[str, str]] = field(default_factory=list)  # (target partition, version folder)
-    sources: list[str] = field(default_factory=list)  # per swap, the source's partition showing the version
-    reals: list[str] = field(default_factory=list)  # per swap, the version's real path when the plan checked it
+    # per partition re-pointed: the target partition, the version folder, the version's real path and the files
+    # of the source's partition showing it, when the plan checked them
+    staged: list[Staged] = field(default_factory=list)
     stored: Optional[tuple] = None  # the source run's registry texts (runs.inputs, runs.input_files), when kept
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
     copies: list[spark_copies.Copy] = field(default_factory=list)  # copied with Spark (:mod:`.spark_copies`)
+
+    @property
+    def swaps(self) -> list[tuple[str, str]]:
+        """(target partition, version folder) of each partition re-pointed."""
+        return [(s.link, s.staged) for s in self.staged]
 
 
 def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
@@ -110,7 +115,7 @@ def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list
 
 
 def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
-    """Fill ``item.swaps`` and ``item.registrations`` from its record; the reasons it cannot be promoted (its
+    """Fill ``item.staged`` and ``item.registrations`` from its record; the reasons it cannot be promoted (its
     partitions must lie in ``workspace``, a real path, and each must still show the version it published)."""
     rec = item.record
     commit = rec.get("commit") or {}
@@ -153,7 +158,8 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
                             "record): run it again in that environment")
             continue
         real = real_path(version)
-        if shown.shown_version(link, versions_dir(root, period)) != real:
+        now, files = shown.shown_listing(link, versions_dir(root, period))
+        if now != real:
             problems.append(f"ENV-007 {item.project} {item.period}: {link} no longer shows exactly the files of the "
                             f"version its run published ({version}): something changed one of them since; run it "
                             "again in that environment")
@@ -163,9 +169,8 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
             item.copies.append(spark_copies.Copy(spark_copies.TABLE, table, real, int(rows or 0),
                                                  "parquet", link))
         else:
-            item.swaps.append((partition_link(root, period, to_env), version))
-            item.sources.append(link)
-            item.reals.append(real)
+            item.staged.append(Staged(partition_link(root, period, to_env), version, real=real, shown_by=link,
+                                      files=files))
     for out in rec.get("outputs") or []:
         if out.get("registered_dataset"):
             item.registrations.append((out["registered_dataset"], int(out["registered_version"])))
@@ -269,8 +274,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
 
     record["copies"] = spark_copies.planned(folder, promotion_id, [(i.period, c) for i in items for c in i.copies])
     # each version where the plan found it (its real path then): swap_planned checks it is there still
-    staged = [Staged(link, version, real=real, shown_by=source)
-              for i in items for (link, version), source, real in zip(i.swaps, i.sources, i.reals)]
+    staged = [s for i in items for s in i.staged]
     with remembered():
         needed = list(dict.fromkeys([partition_key("path", *root_period(link), target.env)
                                      for i in items for link, _version in i.swaps]
