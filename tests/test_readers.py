@@ -18,7 +18,7 @@ from decimal import Decimal as D
 import pytest
 
 from ledgerflow.adapters.commit import shown as shown_module
-from ledgerflow.adapters.commit import renames, staging, swaps
+from ledgerflow.adapters.commit import renames, staging, swaps, sweeps
 from ledgerflow.adapters.layout.partition_paths import partition_link, versions_dir
 from partition_support import shown
 from cli_support import add_project, run_ok, write
@@ -183,7 +183,7 @@ def test_a_reader_looping_while_partitions_swap_sees_one_version_whole(tmp_path)
         stop.set()
         reader.join()
     # the folders exchanged out stay until the commit ends (a reader that opened one reads it whole), then go
-    assert len(shown_module.sweep(versions_dir(str(root), "2026-01"))) == 150
+    assert len(sweeps.sweep(versions_dir(str(root), "2026-01"))) == 150
     assert sorted(n for n in os.listdir(versions_dir(str(root), "2026-01"))) == ["run-a", "run-b"]
     assert len(seen) > 20
     whole = {("run-a\n",) * 7, ("run-b\n",) * 3}
@@ -271,7 +271,7 @@ def test_a_leftover_folder_holding_a_file_with_no_other_name_is_never_swept(tmp_
     theirs = os.path.join(versions, shown_module.SHOWING + "run-0.abcdef12")
     os.makedirs(theirs)
     open(os.path.join(theirs, "only-copy.csv"), "w").write("data\n")
-    assert shown_module.sweep(versions) == [ours]
+    assert sweeps.sweep(versions) == [ours]
     assert open(os.path.join(theirs, "only-copy.csv")).read() == "data\n"
     assert sorted(os.listdir(old)) == ["part-000-run-0.csv", "part-001-run-0.csv"]
 
@@ -340,7 +340,7 @@ def test_sweep_never_follows_a_linked_versions_folder(tmp_path):
     built = shown_module.build(version)
     os.makedirs(root / ".lf_versions")
     os.symlink(os.path.dirname(version), root / ".lf_versions" / "_period=2026-01")
-    assert shown_module.sweep(str(root / ".lf_versions" / "_period=2026-01")) == []
+    assert sweeps.sweep(str(root / ".lf_versions" / "_period=2026-01")) == []
     assert os.path.isdir(built)
 
 

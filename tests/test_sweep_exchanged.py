@@ -1,4 +1,4 @@
-"""The folder one swap exchanged out is removed by its name when the commit ends (``shown.sweep_exchanged``), only
+"""The folder one swap exchanged out is removed by its name when the commit ends (``sweeps.sweep_exchanged``), only
 when that loses nothing: every file in it a hard link of a file of the version it showed, the marker aside, in a
 versions folder reached through no link. Anything else is left for the sweep, untouched."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ledgerflow.adapters.commit import shown
+from ledgerflow.adapters.commit import shown, sweeps
 
 
 def _versions(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -31,7 +31,7 @@ def _exchanged_out(versions: Path, version: Path, name: str = ".show.v2.0a1b2c3d
 def test_the_folder_exchanged_out_is_removed_and_the_version_it_showed_keeps_its_files(tmp_path):
     versions, v1, _v2 = _versions(tmp_path)
     out = _exchanged_out(versions, v1)
-    assert shown.sweep_exchanged(str(out), str(v1))
+    assert sweeps.sweep_exchanged(str(out), str(v1))
     assert not out.exists() and (v1 / "part-v1.csv").read_text() == "a\nv1\n"
 
 
@@ -41,21 +41,21 @@ def test_a_folder_holding_anything_but_links_of_the_version_it_showed_is_left_as
     (stranger / "notes.txt").write_text("someone's own file")  # its only name: removing it would lose it
     other = _exchanged_out(versions, v2, ".show.v1.0a1b2c3d")  # links of another version than the one named
     for folder, version in ((stranger, v1), (other, v1)):
-        assert not shown.sweep_exchanged(str(folder), str(version))
+        assert not sweeps.sweep_exchanged(str(folder), str(version))
         assert folder.is_dir()
     assert (stranger / "notes.txt").read_text() == "someone's own file"
-    assert not shown.sweep_exchanged(str(other), None)  # no version named: nothing is taken for a link of one
+    assert not sweeps.sweep_exchanged(str(other), None)  # no version named: nothing is taken for a link of one
     assert other.is_dir()
 
 
 def test_a_name_that_is_no_swaps_or_a_versions_folder_reached_through_a_link_is_never_removed(tmp_path):
     versions, v1, _v2 = _versions(tmp_path)
     plain = _exchanged_out(versions, v1, "v3")  # not a ".show." folder: a version's own name
-    assert not shown.sweep_exchanged(str(plain), str(v1)) and plain.is_dir()
+    assert not sweeps.sweep_exchanged(str(plain), str(v1)) and plain.is_dir()
     linked = tmp_path / "elsewhere"
     os.symlink(versions, linked)  # the same folders, reached through a link
     out = _exchanged_out(versions, v1)
-    assert not shown.sweep_exchanged(str(linked / out.name), str(linked / "v1"))
+    assert not sweeps.sweep_exchanged(str(linked / out.name), str(linked / "v1"))
     assert out.is_dir()
 
 
@@ -63,5 +63,5 @@ def test_a_link_of_an_earlier_release_exchanged_out_is_removed_and_never_followe
     versions, v1, _v2 = _versions(tmp_path)
     out = versions / ".show.v2.0a1b2c3d"
     os.symlink("v1", out)  # a partition of an earlier release: a link to its version, exchanged out
-    assert shown.sweep_exchanged(str(out), str(v1))
+    assert sweeps.sweep_exchanged(str(out), str(v1))
     assert not os.path.lexists(out) and (v1 / "part-v1.csv").read_text() == "a\nv1\n"

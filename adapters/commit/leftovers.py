@@ -18,7 +18,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from ..layout.partition_paths import PARTITION, VERSIONS, local_path, partition_link, versions_dir
-from . import shown
+from . import shown, sweeps
 from .partitions import remove_version
 
 if TYPE_CHECKING:
@@ -103,10 +103,10 @@ def remove_staging(entry: dict, run_id: str) -> tuple[list[str], list[str], list
 
 def _remove_shown(folder: str, run_id: str) -> tuple[list[str], list[str]]:
     """Remove the folders of links run ``run_id`` built in ``folder`` (``.lf_versions/_period=P``) to show a version
-    and left there when it died, each only when removing it loses no data (:func:`.shown.only_links`)."""
+    and left there when it died, each only when removing it loses no data (:func:`.sweeps.only_links`)."""
     def its(rest: str) -> bool:
         return own_name(rest.rsplit(".", 1)[0], run_id)
-    removed = shown.sweep(folder, its)
+    removed = sweeps.sweep(folder, its)
     try:
         left = [n for n in os.listdir(folder) if n.startswith(shown.SHOWING) and its(n[len(shown.SHOWING):])]
     except OSError:

@@ -265,7 +265,7 @@ def _converted(store, records: list[dict]) -> list[Outcome]:
     and pandas read (a link shows the version folder's ``_SUCCESS`` too)."""
     from ..layout.partition_paths import link_env, partition_key, root_period, versions_dir
     from ..layout.real_path import real_path, within
-    from . import shown
+    from . import shown, sweeps
     workspace, leased = real_path(store.root), {lease["resource"] for lease in store.leases()}
     out = []
     for rec in records:
@@ -280,7 +280,7 @@ def _converted(store, records: list[dict]) -> list[Outcome]:
             versions = versions_dir(*root_period(link))
             version = shown.shown_version(link, versions)
             if version is not None and shown.convert(link, versions):
-                shown.sweep(versions, shown.made_for(version))  # the link exchanged out
+                sweeps.sweep(versions, sweeps.made_for(version))  # the link exchanged out
                 out.append(Outcome(rec["run_id"], "converted", f"{link}: a symbolic link of an earlier release, "
                                    "now a real folder showing the same version"))
     return out

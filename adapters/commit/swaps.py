@@ -16,7 +16,7 @@ from typing import Callable, Optional
 
 from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
 from ..layout.real_path import real_path, remembered
-from . import folder_stats, shown
+from . import folder_stats, shown, sweeps
 from .partitions import (UnsafeDestination, check_partition, checked_partition, keep_version, remove_version,
                          unkeep_version, what)
 from .staging import Staged, check_staged_in_place, discard
@@ -112,7 +112,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
             continue
         link, staged, previous = fields
         root, period = root_period(link)
-        ours = shown.made_for(staged, previous)  # the folders of links this journal's swaps built
+        ours = sweeps.made_for(staged, previous)  # the folders of links this journal's swaps built
         now = shown.shown_version(link, versions_dir(root, period))
         if now != real_path(staged) and shown.marker_names(link, staged):
             kept.append(link)  # its marker says it shows the staged rows, but its files were changed since
@@ -120,7 +120,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
                             "is (nothing deleted); remove what was added to it, then run the period again")
             continue
         if now != real_path(staged):
-            shown.sweep(versions_dir(root, period), ours)
+            sweeps.sweep(versions_dir(root, period), ours)
             if previous is not None and now is not None and real_path(previous) != now:
                 if entry.get("keep"):
                     unkeep_version(previous, str(entry["keep"]))
@@ -144,7 +144,7 @@ def roll_back(journal: list[dict]) -> tuple[list[str], list[str], list[str]]:
         rolled.append(link)
         if entry.get("keep") and previous is not None:  # shown again: ordinary, unless another kept it
             unkeep_version(previous, str(entry["keep"]))
-        shown.sweep(versions_dir(root, period), ours)  # before the staged files lose their other name
+        sweeps.sweep(versions_dir(root, period), ours)  # before the staged files lose their other name
         remove_version(staged, root, period)
     return rolled, kept, problems
 
@@ -181,8 +181,8 @@ def retire(journal: list[dict], keep_replaced: bool = False, checked: bool = Fal
     for link, staged, previous, out in entries:
         root, period = root_period(link)
         # the folders of links this commit exchanged out (no version's data); never another run's
-        if out is None or not shown.sweep_exchanged(out, previous):
-            shown.sweep(versions_dir(root, period), shown.made_for(staged, previous))
+        if out is None or not sweeps.sweep_exchanged(out, previous):
+            sweeps.sweep(versions_dir(root, period), sweeps.made_for(staged, previous))
         if not keep_replaced and previous and remove_version(previous, root, period):
             removed.append(previous)
     return removed

@@ -15,7 +15,7 @@ import json
 import os
 from contextlib import closing
 
-from ..commit import shown
+from ..commit import shown, sweeps
 from ..layout.partition_paths import (ENVS, PARTITION, PROD, env_folder, link_env, partition_key, root_period,
                                       versions_dir)
 from ..layout.real_path import real_path, within
@@ -88,7 +88,7 @@ def _drop(store, env: str, by: str, roots: list[str], away: list[str]) -> tuple[
                 left.append(f"{link}: not a folder of links ledgerflow built (or changed since), left as it is")
                 continue
             shown.hide(link, versions, "dropped")
-            shown.sweep(versions, lambda rest: rest.startswith("dropped."))
+            sweeps.sweep(versions, lambda rest: rest.startswith("dropped."))
             removed.append(link)
         for empty in (folder, os.path.join(root, ENVS)):
             try:
