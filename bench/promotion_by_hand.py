@@ -8,7 +8,9 @@ On a workspace :func:`bench.promotion_scale.build` made, it leaves every output 
 does: each prod partition ``<out>/_period=P`` a real folder of hard links to the files of the version dev shows
 (with its marker), exchanged in with one ``renameat2(RENAME_EXCHANGE)``, the folder exchanged out and the version
 prod showed before deleted. Nothing else: no check of what a partition holds, no journal, no record, no
-recovery; the file-system calls a promotion cannot do without, in one plain loop. Standard library only.
+recovery; the file-system calls a promotion cannot do without, in one plain loop. Standard library only; the
+cyclic garbage collector is off (``ledgerflow promote`` pauses it too: the thousands of records a promotion reads
+hold no cycle, and its passes over them are no work a promotion needs).
 
 ``--recorded`` adds what a promotion that can be undone and audited must also write, as ``ledgerflow promote`` writes
 it, and nothing more: before the first swap, one journal file listing every partition (written whole, flushed to
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import datetime
+import gc
 import json
 import os
 import shutil
@@ -125,6 +128,7 @@ def _remove_if_unshown(version: str, partitions: list[str]) -> None:
 
 
 def main(root: str, recorded: bool = False, checked: bool = False) -> None:
+    gc.disable()  # the records read live to the end and hold no cycle: a collector's passes over them are no work
     libc = ctypes.CDLL(None, use_errno=True)
     renameat2 = libc.renameat2
     renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
