@@ -1,8 +1,9 @@
 """A shown folder built from the files a check listed (a promotion's plan lists the source partition's files, and the
 swap links them without listing the version again, ``shown.build(files=...)``): each name is linked as it is, never
 through a link, so a file replaced by a link since the listing never gets a second name for what the link points
-at, and the folder then shows nothing ledgerflow would take for its own. (On Linux, Python before 3.13 links a link
-itself whatever ``follow_symlinks`` says; from 3.13 the default follows it, and ``build`` says ``False``.)"""
+at, and the folder then shows nothing ledgerflow would take for its own. (On Linux, Python 3.11 to 3.13 links a link
+itself whatever ``follow_symlinks`` says; later releases follow it by default, CPython gh-81793, and ``build`` says
+``False``: this test guards those.)"""
 from __future__ import annotations
 
 import os
