@@ -80,7 +80,9 @@ def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list
         raise PromotionRefused(f"ENV-006 --from and --to are both '{source.env}': an environment already publishes "
                                "what it publishes. Hint: promote from another environment.")
     problems: list[str] = []
-    published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects, records=True)}
+    # the source's own runs: a project-period it has not published (prod's run, where it reads prod's) is refused
+    published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects, records=True,
+                                                                                own=True)}
     records = {r["run_id"]: json.loads(r["record"]) for r in published.values() if r["env"] == source.env}
     closes = {key: c for key, c in target.closures(projects, periods).items() if c["action"] == "close"} \
         if target.env == PROD and not restating else {}
@@ -252,7 +254,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     if any(i.copies for i in items) and session is None:
         raise PromotionRefused("ENV-006 this promotion copies rows into a catalog table or a URI, which needs Spark, and "
                                "none was given: nothing changed. Hint: use `ledgerflow promote`.")
-    from ..run.context import new_run_id, utcnow
+    from ..run.context import new_run_id, new_run_ids, utcnow
     now = utcnow()
     promotion_id = new_run_id(now)
     at = now.isoformat(timespec="milliseconds")
@@ -296,8 +298,8 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
             spark = session()
             spark_copies.copy_all(spark, record["copies"], lambda: _write_json(path, record))
         copied = {c["output"]: c["location"] for c in record["copies"]}
-        runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, new_run_id(utcnow()), copied)
-                for i in items]
+        runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, run_id, copied)
+                for i, run_id in zip(items, new_run_ids(utcnow(), len(items)))]
         if restatement is not None:
             for run in runs:
                 run["restatement"] = restatement

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
@@ -17,8 +18,23 @@ if TYPE_CHECKING:  # imported where used: a command that only reads what runs pu
 
 def new_run_id(now: datetime.datetime) -> str:
     """A UUIDv7 run id (time-ordered)."""
-    ms = int(now.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
-    rand = uuid.uuid4().int & ((1 << 74) - 1)
+    return _uuid7(_ms(now), uuid.uuid4().int)
+
+
+def new_run_ids(now: datetime.datetime, n: int) -> list[str]:
+    """``n`` UUIDv7 run ids of the moment ``now``, their random bits drawn at once (a promotion names a run per
+    project-period, thousands at a time)."""
+    ms, drawn = _ms(now), os.urandom(10 * n)
+    return [_uuid7(ms, int.from_bytes(drawn[10 * k:10 * k + 10], "big")) for k in range(n)]
+
+
+def _ms(now: datetime.datetime) -> int:
+    return int(now.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+
+
+def _uuid7(ms: int, random_bits: int) -> str:
+    """The UUIDv7 of the millisecond ``ms``, its 74 random bits the low ones of ``random_bits``."""
+    rand = random_bits & ((1 << 74) - 1)
     value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
     return str(uuid.UUID(int=value))
 

@@ -74,20 +74,23 @@ class PublishedTable(StateDatabase):
     """The last completed run of every project-period, with what it read."""
 
     def last_completed(self, periods: Optional[Iterable[str]] = None,
-                       projects: Optional[Iterable[str]] = None, records: bool = False) -> list[dict]:
+                       projects: Optional[Iterable[str]] = None, records: bool = False,
+                       own: bool = False) -> list[dict]:
         """One ``{project, period, run_id, finished_at, inputs, keys, env}`` per project-period that has a completed
         run in this store's environment (of ``periods`` / ``projects`` when given), its last one (in an environment
         other than prod that has not published the project-period: prod's, ``env`` saying which); ``inputs`` as :func:`run_inputs` gives them
         (shared between rows whose texts are equal: read only), ``keys`` the (inputs, files) texts (None for a
         run recorded before the columns). ``records``: each row's ``record`` too, the run's record as stored (its
         text), read in the same pass (a run's later columns lie past its record: reading them walks the record's
-        pages, which a second query for the records would walk again)."""
+        pages, which a second query for the records would walk again). ``own``: this environment's own runs only (a
+        project-period it has not published is left out, not answered by prod's)."""
         if not os.path.exists(self.db_path):
             return []
         with closing(self._connect()) as conn:
             dropped = self.dropped_at(conn)
         where, args = (" AND env IS NULL", []) if self.env == "prod" else (
-            " AND (env IS NULL OR (env = ? AND finished_at > ?))", [self.env, dropped])
+            " AND env = ? AND finished_at > ?" if own else " AND (env IS NULL OR (env = ? AND finished_at > ?))",
+            [self.env, dropped])
         for column, values in (("period", periods), ("project_name", projects)):
             if values is not None:
                 values = list(values)
