@@ -81,11 +81,11 @@ def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[l
             real = s.real or real_path(s.staged)  # check_staged_in_place: s.real is its real path now
             if previous is not None and previous == real:
                 continue
-            planned.append((s, st if previous is not None else None, previous))
-            journal.append({"link": s.link, "staged": s.staged, "previous": previous,
-                            **({"keep": keep} if keep else {})})
+            entry = {"link": s.link, "staged": s.staged, "previous": previous, **({"keep": keep} if keep else {})}
+            journal.append(entry)
+            planned.append((s, st if previous is not None else None, previous, entry))
     written(journal)
-    for (s, checked, previous), entry in zip(planned, journal[len(journal) - len(planned):]):
+    for s, checked, previous, entry in planned:
         if keep and previous:
             keep_version(previous, keep)
         out = _swap(s.link, s.staged, checked, s.shown_by, s.files)

@@ -105,8 +105,7 @@ def sweep_exchanged(folder: str, version: Optional[str]) -> bool:
     if not os.path.basename(folder).startswith(SHOWING) or not _safe_versions(versions):
         return False
     try:
-        kept = {(st.st_dev, st.st_ino) for st in folder_stats.stats_by_name(version).values()
-                if stat.S_ISREG(st.st_mode)} if version is not None else set()
+        kept = folder_stats.inodes(version) if version is not None else set()
     except OSError:
         return False
     if not only_links(folder, kept):
