@@ -33,11 +33,33 @@ def test_running_runs_and_last_completed_runs_are_read_through_their_indexes(tmp
     with closing(store._connect()) as conn:
         running = _plan(conn, "SELECT record FROM runs WHERE status = 'running' ORDER BY run_id")
         last = _plan(conn, _LAST.format(where=" AND env IS NULL AND period IN (?) AND project_name IN (?)",
-                                        record=", r.record"), ["2026-01", "p"])
+                                        columns="r.record"), ["2026-01", "p"])
     assert running == "SCAN runs USING INDEX runs_running"  # the partial index: the running rows only
     assert "USING INDEX runs_last" in last
     assert [r["run_id"] for r in store.running_records()] == ["r0"]
     assert [r["run_id"] for r in store.last_completed(["2026-01"], ["p"])] == ["r2"]
+
+
+def test_an_environments_own_last_records_are_parsed_and_leave_out_what_it_reads_from_prod(tmp_path):
+    prod, dev = RunStore(str(tmp_path)), RunStore(str(tmp_path), env="dev")
+    with prod._immediate() as conn:
+        for run_id, period, env, finished, inputs in (("r1", "2026-01", "dev", "b1", '{"i": 1}'),
+                                                      ("r2", "2026-01", "dev", "b2", '{"i": 2}'),
+                                                      ("r3", "2026-02", None, "b3", '{"i": 3}'),
+                                                      ("r4", "2026-03", "dev", "b4", None)):
+            conn.execute("INSERT INTO runs (run_id, project_id, project_name, period, status, started_at, "
+                         "finished_at, record, inputs, input_files, env) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                         (run_id, "p-id", "p", period, "completed", "a", finished,
+                          json.dumps({**_record(run_id, "completed"), "period": {"identifier": period}}), inputs,
+                          "[]", env))
+    own = dev.own_last_records(["2026-01", "2026-02", "2026-03"], ["p"])
+    assert sorted(own) == [("p", "2026-01"), ("p", "2026-03")]  # 2026-02: prod's, which dev reads, not its own
+    record, keys = own[("p", "2026-01")]
+    assert record["run_id"] == "r2" and record["padding"] == "x" * 20000  # its last run, the record parsed
+    assert keys == ('{"i": 2}', "[]")
+    assert own[("p", "2026-03")][1] is None  # recorded before the columns: its texts are computed from the record
+    assert dev.own_last_records(["2026-01"], []) == {} and prod.own_last_records(["2026-02"], ["p"])[
+        ("p", "2026-02")][0]["run_id"] == "r3"
 
 
 def test_a_store_made_before_the_indexes_gets_them_when_opened(tmp_path):

@@ -81,16 +81,14 @@ def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list
                                "what it publishes. Hint: promote from another environment.")
     problems: list[str] = []
     # the source's own runs: a project-period it has not published (prod's run, where it reads prod's) is refused
-    published = {(r["project"], r["period"]): r for r in source.last_completed(periods, projects, records=True,
-                                                                                own=True)}
-    records = {r["run_id"]: json.loads(r["record"]) for r in published.values() if r["env"] == source.env}
+    published = source.own_last_records(periods, projects)
     closes = {key: c for key, c in target.closures(projects, periods).items() if c["action"] == "close"} \
         if target.env == PROD and not restating else {}
     items: list[PromotedPeriod] = []
     for project in projects:
         for period in periods:
-            row = published.get((project, period))
-            if row is None or row["env"] != source.env:
+            found = published.get((project, period))
+            if found is None:
                 problems.append(f"ENV-004 environment '{source.env}' has not published {project} for {period} "
                                 f"(nothing to promote; run it there with `ledgerflow run {project} --period {period} "
                                 f"--env {source.env}`)")
@@ -101,7 +99,8 @@ def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list
                                 f"{closed.get('at')}); `ledgerflow restate {project} --period {period} --from-env "
                                 f"{source.env} --reason TEXT` changes a closed period")
                 continue
-            item = PromotedPeriod(project, period, records[row["run_id"]], stored=row.get("keys"))
+            record, keys = found
+            item = PromotedPeriod(project, period, record, stored=keys)
             problems += _swaps_of(item, target.env, real_path(target.root))
             items.append(item)
     if not problems:

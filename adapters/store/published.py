@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from contextlib import closing
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from .database import StateDatabase
 
@@ -29,9 +29,7 @@ _FINGERPRINT_KEYS = ("view", "dataset", "dataset_version", "location", "kind", "
 # the environment's own runs first (an environment other than prod reads prod's where it has published nothing)
 _LAST = ("WITH last AS (SELECT run_id, ROW_NUMBER() OVER (PARTITION BY project_name, period ORDER BY "
          "(env IS NOT NULL) DESC, finished_at DESC, run_id DESC) AS rn FROM runs WHERE status = 'completed'{where}) "
-         "SELECT r.project_name, r.period, r.run_id, r.finished_at, r.inputs, r.input_files, "
-         "CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN r.record END, COALESCE(r.env, 'prod'){record} "
-         "FROM runs r JOIN last ON r.run_id = last.run_id AND last.rn = 1")
+         "SELECT {columns} FROM runs r JOIN last ON r.run_id = last.run_id AND last.rn = 1")
 
 
 def declaration_sha256(raw: Any) -> str:
@@ -74,46 +72,60 @@ class PublishedTable(StateDatabase):
     """The last completed run of every project-period, with what it read."""
 
     def last_completed(self, periods: Optional[Iterable[str]] = None,
-                       projects: Optional[Iterable[str]] = None, records: bool = False,
-                       own: bool = False) -> list[dict]:
+                       projects: Optional[Iterable[str]] = None) -> list[dict]:
         """One ``{project, period, run_id, finished_at, inputs, keys, env}`` per project-period that has a completed
         run in this store's environment (of ``periods`` / ``projects`` when given), its last one (in an environment
-        other than prod that has not published the project-period: prod's, ``env`` saying which); ``inputs`` as :func:`run_inputs` gives them
-        (shared between rows whose texts are equal: read only), ``keys`` the (inputs, files) texts (None for a
-        run recorded before the columns). ``records``: each row's ``record`` too, the run's record as stored (its
-        text), read in the same pass (a run's later columns lie past its record: reading them walks the record's
-        pages, which a second query for the records would walk again). ``own``: this environment's own runs only (a
-        project-period it has not published is left out, not answered by prod's)."""
-        if not os.path.exists(self.db_path):
-            return []
-        with closing(self._connect()) as conn:
-            dropped = self.dropped_at(conn)
-        where, args = (" AND env IS NULL", []) if self.env == "prod" else (
-            " AND env = ? AND finished_at > ?" if own else " AND (env IS NULL OR (env = ? AND finished_at > ?))",
-            [self.env, dropped])
-        for column, values in (("period", periods), ("project_name", projects)):
-            if values is not None:
-                values = list(values)
-                if not values:
-                    return []
-                where += f" AND {column} IN ({','.join('?' * len(values))})"
-                args += values
-        with closing(self._connect()) as conn:
-            rows = conn.execute(_LAST.format(where=where, record=", r.record" if records else ""), args).fetchall()
+        other than prod that has not published the project-period: prod's, ``env`` saying which); ``inputs`` as
+        :func:`run_inputs` gives them (shared between rows whose texts are equal: read only), ``keys`` the (inputs,
+        files) texts (None for a run recorded before the columns)."""
         out, parsed = [], {}
 
         def loads(text: str):
             if text not in parsed:
                 parsed[text] = json.loads(text)
             return parsed[text]
-        for project, period, run_id, finished_at, inputs, files, record, env, *text in rows:
+        columns = ("r.project_name, r.period, r.run_id, r.finished_at, r.inputs, r.input_files, CASE WHEN r.inputs "
+                   "IS NULL OR r.input_files IS NULL THEN r.record END, COALESCE(r.env, 'prod')")
+        for project, period, run_id, finished_at, inputs, files, record, env in self._last(columns, periods,
+                                                                                            projects):
             if record is None:
                 facts, keys = {**loads(inputs), "fingerprints": loads(files)}, (inputs, files)
             else:
                 facts, keys = run_inputs(json.loads(record)), None
             out.append({"project": project, "period": period, "run_id": run_id, "finished_at": finished_at,
-                        "inputs": facts, "keys": keys, "env": env, **({"record": text[0]} if records else {})})
+                        "inputs": facts, "keys": keys, "env": env})
         return sorted(out, key=lambda r: (r["period"], r["project"]))
+
+    def own_last_records(self, periods: Iterable[str], projects: Iterable[str]) -> dict[tuple[str, str], tuple]:
+        """``{(project, period): (record, keys)}`` of each project-period this store's environment published itself
+        (of ``periods`` x ``projects``; a project-period it reads prod's for is left out): its last completed run's
+        record, parsed, and the (``runs.inputs``, ``runs.input_files``) texts (None for a run recorded before the
+        columns). Each record is parsed as its row is read, so the texts of thousands of them (22 KB each for a
+        real run) never all live at once (a promotion's pages of memory are a fair part of its time)."""
+        columns = ("r.project_name, r.period, CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN NULL ELSE "
+                   "r.inputs END, r.input_files, r.record")
+        return {(project, period): (json.loads(record), (inputs, files) if inputs is not None else None)
+                for project, period, inputs, files, record in self._last(columns, periods, projects, own=True)}
+
+    def _last(self, columns: str, periods: Optional[Iterable[str]], projects: Optional[Iterable[str]],
+              own: bool = False) -> Iterator[tuple]:
+        """``columns`` of each project-period's last completed run (``r`` the run's row), as a cursor (see
+        :meth:`last_completed`); ``own``: this environment's own runs only."""
+        if not os.path.exists(self.db_path):
+            return
+        with closing(self._connect()) as conn:
+            dropped = self.dropped_at(conn)
+            where, args = (" AND env IS NULL", []) if self.env == "prod" else (
+                " AND env = ? AND finished_at > ?" if own else " AND (env IS NULL OR (env = ? AND finished_at > ?))",
+                [self.env, dropped])
+            for column, values in (("period", periods), ("project_name", projects)):
+                if values is not None:
+                    values = list(values)
+                    if not values:
+                        return
+                    where += f" AND {column} IN ({','.join('?' * len(values))})"
+                    args += values
+            yield from conn.execute(_LAST.format(where=where, columns=columns), args)
 
     def names_of(self, project_id: str, name: str) -> list[str]:
         """``name`` (the project's name now) and every other name runs of the project ``project_id`` were
