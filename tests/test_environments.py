@@ -128,6 +128,10 @@ def test_refusals_change_nothing(spark, finance):
     assert block["superseded_outputs"][0]["version_folder"] == str(superseded)
     assert block["data_diff"]["outputs"][0]["rows"]["changed"] == 10, block["data_diff"]
     assert "restatement of" in cli(finance, "runs", "list").stdout
+    # the run it supersedes says so (the promoted record's text is orjson's spelling: store.published.record_text)
+    old_run = cli(finance, "runs", "show", shown)
+    assert old_run.exit_code == 0 and f"Superseded by restatement run {rec['run_id']}" in old_run.stdout, \
+        describe(old_run)
     shown = again["run_id"]
 
     no_prod = cli(finance, "envs", "drop", "prod")

@@ -55,6 +55,7 @@ class PromotedPeriod:
     # of the source's partition showing it, when the plan checked them
     staged: list[Staged] = field(default_factory=list)
     stored: Optional[tuple] = None  # the source run's registry texts (runs.inputs, runs.input_files), when kept
+    plain: bool = False  # its record holds no float NaN or Infinity (store.published.record_text)
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
     copies: list[spark_copies.Copy] = field(default_factory=list)  # copied with Spark (:mod:`.spark_copies`)
 
@@ -99,8 +100,8 @@ def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list
                                 f"{closed.get('at')}); `ledgerflow restate {project} --period {period} --from-env "
                                 f"{source.env} --reason TEXT` changes a closed period")
                 continue
-            record, keys = found
-            item = PromotedPeriod(project, period, record, stored=keys)
+            record, keys, plain = found
+            item = PromotedPeriod(project, period, record, stored=keys, plain=plain)
             problems += _swaps_of(item, target.env, real_path(target.root))
             items.append(item)
     if not problems:
@@ -305,7 +306,8 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
         # a promoted run read what its source read: the source's registry texts, unless its snapshot was rewritten
         stored = [i.stored if run.get("resolver_snapshot") is i.record.get("resolver_snapshot") else None
                   for i, run in zip(items, runs)]
-        target.record_promotion(record, runs, stored)  # the commit point
+        # the promoted records hold their sources' values and strings: written the fast way when the sources' are
+        target.record_promotion(record, runs, stored, [i.plain for i in items])  # the commit point
     except BaseException as exc:
         problems = spark_copies.restore(spark, record["copies"]) if spark is not None else []
         rolled, kept, swap_problems = swaps.roll_back(journal)

@@ -97,15 +97,27 @@ class PublishedTable(StateDatabase):
         return sorted(out, key=lambda r: (r["period"], r["project"]))
 
     def own_last_records(self, periods: Iterable[str], projects: Iterable[str]) -> dict[tuple[str, str], tuple]:
-        """``{(project, period): (record, keys)}`` of each project-period this store's environment published itself
-        (of ``periods`` x ``projects``; a project-period it reads prod's for is left out): its last completed run's
-        record, parsed, and the (``runs.inputs``, ``runs.input_files``) texts (None for a run recorded before the
-        columns). Each record is parsed as its row is read, so the texts of thousands of them (22 KB each for a
-        real run) never all live at once (a promotion's pages of memory are a fair part of its time)."""
+        """``{(project, period): (record, keys, plain)}`` of each project-period this store's environment published
+        itself (of ``periods`` x ``projects``; a project-period it reads prod's for is left out): its last completed
+        run's record, parsed; the (``runs.inputs``, ``runs.input_files``) texts (None for a run recorded before the
+        columns); whether the record holds JSON's own values only (no ``NaN`` or ``Infinity``, which
+        :func:`record_text` writes exactly only the slower way). Each record is parsed as its row is read, so the
+        texts of thousands of them (22 KB each for a real run) never all live at once (a promotion's pages of memory
+        are a fair part of its time)."""
         columns = ("r.project_name, r.period, CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN NULL ELSE "
                    "r.inputs END, r.input_files, r.record")
-        return {(project, period): (json.loads(record), (inputs, files) if inputs is not None else None)
-                for project, period, inputs, files, record in self._last(columns, periods, projects, own=True)}
+        constants: list[str] = []
+
+        def constant(name: str) -> float:
+            constants.append(name)
+            return float(name)  # json.loads' own answer
+        decode = json.JSONDecoder(parse_constant=constant).decode
+        out = {}
+        for project, period, inputs, files, record in self._last(columns, periods, projects, own=True):
+            seen = len(constants)
+            out[(project, period)] = (decode(record), (inputs, files) if inputs is not None else None,
+                                      len(constants) == seen)
+        return out
 
     def _last(self, columns: str, periods: Optional[Iterable[str]], projects: Optional[Iterable[str]],
               own: bool = False) -> Iterator[tuple]:
@@ -146,14 +158,32 @@ class PublishedTable(StateDatabase):
 
 
 # a record is a tree of plain values (no container holds itself): the encoder skips the check for cycles, a
-# fifth of the time of a promotion's thousands of records, and writes the same text (json.dumps's spacing, which
-# restatements.superseded_by searches)
+# fifth of the time of a promotion's thousands of records
 _RECORD_TEXT = json.JSONEncoder(default=str, check_circular=False)
 
 
-def upsert_run(conn, record: dict, stored: Optional[tuple] = None) -> None:
+def record_text(record: dict, plain: bool = False) -> str:
+    """The text the run store keeps of ``record``. ``plain``: the caller knows it holds no float ``NaN`` or
+    ``Infinity`` (a record parsed from a text without them, as :meth:`PublishedTable.own_last_records` tells, and
+    given only strings since): written by ``orjson``, a third of the time for the thousands of records a promotion
+    copies, with the same values read back; anything ``orjson`` does not write exactly raises there (an integer
+    beyond 64 bits, a string that is no valid UTF-8, a key that is no string, a value that is no JSON value) and is
+    written by the standard library's ``json``, as every other record is. The two spell the same values
+    differently (``json`` puts a space after ``:`` and ``,`` and escapes every character beyond ASCII): a search of
+    the texts looks for both (:func:`.restatements.superseded_by`)."""
+    if plain:
+        import orjson  # loaded by the commands that copy many records (a promotion), not by every command
+        try:
+            return orjson.dumps(record).decode()
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
+    return _RECORD_TEXT.encode(record)
+
+
+def upsert_run(conn, record: dict, stored: Optional[tuple] = None, plain: bool = False) -> None:
     """Insert or replace the registry row of the run ``record`` (with what a stale check compares, when completed:
-    ``stored``, those texts when the caller has them, else :func:`stored_inputs` of the record)."""
+    ``stored``, those texts when the caller has them, else :func:`stored_inputs` of the record); ``plain``: as
+    :func:`record_text`'s."""
     inputs, files = (stored or stored_inputs(record)) if record["status"] == "completed" else (None, None)
     env = record.get("env")
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
@@ -161,5 +191,5 @@ def upsert_run(conn, record: dict, stored: Optional[tuple] = None) -> None:
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
                      record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
                      record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), _RECORD_TEXT.encode(record), record.get("batch_id"), inputs, files,
+                     record.get("error"), record_text(record, plain), record.get("batch_id"), inputs, files,
                      None if env in (None, "prod") else env))

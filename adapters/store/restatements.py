@@ -16,11 +16,13 @@ def superseded_by(store, rec: dict) -> list[dict]:
     only; oldest first): ``{run_id, finished_at, reason, by}``."""
     if not os.path.exists(store.db_path):
         return []
-    needle = json.dumps({"supersedes_run_id": rec["run_id"]})[1:-1]  # as json.dumps wrote it into the record
+    # as the record's text spells it: json.dumps's spacing, or orjson's (store.published.record_text)
+    spaced = json.dumps({"supersedes_run_id": rec["run_id"]})[1:-1]
+    tight = json.dumps({"supersedes_run_id": rec["run_id"]}, separators=(",", ":"), ensure_ascii=False)[1:-1]
     with closing(store._connect()) as conn:
         rows = conn.execute("SELECT record FROM runs WHERE project_name = ? AND period = ? AND status = 'completed' "
-                            "AND instr(record, ?) > 0 ORDER BY finished_at", (
-                                rec["project"]["name"], rec["period"]["identifier"], needle)).fetchall()
+                            "AND (instr(record, ?) > 0 OR instr(record, ?) > 0) ORDER BY finished_at", (
+                                rec["project"]["name"], rec["period"]["identifier"], spaced, tight)).fetchall()
     out = []
     for (text,) in rows:
         other = json.loads(text)
