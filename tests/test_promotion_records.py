@@ -39,3 +39,13 @@ def test_run_ids_drawn_at_once_are_distinct_uuid7s_of_their_moment():
     for run_id in ids[:50]:
         value = uuid.UUID(run_id)
         assert value.version == 7 and value.variant == uuid.RFC_4122 and value.int >> 80 == ms
+
+
+def test_a_snapshot_is_searched_for_the_source_folder_whatever_it_holds():
+    from ledgerflow.adapters.envs.promote import _names
+    needle = "/.lf_envs/dev"
+    assert _names({"a": [{"location": "/w/out/.lf_envs/dev"}]}, needle)
+    assert not _names({"a": [{"location": "/w/out/_period=2026-01"}], "n": 1.5, "env": "dev"}, needle)
+    # what orjson refuses (an integer beyond 64 bits, a lone surrogate) is searched in json's text
+    assert _names({"big": 2 ** 70, "where": "/w/.lf_envs/dev/x"}, needle)
+    assert not _names({"big": 2 ** 70, "odd": "\ud800"}, needle)

@@ -348,6 +348,17 @@ def _shown_in(value, from_env: str, to_env: str):
     return value
 
 
+def _names(value, text: str) -> bool:
+    """Whether a string in ``value`` (a parsed record's part) may hold ``text`` (ASCII, no character JSON escapes):
+    its JSON text does (orjson's, a quarter of json's time; json's for what orjson refuses, as an integer beyond
+    64 bits)."""
+    import orjson  # loaded by a promotion, which writes its records with it too (store.published.record_text)
+    try:
+        return text.encode() in orjson.dumps(value)
+    except TypeError:
+        return text in json.dumps(value, ensure_ascii=False, default=str)
+
+
 def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id: str, by: str, at: str,
                   run_id: str, copied: Optional[dict] = None) -> dict:
     """The record of the completed run ``to_env`` publishes by the promotion: the source run's, under a run id of
@@ -383,7 +394,7 @@ def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id
     # the registered versions it read, where the target shows them (a dropped source environment's folders go);
     # a snapshot naming no such folder (its text, with no character escaped, holds no "/.lf_envs/<env>") is kept
     snapshot = rec.get("resolver_snapshot")
-    if f"/{ENVS}/{from_env}" in json.dumps(snapshot, ensure_ascii=False, default=str):
+    if _names(snapshot, f"/{ENVS}/{from_env}"):
         rec["resolver_snapshot"] = _shown_in(snapshot, from_env, to_env)
     rec.pop("batch_id", None)  # the promotion is no run of the source's batch
     rec.update(run_id=run_id, env=to_env, finished_at=at,
