@@ -119,11 +119,12 @@ def checked_partition(target: str, period: str, create_only: bool = False, where
                             f"{versions_dir(root, period)}). {advice}")
 
 
-def shows(root: str, period: str, folder: str) -> bool:
+def shows(root: str, period: str, folder: str, envs: Optional[list[str]] = None) -> bool:
     """Whether a partition of ``period`` in ``root`` (prod's ``<root>/_period=P`` or another environment's) may show
     the version folder ``folder`` (real paths compared; leniently, :func:`.shown.may_show`: a version a partition
-    may still show is never deleted)."""
-    links = shown_links(root, period)
+    may still show is never deleted). ``envs``: the environments with a folder of partitions in ``root``
+    (:func:`..layout.partition_paths.envs_shown_in`) when the caller listed them in this pass."""
+    links = shown_links(root, period, envs)
     versions = versions_dir(root, period)
     kinds = [folder_stats.lstat(link) for link in links]
     if not any(folder_stats.is_link(st) for st in kinds):
@@ -145,12 +146,12 @@ def what(path: str) -> str:
     return "a folder" if os.path.isdir(path) else "a file"
 
 
-def remove_version(folder: str, root: str, period: str) -> bool:
+def remove_version(folder: str, root: str, period: str, envs: Optional[list[str]] = None) -> bool:
     """Delete one version folder, only if it is ours and not shown: a real folder (not a link) directly
     inside ``<root>/.lf_versions/_period=P``, real paths compared, neither level above it a link, and
     not the folder the partition ``<root>/_period=P`` points at. Anything else is left where it is.
     Returns whether it is gone. The one deletion rule: staging cleanup, commit, rollback and ``runs
-    clean`` (:mod:`.leftovers`) all delete version folders through this function."""
+    clean`` (:mod:`.leftovers`) all delete version folders through this function. ``envs``: as :func:`shows`'s."""
     versions = versions_dir(root, period)
     if any(folder_stats.is_link(folder_stats.lstat(p)) for p in (os.path.join(root, VERSIONS), versions)):
         return False
@@ -160,7 +161,7 @@ def remove_version(folder: str, root: str, period: str) -> bool:
     if not (os.path.dirname(folder) == versions and os.path.basename(folder) not in ("", ".", "..")) and \
             os.path.dirname(real_path(folder)) != real_path(versions):
         return False
-    if shows(root, period, folder):
+    if shows(root, period, folder, envs):
         return False  # the version the partition shows: never deleted, whoever asks
     if folder_stats.lstat(os.path.join(folder, KEPT)) is not None:
         return False  # a restatement superseded it: its rows stay readable where its record says

@@ -9,7 +9,8 @@ import re
 from typing import Iterator, Optional
 
 from ..layout.real_path import real_path, within
-from ..store.whole_files import write_json_whole
+from ..store.json_text import plain_text
+from ..store.whole_files import write_whole
 from ..store import liveness
 from . import swaps
 
@@ -73,9 +74,9 @@ def outside_workspace(store, record: dict, keys: tuple = ("link", "staged", "pre
 
 
 def write_json(path: str, data: dict) -> None:
-    """Write ``data`` to ``path`` whole (a temporary file, flushed to disk, renamed over it), on one line: a
-    journal of thousands of partitions is written by the C encoder, which an indent would turn off."""
-    write_json_whole(path, data, durable=True, default=str)
+    """Write ``data`` (a promotion's journal: it holds no float) to ``path`` whole (a temporary file, flushed to
+    disk, renamed over it), on one line, by orjson (:mod:`..store.json_text`; ``json`` for what orjson refuses)."""
+    write_whole(path, plain_text(data, lambda value: json.dumps(value, default=str)), durable=True)
 
 
 def tables_left(record: dict) -> list[str]:

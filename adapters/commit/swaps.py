@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Optional
 
-from ..layout.partition_paths import PARTITION, PROD, link_env, root_period, versions_dir
+from ..layout.partition_paths import PARTITION, PROD, envs_shown_in, link_env, root_period, versions_dir
 from ..layout.real_path import real_path, remembered
 from . import folder_stats, shown, sweeps
 from .partitions import (UnsafeDestination, check_partition, checked_partition, keep_version, remove_version,
@@ -174,16 +174,22 @@ def retire(journal: list[dict], keep_replaced: bool = False, checked: bool = Fal
     (a restatement's: the superseded rows stay readable): only the folders of links exchanged out are removed.
     ``checked``: the journal is this process's own, each entry made by :func:`swap_planned` or :func:`swap_in`
     from a partition and versions it checked (not read back from a file), so its names are not checked again, and
-    the folder a swap of :func:`swap_planned` exchanged out (its entry's ``out``) is removed by its name."""
+    the folder a swap of :func:`swap_planned` exchanged out (its entry's ``out``) is removed by its name. The
+    environments with partitions in a destination are listed once per retirement, not once per period."""
     removed = []
     entries = ((e["link"], e["staged"], e["previous"], e.get("out")) for e in journal) if checked else \
         ((*fields, None) for fields in filter(None, map(entry_fields, journal)))
+    envs: dict[str, list[str]] = {}  # destination -> the environments showing partitions there, listed once
     for link, staged, previous, out in entries:
         root, period = root_period(link)
         # the folders of links this commit exchanged out (no version's data); never another run's
         if out is None or not sweeps.sweep_exchanged(out, previous):
             sweeps.sweep(versions_dir(root, period), sweeps.made_for(staged, previous))
-        if not keep_replaced and previous and remove_version(previous, root, period):
+        if keep_replaced or not previous:
+            continue
+        if root not in envs:
+            envs[root] = envs_shown_in(root)
+        if remove_version(previous, root, period, envs[root]):
             removed.append(previous)
     return removed
 

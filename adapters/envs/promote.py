@@ -34,6 +34,7 @@ from ..layout.partition_paths import (ENVS, PROD, env_folder, link_env, partitio
 from ..layout.real_path import real_path, remembered, within
 from ..run import leases
 from ..store import liveness
+from ..store.json_text import plain_text
 from ..store.runstore import RunStore
 from . import spark_copies
 
@@ -349,14 +350,10 @@ def _shown_in(value, from_env: str, to_env: str):
 
 
 def _names(value, text: str) -> bool:
-    """Whether a string in ``value`` (a parsed record's part) may hold ``text`` (ASCII, no character JSON escapes):
-    its JSON text does (orjson's, a quarter of json's time; json's for what orjson refuses, as an integer beyond
-    64 bits)."""
-    import orjson  # loaded by a promotion, which writes its records with it too (store.published.record_text)
-    try:
-        return text.encode() in orjson.dumps(value)
-    except TypeError:
-        return text in json.dumps(value, ensure_ascii=False, default=str)
+    """Whether a string in ``value`` (a parsed record's part, with no float ``NaN`` or ``Infinity`` worth telling
+    apart here) may hold ``text`` (ASCII, no character JSON escapes): its JSON text does (orjson's, a quarter of
+    json's time, :mod:`..store.json_text`)."""
+    return text in plain_text(value, lambda v: json.dumps(v, ensure_ascii=False, default=str))
 
 
 def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id: str, by: str, at: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
+from typing import Optional
 
 from ...compiler.table_names import split_parts
 from .real_path import real_path
@@ -78,9 +79,11 @@ def envs_shown_in(root: str) -> list[str]:
         return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
 
 
-def shown_links(root: str, period: str) -> list[str]:
-    """Every partition of ``period`` some environment may show in ``root``: prod's, then each other's."""
-    return [partition_link(root, period)] + [partition_link(root, period, env) for env in envs_shown_in(root)]
+def shown_links(root: str, period: str, envs: Optional[list[str]] = None) -> list[str]:
+    """Every partition of ``period`` some environment may show in ``root``: prod's, then each other's (``envs``:
+    :func:`envs_shown_in`'s answer, when the caller has it)."""
+    return [partition_link(root, period)] + [partition_link(root, period, env)
+                                             for env in (envs_shown_in(root) if envs is None else envs)]
 
 
 def partition_key(kind: str, target: str, period: str, env: str = PROD) -> str:

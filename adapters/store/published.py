@@ -23,6 +23,7 @@ from contextlib import closing
 from typing import Any, Iterable, Iterator, Optional
 
 from .database import StateDatabase
+from .json_text import plain_text
 
 _FINGERPRINT_KEYS = ("view", "dataset", "dataset_version", "location", "kind", "checked", "reason", "exists",
                      "type", "file_count", "total_bytes", "listing_sha256")
@@ -163,21 +164,12 @@ _RECORD_TEXT = json.JSONEncoder(default=str, check_circular=False)
 
 
 def record_text(record: dict, plain: bool = False) -> str:
-    """The text the run store keeps of ``record``. ``plain``: the caller knows it holds no float ``NaN`` or
-    ``Infinity`` (a record parsed from a text without them, as :meth:`PublishedTable.own_last_records` tells, and
-    given only strings since): written by ``orjson``, a third of the time for the thousands of records a promotion
-    copies, with the same values read back; anything ``orjson`` does not write exactly raises there (an integer
-    beyond 64 bits, a string that is no valid UTF-8, a key that is no string, a value that is no JSON value) and is
-    written by the standard library's ``json``, as every other record is. The two spell the same values
-    differently (``json`` puts a space after ``:`` and ``,`` and escapes every character beyond ASCII): a search of
-    the texts looks for both (:func:`.restatements.superseded_by`)."""
-    if plain:
-        import orjson  # loaded by the commands that copy many records (a promotion), not by every command
-        try:
-            return orjson.dumps(record).decode()
-        except TypeError:  # orjson.JSONEncodeError is one
-            pass
-    return _RECORD_TEXT.encode(record)
+    """The text the run store keeps of ``record``: the standard library's ``json``'s, or, when ``plain`` (the caller
+    knows it holds no float ``NaN`` or ``Infinity``: a record parsed from a text without them, as
+    :meth:`PublishedTable.own_last_records` tells, and given only strings since), orjson's where it writes the same
+    values (:mod:`.json_text`: a third of the time for the thousands of records a promotion copies). A search of the
+    texts looks for both spellings (:func:`.restatements.superseded_by`)."""
+    return plain_text(record, _RECORD_TEXT.encode) if plain else _RECORD_TEXT.encode(record)
 
 
 def upsert_run(conn, record: dict, stored: Optional[tuple] = None, plain: bool = False) -> None:
