@@ -8,9 +8,9 @@ On a workspace :func:`bench.promotion_scale.build` made, it leaves every output 
 does: each prod partition ``<out>/_period=P`` a real folder of hard links to the files of the version dev shows
 (with its marker), exchanged in with one ``renameat2(RENAME_EXCHANGE)``, the folder exchanged out and the version
 prod showed before deleted. Nothing else: no check of what a partition holds, no journal, no record, no
-recovery; the file-system calls a promotion cannot do without, in one plain loop. Standard library only; the
-cyclic garbage collector is off (``ledgerflow promote`` pauses it too: the thousands of records a promotion reads
-hold no cycle, and its passes over them are no work a promotion needs).
+recovery; the file-system calls a promotion cannot do without, in one plain loop. Standard library only (but for
+``--orjson``); the cyclic garbage collector is off (``ledgerflow promote`` pauses it too: the thousands of records a
+promotion reads hold no cycle, and its passes over them are no work a promotion needs).
 
 ``--recorded`` adds what a promotion that can be undone and audited must also write, as ``ledgerflow promote`` writes
 it, and nothing more: before the first swap, one journal file listing every partition (written whole, flushed to
@@ -25,6 +25,9 @@ real folder whose marker names a version folder and whose every file is a hard l
 the folder checked (its inode compared after the exchange); after the commit point, the folder exchanged out is
 removed only when it holds nothing but links to the replaced version's files, and the replaced version only when
 no partition's marker names it and no file of it has a second name.
+
+``--orjson`` (with ``--recorded`` or ``--checked``): the records' texts written by orjson, as ``ledgerflow
+promote`` writes them (the standard library's ``json`` otherwise, as a script written by hand would).
 """
 from __future__ import annotations
 
@@ -56,8 +59,9 @@ def _dev_runs(root: str) -> list[tuple]:
         return conn.execute("SELECT run_id, record FROM runs WHERE env = 'dev' AND status = 'completed'").fetchall()
 
 
-def _record(root: str, promotion: dict, runs: list[tuple]) -> None:
-    """The promotion and one completed prod run per promoted run, in one transaction."""
+def _record(root: str, promotion: dict, runs: list[tuple], dumps=json.dumps) -> None:
+    """The promotion and one completed prod run per promoted run, in one transaction (each record's text by
+    ``dumps``)."""
     with sqlite3.connect(os.path.join(root, ".ledgerflow", "state.db")) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS promotions (promotion_id TEXT PRIMARY KEY, from_env TEXT, to_env "
                      "TEXT, by_name TEXT, at TEXT, items TEXT)")
@@ -71,7 +75,7 @@ def _record(root: str, promotion: dict, runs: list[tuple]) -> None:
             conn.execute("INSERT INTO runs (run_id, project_id, project_name, period, status, started_at, "
                          "finished_at, record, env) VALUES (?,?,?,?,?,?,?,?,NULL)",
                          (rec["run_id"], rec["project"]["id"], rec["project"]["name"], rec["period"]["identifier"],
-                          "completed", rec["started_at"], rec["finished_at"], json.dumps(rec)))
+                          "completed", rec["started_at"], rec["finished_at"], dumps(rec)))
 
 
 def _mirrored(partition: str, versions: str) -> tuple[str, dict, os.stat_result]:
@@ -127,7 +131,7 @@ def _remove_if_unshown(version: str, partitions: list[str]) -> None:
     shutil.rmtree(version)
 
 
-def main(root: str, recorded: bool = False, checked: bool = False) -> None:
+def main(root: str, recorded: bool = False, checked: bool = False, fast_json: bool = False) -> None:
     gc.disable()  # the records read live to the end and hold no cycle: a collector's passes over them are no work
     libc = ctypes.CDLL(None, use_errno=True)
     renameat2 = libc.renameat2
@@ -188,7 +192,11 @@ def main(root: str, recorded: bool = False, checked: bool = False) -> None:
             if previous != name:
                 shutil.rmtree(os.path.join(versions, previous))
     if recorded:  # the commit point, then the folders exchanged out and the versions replaced
-        _record(root, state, runs)
+        if fast_json:  # the records' texts by orjson, as ledgerflow writes a promotion's
+            import orjson
+            _record(root, state, runs, lambda rec: orjson.dumps(rec).decode())
+        else:
+            _record(root, state, runs)
         for out, partition, name, previous in planned:
             versions = os.path.join(out, ".lf_versions", partition)
             if checked:
@@ -205,4 +213,5 @@ def main(root: str, recorded: bool = False, checked: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], recorded="--recorded" in sys.argv[2:], checked="--checked" in sys.argv[2:])
+    main(sys.argv[1], recorded="--recorded" in sys.argv[2:], checked="--checked" in sys.argv[2:],
+         fast_json="--orjson" in sys.argv[2:])

@@ -20,14 +20,15 @@ holds its commit journal and output, as a run writes them (no Spark). A record w
 at the speed of copying it; with ``--shape lineage`` dev's records are shaped as a real run's instead, most of
 their weight an output's column lineage of about a thousand small objects (25 columns, 9 inputs each, as the
 sample project's runs record), which is what reading and writing a record costs most in a real promotion (both
-sides read and write every record). Each repeat builds three such workspaces
+sides read and write every record). Each repeat builds five such workspaces
 afresh, then times, in fresh processes and in alternating order, ``python -m ledgerflow.adapters.cli promote --all
 --from dev --period FIRST..LAST`` on one, ``python bench/promotion_by_hand.py`` on another and the same with
 ``--recorded`` (the journal and records too) on a third, and compares the
 output folders before and after: the bytes of distinct files (by inode) and whether every prod partition now
 holds the very files (same inodes) of dev's version. A fourth side, ``--checked``, adds to the recorded one the
 checks a promotion cannot skip without risking to replace or delete what it did not make (the floor the target is
-measured against). Before each side is timed, every file written so far is flushed to disk (``os.sync``), so
+measured against); a fifth, ``--checked --orjson``, writes its records' texts with orjson, as ``ledgerflow promote``
+does (the same floor with the same JSON library: reported beside). Before each side is timed, every file written so far is flushed to disk (``os.sync``), so
 that no side pays for writing back the workspaces just built or another side's writes. ledgerflow's modules are
 compiled to byte code first, as an installed package's are (an editable install under ``PYTHONDONTWRITEBYTECODE``
 would compile every edited module at each start).
@@ -151,24 +152,26 @@ def main() -> None:
     import compileall
     for package in ("adapters", "compiler", "templates"):
         compileall.compile_dir(str(REPO / package), quiet=1)
-    times, floors, recorded, checked = [], [], [], []
-    sides = ["ledgerflow", "by hand", "recorded", "checked"]
+    times, floors, recorded, checked, fast = [], [], [], [], []
+    sides = ["ledgerflow", "by hand", "recorded", "checked", "checked orjson"]
     for k in range(args.repeats):
         with tempfile.TemporaryDirectory() as tmp:
             roots = {"ledgerflow": Path(tmp) / "ws", "by hand": Path(tmp) / "hand", "recorded": Path(tmp) / "rec",
-                     "checked": Path(tmp) / "chk"}
+                     "checked": Path(tmp) / "chk", "checked orjson": Path(tmp) / "chko"}
             for root in roots.values():
                 root.mkdir()
                 build(root, args.projects, periods, args.shape)
             before = footprint(roots["ledgerflow"] / "out")
             took = {}
-            for who in sides[k % 4:] + sides[:k % 4]:  # each side first in turn
+            for who in sides[k % len(sides):] + sides[:k % len(sides)]:  # each side first in turn
                 root = roots[who]
                 command = ([sys.executable, "-m", "ledgerflow.adapters.cli", "--workspace", str(root), "promote",
                             "--all", "--from", "dev", "--period", f"{periods[0]}..{periods[-1]}"]
                            if who == "ledgerflow" else [sys.executable, str(REPO / "bench" / "promotion_by_hand.py"),
-                                                        str(root)] + ([f"--{who}"] if who in ("recorded", "checked")
-                                                                      else []))
+                                                        str(root)] + {"recorded": ["--recorded"],
+                                                                      "checked": ["--checked"],
+                                                                      "checked orjson": ["--checked", "--orjson"]}
+                           .get(who, []))
                 os.sync()  # the writes of building the workspaces (and of the side before) are not timed here
                 clock = time.perf_counter()
                 proc = subprocess.run(command, capture_output=True, text=True)
@@ -181,30 +184,36 @@ def main() -> None:
             floors.append(took["by hand"])
             recorded.append(took["recorded"])
             checked.append(took["checked"])
+            fast.append(took["checked orjson"])
             after = footprint(roots["ledgerflow"] / "out")
             journal = next((roots["ledgerflow"] / "target" / "promotions").glob("*.json"))
             state = json.loads(journal.read_text())
             lines.append(f"pair {k + 1}: ledgerflow {took['ledgerflow']:.2f} s, by hand {took['by hand']:.2f} s "
                          f"(ratio {took['ledgerflow'] / took['by hand']:.2f}), by hand with the journal and records "
                          f"{took['recorded']:.2f} s (ratio {took['ledgerflow'] / took['recorded']:.2f}), and with the checks "
-                         f"{took['checked']:.2f} s (ratio {took['ledgerflow'] / took['checked']:.2f}); output files before "
+                         f"{took['checked']:.2f} s (ratio {took['ledgerflow'] / took['checked']:.2f}), and its records "
+                         f"written by orjson {took['checked orjson']:.2f} s (ratio "
+                         f"{took['ledgerflow'] / took['checked orjson']:.2f}); output files before "
                          f"{before[1]} ({before[0]:,} bytes), after {after[1]} ({after[0]:,} bytes): "
                          f"{after[0] - before[0]:+,} bytes; every prod partition holds dev's files (same inodes): "
                          f"{same_files(roots['ledgerflow'] / 'out', periods)} (by hand: "
                          f"{same_files(roots['by hand'] / 'out', periods)}, recorded: "
                          f"{same_files(roots['recorded'] / 'out', periods)}, checked: "
-                         f"{same_files(roots['checked'] / 'out', periods)}); journal {state['status']}, "
+                         f"{same_files(roots['checked'] / 'out', periods)}, checked orjson: "
+                         f"{same_files(roots['checked orjson'] / 'out', periods)}); journal {state['status']}, "
                          f"{len(state['commit']['partitions'])} entries, {len(state['retired'])} versions retired; "
                          f"stdout: {stdout}")
     ratios = [t / f for t, f in zip(times, floors)]
     ratios_recorded = [t / f for t, f in zip(times, recorded)]
     ratios_checked = [t / f for t, f in zip(times, checked)]
+    ratios_fast = [t / f for t, f in zip(times, fast)]
     lines.append(f"ledgerflow median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s); "
                  f"by hand median {statistics.median(floors):.2f} s; ratio median {statistics.median(ratios):.2f} "
                  f"(floor target: at most 1.10); by hand with the journal and records median "
                  f"{statistics.median(recorded):.2f} s, ratio median {statistics.median(ratios_recorded):.2f}; "
                  f"with the checks too median {statistics.median(checked):.2f} s, ratio median "
-                 f"{statistics.median(ratios_checked):.2f} (restated target: at most 1.10)")
+                 f"{statistics.median(ratios_checked):.2f} (restated target: at most 1.10); and its records written by "
+                 f"orjson median {statistics.median(fast):.2f} s, ratio median {statistics.median(ratios_fast):.2f}")
     text = "\n".join(lines)
     print(text)
     path = dated_result(f"promotion_scale_{args.projects}x{args.periods}"
