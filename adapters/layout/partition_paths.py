@@ -36,6 +36,7 @@ def versions_dir(root: str, period: str) -> str:
     return os.path.join(root, VERSIONS, f"{PARTITION}={period}")
 
 
+@functools.lru_cache(maxsize=16384)  # text only; a promotion asks it about each partition five times
 def partition_link(root: str, period: str, env: str = PROD) -> str:
     """``<root>/_period=P``: the partition prod shows (one version folder); for another environment
     ``<root>/.lf_envs/<env>/_period=P``, hidden from every reader of ``<root>``."""
@@ -60,6 +61,7 @@ def root_period(link: str) -> tuple[str, str]:
     return folder, os.path.basename(link).split("=", 1)[1]
 
 
+@functools.lru_cache(maxsize=16384)  # text only; a promotion asks it about each partition twice
 def link_env(link: str) -> str:
     """The environment whose partition ``link`` is (:func:`partition_link`)."""
     folder = os.path.dirname(link)
