@@ -1,13 +1,16 @@
 """What a promotion writes for each project-period it copies: the source's record under a run id of its own (drawn
 with the others at once, each a UUIDv7), its outputs and the source environment's folders its snapshot names where
-the target shows them."""
+the target shows them; written as the plan checks each project-period, keeping only what is read after it."""
 from __future__ import annotations
 
 import datetime
+import json
 import uuid
 
 from ledgerflow.adapters.envs import promote
+from ledgerflow.adapters.envs.promoted_records import Recording, _names, promoted_run, write_ahead
 from ledgerflow.adapters.run.context import new_run_ids
+from ledgerflow.adapters.store.published import stored_inputs
 
 FOLDER = "/ws/out/close_converted/.lf_envs/dev"
 
@@ -23,7 +26,7 @@ def test_the_promoted_run_names_the_targets_folder_only_where_the_source_named_i
                                 ({"resolutions": {"v": {"locations": [FOLDER + "/_period=2026-01"]}}}, False),
                                 ({"resolutions": {"v": {"locations": ["/ws/data/gl.csv"]}}}, False)):
         item = promote.PromotedPeriod("close", "2026-01", _record(snapshot))
-        run = promote._promoted_run(item, "dev", "prod", "promo", "me", "2026-02-01T00:00:00.000", "r2")
+        run = promoted_run(item, "dev", "prod", "promo", "me", "2026-02-01T00:00:00.000", "r2")
         locations = run["resolver_snapshot"]["resolutions"]["v"]["locations"]
         assert (locations == ["/ws/out/close_converted"]) is rewritten
         assert run["resolver_snapshot"] == snapshot or rewritten  # a partition inside the folder is not the folder
@@ -42,10 +45,66 @@ def test_run_ids_drawn_at_once_are_distinct_uuid7s_of_their_moment():
 
 
 def test_a_snapshot_is_searched_for_the_source_folder_whatever_it_holds():
-    from ledgerflow.adapters.envs.promote import _names
     needle = "/.lf_envs/dev"
     assert _names({"a": [{"location": "/w/out/.lf_envs/dev"}]}, needle)
     assert not _names({"a": [{"location": "/w/out/_period=2026-01"}], "n": 1.5, "env": "dev"}, needle)
     # what orjson refuses (an integer beyond 64 bits, a lone surrogate) is searched in json's text
     assert _names({"big": 2 ** 70, "where": "/w/.lf_envs/dev/x"}, needle)
     assert not _names({"big": 2 ** 70, "odd": "\ud800"}, needle)
+
+
+def test_a_record_written_ahead_is_the_promoted_run_and_only_what_is_read_later_is_kept():
+    recording = Recording("promo", "2026-02-01T00:00:00.000", "me", datetime.datetime(2026, 2, 1))
+    for snapshot in ({"resolutions": {"v": {"locations": [FOLDER]}}}, {"resolutions": {"v": {"version": 3}}}):
+        source = {**_record(snapshot), "lineage": [{"column": "a", "from": ["x"] * 3}], "batch_id": "b"}
+        item = promote.PromotedPeriod("close", "2026-01", source, stored=("{}", "[]"), plain=True)
+        write_ahead(item, "dev", "prod", recording)
+        row, text = item.promoted
+        written = json.loads(text)
+        assert written == promoted_run(promote.PromotedPeriod("close", "2026-01", source), "dev", "prod", "promo",
+                                       "me", "2026-02-01T00:00:00.000", row["run_id"])
+        assert written["lineage"] == source["lineage"] and "batch_id" not in written and "batch_id" not in row
+        assert {k: written[k] for k in row} == row and row["env"] == "prod" and row["status"] == "completed"
+        assert sorted(item.record) == ["period", "project", "resolver_snapshot", "run_id"]
+        assert item.record["resolver_snapshot"] is source["resolver_snapshot"]  # the source's, for the upstream check
+        # the registry texts: the source's while its snapshot is kept, else the promoted record's own
+        rewritten = "locations" in str(snapshot)
+        assert item.stored == (stored_inputs(written) if rewritten else ("{}", "[]"))
+    assert len({recording.run_id() for _ in range(2000)}) == 2000
+
+
+def test_the_plan_writes_each_record_before_it_reads_the_next(tmp_path, monkeypatch):
+    """``promote`` never holds thousands of parsed records: each is read, checked and written ahead in turn, and the
+    promotion stores the texts written then (the same records a promotion at the commit point writes)."""
+    import sqlite3
+
+    from bench.promotion_scale import build
+    from cli_support import cli, describe
+    from ledgerflow.adapters.envs import promoted_records
+    from ledgerflow.adapters.store.published import PublishedTable
+    build(tmp_path, 2, ["2024-01", "2024-02"])
+    steps = []
+    reading, writing = PublishedTable.own_last_records, promoted_records.write_ahead
+
+    def read(self, *args):
+        for key, found in reading(self, *args):
+            steps.append(("read", key))
+            yield key, found
+
+    def write(item, *args):
+        steps.append(("written", (item.project, item.period)))
+        writing(item, *args)
+    monkeypatch.setattr(PublishedTable, "own_last_records", read)
+    monkeypatch.setattr(promote, "write_ahead", write)
+    result = cli(tmp_path, "promote", "--all", "--from", "dev", "--period", "2024-01..2024-02")
+    assert result.exit_code == 0, describe(result)
+    assert len(steps) == 8 and all(steps[k][0] == "read" and steps[k + 1] == ("written", steps[k][1])
+                                   for k in range(0, 8, 2)), steps
+    with sqlite3.connect(tmp_path / ".ledgerflow" / "state.db") as conn:
+        rows = conn.execute("SELECT run_id, record, inputs, input_files FROM runs WHERE env IS NULL AND record LIKE "
+                            "'%\"promotion\"%'").fetchall()
+    assert len(rows) == 4
+    for run_id, text, inputs, files in rows:
+        record = json.loads(text)
+        assert record["run_id"] == run_id and record["env"] == "prod" and record["promotion"]["from"] == "dev"
+        assert (inputs, files) == stored_inputs(record)  # what its own record says it read

@@ -41,7 +41,7 @@ def test_a_record_with_nan_or_infinity_is_not_plain(tmp_path):
             conn.execute("INSERT INTO runs (run_id, project_id, project_name, period, status, started_at, "
                          "finished_at, record) VALUES (?,?,?,?,?,?,?,?)",
                          (run_id, "p-id", "p", period, "completed", "a", "b", text))
-    own = prod.own_last_records(["2026-01", "2026-02", "2026-03"], ["p"])
+    own = dict(prod.own_last_records(["2026-01", "2026-02", "2026-03"], ["p"]))
     assert [own[("p", p)][2] for p in ("2026-01", "2026-02", "2026-03")] == [True, False, False]
     assert own[("p", "2026-02")][0]["x"] == float("inf")
 

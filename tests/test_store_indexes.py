@@ -52,14 +52,14 @@ def test_an_environments_own_last_records_are_parsed_and_leave_out_what_it_reads
                          (run_id, "p-id", "p", period, "completed", "a", finished,
                           json.dumps({**_record(run_id, "completed"), "period": {"identifier": period}}), inputs,
                           "[]", env))
-    own = dev.own_last_records(["2026-01", "2026-02", "2026-03"], ["p"])
+    own = dict(dev.own_last_records(["2026-01", "2026-02", "2026-03"], ["p"]))
     assert sorted(own) == [("p", "2026-01"), ("p", "2026-03")]  # 2026-02: prod's, which dev reads, not its own
     record, keys, plain = own[("p", "2026-01")]
     assert record["run_id"] == "r2" and record["padding"] == "x" * 20000  # its last run, the record parsed
     assert keys == ('{"i": 2}', "[]") and plain
     assert own[("p", "2026-03")][1] is None  # recorded before the columns: its texts are computed from the record
-    assert dev.own_last_records(["2026-01"], []) == {} and prod.own_last_records(["2026-02"], ["p"])[
-        ("p", "2026-02")][0]["run_id"] == "r3"
+    assert list(dev.own_last_records(["2026-01"], [])) == []
+    assert dict(prod.own_last_records(["2026-02"], ["p"]))[("p", "2026-02")][0]["run_id"] == "r3"
 
 
 def test_a_store_made_before_the_indexes_gets_them_when_opened(tmp_path):

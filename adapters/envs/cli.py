@@ -35,6 +35,7 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
     from ..commit.open_store import open_store
     from ..layout.env_names import check_env_name
     from .promote import plan, promote
+    from .promoted_records import Recording
     if sum([bool(project), bool(select), all_projects]) != 1:
         raise click.UsageError("give exactly one of PROJECT, --select SEL or --all")
     try:
@@ -54,8 +55,10 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
     # A promotion reads thousands of records that live until it ends and makes little cyclic garbage: the
     # collector's passes over them are all cost (about a tenth of a promotion of 1,800 partitions), so it is paused,
     # unless Spark runs (a dry run's diff, a copy into a catalog table or a URI)
+    # the promotion's id, time and author fixed first: each promoted record is written as the plan checks it
+    recording = None if dry_run else Recording.start(who(by))
     with loading_paused():
-        items = plan(source, target, names, periods)
+        items = plan(source, target, names, periods, recording=recording)
     if dry_run:
         from ..diff.data_formats import render_data
         from .dry_run import reports
@@ -66,8 +69,8 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
                    f"from '{source.env}' to '{target.env}' would be).")
         return
     with contextlib.nullcontext() if any(i.copies for i in items) else loading_paused():
-        record = promote(source, target, items, who(by), emit=promotion_events(inv, loaded),
-                         session=lambda: inv.session_factory()[0]())
+        record = promote(source, target, items, recording.by, emit=promotion_events(inv, loaded),
+                         session=lambda: inv.session_factory()[0](), recording=recording)
     moved = sum(len(i.swaps) for i in items)
     copied = len(record.get("copies") or [])
     how = (f"{moved} partition{'s' if moved != 1 else ''} re-pointed, no data copied" if not copied else

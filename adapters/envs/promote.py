@@ -34,9 +34,9 @@ from ..layout.partition_paths import (ENVS, PROD, env_folder, link_env, partitio
 from ..layout.real_path import real_path, remembered, within
 from ..run import leases
 from ..store import liveness
-from ..store.json_text import plain_text
 from ..store.runstore import RunStore
 from . import spark_copies
+from .promoted_records import Recording, promoted_run, write_ahead
 
 _REASONS_SHOWN = 10  # a refusal of thousands of project-periods names the first ten reasons and counts the rest
 
@@ -59,6 +59,9 @@ class PromotedPeriod:
     plain: bool = False  # its record holds no float NaN or Infinity (store.published.record_text)
     registrations: list[tuple[str, int]] = field(default_factory=list)  # (registered dataset, version)
     copies: list[spark_copies.Copy] = field(default_factory=list)  # copied with Spark (:mod:`.spark_copies`)
+    # its promoted run's store row and record text, when written by the plan (record then keeps only what is read
+    # after it: :func:`.promoted_records.write_ahead`)
+    promoted: Optional[tuple[dict, str]] = None
 
     @property
     def swaps(self) -> list[tuple[str, str]]:
@@ -67,44 +70,51 @@ class PromotedPeriod:
 
 
 def plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
-         restating: bool = False) -> list[PromotedPeriod]:
+         restating: bool = False, recording: Optional[Recording] = None) -> list[PromotedPeriod]:
     """What promoting ``projects`` x ``periods`` from ``source``'s environment to ``target``'s would re-point;
     raises :class:`PromotionRefused` with every reason it is refused. ``restating``: for ``restate --from-env``,
-    which changes a closed period on purpose (a close is no reason to refuse). Nothing on disk changes here, so
-    each folder is resolved to its real path once (the swaps check again for themselves)."""
+    which changes a closed period on purpose (a close is no reason to refuse). ``recording``: the promotion's id,
+    time and author, when its records are to be written as the plan goes (:mod:`.promoted_records`; then
+    :func:`promote` is given the same). Nothing on disk changes here, so each folder is resolved to its real path
+    once (the swaps check again for themselves)."""
     with remembered():
-        return _plan(source, target, projects, periods, restating)
+        return _plan(source, target, projects, periods, restating, recording)
 
 
 def _plan(source: RunStore, target: RunStore, projects: list[str], periods: list[str],
-          restating: bool) -> list[PromotedPeriod]:
+          restating: bool, recording: Optional[Recording]) -> list[PromotedPeriod]:
     if source.env == target.env:
         raise PromotionRefused(f"ENV-006 --from and --to are both '{source.env}': an environment already publishes "
                                "what it publishes. Hint: promote from another environment.")
-    problems: list[str] = []
-    # the source's own runs: a project-period it has not published (prod's run, where it reads prod's) is refused
-    published = source.own_last_records(periods, projects)
+    # the source's own runs, each checked as it is read (its record written ahead, then let go: a promotion of
+    # thousands never holds all their records); a project-period it has not published (where it reads prod's) is
+    # refused. Reasons and items are then put in the order asked: projects, then periods.
     closes = {key: c for key, c in target.closures(projects, periods).items() if c["action"] == "close"} \
         if target.env == PROD and not restating else {}
+    checked: dict[tuple[str, str], tuple[Optional[PromotedPeriod], list[str]]] = {}
+    for (project, period), (record, keys, plain) in source.own_last_records(periods, projects):
+        closed = closes.get((project, period))
+        if closed is not None:
+            checked[(project, period)] = (None, [
+                f"ENV-003 {project} {period} is closed in prod (by {closed.get('by')} at {closed.get('at')}); "
+                f"`ledgerflow restate {project} --period {period} --from-env {source.env} --reason TEXT` changes a "
+                "closed period"])
+            continue
+        item = PromotedPeriod(project, period, record, stored=keys, plain=plain)
+        found = _swaps_of(item, target.env, real_path(target.root))
+        if recording is not None and not found and not item.copies:
+            write_ahead(item, source.env, target.env, recording)
+        checked[(project, period)] = (item, found)
+    problems: list[str] = []
     items: list[PromotedPeriod] = []
     for project in projects:
         for period in periods:
-            found = published.get((project, period))
-            if found is None:
-                problems.append(f"ENV-004 environment '{source.env}' has not published {project} for {period} "
-                                f"(nothing to promote; run it there with `ledgerflow run {project} --period {period} "
-                                f"--env {source.env}`)")
-                continue
-            closed = closes.get((project, period))
-            if closed is not None:
-                problems.append(f"ENV-003 {project} {period} is closed in prod (by {closed.get('by')} at "
-                                f"{closed.get('at')}); `ledgerflow restate {project} --period {period} --from-env "
-                                f"{source.env} --reason TEXT` changes a closed period")
-                continue
-            record, keys, plain = found
-            item = PromotedPeriod(project, period, record, stored=keys, plain=plain)
-            problems += _swaps_of(item, target.env, real_path(target.root))
-            items.append(item)
+            item, found = checked.get((project, period), (None, [
+                f"ENV-004 environment '{source.env}' has not published {project} for {period} (nothing to promote; "
+                f"run it there with `ledgerflow run {project} --period {period} --env {source.env}`)"]))
+            problems += found
+            if item is not None:
+                items.append(item)
     if not problems:
         problems += _upstream_problems(items, target)
     if target.env == PROD:
@@ -244,21 +254,22 @@ def _producer(store: RunStore, name: str, version) -> Optional[str]:
 
 def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by: str,
             restatement: Optional[dict] = None, emit: Callable[[str, dict], None] = lambda kind, record: None,
-            session: Optional[Callable[[], object]] = None) -> dict:
+            session: Optional[Callable[[], object]] = None, recording: Optional[Recording] = None) -> dict:
     """Re-point every partition of ``items`` (planned by :func:`plan`) to its source version, then record the
     promotion (see the module docstring); returns the promotion's record. The journal lists every partition
     before the first swap (one write, not one per partition). ``restatement`` (``restate --from-env``, one
     item): the block its promoted run's record carries; the versions it replaces are kept (the superseded
     rows stay readable where the block says). ``emit(event type, record)``: its OpenLineage events (START once
     the journal is kept, then COMPLETE or FAIL). ``session()``: the SparkSession that copies an environment's rows
-    of a catalog table or a URI into the target's (:mod:`.spark_copies`), started only when there is one to copy."""
+    of a catalog table or a URI into the target's (:mod:`.spark_copies`), started only when there is one to copy.
+    ``recording``: the one :func:`plan` was given (its id, time and author are the promotion's; ``by`` is its)."""
     if any(i.copies for i in items) and session is None:
         raise PromotionRefused("ENV-006 this promotion copies rows into a catalog table or a URI, which needs Spark, and "
                                "none was given: nothing changed. Hint: use `ledgerflow promote`.")
-    from ..run.context import new_run_id, new_run_ids, utcnow
-    now = utcnow()
-    promotion_id = new_run_id(now)
-    at = now.isoformat(timespec="milliseconds")
+    if restatement is not None and any(i.promoted for i in items):
+        raise ValueError("a restatement's records carry its block: they are written at the commit point")
+    recording = recording or Recording.start(by)
+    promotion_id, at, by = recording.promotion_id, recording.at, recording.by
     folder = journal_folder(target, create=True)
     if folder is None:
         raise PromotionRefused(f"ENV-007 {os.path.join(target.root, 'target', 'promotions')} (or target/ above it) "
@@ -299,16 +310,23 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
             spark = session()
             spark_copies.copy_all(spark, record["copies"], lambda: _write_json(path, record))
         copied = {c["output"]: c["location"] for c in record["copies"]}
-        runs = [_promoted_run(i, source.env, target.env, promotion_id, by, at, run_id, copied)
-                for i, run_id in zip(items, new_run_ids(utcnow(), len(items)))]
-        if restatement is not None:
-            for run in runs:
+        runs, stored, texts = [], [], []
+        for i in items:
+            if i.promoted is not None:  # written by the plan
+                runs.append(i.promoted[0])
+                stored.append(i.stored)
+                texts.append(i.promoted[1])
+                continue
+            run = promoted_run(i, source.env, target.env, promotion_id, by, at, recording.run_id(), copied)
+            if restatement is not None:
                 run["restatement"] = restatement
-        # a promoted run read what its source read: the source's registry texts, unless its snapshot was rewritten
-        stored = [i.stored if run.get("resolver_snapshot") is i.record.get("resolver_snapshot") else None
-                  for i, run in zip(items, runs)]
+            runs.append(run)
+            # a promoted run read what its source read: the source's registry texts, unless its snapshot was
+            # rewritten
+            stored.append(i.stored if run.get("resolver_snapshot") is i.record.get("resolver_snapshot") else None)
+            texts.append(None)
         # the promoted records hold their sources' values and strings: written the fast way when the sources' are
-        target.record_promotion(record, runs, stored, [i.plain for i in items])  # the commit point
+        target.record_promotion(record, runs, stored, [i.plain for i in items], texts)  # the commit point
     except BaseException as exc:
         problems = spark_copies.restore(spark, record["copies"]) if spark is not None else []
         rolled, kept, swap_problems = swaps.roll_back(journal)
@@ -334,67 +352,3 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     liveness.release(promotion_id, keep_file="unfinished" in record)
     emit("COMPLETE", record)
     return record
-
-
-def _shown_in(value, from_env: str, to_env: str):
-    """``value`` (a run record's resolver snapshot, or part of it) with every folder of the partitions ``from_env``
-    shows (``<root>/.lf_envs/<from_env>``) replaced by the folder ``to_env`` shows them in; a copy."""
-    if isinstance(value, dict):
-        return {k: _shown_in(v, from_env, to_env) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shown_in(v, from_env, to_env) for v in value]
-    if isinstance(value, str) and os.path.isabs(value) and os.path.basename(value) == from_env \
-            and os.path.basename(os.path.dirname(value)) == ENVS:
-        return env_folder(os.path.dirname(os.path.dirname(value)), to_env)
-    return value
-
-
-def _names(value, text: str) -> bool:
-    """Whether a string in ``value`` (a parsed record's part, with no float ``NaN`` or ``Infinity`` worth telling
-    apart here) may hold ``text`` (ASCII, no character JSON escapes): its JSON text does (orjson's, a quarter of
-    json's time, :mod:`..store.json_text`)."""
-    return text in plain_text(value, lambda v: json.dumps(v, ensure_ascii=False, default=str))
-
-
-def _promoted_run(item: PromotedPeriod, from_env: str, to_env: str, promotion_id: str, by: str, at: str,
-                  run_id: str, copied: Optional[dict] = None) -> dict:
-    """The record of the completed run ``to_env`` publishes by the promotion: the source run's, under a run id of
-    its own, in ``to_env``, its outputs at ``to_env``'s partitions (rows copied into a catalog table or a URI:
-    ``copied``, the source record's output location -> where the copy wrote, as a run there records it), saying
-    which promotion and run it copies."""
-    rec = dict(item.record)  # the parts changed below are copied; the rest is shared, read only
-    rec["outputs"] = [dict(o) for o in rec.get("outputs") or []]
-    commit = rec.get("commit") or {}  # its entries are changed below: copied, with what they hold read only
-    rec["commit"] = dict(commit)
-    if isinstance(commit.get("partitions"), list):
-        rec["commit"]["partitions"] = [dict(e) if isinstance(e, dict) else e for e in commit["partitions"]]
-    if item.copies:  # written in place, as a run there writes it: no partition of a folder
-        moved_to = {}
-        for out in rec["outputs"]:
-            if out.get("location") in (copied or {}):
-                moved_to[out["location"]] = out["location"] = copied[out["location"]]
-                if to_env == PROD:  # prod's rows are the table's or the URI's own
-                    out.pop("stands_for", None)
-                    out.pop("format", None)
-        rec["commit"]["partitions"] = [e for e in rec["commit"].get("partitions") or []
-                                       if not (isinstance(e, dict) and e.get("link") in moved_to)]
-        rec["commit"]["elsewhere"] = [c.target for c in item.copies]  # as a run there records it
-    moved = {version: link for link, version in item.swaps}  # versions as the record names them
-    for entry in rec["commit"].get("partitions") or []:
-        if isinstance(entry, dict) and entry.get("staged") in moved:
-            entry["link"] = moved[entry["staged"]]
-    for out in rec.get("outputs") or []:
-        location = out.get("location")
-        if isinstance(location, str) and location.startswith("/") and link_env(location) == from_env:
-            root, period = root_period(location)
-            out["location"] = partition_link(root, period, to_env)
-    # the registered versions it read, where the target shows them (a dropped source environment's folders go);
-    # a snapshot naming no such folder (its text, with no character escaped, holds no "/.lf_envs/<env>") is kept
-    snapshot = rec.get("resolver_snapshot")
-    if _names(snapshot, f"/{ENVS}/{from_env}"):
-        rec["resolver_snapshot"] = _shown_in(snapshot, from_env, to_env)
-    rec.pop("batch_id", None)  # the promotion is no run of the source's batch
-    rec.update(run_id=run_id, env=to_env, finished_at=at,
-               promotion={"promotion_id": promotion_id, "from": from_env, "to": to_env, "by": by, "at": at,
-                          "source_run_id": item.record["run_id"]})
-    return rec

@@ -97,14 +97,15 @@ class PublishedTable(StateDatabase):
                         "inputs": facts, "keys": keys, "env": env})
         return sorted(out, key=lambda r: (r["period"], r["project"]))
 
-    def own_last_records(self, periods: Iterable[str], projects: Iterable[str]) -> dict[tuple[str, str], tuple]:
-        """``{(project, period): (record, keys, plain)}`` of each project-period this store's environment published
-        itself (of ``periods`` x ``projects``; a project-period it reads prod's for is left out): its last completed
-        run's record, parsed; the (``runs.inputs``, ``runs.input_files``) texts (None for a run recorded before the
-        columns); whether the record holds JSON's own values only (no ``NaN`` or ``Infinity``, which
-        :func:`record_text` writes exactly only the slower way). Each record is parsed as its row is read, so the
-        texts of thousands of them (22 KB each for a real run) never all live at once (a promotion's pages of memory
-        are a fair part of its time)."""
+    def own_last_records(self, periods: Iterable[str],
+                         projects: Iterable[str]) -> Iterator[tuple[tuple[str, str], tuple]]:
+        """``((project, period), (record, keys, plain))`` of each project-period this store's environment published
+        itself (of ``periods`` x ``projects``; a project-period it reads prod's for is left out), in no set order:
+        its last completed run's record, parsed; the (``runs.inputs``, ``runs.input_files``) texts (None for a run
+        recorded before the columns); whether the record holds JSON's own values only (no ``NaN`` or
+        ``Infinity``, which :func:`record_text` writes exactly only the slower way). Each record is parsed as its
+        row is read and given at once, so a caller done with it before asking the next (a promotion's plan) never
+        holds the texts or the records of thousands at a time."""
         columns = ("r.project_name, r.period, CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN NULL ELSE "
                    "r.inputs END, r.input_files, r.record")
         constants: list[str] = []
@@ -113,12 +114,10 @@ class PublishedTable(StateDatabase):
             constants.append(name)
             return float(name)  # json.loads' own answer
         decode = json.JSONDecoder(parse_constant=constant).decode
-        out = {}
         for project, period, inputs, files, record in self._last(columns, periods, projects, own=True):
             seen = len(constants)
-            out[(project, period)] = (decode(record), (inputs, files) if inputs is not None else None,
-                                      len(constants) == seen)
-        return out
+            parsed = decode(record)
+            yield (project, period), (parsed, (inputs, files) if inputs is not None else None, len(constants) == seen)
 
     def _last(self, columns: str, periods: Optional[Iterable[str]], projects: Optional[Iterable[str]],
               own: bool = False) -> Iterator[tuple]:
@@ -172,10 +171,12 @@ def record_text(record: dict, plain: bool = False) -> str:
     return plain_text(record, _RECORD_TEXT.encode) if plain else _RECORD_TEXT.encode(record)
 
 
-def upsert_run(conn, record: dict, stored: Optional[tuple] = None, plain: bool = False) -> None:
+def upsert_run(conn, record: dict, stored: Optional[tuple] = None, plain: bool = False,
+               text: Optional[str] = None) -> None:
     """Insert or replace the registry row of the run ``record`` (with what a stale check compares, when completed:
     ``stored``, those texts when the caller has them, else :func:`stored_inputs` of the record); ``plain``: as
-    :func:`record_text`'s."""
+    :func:`record_text`'s; ``text``: the record's text when written already (``record`` then need hold only the
+    row's columns: its run id, project, period, status, times, error, batch and environment)."""
     inputs, files = (stored or stored_inputs(record)) if record["status"] == "completed" else (None, None)
     env = record.get("env")
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
@@ -183,5 +184,5 @@ def upsert_run(conn, record: dict, stored: Optional[tuple] = None, plain: bool =
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
                      record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
                      record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), record_text(record, plain), record.get("batch_id"), inputs, files,
+                     record.get("error"), text if text is not None else record_text(record, plain), record.get("batch_id"), inputs, files,
                      None if env in (None, "prod") else env))
