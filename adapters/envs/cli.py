@@ -52,10 +52,10 @@ def promote_cmd(inv: Invocation, project, from_env, to_env, select, all_projects
         graph, names = plan_selection(inv.root, None if all_projects else " ".join(select), env=source.env,
                                       bind=False)  # promotion re-points what was computed: nothing is bound
         loaded = graph.workspace
-    # A promotion reads thousands of records that live until it ends and makes little cyclic garbage: the
-    # collector's passes over them are all cost (about a tenth of a promotion of 1,800 partitions), so it is paused,
-    # unless Spark runs (a dry run's diff, a copy into a catalog table or a URI)
-    # the promotion's id, time and author fixed first: each promoted record is written as the plan checks it
+    # A promotion parses thousands of records and makes little cyclic garbage: the collector's passes over what it
+    # holds are all cost (about a tenth of a promotion of 1,800 partitions), so it is paused, unless Spark runs (a
+    # dry run's diff, a copy into a catalog table or a URI). Its id, time and author are fixed first: each promoted
+    # record is written as the plan checks its project-period (.promoted_records)
     recording = None if dry_run else Recording.start(who(by))
     with loading_paused():
         items = plan(source, target, names, periods, recording=recording)
