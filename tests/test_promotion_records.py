@@ -108,3 +108,69 @@ def test_the_plan_writes_each_record_before_it_reads_the_next(tmp_path, monkeypa
         record = json.loads(text)
         assert record["run_id"] == run_id and record["env"] == "prod" and record["promotion"]["from"] == "dev"
         assert (inputs, files) == stored_inputs(record)  # what its own record says it read
+
+
+def _opened(root):
+    from bench.promotion_scale import build
+    from ledgerflow.adapters.commit.open_store import open_store
+    build(root, 1, ["2024-01"])
+    return open_store(str(root), "dev"), open_store(str(root), "prod")
+
+
+def test_a_run_completed_in_the_target_while_the_promotion_was_planned_stops_it_before_any_change(tmp_path):
+    import os
+
+    import pytest
+
+    from ledgerflow.adapters.envs.promote import PromotionRefused, plan
+    source, target = _opened(tmp_path)
+    recording = Recording.start("me")
+    items = plan(source, target, ["p0000"], ["2024-01"], recording=recording)
+    partition = tmp_path / "out" / "p0000" / "_period=2024-01"
+    before = sorted(os.listdir(partition)), (partition / ".lf_version").read_text()
+    with target._immediate() as conn:  # a run of prod completes the project-period meanwhile
+        conn.execute("INSERT INTO runs (run_id, project_id, project_name, period, status, started_at, finished_at, "
+                     "record) VALUES ('late', 'x', 'p0000', '2024-01', 'completed', ?, ?, '{}')",
+                     (recording.at, recording.at))
+    with pytest.raises(PromotionRefused, match="RUN-001 run late of p0000 completed 2024-01 in 'prod'"):
+        promote.promote(source, target, items, recording.by, recording=recording)
+    assert (sorted(os.listdir(partition)), (partition / ".lf_version").read_text()) == before
+    assert not target.completed_since(recording.at, ["p0000"], ["2024-02"])
+    assert [r for r in target.completed_since(recording.at, ["p0000"], ["2024-01"])] == [("p0000", "2024-01", "late")]
+
+
+def test_a_restatements_record_and_journal_keep_a_nan_of_its_data_diff(tmp_path):
+    import math
+    import sqlite3
+
+    from ledgerflow.adapters.envs.promote import plan
+    source, target = _opened(tmp_path)
+    items = plan(source, target, ["p0000"], ["2024-01"], restating=True)
+    assert items[0].plain  # its source's record: JSON's own values only
+    block = {"reason": "fix", "by": "me", "supersedes_run_id": "old", "data_diff": {"base": float("nan")}}
+    done = promote.promote(source, target, items, "me", restatement=block)
+    with sqlite3.connect(tmp_path / ".ledgerflow" / "state.db") as conn:
+        [(text,)] = conn.execute("SELECT record FROM runs WHERE run_id = ?", (done["runs"][0],)).fetchall()
+    assert "NaN" in text and math.isnan(json.loads(text)["restatement"]["data_diff"]["base"])
+    journal = (tmp_path / "target" / "promotions" / f"{done['promotion_id']}.json").read_text()
+    assert math.isnan(json.loads(journal)["restatement"]["data_diff"]["base"])
+
+
+def test_no_read_of_the_store_stays_open_between_batches_of_records(tmp_path, monkeypatch):
+    import sqlite3
+
+    from ledgerflow.adapters.store import published
+    source, _target = _opened(tmp_path)
+    with source._immediate() as conn:  # a second project-period of dev's: two batches of one
+        text = conn.execute("SELECT record FROM runs WHERE env = 'dev'").fetchone()[0]
+        conn.execute("INSERT INTO runs (run_id, project_id, project_name, period, status, started_at, finished_at, "
+                     "record, env) VALUES ('two', 'x', 'p0000', '2024-02', 'completed', 'a', 'b', ?, 'dev')", (text,))
+    monkeypatch.setattr(published, "_BATCH", 1)
+    records = source.own_last_records(["2024-01", "2024-02"], ["p0000"])
+    first = next(records)
+    writer = sqlite3.connect(tmp_path / ".ledgerflow" / "state.db", timeout=0.2)
+    writer.execute("BEGIN IMMEDIATE")  # a writer is not kept waiting by the read in between
+    writer.execute("UPDATE runs SET error = 'x' WHERE run_id = 'two'")
+    writer.commit()
+    writer.close()
+    assert sorted([first[0], next(records)[0]]) == [("p0000", "2024-01"), ("p0000", "2024-02")]

@@ -74,9 +74,11 @@ def outside_workspace(store, record: dict, keys: tuple = ("link", "staged", "pre
 
 
 def write_json(path: str, data: dict) -> None:
-    """Write ``data`` (a promotion's journal: it holds no float) to ``path`` whole (a temporary file, flushed to
-    disk, renamed over it), on one line, by orjson (:mod:`..store.json_text`; ``json`` for what orjson refuses)."""
-    write_whole(path, plain_text(data, lambda value: json.dumps(value, default=str)), durable=True)
+    """Write ``data`` (a promotion's journal) to ``path`` whole (a temporary file, flushed to disk, renamed over it),
+    on one line: by orjson (:mod:`..store.json_text`; ``json`` for what orjson refuses), unless it carries a
+    restatement, whose data diff may hold a float ``NaN`` (then by ``json``, which writes it as it is)."""
+    slow = lambda value: json.dumps(value, default=str)  # noqa: E731
+    write_whole(path, slow(data) if "restatement" in data else plain_text(data, slow), durable=True)
 
 
 def tables_left(record: dict) -> list[str]:

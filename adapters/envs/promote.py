@@ -301,6 +301,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     written = False
     spark = None
     try:
+        _refuse_completed_since(target, items, at)
         # every partition checked, the whole journal kept once (nothing has changed before), then every swap
         swaps.swap_planned(staged, journal, lambda _journal: _write_json(path, record),
                            keep=promotion_id if restatement is not None else None)
@@ -326,7 +327,9 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
             stored.append(i.stored if run.get("resolver_snapshot") is i.record.get("resolver_snapshot") else None)
             texts.append(None)
         # the promoted records hold their sources' values and strings: written the fast way when the sources' are
-        target.record_promotion(record, runs, stored, [i.plain for i in items], texts)  # the commit point
+        # (a restatement's block holds its data diff's values, which may be a float NaN: written by json)
+        plain = [i.plain and restatement is None for i in items]
+        target.record_promotion(record, runs, stored, plain, texts)  # the commit point
     except BaseException as exc:
         problems = spark_copies.restore(spark, record["copies"]) if spark is not None else []
         rolled, kept, swap_problems = swaps.roll_back(journal)
@@ -352,3 +355,18 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
     liveness.release(promotion_id, keep_file="unfinished" in record)
     emit("COMPLETE", record)
     return record
+
+
+def _refuse_completed_since(target: RunStore, items: list[PromotedPeriod], at: str) -> None:
+    """RUN-001 when a run of the target environment completed one of ``items``' project-periods since ``at`` (the
+    promotion's time, fixed before its plan, which its records carry): that run would be taken for the last one
+    while the promotion replaced what it published. Asked once the promotion holds its leases, when no run can
+    complete any more: nothing has changed yet."""
+    late = target.completed_since(at, sorted({i.project for i in items}), sorted({i.period for i in items}))
+    wanted = {(i.project, i.period) for i in items}
+    late = [(project, period, run_id) for project, period, run_id in late if (project, period) in wanted]
+    if late:
+        project, period, run_id = late[0]
+        raise PromotionRefused(f"RUN-001 run {run_id} of {project} completed {period} in '{target.env}' while this "
+                               f"promotion was being planned{f' (and {len(late) - 1} more)' if len(late) > 1 else ''}: "
+                               "nothing was promoted. Hint: promote again (the next plan sees what it published).")

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Iterator, Optional
 from .database import StateDatabase
 from .json_text import plain_text
 
+_BATCH = 256  # records read per query by PublishedTable.own_last_records (about 6 MB of real-shaped texts)
 _FINGERPRINT_KEYS = ("view", "dataset", "dataset_version", "location", "kind", "checked", "reason", "exists",
                      "type", "file_count", "total_bytes", "listing_sha256")
 # the environment's own runs first (an environment other than prod reads prod's where it has published nothing)
@@ -103,21 +104,41 @@ class PublishedTable(StateDatabase):
         itself (of ``periods`` x ``projects``; a project-period it reads prod's for is left out), in no set order:
         its last completed run's record, parsed; the (``runs.inputs``, ``runs.input_files``) texts (None for a run
         recorded before the columns); whether the record holds JSON's own values only (no ``NaN`` or
-        ``Infinity``, which :func:`record_text` writes exactly only the slower way). Each record is parsed as its
-        row is read and given at once, so a caller done with it before asking the next (a promotion's plan) never
-        holds the texts or the records of thousands at a time."""
-        columns = ("r.project_name, r.period, CASE WHEN r.inputs IS NULL OR r.input_files IS NULL THEN NULL ELSE "
-                   "r.inputs END, r.input_files, r.record")
+        ``Infinity``, which :func:`record_text` writes exactly only the slower way). The runs are found in one
+        query, their records read :data:`_BATCH` at a time, each parsed and given at once, so a caller done with
+        it before asking the next (a promotion's plan) never holds the texts or the records of thousands at a
+        time; no read of the store stays open between batches (a writer never waits for the caller's work)."""
         constants: list[str] = []
 
         def constant(name: str) -> float:
             constants.append(name)
             return float(name)  # json.loads' own answer
         decode = json.JSONDecoder(parse_constant=constant).decode
-        for project, period, inputs, files, record in self._last(columns, periods, projects, own=True):
-            seen = len(constants)
-            parsed = decode(record)
-            yield (project, period), (parsed, (inputs, files) if inputs is not None else None, len(constants) == seen)
+        ids = [run_id for (run_id,) in self._last("r.run_id", periods, projects, own=True)]
+        for start in range(0, len(ids), _BATCH):
+            batch = ids[start:start + _BATCH]
+            with closing(self._connect()) as conn:
+                rows = conn.execute("SELECT project_name, period, CASE WHEN inputs IS NULL OR input_files IS NULL THEN "
+                                    "NULL ELSE inputs END, input_files, record FROM runs WHERE run_id IN "
+                                    f"({','.join('?' * len(batch))})", batch).fetchall()
+            for project, period, inputs, files, record in rows:
+                seen = len(constants)
+                parsed = decode(record)
+                yield (project, period), (parsed, (inputs, files) if inputs is not None else None,
+                                          len(constants) == seen)
+
+    def completed_since(self, at: str, projects: Iterable[str], periods: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(project, period, run id) of the runs of ``projects`` x ``periods`` this store's environment recorded
+        completed at ``at`` or later (an ISO time, as runs record ``finished_at``)."""
+        projects, periods = list(projects), list(periods)
+        if not os.path.exists(self.db_path) or not projects or not periods:
+            return []
+        env, args = ("env IS NULL", []) if self.env == "prod" else ("env = ?", [self.env])
+        with closing(self._connect()) as conn:
+            return conn.execute(f"SELECT project_name, period, run_id FROM runs WHERE status = 'completed' AND {env} "
+                                f"AND finished_at >= ? AND project_name IN ({','.join('?' * len(projects))}) AND "
+                                f"period IN ({','.join('?' * len(periods))}) ORDER BY project_name, period",
+                                [*args, at, *projects, *periods]).fetchall()
 
     def _last(self, columns: str, periods: Optional[Iterable[str]], projects: Optional[Iterable[str]],
               own: bool = False) -> Iterator[tuple]:
