@@ -20,7 +20,6 @@ run takes (RUN-001 when one is held), released at its commit point or after its 
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -29,8 +28,7 @@ from ...compiler.errors import LedgerflowError
 from ..commit import folder_stats, shown, swaps
 from ..commit.promotion_journal import journal_folder, write_json as _write_json
 from ..commit.staging import Staged
-from ..layout.partition_paths import (ENVS, PROD, env_folder, link_env, partition_key, partition_link, root_period,
-                                      versions_dir)
+from ..layout.partition_paths import PROD, env_folder, partition_key, partition_link, root_period, versions_dir
 from ..layout.real_path import real_path, remembered, within
 from ..run import leases
 from ..store import liveness

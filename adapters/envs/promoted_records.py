@@ -21,14 +21,11 @@ from typing import Iterator, Optional
 
 from ..layout.partition_paths import ENVS, PROD, env_folder, link_env, partition_link, root_period
 from ..store.json_text import plain_text
-from ..store.published import record_text, stored_inputs
+from ..store.published import ROW_KEYS, record_text, stored_inputs
 
 # what is read of a source record once its promoted record is written: its run id (the journal, the command's
 # output), its project and period (a closed period's refusal), its resolver snapshot (the upstream check)
 _KEPT = ("run_id", "project", "period", "resolver_snapshot")
-# what the run store's row of a promoted run is made of, besides its record's text (store.published.upsert_run)
-_ROW = ("run_id", "parent_run_id", "project", "period", "status", "started_at", "finished_at", "error", "batch_id",
-        "env", "restatement")
 
 
 @dataclass
@@ -68,7 +65,7 @@ def write_ahead(item, from_env: str, to_env: str, recording: Recording) -> None:
                        recording.run_id())
     if item.stored is None or run.get("resolver_snapshot") is not item.record.get("resolver_snapshot"):
         item.stored = stored_inputs(run)  # the source's were computed before its snapshot was rewritten
-    item.promoted = ({k: run[k] for k in _ROW if k in run}, record_text(run, item.plain))
+    item.promoted = ({k: run[k] for k in ROW_KEYS if k in run}, record_text(run, item.plain))
     item.record = {k: item.record[k] for k in _KEPT if k in item.record}
 
 

@@ -6,7 +6,8 @@ space after ``:`` and ``,`` and escapes every character beyond ASCII; orjson wri
 same, with two exceptions the callers rule out or this module catches:
 
 - a float ``NaN`` or ``Infinity``, which orjson writes as ``null``: the caller passes only values it knows hold
-  none (a record parsed from a text without them, given only strings since; a journal, which holds no float);
+  none (a record parsed from a text without them, given only strings since; a promotion's journal without a
+  restatement, which holds no float);
 - anything orjson refuses (an integer beyond 64 bits, a string that is no valid UTF-8, a key that is no string,
   a value that is no JSON value): written by ``json`` instead (``slow``).
 """

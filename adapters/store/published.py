@@ -192,12 +192,18 @@ def record_text(record: dict, plain: bool = False) -> str:
     return plain_text(record, _RECORD_TEXT.encode) if plain else _RECORD_TEXT.encode(record)
 
 
+# what upsert_run (and the closed-period check in its transaction, ClosureTable.refuse_closed) reads of a record
+# besides its text: a caller holding the text may pass these keys only
+ROW_KEYS = ("run_id", "parent_run_id", "project", "period", "status", "started_at", "finished_at", "error", "batch_id",
+            "env", "restatement")
+
+
 def upsert_run(conn, record: dict, stored: Optional[tuple] = None, plain: bool = False,
                text: Optional[str] = None) -> None:
     """Insert or replace the registry row of the run ``record`` (with what a stale check compares, when completed:
     ``stored``, those texts when the caller has them, else :func:`stored_inputs` of the record); ``plain``: as
-    :func:`record_text`'s; ``text``: the record's text when written already (``record`` then need hold only the
-    row's columns: its run id, project, period, status, times, error, batch and environment)."""
+    :func:`record_text`'s; ``text``: the record's text when written already (``record`` then need hold only
+    :data:`ROW_KEYS`)."""
     inputs, files = (stored or stored_inputs(record)) if record["status"] == "completed" else (None, None)
     env = record.get("env")
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
