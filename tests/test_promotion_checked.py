@@ -24,8 +24,8 @@ def test_a_folder_put_in_place_of_a_partition_after_its_check_is_left_where_it_i
     aside = tmp_path / "aside"
     judged = shown._mirrored
 
-    def mirrored(folder, version):
-        files = judged(folder, version)
+    def mirrored(folder, version, listed=None):
+        files = judged(folder, version, listed)
         if files is not None and Path(folder) == prod and not aside.exists():  # the swap's check judged prod's
             prod.rename(aside)  # someone moves it away and puts a folder of their own there
             prod.mkdir()

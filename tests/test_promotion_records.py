@@ -174,3 +174,37 @@ def test_no_read_of_the_store_stays_open_between_batches_of_records(tmp_path, mo
     writer.commit()
     writer.close()
     assert sorted([first[0], next(records)[0]]) == [("p0000", "2024-01"), ("p0000", "2024-02")]
+
+
+def test_a_period_closed_while_the_promotion_was_planned_is_refused_at_its_commit_point(tmp_path):
+    """The commit point asks, in its transaction, whether a promoted project-period of prod was closed since the
+    plan: only periods with a close or reopen recorded are asked of run by run, and a reopened one passes."""
+    import os
+
+    import pytest
+
+    from bench.promotion_scale import build
+    from ledgerflow.adapters.commit.open_store import open_store
+    from ledgerflow.adapters.envs.promote import plan
+    from ledgerflow.adapters.store.closure_table import CLOSE, REOPEN, PeriodClosed
+    build(tmp_path, 2, ["2024-01", "2024-02"])
+    source, target = open_store(str(tmp_path), "dev"), open_store(str(tmp_path), "prod")
+    partitions = [tmp_path / "out" / p / f"_period={m}" for p in ("p0000", "p0001") for m in ("2024-01", "2024-02")]
+    before = [(sorted(os.listdir(p)), (p / ".lf_version").read_text()) for p in partitions]
+    # 2024-01 of p0000 was closed and reopened before: recorded, open
+    target.set_closed([("p0000", "2024-01")], CLOSE, "me", "2026-01-01T00:00:00Z", None)
+    target.set_closed([("p0000", "2024-01")], REOPEN, "me", "2026-01-02T00:00:00Z", None)
+    assert target.closures(["p0000", "p0001"], ["2024-01", "2024-02"])
+    recording = Recording.start("me")
+    items = plan(source, target, ["p0000", "p0001"], ["2024-01", "2024-02"], recording=recording)
+    target.set_closed([("p0001", "2024-02")], CLOSE, "auditor", "2026-01-03T00:00:00Z", None)  # meanwhile
+    with pytest.raises(PeriodClosed, match="2024-02"):
+        promote.promote(source, target, items, recording.by, recording=recording)
+    assert [(sorted(os.listdir(p)), (p / ".lf_version").read_text()) for p in partitions] == before
+    target.set_closed([("p0001", "2024-02")], REOPEN, "auditor", "2026-01-04T00:00:00Z", None)
+    recording = Recording.start("me")
+    items = plan(source, target, ["p0000", "p0001"], ["2024-01", "2024-02"], recording=recording)
+    done = promote.promote(source, target, items, recording.by, recording=recording)
+    assert len(done["runs"]) == 4
+    assert [(p / ".lf_version").read_text().strip() for p in partitions] == \
+        [f"{p}-{m}-dev" for p in ("p0000", "p0001") for m in ("2024-01", "2024-02")]

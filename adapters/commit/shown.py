@@ -33,12 +33,13 @@ from .renames import UNSUPPORTED, Unsupported, exchange, place  # noqa: F401  (U
 
 MARKER = ".lf_version"  # in a shown folder: the name of the version folder it shows
 SHOWING = ".show."  # a shown folder being built, or exchanged out, inside .lf_versions/_period=P
-def _shown_stats(version: str) -> dict[str, os.stat_result]:
+def _shown_stats(version: str, listed: Optional[dict] = None) -> dict[str, os.stat_result]:
     """What a shown folder of ``version`` holds, each with its ``lstat``: its data, not the files every reader of a
     partition skips and some readers of a whole destination do not (names starting with ``.`` or ``_``: Spark's
-    ``_SUCCESS``, checksum files), no empty file (pyarrow refuses an empty JSON file) and no link."""
+    ``_SUCCESS``, checksum files), no empty file (pyarrow refuses an empty JSON file) and no link. ``listed``:
+    ``folder_stats.stats_by_name(version)`` when the caller has just taken it."""
     out = {}
-    for rel, st in folder_stats.stats_by_name(version).items():
+    for rel, st in (folder_stats.stats_by_name(version) if listed is None else listed).items():
         if rel.startswith((".", "_")) or stat.S_ISLNK(st.st_mode) or \
                 (os.sep in rel and any(part.startswith((".", "_")) for part in rel.split(os.sep))):
             continue
@@ -116,12 +117,14 @@ def mirrors(folder: str, version: str) -> bool:
     return _mirrored(folder, version) is not None
 
 
-def _mirrored(folder: str, version: str) -> Optional[dict]:
-    """:func:`mirrors`: ``version``'s shown files with their ``lstat`` when it does, else None."""
-    if not folder_stats.is_folder(folder_stats.lstat(version)):
+def _mirrored(folder: str, version: str, listed: Optional[dict] = None) -> Optional[dict]:
+    """:func:`mirrors`: ``version``'s shown files with their ``lstat`` when it does, else None. ``listed``: what
+    ``version`` holds (:func:`.folder_stats.stats_by_name`), when the caller listed it after finding it a real
+    folder."""
+    if listed is None and not folder_stats.is_folder(folder_stats.lstat(version)):
         return None
     try:
-        ours = _shown_stats(version)
+        ours = _shown_stats(version, listed)
         theirs = folder_stats.stats_by_name(folder)
     except OSError:
         return None
@@ -145,10 +148,12 @@ def shown_version(partition: str, versions: str, st: Optional[os.stat_result] = 
     return shown_listing(partition, versions, st)[0]
 
 
-def shown_listing(partition: str, versions: str,
-                  st: Optional[os.stat_result] = None) -> tuple[Optional[str], Optional[dict]]:
+def shown_listing(partition: str, versions: str, st: Optional[os.stat_result] = None,
+                  listed: Optional[tuple[str, dict]] = None) -> tuple[Optional[str], Optional[dict]]:
     """:func:`shown_version`'s answer and, for a partition that is a real folder, the files it shows as they were
-    compared (relative name -> ``lstat``; a :func:`build` of the version links them without listing it again)."""
+    compared (relative name -> ``lstat``; a :func:`build` of the version links them without listing it again).
+    ``listed``: (the real path of a version folder, what it holds by :func:`.folder_stats.stats_by_name`) when the
+    caller has just listed it, a real folder: used when the marker names that very folder (one listing, not two)."""
     st = folder_stats.lstat(partition) if st is None else st
     if folder_stats.is_link(st):
         real = real_path(partition)
@@ -159,7 +164,7 @@ def shown_listing(partition: str, versions: str,
     if name is None:
         return None, None
     version = os.path.join(real_path(versions), name)
-    files = _mirrored(partition, version)
+    files = _mirrored(partition, version, listed[1] if listed is not None and listed[0] == version else None)
     return (version, files) if files is not None else (None, None)
 
 

@@ -12,6 +12,7 @@ through :func:`.partitions.remove_version` (the deletion rule).
 from __future__ import annotations
 
 import os
+import stat
 from typing import Callable, Optional
 
 from ..layout.partition_paths import PARTITION, PROD, envs_shown_in, link_env, root_period, versions_dir
@@ -50,11 +51,15 @@ def swap_in(staged: list[Staged], journal: list[dict],
         _swap(s.link, s.staged)
 
 
-def file_stats(version: str) -> dict[str, list[int]]:
+def file_stats(version: str, listed: Optional[dict] = None) -> dict[str, list[int]]:
     """``{relative name: [size, mtime in ns]}`` of every file of the version folder ``version`` but the hidden
     ones (a checksum, a restatement's mark): what its journal entry records when it is swapped in, so that a file
     changed in place later (same inode, so every partition showing it changes too) is told apart
-    (:func:`..envs.promote.plan` refuses to promote it, ENV-007)."""
+    (:func:`..envs.promote.plan` refuses to promote it, ENV-007). ``listed``: what ``version`` holds, by
+    :func:`.folder_stats.stats_by_name`, when the caller has just listed it."""
+    if listed is not None:
+        return {rel: [st.st_size, st.st_mtime_ns] for rel, st in listed.items()
+                if not stat.S_ISDIR(st.st_mode) and not any(part.startswith(".") for part in rel.split(os.sep))}
     out: dict[str, list[int]] = {}
     for rel, is_dir in folder_stats.names(version):
         if not is_dir and not any(part.startswith(".") for part in rel.split(os.sep)):

@@ -162,14 +162,18 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
         if not folder_stats.is_folder(folder_stats.lstat(version)):
             problems.append(f"ENV-007 {item.project} {item.period}: its version folder {version} is gone or is a link")
             continue
+        try:  # listed once: its files' sizes and times compared with the record, its files with the partition's
+            listed = folder_stats.stats_by_name(version)
+        except OSError:
+            listed = None
         recorded = entry.get("files") if isinstance(entry, dict) else None
-        if isinstance(recorded, dict) and swaps.file_stats(version) != recorded:
+        if listed is None or isinstance(recorded, dict) and swaps.file_stats(version, listed) != recorded:
             problems.append(f"ENV-007 {item.project} {item.period}: a file of its version {version} was changed, "
                             "added or removed since its run published it (its size or time differs from the run's "
                             "record): run it again in that environment")
             continue
         real = real_path(version)
-        now, files = shown.shown_listing(link, versions_dir(root, period))
+        now, files = shown.shown_listing(link, versions_dir(root, period), listed=(real, listed))
         if now != real:
             problems.append(f"ENV-007 {item.project} {item.period}: {link} no longer shows exactly the files of the "
                             f"version its run published ({version}): something changed one of them since; run it "

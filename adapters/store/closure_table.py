@@ -228,6 +228,19 @@ class ClosureTable(StateDatabase):
                 self.refuse_closed(conn, record)
 
     @staticmethod
+    def periods_with_closures(conn: sqlite3.Connection, periods) -> set[str]:
+        """Which of ``periods`` any close or reopen was ever recorded for, in one query: a run of any other period
+        cannot be in a closed one, so :meth:`refuse_closed` need not ask for it (a promotion records thousands of
+        runs in the transaction that checks them)."""
+        asked = sorted(set(periods))
+        found: set[str] = set()
+        for k in range(0, len(asked), 500):  # under SQLite's limit of bound parameters
+            part = asked[k:k + 500]
+            found.update(row[0] for row in conn.execute(
+                f"SELECT DISTINCT period FROM period_closures WHERE period IN ({','.join('?' * len(part))})", part))
+        return found
+
+    @staticmethod
     def refuse_closed(conn: sqlite3.Connection, record: dict) -> None:
         """Inside the transaction recording ``record`` completed: raise :class:`PeriodClosed` when its
         project-period is closed (the transaction rolls back), unless the record is a restatement or of a run in

@@ -30,11 +30,14 @@ class PromotionTable(StateDatabase):
             conn.execute("INSERT INTO promotions (promotion_id, from_env, to_env, by_name, at, items) VALUES "
                          "(?,?,?,?,?,?)", (promotion["promotion_id"], promotion["from"], promotion["to"],
                                            promotion["by"], promotion["at"], items))
+            # this transaction holds the write lock: a period closed since the plan refuses it here (only a period
+            # with a close or reopen recorded is asked of, run by run)
+            closures = ClosureTable.periods_with_closures(conn, (rec["period"]["identifier"] for rec in runs))
             for k, rec in enumerate(runs):
                 upsert_run(conn, rec, stored[k] if stored else None, bool(plain and plain[k]),
                            texts[k] if texts else None)
-                # this transaction holds the write lock: a period closed since the plan refuses it here
-                ClosureTable.refuse_closed(conn, rec)
+                if rec["period"]["identifier"] in closures:
+                    ClosureTable.refuse_closed(conn, rec)
             conn.execute("DELETE FROM leases WHERE run_id = ?", (promotion["promotion_id"],))  # its partitions
             for item in promotion["items"]:
                 for reg in item["registered"]:
