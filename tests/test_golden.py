@@ -51,7 +51,7 @@ def test_every_statement_parses_with_sqlglot(ws_name, project):
 
 @pytest.mark.parametrize("ws_name,project", CASES)
 def test_spark_analyzer_accepts_every_statement(spark, ws_name, project):
-    """EXPLAIN of every statement succeeds against empty views of the declared schemas."""
+    """Spark analyses and plans every statement against empty views of the declared schemas."""
     compiled = _compiled(ws_name, project)
     plans = analyse(spark, compiled)
     assert len(plans) == len(compiled.statements)
