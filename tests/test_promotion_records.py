@@ -198,7 +198,7 @@ def test_a_period_closed_while_the_promotion_was_planned_is_refused_at_its_commi
     recording = Recording.start("me")
     items = plan(source, target, ["p0000", "p0001"], ["2024-01", "2024-02"], recording=recording)
     target.set_closed([("p0001", "2024-02")], CLOSE, "auditor", "2026-01-03T00:00:00Z", None)  # meanwhile
-    with pytest.raises(PeriodClosed, match="2024-02"):
+    with pytest.raises(PeriodClosed, match="PERIOD-001 period 2024-02 of project 'p0001' is closed"):
         promote.promote(source, target, items, recording.by, recording=recording)
     assert [(sorted(os.listdir(p)), (p / ".lf_version").read_text()) for p in partitions] == before
     target.set_closed([("p0001", "2024-02")], REOPEN, "auditor", "2026-01-04T00:00:00Z", None)
