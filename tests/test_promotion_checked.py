@@ -37,3 +37,24 @@ def test_a_folder_put_in_place_of_a_partition_after_its_check_is_left_where_it_i
     assert sorted(p.name for p in prod.iterdir()) == ["mine.csv"], describe(result)  # theirs, where they put it
     assert (prod / "mine.csv").read_text() == "code,amount\nA1,1.00\n"
     assert not list((ws / "out" / "p0000" / ".lf_versions" / "_period=2024-01").glob(".show.*/mine.csv"))
+
+
+def test_a_version_folder_that_cannot_be_listed_is_refused_by_name_and_nothing_changes(tmp_path, monkeypatch):
+    """ENV-007 names the folder and the system's reason (as an unreadable folder gives it to a user who is not
+    root), not a changed file; every partition stays as it was."""
+    from ledgerflow.adapters.commit import folder_stats
+    ws = _workspace(tmp_path / "ws")
+    prod = ws / "out" / "p0000" / "_period=2024-01"
+    before = sorted(p.name for p in prod.iterdir()), (prod / ".lf_version").read_text()
+    listing = folder_stats.stats_by_name
+
+    def refused(folder):
+        if str(folder).endswith("p0000-2024-01-dev"):
+            raise PermissionError(13, "Permission denied", str(folder))
+        return listing(folder)
+    monkeypatch.setattr(folder_stats, "stats_by_name", refused)
+    result = cli(ws, "promote", "--all", "--from", "dev", "--period", "2024-01")
+    assert result.exit_code == 1, describe(result)
+    assert "ENV-007 p0000 2024-01: its version folder" in result.stderr and \
+        "p0000-2024-01-dev cannot be listed (Permission denied)" in result.stderr, describe(result)
+    assert (sorted(p.name for p in prod.iterdir()), (prod / ".lf_version").read_text()) == before

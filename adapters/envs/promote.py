@@ -164,10 +164,12 @@ def _swaps_of(item: PromotedPeriod, to_env: str, workspace: str) -> list[str]:
             continue
         try:  # listed once: its files' sizes and times compared with the record, its files with the partition's
             listed = folder_stats.stats_by_name(version)
-        except OSError:
-            listed = None
+        except OSError as exc:
+            problems.append(f"ENV-007 {item.project} {item.period}: its version folder {version} cannot be listed "
+                            f"({exc.strerror or exc}): nothing of it is promoted")
+            continue
         recorded = entry.get("files") if isinstance(entry, dict) else None
-        if listed is None or isinstance(recorded, dict) and swaps.file_stats(version, listed) != recorded:
+        if isinstance(recorded, dict) and swaps.file_stats(version, listed) != recorded:
             problems.append(f"ENV-007 {item.project} {item.period}: a file of its version {version} was changed, "
                             "added or removed since its run published it (its size or time differs from the run's "
                             "record): run it again in that environment")
