@@ -5,7 +5,12 @@ takes, written by hand (``bench/promotion_by_hand.py``), alternating.
     python -m bench.promotion_scale                       # 50 projects x 36 periods, 3 pairs
     python -m bench.promotion_scale --projects 5 --periods 3 --repeats 1   # a quick look
     TMPDIR=/dev/shm python -m bench.promotion_scale                 # on tmpfs: each side's own work, steadily
-    python -m bench.promotion_scale --shape lineage       # dev's records shaped as a real run's (see below)
+    python -m bench.promotion_scale --shape padded        # dev's records mostly one string (see below)
+
+The target (decided 2026-12-07, BENCHMARKS.md "Promotion"): on records shaped as a real run's, the data a user
+promotes, under 1 s where the least work leaves room for it, else at most 1.10 x the checked floor (on this
+machine that floor alone takes more than 1 s, on tmpfs and on a disk); padded records are a second view, of the
+processor's work alone.
 
 The workspaces are made in the temporary folder (``TMPDIR``). On a disk, making a folder or a file costs what the
 disk costs at that minute (on an ext4 disk mounted with ``discard``, up to ten times a link, varying from run to
@@ -16,11 +21,11 @@ The workspace is :func:`bench.status_scale.build`'s (N output-only projects, one
 project-period), plus, per project-period, a prod version and a dev version of the output partition (one CSV
 file of 200 rows each, shown by real folders of hard links as runs show them) and a completed dev run whose record
 holds its commit journal and output, as a run writes them (no Spark). A record weighs about what a real one does
-(22 KB); by default most of it is one string (a padding, :mod:`bench.status_scale`'s), which JSON reads and writes
-at the speed of copying it; with ``--shape lineage`` dev's records are shaped as a real run's instead, most of
-their weight an output's column lineage of about a thousand small objects (25 columns, 9 inputs each, as the
-sample project's runs record), which is what reading and writing a record costs most in a real promotion (both
-sides read and write every record). Each repeat builds five such workspaces
+(22 KB); by default (``--shape lineage``) dev's records are shaped as a real run's, most of their weight an
+output's column lineage of about a thousand small objects (25 columns, 9 inputs each, as the sample project's runs
+record), which is what reading and writing a record costs most in a real promotion (both sides read and write
+every record); with ``--shape padded`` most of it is one string (a padding, :mod:`bench.status_scale`'s), which
+JSON reads and writes at the speed of copying it, leaving the file-system calls and the checks to compare. Each repeat builds five such workspaces
 afresh, then times, in fresh processes and in alternating order, ``python -m ledgerflow.adapters.cli promote --all
 --from dev --period FIRST..LAST`` on one, ``python bench/promotion_by_hand.py`` on another and the same with
 ``--recorded`` (the journal and records too) on a third, and compares the
@@ -135,8 +140,8 @@ def main() -> None:
     ap.add_argument("--projects", type=int, default=50)
     ap.add_argument("--periods", type=int, default=36)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--shape", choices=("padded", "lineage"), default="padded",
-                    help="dev's records: mostly one padding string, or shaped as a real run's (column lineage)")
+    ap.add_argument("--shape", choices=("padded", "lineage"), default="lineage",
+                    help="dev's records: shaped as a real run's (column lineage), or mostly one padding string")
     args = ap.parse_args()
     periods = months(args.periods)
     n = args.projects * args.periods
@@ -207,7 +212,8 @@ def main() -> None:
     ratios_recorded = [t / f for t, f in zip(times, recorded)]
     ratios_checked = [t / f for t, f in zip(times, checked)]
     ratios_fast = [t / f for t, f in zip(times, fast)]
-    lines.append(f"ledgerflow median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s); "
+    lines.append(f"ledgerflow median {statistics.median(times):.2f} s, min {min(times):.2f} s (target: under 1 s, or at most "
+                 f"1.10 x the checked floor where the floor itself takes 1 s or more); "
                  f"by hand median {statistics.median(floors):.2f} s; ratio median {statistics.median(ratios):.2f} "
                  f"(floor target: at most 1.10); by hand with the journal and records median "
                  f"{statistics.median(recorded):.2f} s, ratio median {statistics.median(ratios_recorded):.2f}; "
