@@ -57,15 +57,14 @@ def file_stats(version: str, listed: Optional[dict] = None) -> dict[str, list[in
     changed in place later (same inode, so every partition showing it changes too) is told apart
     (:func:`..envs.promote.plan` refuses to promote it, ENV-007). ``listed``: what ``version`` holds, by
     :func:`.folder_stats.stats_by_name`, when the caller has just listed it."""
-    if listed is not None:
-        return {rel: [st.st_size, st.st_mtime_ns] for rel, st in listed.items()
-                if not stat.S_ISDIR(st.st_mode) and not any(part.startswith(".") for part in rel.split(os.sep))}
-    out: dict[str, list[int]] = {}
-    for rel, is_dir in folder_stats.names(version):
-        if not is_dir and not any(part.startswith(".") for part in rel.split(os.sep)):
-            st = os.lstat(os.path.join(version, rel))
-            out[rel] = [st.st_size, st.st_mtime_ns]
-    return out
+    def hidden(rel: str) -> bool:
+        return any(part.startswith(".") for part in rel.split(os.sep))
+
+    # without a listing, only the files recorded are asked for their lstat (not a checksum beside each part file)
+    files = ((rel, st) for rel, st in listed.items() if not stat.S_ISDIR(st.st_mode) and not hidden(rel)) \
+        if listed is not None else ((rel, os.lstat(os.path.join(version, rel)))
+                                    for rel, is_dir in folder_stats.names(version) if not is_dir and not hidden(rel))
+    return {rel: [st.st_size, st.st_mtime_ns] for rel, st in files}
 
 
 def swap_planned(staged: list[Staged], journal: list[dict], written: Callable[[list[dict]], None],

@@ -34,7 +34,7 @@ from ..run import leases
 from ..store import liveness
 from ..store.runstore import RunStore
 from . import spark_copies
-from .promoted_records import Recording, promoted_run, write_ahead
+from .promoted_records import Recording, promoted_run, source_stored, write_ahead
 
 _REASONS_SHOWN = 10  # a refusal of thousands of project-periods names the first ten reasons and counts the rest
 
@@ -326,9 +326,7 @@ def promote(source: RunStore, target: RunStore, items: list[PromotedPeriod], by:
             if restatement is not None:
                 run["restatement"] = restatement
             runs.append(run)
-            # a promoted run read what its source read: the source's registry texts, unless its snapshot was
-            # rewritten
-            stored.append(i.stored if run.get("resolver_snapshot") is i.record.get("resolver_snapshot") else None)
+            stored.append(source_stored(i, run))
             texts.append(None)
         # the promoted records hold their sources' values and strings: written the fast way when the sources' are
         # (a restatement's block holds its data diff's values, which may be a float NaN: written by json)

@@ -63,10 +63,16 @@ def write_ahead(item, from_env: str, to_env: str, recording: Recording) -> None:
     here from the whole record); then keep of ``item.record`` only :data:`_KEPT`."""
     run = promoted_run(item, from_env, to_env, recording.promotion_id, recording.by, recording.at,
                        recording.run_id())
-    if item.stored is None or run.get("resolver_snapshot") is not item.record.get("resolver_snapshot"):
-        item.stored = stored_inputs(run)  # the source's were computed before its snapshot was rewritten
+    item.stored = source_stored(item, run) or stored_inputs(run)
     item.promoted = ({k: run[k] for k in ROW_KEYS if k in run}, record_text(run, item.plain))
     item.record = {k: item.record[k] for k in _KEPT if k in item.record}
+
+
+def source_stored(item, run: dict) -> Optional[tuple]:
+    """The registry texts (``runs.inputs``, ``runs.input_files``) of ``item``'s source run, when its promoted
+    ``run`` read what the source read (its resolver snapshot not rewritten); else None (then computed from the
+    promoted record, as for a source row recorded before those columns)."""
+    return item.stored if run.get("resolver_snapshot") is item.record.get("resolver_snapshot") else None
 
 
 def promoted_run(item, from_env: str, to_env: str, promotion_id: str, by: str, at: str, run_id: str,

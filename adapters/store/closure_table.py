@@ -233,12 +233,10 @@ class ClosureTable(StateDatabase):
         cannot be in a closed one, so :meth:`refuse_closed` need not ask for it (a promotion records thousands of
         runs in the transaction that checks them)."""
         asked = sorted(set(periods))
-        found: set[str] = set()
-        for k in range(0, len(asked), 500):  # under SQLite's limit of bound parameters
-            part = asked[k:k + 500]
-            found.update(row[0] for row in conn.execute(
-                f"SELECT DISTINCT period FROM period_closures WHERE period IN ({','.join('?' * len(part))})", part))
-        return found
+        if not asked:
+            return set()
+        return {period for (period,) in conn.execute(
+            f"SELECT DISTINCT period FROM period_closures WHERE period IN ({','.join('?' * len(asked))})", asked)}
 
     @staticmethod
     def refuse_closed(conn: sqlite3.Connection, record: dict) -> None:

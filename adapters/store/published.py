@@ -206,10 +206,11 @@ def upsert_run(conn, record: dict, stored: Optional[tuple] = None, plain: bool =
     :data:`ROW_KEYS`)."""
     inputs, files = (stored or stored_inputs(record)) if record["status"] == "completed" else (None, None)
     env = record.get("env")
+    text = record_text(record, plain) if text is None else text
     conn.execute("INSERT OR REPLACE INTO runs (run_id, parent_run_id, project_id, project_name, period, status, "
                  "started_at, finished_at, error, record, batch_id, inputs, input_files, env) "
                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
                      record["run_id"], record.get("parent_run_id"), record["project"]["id"], record["project"]["name"],
                      record["period"]["identifier"], record["status"], record["started_at"], record.get("finished_at"),
-                     record.get("error"), text if text is not None else record_text(record, plain), record.get("batch_id"), inputs, files,
+                     record.get("error"), text, record.get("batch_id"), inputs, files,
                      None if env in (None, "prod") else env))
